@@ -1,0 +1,50 @@
+// Device: the GPU a kernel is built for and measured on. Read from the CUDA runtime when a GPU
+// is present, or built by hand for an offline target (compile-only on a machine without GPU).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace ktune {
+
+/// Facts about a GPU that templates, the builder and the log need.
+struct Device {
+  std::string name;                       ///< e.g. "NVIDIA H200"
+  int cc_major = 0;                       ///< compute capability major
+  int cc_minor = 0;                       ///< compute capability minor
+  int sm_count = 0;                       ///< multiprocessors
+  std::int64_t global_memory = 0;         ///< bytes
+  int l2_bytes = 0;                       ///< L2 cache size
+  int smem_per_block = 0;                 ///< default static limit (48 KiB)
+  int smem_per_block_optin = 0;           ///< opt-in dynamic limit per block
+  int smem_per_sm = 0;                    ///< shared memory per multiprocessor
+  int regs_per_block = 0;                 ///< 32-bit registers per block
+  int max_threads_per_block = 0;          ///< usually 1024
+  int warp_size = 32;                     ///< threads per warp
+  int driver_version = 0;                 ///< cudaDriverGetVersion, 0 when offline
+  int runtime_version = 0;                ///< cudaRuntimeGetVersion
+  int ordinal = -1;                       ///< CUDA device index, -1 for an offline target
+
+  /// "sm_90" for compute capability 9.0.
+  std::string arch() const;
+  /// "9.0".
+  std::string compute_capability() const;
+  /// Short identity used in tuning records: "NVIDIA H200|sm_90|132".
+  std::string key() const;
+  /// An offline description of the NVIDIA H200 (sm_90, 132 SMs), for compile-only work.
+  static Device h200();
+  /// An offline description for an arch string such as "sm_90" or "sm_80" (limits of that
+  /// generation, no name); throws Error(invalid_argument) for an unknown arch.
+  static Device offline(const std::string& arch);
+};
+
+/// Why there is no usable GPU, or nullopt when there is one. Never throws, never aborts:
+/// on a machine without a driver the answer is "no CUDA device (...)".
+std::optional<std::string> cuda_unavailable_reason();
+/// Number of CUDA devices (0 without a driver).
+int cuda_device_count();
+/// Reads the device with CUDA index `ordinal`; throws Error(no_device) with the reason.
+Device query_device(int ordinal);
+
+}  // namespace ktune

@@ -1,0 +1,64 @@
+// Trial: the outcome of measuring one configuration. Failure is a status value with a message,
+// never an exception: failed trials are data that searchers learn from and the log keeps.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ktune/config.h"
+
+namespace ktune {
+
+/// How a trial ended.
+enum class Status {
+  ok,             ///< verified correct and timed
+  invalid,        ///< rejected before compiling (constraint, can_implement, launch limits)
+  compile_error,  ///< NVRTC failed
+  launch_error,   ///< the launch itself failed (too many resources, bad geometry)
+  runtime_error,  ///< the kernel faulted (illegal address, trap, worker crash)
+  timeout,        ///< the kernel did not finish within the trial's time limit
+  wrong_result,   ///< output differs from the reference (incl. NaN, unwritten, out of bounds)
+};
+
+/// Stable lower-case name ("compile_error").
+const char* to_string(Status status);
+/// Parses a status name; throws Error(parse_error) naming the text.
+Status status_from_string(const std::string& text);
+
+/// Resources of a compiled kernel, from ptxas verbose output; -1 when unknown.
+struct Resources {
+  int registers = -1;       ///< registers per thread
+  int shared_bytes = -1;    ///< static shared memory per block
+  int spill_stores = -1;    ///< bytes of spill stores
+  int spill_loads = -1;     ///< bytes of spill loads
+  int stack_bytes = -1;     ///< stack frame per thread
+  int const_bytes = -1;     ///< constant bank bytes (cmem[0])
+};
+
+/// One measured (or failed) configuration.
+struct Trial {
+  Config config;                   ///< what was measured
+  Status status = Status::invalid; ///< outcome
+  std::string message;             ///< compiler log excerpt, CUDA error, signal, error norm...
+  std::vector<double> times_ms;    ///< every timed sample, in order
+  double median_ms = 0;            ///< median of times_ms (the objective)
+  double min_ms = 0;               ///< minimum sample
+  double spread = 0;               ///< relative spread: (p90 - p10) / median
+  double error_norm = -1;          ///< ||out - ref|| / ||ref||, -1 when not checked
+  Resources resources;             ///< of the (first) kernel
+  double compile_ms = 0;           ///< NVRTC time (0 on a cache hit)
+  double wall_ms = 0;              ///< wall time spent on the trial (compile excluded)
+  int sm_clock_mhz = -1;           ///< SM clock during timing (NVML), -1 unknown
+  int temperature_c = -1;          ///< GPU temperature (NVML), -1 unknown
+  std::int64_t timestamp_us = 0;   ///< Unix time in microseconds when the trial ended
+
+  /// True when the trial has a usable time.
+  bool ok() const { return status == Status::ok; }
+};
+
+/// Fills median_ms, min_ms and spread from times_ms (no-op when empty).
+void summarize_times(Trial& trial);
+
+}  // namespace ktune
