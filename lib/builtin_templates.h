@@ -1,0 +1,14 @@
+// Factories of the built-in kernel templates. Each template family adds its make_* line here;
+// lib/builtin_templates.cc registers them all on first use of the template registry.
+#pragma once
+
+#include <memory>
+
+#include "ktune/template.h"
+
+namespace ktune {
+
+/// Registers every built-in template (idempotent; called by the registry on first access).
+void register_builtin_templates();
+
+}  // namespace ktune

@@ -1,0 +1,35 @@
+// The ktune command line: global options (log level) and the subcommands. Errors from the
+// library (ktune::Error) are printed as one clear line and give a non-zero exit status.
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <string>
+
+#include "commands.h"
+#include "ktune/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"ktune: autotuner for parameterized CUDA kernel templates"};
+  app.require_subcommand(1);
+  app.option_defaults()->always_capture_default();
+  std::string log_level = "warn";
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  app.parse_complete_callback([&] { spdlog::set_level(spdlog::level::from_str(log_level)); });
+
+  ktune::cli::add_list_command(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const ktune::Error& e) {
+    std::fprintf(stderr, "ktune: error (%s): %s\n", ktune::to_string(e.code()), e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ktune: error: %s\n", e.what());
+    return 3;
+  }
+  return 0;
+}
