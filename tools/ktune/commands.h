@@ -8,6 +8,8 @@ namespace ktune::cli {
 
 /// `ktune list`: templates with their parameter spaces, and searchers with their options.
 void add_list_command(CLI::App& app);
+/// `ktune compile`: compile-only check of a template for an offline target.
+void add_compile_command(CLI::App& app);
 
 }  // namespace ktune::cli
 

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   app.parse_complete_callback([&] { spdlog::set_level(spdlog::level::from_str(log_level)); });
 
   ktune::cli::add_list_command(app);
+  ktune::cli::add_compile_command(app);
 
   try {
     app.parse(argc, argv);

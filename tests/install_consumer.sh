@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Proves the installed package works for an outside project: installs the build tree into a
+# scratch prefix, then configures and builds examples/ on its own with find_package(ktune).
+# Usage: install_consumer.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$1; src=$2
+prefix=$build/consumer-test/prefix
+rm -rf "$build/consumer-test"
+cmake --install "$build" --prefix "$prefix" >/dev/null
+cmake -S "$src/examples" -B "$build/consumer-test/build" -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$build/consumer-test/build" -j "${KTUNE_JOBS:-2}" >/dev/null
+n=$(find "$build/consumer-test/build" -maxdepth 1 -type f -name 'example_*' -perm -u+x | wc -l)
+if [ "$n" -lt 1 ]; then echo "no example program was built against the installed ktune"; exit 1; fi
+test -f "$prefix/lib/cmake/ktune/ktuneConfig.cmake"
+test -x "$prefix/bin/ktune"
+echo "built $n example(s) against the installed package in $prefix"

@@ -1,0 +1,64 @@
+// `ktune compile`: compile-only check of a template for an offline target (no GPU needed):
+// the default configuration plus a sample of random valid ones, with their resources.
+#include <algorithm>
+#include <cstdio>
+#include <random>
+
+#include "commands.h"
+#include "ktune/build.h"
+#include "ktune/error.h"
+#include "problem_options.h"
+
+namespace ktune::cli {
+
+void add_compile_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("compile", "Compile a template's configs with NVRTC (no GPU needed)");
+  auto problem = std::make_shared<ProblemOptions>();
+  problem->add_to(*cmd);
+  auto arch = std::make_shared<std::string>("sm_90");
+  auto samples = std::make_shared<int>(4);
+  auto jobs = std::make_shared<int>(0);
+  auto seed = std::make_shared<std::uint64_t>(1);
+  cmd->add_option("--arch", *arch, "Target architecture (sm_80, sm_90, sm_90a, ...)");
+  cmd->add_option("--samples", *samples, "Random valid configs compiled besides the default")
+      ->check(CLI::Range(0, 10000));
+  cmd->add_option("-j,--jobs", *jobs, "Parallel compiles (0 = all cores)");
+  cmd->add_option("--seed", *seed, "Seed of the random sample");
+  cmd->callback([=] {
+    auto tmpl = problem->resolve_template();
+    Problem p = problem->resolve_problem(*tmpl);
+    Device device = Device::offline(*arch);
+    SearchSpace space = tmpl->space(p, device);
+    std::vector<Config> configs{space.default_config()};
+    std::mt19937_64 rng(*seed);
+    for (int i = 0; i < *samples; ++i) {
+      Config c = space.random(rng);
+      if (std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(c);
+    }
+    BuilderOptions options;
+    options.threads = *jobs;
+    Builder builder(options);
+    auto results = builder.build_all(tmpl, p, configs, device);
+    std::printf("%s on %s (%s), %zu configs\n", tmpl->name().c_str(), p.key().c_str(),
+                device.arch().c_str(), configs.size());
+    int failures = 0;
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      const auto& r = results[i];
+      if (!r.ok) {
+        ++failures;
+        std::printf("  FAILED %s\n%s\n", configs[i].str().c_str(), r.log.c_str());
+        continue;
+      }
+      std::printf("  ok  regs %3d  smem %6d  spills %d/%d  %7.0f ms  %s%s\n",
+                  r.resources.registers, r.resources.shared_bytes, r.resources.spill_stores,
+                  r.resources.spill_loads, r.compile_ms, configs[i].str().c_str(),
+                  i == 0 ? "  (default)" : "");
+    }
+    if (failures)
+      throw Error(ErrorCode::compile_error,
+                  std::to_string(failures) + " of " + std::to_string(configs.size()) +
+                      " configs of " + tmpl->name() + " failed to compile");
+  });
+}
+
+}  // namespace ktune::cli

@@ -1,0 +1,49 @@
+// Turns --template/--op/--shape/--dtype/--layout/--attr into a template and a checked Problem,
+// with errors that name the bad option value.
+#include "problem_options.h"
+
+#include "ktune/error.h"
+
+namespace ktune::cli {
+
+void ProblemOptions::add_to(CLI::App& cmd) {
+  cmd.add_option("--template", template_name, "Template name (see `ktune list`)");
+  cmd.add_option("--op", op, "Operator (gemm, reduction, ...): its first template is used");
+  cmd.add_option("--shape", shape, "Problem shape, e.g. 4096x4096x4096 (default: example)");
+  cmd.add_option("--dtype", dtype, "Element type attribute (f32, f16, bf16)");
+  cmd.add_option("--layout", layout, "Layout attribute (e.g. NT for GEMM)");
+  cmd.add_option("--attr", attrs, "Other attribute name=value (repeatable)");
+}
+
+std::shared_ptr<const KernelTemplate> ProblemOptions::resolve_template() const {
+  if (!template_name.empty()) return find_template(template_name);
+  if (op.empty())
+    throw Error(ErrorCode::invalid_argument, "name a template with --template or an op with --op");
+  std::string ops;
+  for (const auto& t : all_templates()) {
+    if (t->op() == op) return t;
+    ops += (ops.empty() ? "" : ", ") + t->op();
+  }
+  throw Error(ErrorCode::unknown_name, "unknown op \"" + op + "\" (known: " + ops + ")");
+}
+
+Problem ProblemOptions::resolve_problem(const KernelTemplate& tmpl) const {
+  std::map<std::string, std::string> given;
+  for (const auto& a : attrs) {
+    auto eq = a.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw Error(ErrorCode::parse_error, "--attr \"" + a + "\": expected name=value");
+    given[a.substr(0, eq)] = a.substr(eq + 1);
+  }
+  if (!dtype.empty()) given["dtype"] = dtype;
+  if (!layout.empty()) given["layout"] = layout;
+  if (shape.empty()) {
+    Problem p = tmpl.example_problem();
+    for (const auto& [k, v] : given) p.attrs[k] = v;
+    tmpl.check_problem(p);
+    return p;
+  }
+  return make_problem(tmpl, shape, given);
+}
+
+}  // namespace ktune::cli
