@@ -1,0 +1,181 @@
+// TuningLog: the tuning-log database. Every trial (failures included) is stored with its
+// context: template name and source hash, problem key, device, ktune and NVRTC versions and
+// the run it belongs to. SQLite is the embedded store (one file, WAL, one transaction per
+// write, many processes appending at once). Queries answer "best config for a task", "history
+// of a run" and "which configs are already measured" (resume). Import/export move records
+// between the database and JSON lines, the T4 results format and Kernel Tuner caches.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ktune/device.h"
+#include "ktune/trial.h"
+
+namespace ktune {
+
+class KernelTemplate;
+struct Problem;
+
+/// How a tuning log is opened.
+enum class LogMode {
+  read_only,   ///< queries only; the file must exist and is never modified
+  read_write,  ///< queries and appends; creates the file (and schema) when missing
+};
+
+/// One stored trial with everything needed to interpret it later.
+struct TrialRecord {
+  std::int64_t id = 0;         ///< row id in the database (0 before it is stored)
+  std::string template_name;   ///< KernelTemplate::name()
+  std::string source_hash;     ///< Builder::source_hash of the template source
+  std::string problem_key;     ///< Problem::key()
+  Device device;               ///< name, cc_major/minor, sm_count, driver_version are stored
+  std::string ktune_version;   ///< KTUNE_VERSION of the writer
+  std::string nvrtc_version;   ///< "13.0"
+  std::string run_id;          ///< the tuning run (see new_run_id())
+  std::string config_text;     ///< canonical "a=1,b=2" (the authority; trial.config mirrors it)
+  Trial trial;                 ///< the measurement
+
+  /// Identity of the device used in queries: "name|sm_XY|sm_count" (same as Device::key()).
+  std::string device_key() const;
+  /// Builds a record for a trial of `tmpl` on `problem` and `device`, stamped with this
+  /// build's ktune version and the NVRTC version.
+  static TrialRecord make(const KernelTemplate& tmpl, const Problem& problem,
+                          const Device& device, const Trial& trial, const std::string& run_id);
+};
+
+/// "name|sm_XY|sm_count" for a device (the device part of every task key).
+std::string device_key_of(const Device& device);
+/// A fresh, unique run id: "YYYYMMDD-HHMMSS-<pid hex>-<random hex>".
+std::string new_run_id();
+/// Parses the config text form "a=1,b=2" into a Config whose names follow the text order.
+/// Strict: names are identifiers, values are decimal integers; throws Error(parse_error)
+/// naming the bad item. An empty text is a config without parameters.
+Config parse_config_text(const std::string& text);
+
+/// Record filter for queries and export; unset fields match everything.
+struct LogFilter {
+  std::optional<std::string> template_name;  ///< exact template name
+  std::optional<std::string> problem_key;    ///< exact problem key
+  std::optional<std::string> device_key;     ///< exact device key
+  std::optional<std::string> run_id;         ///< exact run id
+  std::optional<Status> status;              ///< only trials with this status
+};
+
+/// One tuning task present in a log: (template, problem, device) with counts.
+struct TaskSummary {
+  std::string template_name;      ///< template
+  std::string problem_key;        ///< problem
+  std::string device_key;         ///< device
+  std::int64_t trials = 0;        ///< all trials of the task
+  std::int64_t ok_trials = 0;     ///< trials with status ok
+  std::optional<double> best_ms;  ///< best median among ok trials
+};
+
+/// One run present in a log.
+struct RunSummary {
+  std::string run_id;              ///< the run
+  std::int64_t trials = 0;         ///< trials recorded
+  std::int64_t first_us = 0;       ///< earliest trial timestamp
+  std::int64_t last_us = 0;        ///< latest trial timestamp
+};
+
+/// The SQLite tuning-log database; thread-safe (one connection guarded by a mutex), and any
+/// number of processes may append to one file at once.
+class TuningLog {
+ public:
+  /// Opens (read_write: creates or migrates) a log. Throws Error(database_error) when the
+  /// file is not an SQLite database, is corrupted, is not a ktune log, or has a newer schema
+  /// than this build understands; such files are never modified. Error(not_found) when a
+  /// read-only file is missing.
+  explicit TuningLog(const std::string& path, LogMode mode = LogMode::read_write);
+  ~TuningLog();
+  TuningLog(TuningLog&&) noexcept;
+  TuningLog& operator=(TuningLog&&) noexcept;
+
+  /// The schema version this build writes.
+  static int current_schema_version();
+  /// The schema version of the open file.
+  int schema_version() const;
+  /// The file path.
+  const std::string& path() const;
+  /// The open mode.
+  LogMode mode() const;
+
+  /// Appends one record in its own transaction; returns its row id.
+  std::int64_t append(const TrialRecord& record);
+  /// Appends records in one transaction: all of them or none.
+  void append_batch(const std::vector<TrialRecord>& records);
+
+  /// The fastest ok trial of a task (smallest median, earliest on ties), or nullopt.
+  std::optional<TrialRecord> best(const std::string& template_name,
+                                  const std::string& problem_key,
+                                  const std::string& device_key) const;
+  /// Every trial of a run in insertion order.
+  std::vector<TrialRecord> run_history(const std::string& run_id) const;
+  /// Config texts already measured for a task (any status), sorted, no duplicates. With a
+  /// source hash, only trials of that template source count (a changed kernel is re-measured).
+  std::vector<std::string> measured_configs(const std::string& template_name,
+                                            const std::string& problem_key,
+                                            const std::string& device_key,
+                                            const std::string& source_hash = "") const;
+  /// All tasks, sorted by template, problem, device.
+  std::vector<TaskSummary> tasks() const;
+  /// All runs, oldest first.
+  std::vector<RunSummary> runs() const;
+  /// Records matching a filter, in insertion order.
+  std::vector<TrialRecord> records(const LogFilter& filter = {}) const;
+  /// Streams records matching a filter in insertion order (no full copy in memory).
+  void for_each(const LogFilter& filter,
+                const std::function<void(const TrialRecord&)>& visit) const;
+  /// Number of records matching a filter.
+  std::int64_t count(const LogFilter& filter = {}) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// File formats for import and export.
+enum class LogFormat {
+  jsonl,         ///< ktune JSON lines: a header line, then one trial per line (lossless)
+  t4,            ///< T4 results JSON of the autotuning community (schema 1.0.0)
+  kernel_tuner,  ///< Kernel Tuner cache file (.json / .json.gz), import only
+};
+
+/// Stable name ("jsonl", "t4", "kernel_tuner").
+const char* to_string(LogFormat format);
+/// Parses a format name; throws Error(parse_error) naming it.
+LogFormat log_format_from_string(const std::string& text);
+/// Guesses the format of a file from its name and first bytes; throws Error naming the file.
+LogFormat detect_log_format(const std::string& path);
+
+/// Context for formats that do not carry it (T4, Kernel Tuner caches) and overrides.
+struct ImportOptions {
+  std::optional<LogFormat> format;          ///< unset: detect_log_format()
+  std::string template_name;                ///< T4/KT: template name ("" = KT kernel_name)
+  std::string problem_key;                  ///< T4/KT: problem ("" = from the file)
+  std::optional<Device> device;             ///< T4/KT: device (unset = from the file)
+  std::string run_id;                       ///< T4/KT: run id ("" = a new one)
+};
+
+/// What an import did.
+struct ImportSummary {
+  LogFormat format = LogFormat::jsonl;  ///< format read
+  std::size_t records = 0;              ///< records appended
+  std::vector<std::string> run_ids;     ///< runs touched
+};
+
+/// Imports a file into a log in one transaction: either every record is added or none
+/// (malformed input throws Error(parse_error) naming file, line and field).
+ImportSummary import_file(TuningLog& log, const std::string& path,
+                          const ImportOptions& options = {});
+/// Exports matching records to a file (jsonl or t4); returns the number written.
+std::size_t export_file(const TuningLog& log, const std::string& path, LogFormat format,
+                        const LogFilter& filter = {});
+
+}  // namespace ktune

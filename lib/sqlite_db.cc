@@ -1,0 +1,165 @@
+// RAII wrapper over the SQLite C API (see sqlite_db.h): connections, statements,
+// transactions, and translation of SQLite result codes into ktune::Error.
+#include "sqlite_db.h"
+
+#include <sqlite3.h>
+
+#include <utility>
+
+#include "ktune/error.h"
+
+namespace ktune::sqlite {
+
+void throw_sqlite_error(sqlite3* db, int rc, const std::string& origin, const std::string& what) {
+  std::string detail = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  int primary = rc & 0xff;
+  std::string kind;
+  if (primary == SQLITE_CORRUPT) kind = " (the database file is corrupted)";
+  if (primary == SQLITE_NOTADB) kind = " (the file is not an SQLite database)";
+  if (primary == SQLITE_BUSY) kind = " (the database stayed locked past the busy timeout)";
+  throw Error(ErrorCode::database_error,
+              "tuning log '" + origin + "': " + what + " failed: " + detail + kind);
+}
+
+Statement::Statement(sqlite3* db, std::string_view sql, std::string origin)
+    : db_(db), origin_(std::move(origin)), sql_(sql) {
+  int rc = sqlite3_prepare_v2(db_, sql_.c_str(), static_cast<int>(sql_.size()), &stmt_, nullptr);
+  if (rc != SQLITE_OK) throw_sqlite_error(db_, rc, origin_, "preparing \"" + sql_ + "\"");
+}
+
+Statement::~Statement() {
+  if (stmt_) sqlite3_finalize(stmt_);
+}
+
+Statement::Statement(Statement&& other) noexcept { *this = std::move(other); }
+
+Statement& Statement::operator=(Statement&& other) noexcept {
+  if (this != &other) {
+    if (stmt_) sqlite3_finalize(stmt_);
+    db_ = std::exchange(other.db_, nullptr);
+    stmt_ = std::exchange(other.stmt_, nullptr);
+    origin_ = std::move(other.origin_);
+    sql_ = std::move(other.sql_);
+  }
+  return *this;
+}
+
+void Statement::check(int rc, const char* what) const {
+  if (rc != SQLITE_OK) throw_sqlite_error(db_, rc, origin_, std::string(what) + " of \"" + sql_ + "\"");
+}
+
+Statement& Statement::bind(int index, std::string_view text) {
+  check(sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT),
+        "binding");
+  return *this;
+}
+
+Statement& Statement::bind(int index, std::int64_t value) {
+  check(sqlite3_bind_int64(stmt_, index, value), "binding");
+  return *this;
+}
+
+Statement& Statement::bind(int index, double value) {
+  check(sqlite3_bind_double(stmt_, index, value), "binding");
+  return *this;
+}
+
+Statement& Statement::bind_null(int index) {
+  check(sqlite3_bind_null(stmt_, index), "binding");
+  return *this;
+}
+
+bool Statement::step() {
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  throw_sqlite_error(db_, rc, origin_, "running \"" + sql_ + "\"");
+}
+
+void Statement::run() {
+  while (step()) {
+  }
+}
+
+void Statement::reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+std::string Statement::text(int column) const {
+  const unsigned char* p = sqlite3_column_text(stmt_, column);
+  if (!p) return {};
+  return std::string(reinterpret_cast<const char*>(p),
+                     static_cast<std::size_t>(sqlite3_column_bytes(stmt_, column)));
+}
+
+std::int64_t Statement::integer(int column) const { return sqlite3_column_int64(stmt_, column); }
+
+double Statement::real(int column) const { return sqlite3_column_double(stmt_, column); }
+
+bool Statement::is_null(int column) const {
+  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
+}
+
+Connection::Connection(const std::string& path, bool read_only, int busy_timeout_ms)
+    : path_(path) {
+  int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  flags |= SQLITE_OPEN_NOMUTEX;  // callers serialize access to a connection
+  int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string detail = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+    if (db_) sqlite3_close_v2(db_);
+    db_ = nullptr;
+    throw Error(ErrorCode::database_error, "tuning log '" + path + "': cannot open: " + detail);
+  }
+  sqlite3_extended_result_codes(db_, 1);
+  sqlite3_busy_timeout(db_, busy_timeout_ms);
+}
+
+Connection::~Connection() {
+  if (db_) sqlite3_close_v2(db_);
+}
+
+void Connection::exec(std::string_view sql) {
+  std::string text(sql);
+  char* message = nullptr;
+  int rc = sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &message);
+  if (rc != SQLITE_OK) {
+    if (message) sqlite3_free(message);
+    throw_sqlite_error(db_, rc, path_, "executing \"" + text + "\"");
+  }
+}
+
+Statement Connection::prepare(std::string_view sql) const { return Statement(db_, sql, path_); }
+
+std::int64_t Connection::query_int(std::string_view sql) const {
+  Statement s = prepare(sql);
+  return s.step() ? s.integer(0) : 0;
+}
+
+std::optional<std::string> Connection::query_text(std::string_view sql) const {
+  Statement s = prepare(sql);
+  if (!s.step()) return std::nullopt;
+  return s.text(0);
+}
+
+Transaction::Transaction(Connection& connection) : connection_(connection) {
+  connection_.exec("BEGIN IMMEDIATE");
+}
+
+Transaction::~Transaction() {
+  if (!done_) {
+    try {
+      connection_.exec("ROLLBACK");
+    } catch (...) {
+      // The transaction may already be rolled back by SQLite itself; nothing left to undo.
+    }
+  }
+}
+
+void Transaction::commit() {
+  connection_.exec("COMMIT");
+  done_ = true;
+}
+
+}  // namespace ktune::sqlite

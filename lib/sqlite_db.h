@@ -1,0 +1,108 @@
+// A thin RAII layer over the SQLite C API: a connection, prepared statements with typed
+// binding and reading, and transactions. Every SQLite failure becomes Error(database_error)
+// naming the file and the statement; corruption is reported as such.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace ktune::sqlite {
+
+/// A prepared statement; reset and re-bound between uses.
+class Statement {
+ public:
+  Statement() = default;
+  /// Prepares `sql` on `db`; `origin` (the file path) names errors.
+  Statement(sqlite3* db, std::string_view sql, std::string origin);
+  ~Statement();
+  Statement(Statement&& other) noexcept;
+  Statement& operator=(Statement&& other) noexcept;
+
+  /// Binds text to a 1-based parameter.
+  Statement& bind(int index, std::string_view text);
+  /// Binds an integer.
+  Statement& bind(int index, std::int64_t value);
+  /// Binds an int.
+  Statement& bind(int index, int value) { return bind(index, static_cast<std::int64_t>(value)); }
+  /// Binds a real.
+  Statement& bind(int index, double value);
+  /// Binds NULL.
+  Statement& bind_null(int index);
+
+  /// Advances; true while a row is available.
+  bool step();
+  /// Runs to completion (statements without rows).
+  void run();
+  /// Resets for reuse and clears bindings.
+  void reset();
+
+  /// Text of a 0-based column ("" for NULL).
+  std::string text(int column) const;
+  /// Integer of a column.
+  std::int64_t integer(int column) const;
+  /// Real of a column.
+  double real(int column) const;
+  /// True when the column is NULL.
+  bool is_null(int column) const;
+
+ private:
+  void check(int rc, const char* what) const;
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* stmt_ = nullptr;
+  std::string origin_;
+  std::string sql_;
+};
+
+/// One connection.
+class Connection {
+ public:
+  /// Opens `path`; read_only does not create the file. Sets busy_timeout.
+  Connection(const std::string& path, bool read_only, int busy_timeout_ms);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  /// Executes one or more statements without results.
+  void exec(std::string_view sql);
+  /// Prepares a statement.
+  Statement prepare(std::string_view sql) const;
+  /// Integer result of a single-value query (e.g. a PRAGMA).
+  std::int64_t query_int(std::string_view sql) const;
+  /// Text result of a single-value query, or nullopt when there is no row.
+  std::optional<std::string> query_text(std::string_view sql) const;
+  /// The raw handle.
+  sqlite3* handle() const { return db_; }
+  /// The file path (for messages).
+  const std::string& path() const { return path_; }
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::string path_;
+};
+
+/// A write transaction (BEGIN IMMEDIATE ... COMMIT); rolls back unless committed.
+class Transaction {
+ public:
+  /// Begins; waits for the write lock up to the busy timeout.
+  explicit Transaction(Connection& connection);
+  ~Transaction();
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  /// Commits.
+  void commit();
+
+ private:
+  Connection& connection_;
+  bool done_ = false;
+};
+
+/// Throws Error(database_error) for an SQLite result code, naming the file and action.
+[[noreturn]] void throw_sqlite_error(sqlite3* db, int rc, const std::string& origin,
+                                     const std::string& what);
+
+}  // namespace ktune::sqlite

@@ -1,0 +1,170 @@
+// Migrations and open-time checks of the tuning-log schema (see sqlite_schema.h). The schema
+// version lives in PRAGMA user_version; meta.format identifies the file as a ktune log.
+#include "sqlite_schema.h"
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "ktune/error.h"
+
+namespace ktune::sqlite {
+
+namespace {
+
+// Version 1: the trials table and the lookups every tool needs.
+constexpr const char* kMigration1 = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO meta(key, value) VALUES ('format', 'ktune-tuning-log');
+CREATE TABLE trials(
+  id INTEGER PRIMARY KEY,
+  run_id TEXT NOT NULL,
+  template TEXT NOT NULL,
+  source_hash TEXT NOT NULL,
+  problem_key TEXT NOT NULL,
+  device_key TEXT NOT NULL,
+  device_name TEXT NOT NULL,
+  cc_major INTEGER NOT NULL,
+  cc_minor INTEGER NOT NULL,
+  sm_count INTEGER NOT NULL,
+  driver_version INTEGER NOT NULL,
+  ktune_version TEXT NOT NULL,
+  nvrtc_version TEXT NOT NULL,
+  config TEXT NOT NULL,
+  status TEXT NOT NULL,
+  message TEXT NOT NULL,
+  times_ms TEXT NOT NULL,
+  median_ms REAL,
+  min_ms REAL,
+  spread REAL,
+  error_norm REAL,
+  registers INTEGER,
+  shared_bytes INTEGER,
+  spill_stores INTEGER,
+  spill_loads INTEGER,
+  stack_bytes INTEGER,
+  const_bytes INTEGER,
+  compile_ms REAL,
+  wall_ms REAL,
+  sm_clock_mhz INTEGER,
+  temperature_c INTEGER,
+  timestamp_us INTEGER NOT NULL
+);
+CREATE INDEX trials_task ON trials(template, problem_key, device_key, config);
+CREATE INDEX trials_run ON trials(run_id);
+)sql";
+
+// Version 2: the "best ok trial of a task" query walks an index instead of the task.
+constexpr const char* kMigration2 = R"sql(
+CREATE INDEX trials_best ON trials(template, problem_key, device_key, status, median_ms);
+)sql";
+
+bool has_tables(Connection& connection) {
+  return connection.query_int("SELECT count(*) FROM sqlite_master WHERE type = 'table'") > 0;
+}
+
+void refuse(const Connection& connection, const std::string& why) {
+  throw Error(ErrorCode::database_error, "tuning log '" + connection.path() + "': " + why);
+}
+
+// Switching to WAL needs a moment of exclusive access; other processes opening the same file
+// at once may hold it, so retry for a while.
+void enable_wal(Connection& connection) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    try {
+      auto mode = connection.query_text("PRAGMA journal_mode=WAL");
+      if (mode && *mode == "wal") return;
+      refuse(connection, "cannot enable WAL journaling (got '" + mode.value_or("") + "')");
+    } catch (const Error& e) {
+      bool busy = std::strstr(e.what(), "locked") != nullptr;
+      if (!busy || std::chrono::steady_clock::now() > deadline) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& schema_migrations() {
+  static const std::vector<std::string> migrations = {kMigration1, kMigration2};
+  return migrations;
+}
+
+int latest_schema_version() { return static_cast<int>(schema_migrations().size()); }
+
+void check_sqlite_header(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return;
+  auto size = std::filesystem::file_size(path, ec);
+  if (ec || size == 0) return;
+  static const char kHeader[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f',
+                                   'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
+  char head[16] = {};
+  std::ifstream in(path, std::ios::binary);
+  in.read(head, sizeof head);
+  if (in.gcount() < static_cast<std::streamsize>(sizeof head) ||
+      std::memcmp(head, kHeader, sizeof head) != 0) {
+    throw Error(ErrorCode::database_error,
+                "tuning log '" + path + "' is not an SQLite database (wrong file header); "
+                "refusing to open or overwrite it");
+  }
+}
+
+int prepare_schema(Connection& connection, bool read_only) {
+  // Integrity first, before anything could write: a damaged file is reported, not "repaired".
+  std::string check;
+  try {
+    check = connection.query_text("PRAGMA quick_check(1)").value_or("");
+  } catch (const Error& e) {
+    refuse(connection, std::string("is corrupted or not a database: ") + e.what());
+  }
+  if (check != "ok") refuse(connection, "is corrupted (integrity check: " + check + ")");
+
+  if (!read_only) {
+    enable_wal(connection);
+    connection.exec("PRAGMA synchronous=NORMAL");
+  }
+  const int latest = latest_schema_version();
+  auto identify = [&](int version) {
+    if (version > latest) {
+      refuse(connection, "has schema version " + std::to_string(version) +
+                             ", newer than this ktune understands (" + std::to_string(latest) +
+                             "); use a newer ktune");
+    }
+    if (version == 0 && has_tables(connection)) {
+      refuse(connection, "is an SQLite database but not a ktune tuning log");
+    }
+    if (version > 0) {
+      std::optional<std::string> format;
+      try {
+        format = connection.query_text("SELECT value FROM meta WHERE key = 'format'");
+      } catch (const Error&) {
+      }
+      if (format != std::string(kLogFormatName)) {
+        refuse(connection, "is an SQLite database but not a ktune tuning log (no meta.format)");
+      }
+    }
+  };
+  int version = static_cast<int>(connection.query_int("PRAGMA user_version"));
+  identify(version);
+  if (read_only) {
+    if (version == 0) refuse(connection, "holds no tuning log (empty database)");
+    return version;
+  }
+  if (version == latest) return version;
+
+  Transaction tx(connection);
+  version = static_cast<int>(connection.query_int("PRAGMA user_version"));  // may have moved
+  identify(version);
+  for (int v = version; v < latest; ++v) connection.exec(schema_migrations()[v]);
+  connection.exec("PRAGMA user_version = " + std::to_string(latest));
+  tx.commit();
+  return latest;
+}
+
+}  // namespace ktune::sqlite

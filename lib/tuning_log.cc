@@ -1,0 +1,314 @@
+// TuningLog over SQLite: appends in transactions, the task / run / resume queries, and the
+// mapping between a TrialRecord and a row of the trials table (schema in sqlite_schema.cc).
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <mutex>
+#include <set>
+
+#include "ktune/error.h"
+#include "ktune/log.h"
+#include "sqlite_db.h"
+#include "sqlite_schema.h"
+
+namespace ktune {
+
+namespace {
+
+constexpr int kBusyTimeoutMs = 60000;
+
+constexpr const char* kColumns =
+    "id, run_id, template, source_hash, problem_key, device_name, cc_major, cc_minor, "
+    "sm_count, driver_version, ktune_version, nvrtc_version, config, status, message, "
+    "times_ms, median_ms, min_ms, spread, error_norm, registers, shared_bytes, spill_stores, "
+    "spill_loads, stack_bytes, const_bytes, compile_ms, wall_ms, sm_clock_mhz, "
+    "temperature_c, timestamp_us";
+
+constexpr const char* kInsert =
+    "INSERT INTO trials(run_id, template, source_hash, problem_key, device_key, device_name, "
+    "cc_major, cc_minor, sm_count, driver_version, ktune_version, nvrtc_version, config, "
+    "status, message, times_ms, median_ms, min_ms, spread, error_norm, registers, "
+    "shared_bytes, spill_stores, spill_loads, stack_bytes, const_bytes, compile_ms, wall_ms, "
+    "sm_clock_mhz, temperature_c, timestamp_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+    "?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, "
+    "?27, ?28, ?29, ?30, ?31)";
+
+// Samples as "%.17g" joined by commas: exact round trip of every double, NaN included.
+std::string encode_times(const std::vector<double>& times) {
+  std::string out;
+  char buf[40];
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    std::snprintf(buf, sizeof buf, i ? ",%.17g" : "%.17g", times[i]);
+    out += buf;
+  }
+  return out;
+}
+
+std::vector<double> decode_times(const std::string& text) {
+  std::vector<double> out;
+  const char* p = text.c_str();
+  while (*p) {
+    char* end = nullptr;
+    out.push_back(std::strtod(p, &end));
+    if (end == p) break;
+    p = (*end == ',') ? end + 1 : end;
+  }
+  return out;
+}
+
+double real_or_nan(const sqlite::Statement& s, int column) {
+  return s.is_null(column) ? std::numeric_limits<double>::quiet_NaN() : s.real(column);
+}
+
+void bind_record(sqlite::Statement& s, const TrialRecord& r) {
+  const Trial& t = r.trial;
+  s.bind(1, r.run_id).bind(2, r.template_name).bind(3, r.source_hash).bind(4, r.problem_key);
+  s.bind(5, r.device_key()).bind(6, r.device.name).bind(7, r.device.cc_major);
+  s.bind(8, r.device.cc_minor).bind(9, r.device.sm_count).bind(10, r.device.driver_version);
+  s.bind(11, r.ktune_version).bind(12, r.nvrtc_version);
+  s.bind(13, r.config_text.empty() ? t.config.str() : r.config_text);
+  s.bind(14, std::string_view(to_string(t.status))).bind(15, t.message);
+  s.bind(16, encode_times(t.times_ms)).bind(17, t.median_ms).bind(18, t.min_ms);
+  s.bind(19, t.spread).bind(20, t.error_norm);
+  const Resources& res = t.resources;
+  s.bind(21, res.registers).bind(22, res.shared_bytes).bind(23, res.spill_stores);
+  s.bind(24, res.spill_loads).bind(25, res.stack_bytes).bind(26, res.const_bytes);
+  s.bind(27, t.compile_ms).bind(28, t.wall_ms).bind(29, t.sm_clock_mhz);
+  s.bind(30, t.temperature_c).bind(31, t.timestamp_us);
+}
+
+// Reads a row selected with kColumns. A config text that does not parse leaves trial.config
+// empty and keeps the raw text in config_text: consumers validate before use.
+TrialRecord read_record(const sqlite::Statement& s) {
+  TrialRecord r;
+  r.id = s.integer(0);
+  r.run_id = s.text(1);
+  r.template_name = s.text(2);
+  r.source_hash = s.text(3);
+  r.problem_key = s.text(4);
+  r.device.name = s.text(5);
+  r.device.cc_major = static_cast<int>(s.integer(6));
+  r.device.cc_minor = static_cast<int>(s.integer(7));
+  r.device.sm_count = static_cast<int>(s.integer(8));
+  r.device.driver_version = static_cast<int>(s.integer(9));
+  r.ktune_version = s.text(10);
+  r.nvrtc_version = s.text(11);
+  r.config_text = s.text(12);
+  Trial& t = r.trial;
+  try {
+    t.config = parse_config_text(r.config_text);
+  } catch (const Error&) {
+    t.config = Config();
+  }
+  try {
+    t.status = status_from_string(s.text(13));
+  } catch (const Error&) {
+    t.status = Status::invalid;  // unknown status text: never treated as a usable result
+  }
+  t.message = s.text(14);
+  t.times_ms = decode_times(s.text(15));
+  t.median_ms = real_or_nan(s, 16);
+  t.min_ms = real_or_nan(s, 17);
+  t.spread = real_or_nan(s, 18);
+  t.error_norm = real_or_nan(s, 19);
+  t.resources.registers = static_cast<int>(s.integer(20));
+  t.resources.shared_bytes = static_cast<int>(s.integer(21));
+  t.resources.spill_stores = static_cast<int>(s.integer(22));
+  t.resources.spill_loads = static_cast<int>(s.integer(23));
+  t.resources.stack_bytes = static_cast<int>(s.integer(24));
+  t.resources.const_bytes = static_cast<int>(s.integer(25));
+  t.compile_ms = real_or_nan(s, 26);
+  t.wall_ms = real_or_nan(s, 27);
+  t.sm_clock_mhz = static_cast<int>(s.integer(28));
+  t.temperature_c = static_cast<int>(s.integer(29));
+  t.timestamp_us = s.integer(30);
+  return r;
+}
+
+// WHERE clause and bindings of a filter.
+struct FilterSql {
+  std::string where;
+  std::vector<std::string> values;
+};
+
+FilterSql filter_sql(const LogFilter& f) {
+  FilterSql out;
+  auto add = [&](const char* column, const std::optional<std::string>& value) {
+    if (!value) return;
+    out.where += out.where.empty() ? " WHERE " : " AND ";
+    out.where += std::string(column) + " = ?" + std::to_string(out.values.size() + 1);
+    out.values.push_back(*value);
+  };
+  add("template", f.template_name);
+  add("problem_key", f.problem_key);
+  add("device_key", f.device_key);
+  add("run_id", f.run_id);
+  if (f.status) add("status", std::string(to_string(*f.status)));
+  return out;
+}
+
+void bind_filter(sqlite::Statement& s, const FilterSql& f) {
+  for (std::size_t i = 0; i < f.values.size(); ++i) s.bind(static_cast<int>(i + 1), f.values[i]);
+}
+
+}  // namespace
+
+struct TuningLog::Impl {
+  std::string path;
+  LogMode mode;
+  int version = 0;
+  std::unique_ptr<sqlite::Connection> db;
+  mutable std::mutex mutex;
+
+  void require_writable() const {
+    if (mode != LogMode::read_write) {
+      throw Error(ErrorCode::invalid_argument,
+                  "tuning log '" + path + "' is open read-only; cannot append");
+    }
+  }
+};
+
+TuningLog::TuningLog(const std::string& path, LogMode mode) : impl_(std::make_unique<Impl>()) {
+  impl_->path = path;
+  impl_->mode = mode;
+  if (mode == LogMode::read_only) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) throw Error(ErrorCode::not_found, "tuning log '" + path + "' does not exist");
+    std::fclose(f);
+  }
+  sqlite::check_sqlite_header(path);
+  impl_->db = std::make_unique<sqlite::Connection>(path, mode == LogMode::read_only,
+                                                   kBusyTimeoutMs);
+  impl_->version = sqlite::prepare_schema(*impl_->db, mode == LogMode::read_only);
+}
+
+TuningLog::~TuningLog() = default;
+TuningLog::TuningLog(TuningLog&&) noexcept = default;
+TuningLog& TuningLog::operator=(TuningLog&&) noexcept = default;
+
+int TuningLog::current_schema_version() { return sqlite::latest_schema_version(); }
+int TuningLog::schema_version() const { return impl_->version; }
+const std::string& TuningLog::path() const { return impl_->path; }
+LogMode TuningLog::mode() const { return impl_->mode; }
+
+std::int64_t TuningLog::append(const TrialRecord& record) {
+  impl_->require_writable();
+  std::lock_guard lock(impl_->mutex);
+  sqlite::Transaction tx(*impl_->db);
+  auto s = impl_->db->prepare(kInsert);
+  bind_record(s, record);
+  s.run();
+  std::int64_t id = impl_->db->query_int("SELECT last_insert_rowid()");
+  tx.commit();
+  return id;
+}
+
+void TuningLog::append_batch(const std::vector<TrialRecord>& records) {
+  impl_->require_writable();
+  if (records.empty()) return;
+  std::lock_guard lock(impl_->mutex);
+  sqlite::Transaction tx(*impl_->db);
+  auto s = impl_->db->prepare(kInsert);
+  for (const auto& r : records) {
+    bind_record(s, r);
+    s.run();
+    s.reset();
+  }
+  tx.commit();
+}
+
+std::optional<TrialRecord> TuningLog::best(const std::string& template_name,
+                                           const std::string& problem_key,
+                                           const std::string& device_key) const {
+  std::lock_guard lock(impl_->mutex);
+  auto s = impl_->db->prepare(std::string("SELECT ") + kColumns +
+                              " FROM trials WHERE template = ?1 AND problem_key = ?2 AND "
+                              "device_key = ?3 AND status = 'ok' AND median_ms IS NOT NULL "
+                              "ORDER BY median_ms, id LIMIT 1");
+  s.bind(1, template_name).bind(2, problem_key).bind(3, device_key);
+  if (!s.step()) return std::nullopt;
+  return read_record(s);
+}
+
+std::vector<TrialRecord> TuningLog::run_history(const std::string& run_id) const {
+  LogFilter f;
+  f.run_id = run_id;
+  return records(f);
+}
+
+std::vector<std::string> TuningLog::measured_configs(const std::string& template_name,
+                                                     const std::string& problem_key,
+                                                     const std::string& device_key,
+                                                     const std::string& source_hash) const {
+  std::lock_guard lock(impl_->mutex);
+  std::string sql =
+      "SELECT DISTINCT config FROM trials WHERE template = ?1 AND problem_key = ?2 AND "
+      "device_key = ?3";
+  if (!source_hash.empty()) sql += " AND source_hash = ?4";
+  sql += " ORDER BY config";
+  auto s = impl_->db->prepare(sql);
+  s.bind(1, template_name).bind(2, problem_key).bind(3, device_key);
+  if (!source_hash.empty()) s.bind(4, source_hash);
+  std::vector<std::string> out;
+  while (s.step()) out.push_back(s.text(0));
+  return out;
+}
+
+std::vector<TaskSummary> TuningLog::tasks() const {
+  std::lock_guard lock(impl_->mutex);
+  auto s = impl_->db->prepare(
+      "SELECT template, problem_key, device_key, count(*), "
+      "sum(status = 'ok'), min(CASE WHEN status = 'ok' THEN median_ms END) FROM trials "
+      "GROUP BY template, problem_key, device_key ORDER BY template, problem_key, device_key");
+  std::vector<TaskSummary> out;
+  while (s.step()) {
+    TaskSummary t;
+    t.template_name = s.text(0);
+    t.problem_key = s.text(1);
+    t.device_key = s.text(2);
+    t.trials = s.integer(3);
+    t.ok_trials = s.integer(4);
+    if (!s.is_null(5)) t.best_ms = s.real(5);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::vector<RunSummary> TuningLog::runs() const {
+  std::lock_guard lock(impl_->mutex);
+  auto s = impl_->db->prepare(
+      "SELECT run_id, count(*), min(timestamp_us), max(timestamp_us), min(id) AS first_id "
+      "FROM trials GROUP BY run_id ORDER BY first_id");
+  std::vector<RunSummary> out;
+  while (s.step()) {
+    out.push_back(RunSummary{s.text(0), s.integer(1), s.integer(2), s.integer(3)});
+  }
+  return out;
+}
+
+void TuningLog::for_each(const LogFilter& filter,
+                         const std::function<void(const TrialRecord&)>& visit) const {
+  std::lock_guard lock(impl_->mutex);
+  FilterSql f = filter_sql(filter);
+  auto s = impl_->db->prepare(std::string("SELECT ") + kColumns + " FROM trials" + f.where +
+                              " ORDER BY id");
+  bind_filter(s, f);
+  while (s.step()) visit(read_record(s));
+}
+
+std::vector<TrialRecord> TuningLog::records(const LogFilter& filter) const {
+  std::vector<TrialRecord> out;
+  for_each(filter, [&](const TrialRecord& r) { out.push_back(r); });
+  return out;
+}
+
+std::int64_t TuningLog::count(const LogFilter& filter) const {
+  std::lock_guard lock(impl_->mutex);
+  FilterSql f = filter_sql(filter);
+  auto s = impl_->db->prepare("SELECT count(*) FROM trials" + f.where);
+  bind_filter(s, f);
+  return s.step() ? s.integer(0) : 0;
+}
+
+}  // namespace ktune

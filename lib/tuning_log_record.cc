@@ -1,0 +1,128 @@
+// TrialRecord helpers: device keys, building a record from a trial, run ids, and the strict
+// parser of the config text form "a=1,b=2" used for everything read back from a log.
+#include <unistd.h>
+
+#include <cctype>
+#include <charconv>
+#include <chrono>
+#include <ctime>
+#include <cstdio>
+#include <mutex>
+#include <random>
+
+#include "ktune/build.h"
+#include "ktune/error.h"
+#include "ktune/log.h"
+#include "ktune/problem.h"
+#include "ktune/template.h"
+#include "ktune/version.h"
+
+namespace ktune {
+
+std::string device_key_of(const Device& device) {
+  return device.name + "|sm_" + std::to_string(device.cc_major) + std::to_string(device.cc_minor) +
+         "|" + std::to_string(device.sm_count);
+}
+
+std::string TrialRecord::device_key() const { return device_key_of(device); }
+
+TrialRecord TrialRecord::make(const KernelTemplate& tmpl, const Problem& problem,
+                              const Device& device, const Trial& trial,
+                              const std::string& run_id) {
+  TrialRecord r;
+  r.template_name = tmpl.name();
+  r.source_hash = Builder::source_hash(tmpl.source());
+  r.problem_key = problem.key();
+  r.device.name = device.name;
+  r.device.cc_major = device.cc_major;
+  r.device.cc_minor = device.cc_minor;
+  r.device.sm_count = device.sm_count;
+  r.device.driver_version = device.driver_version;
+  r.ktune_version = KTUNE_VERSION;
+  r.nvrtc_version = Builder::nvrtc_version();
+  r.run_id = run_id;
+  r.config_text = trial.config.str();
+  r.trial = trial;
+  return r;
+}
+
+std::string new_run_id() {
+  static std::mt19937_64 rng{std::random_device{}() ^
+                             static_cast<std::uint64_t>(
+                                 std::chrono::steady_clock::now().time_since_epoch().count())};
+  static std::mutex mutex;
+  std::uint64_t salt;
+  {
+    std::lock_guard lock(mutex);
+    salt = rng();
+  }
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &utc);
+  char tail[48];
+  std::snprintf(tail, sizeof tail, "-%x-%08x", static_cast<unsigned>(getpid()),
+                static_cast<unsigned>(salt & 0xffffffffu));
+  return std::string(stamp) + tail;
+}
+
+namespace {
+
+bool is_identifier(std::string_view name) {
+  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_'))
+    return false;
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  return true;
+}
+
+}  // namespace
+
+Config parse_config_text(const std::string& text) {
+  // Configs of one log mostly share their parameter names: reuse the last list.
+  thread_local std::shared_ptr<const std::vector<std::string>> last_names;
+  std::vector<std::string> names;
+  std::vector<Value> values;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    std::string_view item(text.data() + pos, comma - pos);
+    std::size_t eq = item.find('=');
+    if (eq == std::string_view::npos) {
+      throw Error(ErrorCode::parse_error, "config '" + text + "': item '" + std::string(item) +
+                                              "' is not name=value");
+    }
+    std::string_view name = item.substr(0, eq), value = item.substr(eq + 1);
+    if (!is_identifier(name)) {
+      throw Error(ErrorCode::parse_error,
+                  "config '" + text + "': '" + std::string(name) + "' is not a parameter name");
+    }
+    Value v = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (value.empty() || ec != std::errc() || end != value.data() + value.size()) {
+      throw Error(ErrorCode::parse_error, "config '" + text + "': value '" + std::string(value) +
+                                              "' of '" + std::string(name) +
+                                              "' is not an integer");
+    }
+    for (const auto& n : names) {
+      if (n == name) {
+        throw Error(ErrorCode::parse_error,
+                    "config '" + text + "': parameter '" + n + "' appears twice");
+      }
+    }
+    names.emplace_back(name);
+    values.push_back(v);
+    pos = comma + 1;
+    if (comma + 1 == text.size()) {
+      throw Error(ErrorCode::parse_error, "config '" + text + "': trailing comma");
+    }
+  }
+  if (!last_names || *last_names != names) {
+    last_names = std::make_shared<const std::vector<std::string>>(std::move(names));
+  }
+  return Config(last_names, std::move(values));
+}
+
+}  // namespace ktune
