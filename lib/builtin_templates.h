@@ -8,6 +8,9 @@
 
 namespace ktune {
 
+/// The trivial "copy" template: y = alpha * x, vectorized (templates/copy).
+std::shared_ptr<KernelTemplate> make_copy_template();
+
 /// Registers every built-in template (idempotent; called by the registry on first access).
 void register_builtin_templates();
 

@@ -21,12 +21,14 @@ struct Device {
   int smem_per_sm = 0;                    ///< shared memory per multiprocessor
   int regs_per_block = 0;                 ///< 32-bit registers per block
   int max_threads_per_block = 0;          ///< usually 1024
+  int max_threads_per_sm = 0;             ///< resident threads per multiprocessor (2048 on sm_90)
   int warp_size = 32;                     ///< threads per warp
   int driver_version = 0;                 ///< cudaDriverGetVersion, 0 when offline
   int runtime_version = 0;                ///< cudaRuntimeGetVersion
   int ordinal = -1;                       ///< CUDA device index, -1 for an offline target
+  std::string arch_suffix;                ///< "a" for an arch-specific target (sm_90a), else ""
 
-  /// "sm_90" for compute capability 9.0.
+  /// "sm_90" for compute capability 9.0 ("sm_90a" with arch_suffix "a").
   std::string arch() const;
   /// "9.0".
   std::string compute_capability() const;
@@ -34,8 +36,9 @@ struct Device {
   std::string key() const;
   /// An offline description of the NVIDIA H200 (sm_90, 132 SMs), for compile-only work.
   static Device h200();
-  /// An offline description for an arch string such as "sm_90" or "sm_80" (limits of that
-  /// generation, no name); throws Error(invalid_argument) for an unknown arch.
+  /// An offline description for an arch string: sm_80, sm_86, sm_89, sm_90 or sm_90a (limits
+  /// of a typical part of that generation, name "offline sm_XX"); throws
+  /// Error(invalid_argument) for an unknown arch.
   static Device offline(const std::string& arch);
 };
 

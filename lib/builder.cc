@@ -1,0 +1,243 @@
+// Builder: turns (template, problem, config, device) into NVRTC options and a cache key,
+// compiles through the two-level cubin cache on a thread pool, and attaches the ptxas
+// resource report to every result.
+#include "ktune/build.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "cubin_cache.h"
+#include "nvrtc_compile.h"
+#include "ptxas_report.h"
+
+namespace ktune {
+
+namespace detail {
+const std::map<std::string, std::string>& embedded_sources();  // generated at build time
+}  // namespace detail
+
+namespace {
+
+/// Layout version of the cache key material; bump when option handling changes meaning.
+constexpr const char* kKeyFormat = "ktune-build-1";
+/// Language standard given to NVRTC.
+constexpr const char* kLanguageStandard = "-std=c++20";
+
+/// A fixed set of worker threads running queued jobs in order.
+class ThreadPool {
+ public:
+  /// Starts `threads` workers.
+  explicit ThreadPool(int threads) {
+    for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  }
+  ~ThreadPool() { join(); }
+  /// Finishes the queued jobs and stops the workers (idempotent).
+  void join() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    for (auto& w : workers_)
+      if (w.joinable()) w.join();
+  }
+  /// Queues a job.
+  void post(std::function<void()> job) {
+    {
+      std::lock_guard lock(mutex_);
+      jobs_.push_back(std::move(job));
+    }
+    wake_.notify_one();
+  }
+
+ private:
+  void work() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+        if (jobs_.empty()) return;
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job();
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> jobs_;
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
+};
+
+/// Every embedded *.cuh under templates/, given to NVRTC by relative path so that templates
+/// can `#include "common/vec.cuh"`.
+const std::vector<detail::NvrtcHeader>& shared_headers() {
+  static const std::vector<detail::NvrtcHeader> headers = [] {
+    std::vector<detail::NvrtcHeader> list;
+    for (const auto& [path, text] : detail::embedded_sources())
+      if (path.size() > 4 && path.compare(path.size() - 4, 4, ".cuh") == 0)
+        list.push_back({path, text});
+    return list;
+  }();
+  return headers;
+}
+
+/// Hash of every shared header's name and text (part of every cache key).
+const std::string& shared_headers_hash() {
+  static const std::string hash = [] {
+    std::uint64_t h = detail::fnv1a64("");
+    for (const auto& header : shared_headers()) {
+      h = detail::fnv1a64(header.name, h);
+      h = detail::fnv1a64(std::string_view("\0", 1), h);
+      h = detail::fnv1a64(header.text, h);
+    }
+    return detail::hex64(h);
+  }();
+  return hash;
+}
+
+/// 128-bit hex key of the text (two FNV-1a passes from different starting states).
+std::string cache_key(const std::string& material) {
+  return detail::hex64(detail::fnv1a64(material)) +
+         detail::hex64(detail::fnv1a64(material, 0x84222325cbf29ce4ULL));
+}
+
+/// The kernel entry the launch plan runs first, or "" when the plan cannot be made.
+std::string first_planned_entry(const KernelTemplate& tmpl, const Problem& problem,
+                                const Config& config, const Device& device) {
+  try {
+    for (const auto& step : tmpl.launch(problem, config, device).steps)
+      if (step.kind == LaunchStep::Kind::kernel) return step.entry;
+  } catch (const std::exception&) {
+    // A config the template cannot plan still reports the first kernel of the report.
+  }
+  return "";
+}
+
+}  // namespace
+
+struct Builder::Impl {
+  BuilderOptions options;
+  detail::CubinCache cache;
+  ThreadPool pool;
+
+  explicit Impl(BuilderOptions o)
+      : options(std::move(o)),
+        cache(options.cache_dir),
+        pool(options.threads > 0
+                 ? options.threads
+                 : std::max(1, static_cast<int>(std::thread::hardware_concurrency()))) {}
+};
+
+Builder::Builder(BuilderOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+Builder::~Builder() {
+  impl_->pool.join();  // queued builds still use the cache: finish them while it exists
+}
+
+BuildResult Builder::build(const KernelTemplate& tmpl, const Problem& problem,
+                           const Config& config, const Device& device) {
+  const std::string& source = tmpl.source();
+  const std::string arch = tmpl.target_arch(device, config);
+  std::vector<std::string> options = tmpl.problem_defines(problem);
+  for (auto& define : config.defines()) options.push_back(std::move(define));
+  options.push_back("--gpu-architecture=" + arch);
+  options.push_back(kLanguageStandard);
+  options.push_back("--ptxas-options=-v");
+  for (const auto& extra : impl_->options.extra) options.push_back(extra);
+
+  // The key covers everything that changes the binary except the location of the CUDA
+  // headers, which follows the NVRTC version and differs between machines.
+  std::string material = std::string(kKeyFormat) + "\nsource " + source_hash(source) +
+                         "\nheaders " + shared_headers_hash() + "\nnvrtc " + nvrtc_version() +
+                         "\narch " + arch;
+  for (const auto& o : options) material += "\n" + o;
+  const std::string key = cache_key(material);
+
+  std::vector<std::string> nvrtc_options = options;
+  if (const std::string& include = detail::cuda_include_dir(); !include.empty())
+    nvrtc_options.push_back("-I" + include);
+
+  auto [entry, source_of_entry] = impl_->cache.get_or_compile(key, [&] {
+    detail::NvrtcOutput out =
+        detail::nvrtc_compile(source, tmpl.name() + ".cu", shared_headers(), nvrtc_options);
+    detail::CompiledKernel compiled;
+    compiled.ok = out.ok;
+    compiled.log = std::move(out.log);
+    if (out.ok) compiled.cubin = std::make_shared<const std::vector<char>>(std::move(out.cubin));
+    compiled.arch = arch;
+    compiled.options = nvrtc_options;
+    compiled.compile_ms = out.compile_ms;
+    return compiled;
+  });
+
+  BuildResult result;
+  result.ok = entry.ok;
+  result.log = entry.log;
+  result.cubin = entry.cubin;
+  result.arch = entry.arch;
+  result.key = key;
+  result.options = entry.options;
+  result.cache = source_of_entry == detail::CacheSource::memory ? BuildResult::Cache::memory
+                 : source_of_entry == detail::CacheSource::disk ? BuildResult::Cache::disk
+                                                                : BuildResult::Cache::miss;
+  result.compile_ms = result.cache == BuildResult::Cache::miss ? entry.compile_ms : 0;
+  if (entry.ok) {
+    auto report = detail::parse_ptxas_report(entry.log);
+    for (const auto& [name, resources] : report) result.kernels[name] = resources;
+    std::string first = first_planned_entry(tmpl, problem, config, device);
+    if (auto it = result.kernels.find(first); it != result.kernels.end())
+      result.resources = it->second;
+    else if (!report.empty())
+      result.resources = report.front().second;
+  }
+  return result;
+}
+
+std::future<BuildResult> Builder::submit(std::shared_ptr<const KernelTemplate> tmpl,
+                                         Problem problem, Config config, Device device) {
+  auto task = std::make_shared<std::packaged_task<BuildResult()>>(
+      [this, tmpl = std::move(tmpl), problem = std::move(problem), config = std::move(config),
+       device = std::move(device)] { return build(*tmpl, problem, config, device); });
+  std::future<BuildResult> result = task->get_future();
+  impl_->pool.post([task] { (*task)(); });
+  return result;
+}
+
+std::vector<BuildResult> Builder::build_all(std::shared_ptr<const KernelTemplate> tmpl,
+                                            const Problem& problem,
+                                            const std::vector<Config>& configs,
+                                            const Device& device) {
+  std::vector<std::future<BuildResult>> pending;
+  pending.reserve(configs.size());
+  for (const auto& config : configs) pending.push_back(submit(tmpl, problem, config, device));
+  std::vector<BuildResult> results;
+  results.reserve(configs.size());
+  for (auto& f : pending) results.push_back(f.get());
+  return results;
+}
+
+Builder::Stats Builder::stats() const {
+  detail::CacheStats s = impl_->cache.stats();
+  return Stats{s.compiles, s.memory_hits, s.disk_hits, s.failures};
+}
+
+void Builder::clear_memory_cache() { impl_->cache.clear_memory(); }
+
+std::string Builder::nvrtc_version() {
+  static const std::string version = detail::nvrtc_version_string();
+  return version;
+}
+
+std::string Builder::source_hash(const std::string& source) {
+  return detail::hex64(detail::fnv1a64(source));
+}
+
+}  // namespace ktune

@@ -1,0 +1,192 @@
+// Two-level cubin cache: memory map of shared futures (joins concurrent compiles of one key)
+// over an optional directory of <key>.cubin + <key>.json files written atomically.
+#include "cubin_cache.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "ktune/error.h"
+
+namespace ktune::detail {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kSidecarFormat = 1;  // bump when the sidecar layout changes
+
+/// Whole file as bytes, or nullopt when it cannot be read.
+std::optional<std::vector<char>> read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return std::nullopt;
+  return bytes;
+}
+
+/// Writes `bytes` to `path` through a unique temporary file and a rename, so readers see the
+/// old file, no file, or the whole new file. Returns false (and removes the temp) on failure.
+bool write_atomically(const fs::path& path, std::string_view bytes) {
+  static std::atomic<std::uint64_t> counter{0};
+  std::ostringstream tmp_name;
+  tmp_name << "." << path.filename().string() << "." << ::getpid() << "."
+           << std::hash<std::thread::id>{}(std::this_thread::get_id()) << "." << counter++
+           << ".tmp";
+  fs::path tmp = path.parent_path() / tmp_name.str();
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      return false;
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) fs::remove(tmp, ec);
+  return !ec;
+}
+
+}  // namespace
+
+std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t state) {
+  for (unsigned char c : bytes) {
+    state ^= c;
+    state *= 0x100000001b3ULL;
+  }
+  return state;
+}
+
+std::string hex64(std::uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+CubinCache::CubinCache(std::string directory) : directory_(std::move(directory)) {
+  if (directory_.empty()) return;
+  std::error_code ec;
+  fs::create_directories(directory_, ec);
+  if (ec || !fs::is_directory(directory_))
+    throw Error(ErrorCode::io_error, "cannot create the cubin cache directory '" + directory_ +
+                                         "': " + (ec ? ec.message() : "not a directory"));
+}
+
+std::string CubinCache::cubin_path(const std::string& key) const {
+  return (fs::path(directory_) / (key + ".cubin")).string();
+}
+
+std::string CubinCache::sidecar_path(const std::string& key) const {
+  return (fs::path(directory_) / (key + ".json")).string();
+}
+
+std::pair<CompiledKernel, CacheSource> CubinCache::get_or_compile(
+    const std::string& key, const std::function<CompiledKernel()>& compile) {
+  std::promise<CompiledKernel> promise;
+  std::unique_lock lock(mutex_);
+  if (auto it = memory_.find(key); it != memory_.end()) {
+    ++stats_.memory_hits;
+    std::shared_future<CompiledKernel> pending = it->second;
+    lock.unlock();  // wait for an in-flight compile without holding the lock
+    return {pending.get(), CacheSource::memory};
+  }
+  memory_.emplace(key, promise.get_future().share());
+  lock.unlock();
+  try {
+    if (!directory_.empty()) {
+      if (auto entry = load_from_disk(key)) {
+        {
+          std::lock_guard count_lock(mutex_);
+          ++stats_.disk_hits;
+        }
+        promise.set_value(*entry);
+        return {*entry, CacheSource::disk};
+      }
+    }
+    CompiledKernel entry = compile();
+    {
+      std::lock_guard count_lock(mutex_);
+      ++stats_.compiles;
+      if (!entry.ok) ++stats_.failures;
+    }
+    if (entry.ok && !directory_.empty()) store_to_disk(key, entry);
+    promise.set_value(entry);
+    return {entry, CacheSource::miss};
+  } catch (...) {
+    // Never leave waiters hanging: hand them the exception and forget the key.
+    promise.set_exception(std::current_exception());
+    std::lock_guard relock(mutex_);
+    memory_.erase(key);
+    throw;
+  }
+}
+
+CacheStats CubinCache::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+void CubinCache::clear_memory() {
+  std::lock_guard lock(mutex_);
+  memory_.clear();
+}
+
+std::optional<CompiledKernel> CubinCache::load_from_disk(const std::string& key) const {
+  auto sidecar = read_file(sidecar_path(key));
+  auto cubin = read_file(cubin_path(key));
+  if (!sidecar || !cubin) return std::nullopt;
+  try {
+    auto meta = nlohmann::json::parse(sidecar->begin(), sidecar->end());
+    if (meta.at("format").get<int>() != kSidecarFormat || meta.at("key").get<std::string>() != key)
+      return std::nullopt;
+    if (meta.at("cubin_bytes").get<std::size_t>() != cubin->size() || cubin->empty() ||
+        meta.at("cubin_fnv1a").get<std::string>() !=
+            hex64(fnv1a64(std::string_view(cubin->data(), cubin->size()))))
+      return std::nullopt;
+    CompiledKernel entry;
+    entry.ok = true;
+    entry.log = meta.at("log").get<std::string>();
+    entry.arch = meta.at("arch").get<std::string>();
+    entry.options = meta.at("options").get<std::vector<std::string>>();
+    entry.compile_ms = meta.at("compile_ms").get<double>();
+    entry.cubin = std::make_shared<const std::vector<char>>(std::move(*cubin));
+    return entry;
+  } catch (const std::exception& e) {
+    spdlog::debug("ignoring unreadable cubin cache entry {}: {}", sidecar_path(key), e.what());
+    return std::nullopt;
+  }
+}
+
+void CubinCache::store_to_disk(const std::string& key, const CompiledKernel& entry) const {
+  // Best effort: a cache that cannot be written costs a recompile later, never a failed build.
+  const std::vector<char>& cubin = *entry.cubin;
+  nlohmann::json meta = {
+      {"format", kSidecarFormat},
+      {"key", key},
+      {"arch", entry.arch},
+      {"options", entry.options},
+      {"log", entry.log},
+      {"compile_ms", entry.compile_ms},
+      {"cubin_bytes", cubin.size()},
+      {"cubin_fnv1a", hex64(fnv1a64(std::string_view(cubin.data(), cubin.size())))},
+  };
+  // The cubin goes first: a sidecar is only ever next to the cubin it describes (the checksum
+  // catches a concurrent writer's cubin of the same key, which is identical anyway).
+  bool ok = write_atomically(cubin_path(key), std::string_view(cubin.data(), cubin.size())) &&
+            write_atomically(sidecar_path(key),
+                             meta.dump(1, ' ', false, nlohmann::json::error_handler_t::replace));
+  if (!ok) spdlog::warn("could not write cubin cache entry {} in {}", key, directory_);
+}
+
+}  // namespace ktune::detail

@@ -1,0 +1,110 @@
+// CudaModule and DeviceMemory over the CUDA runtime (statically linked; the driver is loaded
+// by the runtime only when present).
+#include "cuda_module.h"
+
+#include <utility>
+
+#include "ktune/error.h"
+
+namespace ktune::detail {
+
+namespace {
+/// Dynamic shared memory a kernel may use without opting in.
+constexpr unsigned kDefaultDynamicSmem = 48 * 1024;
+}  // namespace
+
+std::string cuda_error_message(cudaError_t err, const std::string& what) {
+  return what + " failed: " + cudaGetErrorName(err) + ": " + cudaGetErrorString(err);
+}
+
+void check_cuda(cudaError_t err, const std::string& what) {
+  if (err != cudaSuccess) throw Error(ErrorCode::cuda_error, cuda_error_message(err, what));
+}
+
+CudaModule::CudaModule(const std::vector<char>& cubin) {
+  if (cubin.empty()) throw Error(ErrorCode::invalid_argument, "CudaModule: empty cubin");
+  check_cuda(cudaLibraryLoadData(&library_, cubin.data(), nullptr, nullptr, 0, nullptr,
+                                 nullptr, 0),
+             "cudaLibraryLoadData (" + std::to_string(cubin.size()) + "-byte cubin)");
+}
+
+CudaModule::~CudaModule() {
+  if (library_ != nullptr) cudaLibraryUnload(library_);
+}
+
+CudaModule::KernelInfo& CudaModule::info(const std::string& entry) {
+  auto it = kernels_.find(entry);
+  if (it != kernels_.end()) return it->second;
+  KernelInfo k;
+  check_cuda(cudaLibraryGetKernel(&k.handle, library_, entry.c_str()),
+             "cudaLibraryGetKernel(\"" + entry + "\")");
+  return kernels_.emplace(entry, k).first->second;
+}
+
+cudaKernel_t CudaModule::kernel(const std::string& entry) {
+  std::lock_guard lock(mutex_);
+  return info(entry).handle;
+}
+
+cudaFuncAttributes CudaModule::attributes(const std::string& entry) {
+  cudaFuncAttributes attrs{};
+  check_cuda(cudaFuncGetAttributes(&attrs, reinterpret_cast<const void*>(kernel(entry))),
+             "cudaFuncGetAttributes(\"" + entry + "\")");
+  return attrs;
+}
+
+CudaStatus CudaModule::launch(const std::string& entry, dim3 grid, dim3 block,
+                              unsigned dynamic_smem, void** args, cudaStream_t stream) {
+  const void* function = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    KernelInfo* k = nullptr;
+    try {
+      k = &info(entry);
+    } catch (const Error& e) {
+      return CudaStatus{cudaErrorSymbolNotFound, e.what()};
+    }
+    function = reinterpret_cast<const void*>(k->handle);
+    if (dynamic_smem > kDefaultDynamicSmem && dynamic_smem > k->smem_limit) {
+      cudaError_t err = cudaFuncSetAttribute(function, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(dynamic_smem));
+      if (err != cudaSuccess)
+        return CudaStatus{err, cuda_error_message(
+                                   err, "setting " + std::to_string(dynamic_smem) +
+                                            " bytes of dynamic shared memory for " + entry)};
+      k->smem_limit = dynamic_smem;
+    }
+  }
+  cudaError_t err = cudaLaunchKernel(function, grid, block, args, dynamic_smem, stream);
+  if (err == cudaSuccess) return {};
+  return CudaStatus{
+      err, cuda_error_message(err, "launch of " + entry + " (grid " + std::to_string(grid.x) +
+                                       "x" + std::to_string(grid.y) + "x" +
+                                       std::to_string(grid.z) + ", block " +
+                                       std::to_string(block.x) + "x" + std::to_string(block.y) +
+                                       "x" + std::to_string(block.z) + ", dynamic smem " +
+                                       std::to_string(dynamic_smem) + ")")};
+}
+
+DeviceMemory::DeviceMemory(std::size_t bytes) : bytes_(bytes) {
+  check_cuda(cudaMalloc(&ptr_, bytes == 0 ? 1 : bytes),
+             "cudaMalloc(" + std::to_string(bytes) + " bytes)");
+}
+
+DeviceMemory::~DeviceMemory() {
+  if (ptr_ != nullptr) cudaFree(ptr_);
+}
+
+DeviceMemory::DeviceMemory(DeviceMemory&& other) noexcept
+    : ptr_(std::exchange(other.ptr_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
+
+DeviceMemory& DeviceMemory::operator=(DeviceMemory&& other) noexcept {
+  if (this != &other) {
+    if (ptr_ != nullptr) cudaFree(ptr_);
+    ptr_ = std::exchange(other.ptr_, nullptr);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+}  // namespace ktune::detail

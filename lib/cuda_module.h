@@ -1,0 +1,82 @@
+// Internal: a compiled cubin loaded into the current CUDA context through the runtime's
+// library-management API (cudaLibraryLoadData / cudaLibraryGetKernel / cudaLaunchKernel), so
+// nothing links libcuda. Used by the runner, the dispatcher and the GPU tests.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace ktune::detail {
+
+/// Outcome of an asynchronous CUDA operation: cudaSuccess, or the error with a message that
+/// names the step and carries the runtime's error string.
+struct CudaStatus {
+  cudaError_t error = cudaSuccess;  ///< the runtime's code
+  std::string message;              ///< "" on success
+  /// True on success.
+  bool ok() const { return error == cudaSuccess; }
+};
+
+/// Throws Error(cuda_error) "<what> failed: <error name>: <error string>" unless `err` is
+/// cudaSuccess.
+void check_cuda(cudaError_t err, const std::string& what);
+/// "<what> failed: <error name>: <error string>".
+std::string cuda_error_message(cudaError_t err, const std::string& what);
+
+/// A loaded cubin and its kernels (by extern "C" name). Thread-safe; unloads on destruction.
+class CudaModule {
+ public:
+  /// Loads the cubin on the current device; throws Error(cuda_error) with the reason (e.g. no
+  /// kernel image for this device when the arch does not match).
+  explicit CudaModule(const std::vector<char>& cubin);
+  ~CudaModule();
+  CudaModule(const CudaModule&) = delete;
+  CudaModule& operator=(const CudaModule&) = delete;
+
+  /// The kernel handle of an entry; throws Error(cuda_error) naming a missing entry.
+  cudaKernel_t kernel(const std::string& entry);
+  /// Attributes (registers, static smem, max threads) of an entry on the current device.
+  cudaFuncAttributes attributes(const std::string& entry);
+  /// Launches an entry; raises the dynamic shared memory limit first when it exceeds the
+  /// default 48 KiB. Never throws for launch failures: they come back as a status.
+  CudaStatus launch(const std::string& entry, dim3 grid, dim3 block, unsigned dynamic_smem,
+                    void** args, cudaStream_t stream);
+
+ private:
+  struct KernelInfo {
+    cudaKernel_t handle = nullptr;
+    unsigned smem_limit = 48 * 1024;  // dynamic shared memory allowed so far
+  };
+  KernelInfo& info(const std::string& entry);  // caller holds mutex_
+
+  cudaLibrary_t library_ = nullptr;
+  std::mutex mutex_;
+  std::map<std::string, KernelInfo> kernels_;
+};
+
+/// Device memory owned by a scope (cudaMalloc / cudaFree).
+class DeviceMemory {
+ public:
+  /// Allocates `bytes` (at least 1) on the current device; throws Error(cuda_error).
+  explicit DeviceMemory(std::size_t bytes);
+  ~DeviceMemory();
+  DeviceMemory(DeviceMemory&& other) noexcept;
+  DeviceMemory& operator=(DeviceMemory&& other) noexcept;
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+  /// The allocation (256-byte aligned).
+  void* get() const { return ptr_; }
+  /// Its size in bytes.
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+}  // namespace ktune::detail

@@ -1,0 +1,150 @@
+// Device descriptions: read from the CUDA runtime (statically linked, so a machine without a
+// driver gets a clear "no CUDA device" answer instead of a failed start) or built by hand for
+// offline, compile-only targets.
+#include "ktune/device.h"
+
+#include <cuda_runtime_api.h>
+
+#include <map>
+#include <string>
+
+#include "ktune/error.h"
+
+namespace ktune {
+
+namespace {
+
+constexpr int kKiB = 1024;
+constexpr int kMiB = 1024 * 1024;
+
+/// Limits of a representative part of one GPU generation.
+Device offline_device(const std::string& name, int major, int minor, int sm_count,
+                      std::int64_t memory, int l2, int smem_optin, int smem_per_sm,
+                      int threads_per_sm) {
+  Device d;
+  d.name = name;
+  d.cc_major = major;
+  d.cc_minor = minor;
+  d.sm_count = sm_count;
+  d.global_memory = memory;
+  d.l2_bytes = l2;
+  d.smem_per_block = 48 * kKiB;
+  d.smem_per_block_optin = smem_optin;
+  d.smem_per_sm = smem_per_sm;
+  d.regs_per_block = 64 * kKiB;
+  d.max_threads_per_block = 1024;
+  d.max_threads_per_sm = threads_per_sm;
+  d.warp_size = 32;
+  return d;
+}
+
+/// "no CUDA device (<runtime message>)" for a failed runtime call.
+std::string no_device_message(cudaError_t err) {
+  return std::string("no CUDA device (") + cudaGetErrorString(err) + ")";
+}
+
+}  // namespace
+
+std::string Device::arch() const {
+  return "sm_" + std::to_string(cc_major) + std::to_string(cc_minor) + arch_suffix;
+}
+
+std::string Device::compute_capability() const {
+  return std::to_string(cc_major) + "." + std::to_string(cc_minor);
+}
+
+std::string Device::key() const {
+  return name + "|" + arch() + "|" + std::to_string(sm_count);
+}
+
+Device Device::h200() {
+  // GH100 with 132 SMs enabled, 50 MiB of L2 enabled (the die has 60 MB), 141 GB HBM3e as
+  // the runtime reports it (143771 MiB).
+  return offline_device("NVIDIA H200", 9, 0, 132, std::int64_t{143771} * kMiB, 50 * kMiB,
+                        227 * kKiB, 228 * kKiB, 2048);
+}
+
+Device Device::offline(const std::string& arch) {
+  // Representative parts: A100 SXM (sm_80), RTX 3090 (sm_86), L40S (sm_89), H100 SXM (sm_90).
+  constexpr std::int64_t kGiB = std::int64_t{1} << 30;
+  if (arch == "sm_80")
+    return offline_device("offline sm_80", 8, 0, 108, 80 * kGiB, 40 * kMiB, 163 * kKiB,
+                          164 * kKiB, 2048);
+  if (arch == "sm_86")
+    return offline_device("offline sm_86", 8, 6, 82, 24 * kGiB, 6 * kMiB, 99 * kKiB,
+                          100 * kKiB, 1536);
+  if (arch == "sm_89")
+    return offline_device("offline sm_89", 8, 9, 142, 48 * kGiB, 96 * kMiB, 99 * kKiB,
+                          100 * kKiB, 1536);
+  if (arch == "sm_90" || arch == "sm_90a") {
+    Device d = offline_device("offline " + arch, 9, 0, 132, 80 * kGiB, 50 * kMiB, 227 * kKiB,
+                              228 * kKiB, 2048);
+    if (arch == "sm_90a") d.arch_suffix = "a";
+    return d;
+  }
+  throw Error(ErrorCode::invalid_argument,
+              "unknown offline arch '" + arch +
+                  "' (expected one of sm_80, sm_86, sm_89, sm_90, sm_90a)");
+}
+
+std::optional<std::string> cuda_unavailable_reason() {
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky-free error so later calls start clean
+    return no_device_message(err);
+  }
+  if (count == 0) return std::string("no CUDA device (the driver reports 0 devices)");
+  return std::nullopt;
+}
+
+int cuda_device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+Device query_device(int ordinal) {
+  if (auto why = cuda_unavailable_reason())
+    throw Error(ErrorCode::no_device,
+                "cannot query CUDA device " + std::to_string(ordinal) + ": " + *why);
+  int count = cuda_device_count();
+  if (ordinal < 0 || ordinal >= count)
+    throw Error(ErrorCode::no_device, "CUDA device " + std::to_string(ordinal) +
+                                          " does not exist (" + std::to_string(count) +
+                                          " device(s) present)");
+  cudaDeviceProp prop{};
+  if (cudaError_t err = cudaGetDeviceProperties(&prop, ordinal); err != cudaSuccess)
+    throw Error(ErrorCode::cuda_error, "cudaGetDeviceProperties(" + std::to_string(ordinal) +
+                                           ") failed: " + cudaGetErrorString(err));
+  auto attribute = [ordinal](cudaDeviceAttr attr, int fallback) {
+    int value = 0;
+    return cudaDeviceGetAttribute(&value, attr, ordinal) == cudaSuccess ? value : fallback;
+  };
+  Device d;
+  d.name = prop.name;
+  d.cc_major = prop.major;
+  d.cc_minor = prop.minor;
+  d.sm_count = prop.multiProcessorCount;
+  d.global_memory = static_cast<std::int64_t>(prop.totalGlobalMem);
+  d.l2_bytes = prop.l2CacheSize;
+  d.smem_per_block = static_cast<int>(prop.sharedMemPerBlock);
+  d.smem_per_block_optin = attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                     static_cast<int>(prop.sharedMemPerBlockOptin));
+  d.smem_per_sm = attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor,
+                            static_cast<int>(prop.sharedMemPerMultiprocessor));
+  d.regs_per_block = prop.regsPerBlock;
+  d.max_threads_per_block = prop.maxThreadsPerBlock;
+  d.max_threads_per_sm = attribute(cudaDevAttrMaxThreadsPerMultiProcessor,
+                                   prop.maxThreadsPerMultiProcessor);
+  d.warp_size = prop.warpSize;
+  cudaDriverGetVersion(&d.driver_version);
+  cudaRuntimeGetVersion(&d.runtime_version);
+  d.ordinal = ordinal;
+  return d;
+}
+
+}  // namespace ktune

@@ -1,0 +1,39 @@
+// Thin wrapper over NVRTC: one source plus named in-memory headers and options to a cubin and
+// the compiler log. Never throws for compiler failures; locates the CUDA headers directory so
+// that <cuda_fp16.h> and <cuda_bf16.h> work in templates.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ktune::detail {
+
+/// One in-memory header given to NVRTC: include name (e.g. "common/vec.cuh") and text.
+struct NvrtcHeader {
+  std::string name;  ///< path used in #include "..."
+  std::string text;  ///< contents
+};
+
+/// Outcome of one NVRTC compile.
+struct NvrtcOutput {
+  bool ok = false;          ///< a cubin was produced
+  std::string log;          ///< compiler log (errors, warnings, ptxas -v report)
+  std::vector<char> cubin;  ///< the binary (ok only)
+  double compile_ms = 0;    ///< wall time of compile + cubin retrieval
+};
+
+/// Compiles `source` (named `program_name` in messages) to a cubin. Failures, including
+/// rejected options, come back as ok=false with the reason in the log.
+NvrtcOutput nvrtc_compile(const std::string& source, const std::string& program_name,
+                          const std::vector<NvrtcHeader>& headers,
+                          const std::vector<std::string>& options);
+
+/// NVRTC version as "13.0".
+std::string nvrtc_version_string();
+
+/// A directory holding cuda_fp16.h: the toolkit this library was built with, else
+/// $CUDA_HOME/include, $CUDA_PATH/include or /usr/local/cuda/include; "" when none exists.
+const std::string& cuda_include_dir();
+
+}  // namespace ktune::detail
