@@ -118,6 +118,10 @@ class Workload {
   virtual double bytes() const = 0;
   /// Floating-point operations (0 for pure data movement).
   virtual double flops() const { return 0; }
+  /// Estimated host work of reference() in scalar operations (e.g. M*N*K multiply-adds for a
+  /// GEMM); 0 = cheap. A runner may replace a reference this costly by the template's vendor
+  /// library on the GPU (KernelTemplate::vendor_reference) or verify on a smaller shape.
+  virtual double reference_cost() const { return 0; }
 };
 
 /// A tunable kernel family.
