@@ -58,9 +58,13 @@ class SearchSpace {
 
    private:
     friend class SearchSpace;
+    /// A constraint as declared: expression text, or a description with a predicate.
+    struct ConstraintSpec {
+      std::string text;     ///< expression text, or the predicate's description
+      Predicate predicate;  ///< empty for expressions
+    };
     std::vector<Param> params_;
-    std::vector<std::string> expressions_;
-    std::vector<std::pair<std::string, Predicate>> predicates_;
+    std::vector<ConstraintSpec> constraints_;  // in declaration order
   };
 
   SearchSpace();  ///< an empty space with one point (no parameters)
@@ -107,22 +111,29 @@ class SearchSpace {
 
   /// The config of all defaults (may be invalid; see valid()).
   Config default_config() const;
-  /// A uniformly random valid config. Throws Error(unsatisfiable) naming the constraints when
-  /// none is found after a bounded effort.
+  /// A random valid config: uniform by rejection sampling; when valid points are rare, uniform
+  /// over the listed valid points of spaces up to 2^20 points, else a randomized depth-first
+  /// search (not exactly uniform). Deterministic for the generator's state. Throws
+  /// Error(unsatisfiable) naming the constraints when none exists or none is found after a
+  /// bounded effort.
   Config random(std::mt19937_64& rng) const;
   /// Valid configs at distance one under the given neighbourhood, in a deterministic order.
   std::vector<Config> neighbours(const Config& config, Neighbourhood kind) const;
   /// Numeric features for models: per parameter, the value's position scaled to [0, 1].
   std::vector<double> encode(const Config& config) const;
 
-  /// Counts valid configs by enumeration; throws Error(invalid_argument) above `limit` points.
+  /// Counts valid configs by depth-first enumeration with constraint pruning. Parameters no
+  /// constraint mentions are counted, not enumerated (unless there are C++ predicates);
+  /// throws Error(invalid_argument) when more than `limit` points would need enumerating.
   std::uint64_t count_valid(Index limit = Index{1} << 32) const;
-  /// Calls `visit` for every valid config in index order (same limit as count_valid).
+  /// Calls `visit` for every valid config in index order; throws Error(invalid_argument)
+  /// when the Cartesian size exceeds `limit`.
   void for_each_valid(const std::function<void(Index, const Config&)>& visit,
                       Index limit = Index{1} << 32) const;
 
  private:
   struct Impl;
+  explicit SearchSpace(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<const Impl> impl_;
 };
 

@@ -1,0 +1,113 @@
+// Config: values of one point of a search space, with its text form, NVRTC defines, stable
+// FNV-1a hash and lookup by parameter name.
+#include "ktune/config.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "ktune/error.h"
+
+namespace ktune {
+namespace {
+
+constexpr std::uint64_t kFnvOffset = 14695981039346656037ull;
+constexpr std::uint64_t kFnvPrime = 1099511628211ull;
+
+void fnv_bytes(std::uint64_t& h, std::string_view bytes) {
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= kFnvPrime;
+  }
+}
+
+/// Decimal digits of a value without allocating.
+std::string_view digits(Value v, char (&buffer)[24]) {
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v);
+  (void)ec;
+  return {buffer, static_cast<std::size_t>(end - buffer)};
+}
+
+}  // namespace
+
+Config::Config(std::shared_ptr<const std::vector<std::string>> names, std::vector<Value> values)
+    : names_(std::move(names)), values_(std::move(values)) {
+  const std::size_t name_count = names_ ? names_->size() : 0;
+  if (name_count != values_.size()) {
+    throw Error(ErrorCode::invalid_argument,
+                "config has " + std::to_string(values_.size()) + " values for " +
+                    std::to_string(name_count) + " parameter names");
+  }
+}
+
+const std::vector<std::string>& Config::names() const {
+  static const std::vector<std::string> none;
+  return names_ ? *names_ : none;
+}
+
+Value Config::operator[](std::string_view name) const {
+  const auto& n = names();
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    if (n[i] == name) return values_[i];
+  }
+  std::string known;
+  for (std::size_t i = 0; i < n.size(); ++i) known += (i ? ", " : "") + n[i];
+  throw Error(ErrorCode::unknown_name, "config {" + str() + "} has no parameter '" +
+                                           std::string(name) + "' (parameters: " + known + ")");
+}
+
+Value Config::get_or(std::string_view name, Value fallback) const {
+  const auto& n = names();
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    if (n[i] == name) return values_[i];
+  }
+  return fallback;
+}
+
+bool Config::has(std::string_view name) const {
+  const auto& n = names();
+  return std::find(n.begin(), n.end(), name) != n.end();
+}
+
+std::string Config::str() const {
+  const auto& n = names();
+  std::string out;
+  char buffer[24];
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    if (i) out += ',';
+    out += n[i];
+    out += '=';
+    out += digits(values_[i], buffer);
+  }
+  return out;
+}
+
+std::vector<std::string> Config::defines() const {
+  const auto& n = names();
+  std::vector<std::string> out;
+  out.reserve(n.size());
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    out.push_back("-D" + n[i] + "=" + std::to_string(values_[i]));
+  }
+  return out;
+}
+
+std::uint64_t Config::hash() const {
+  // Same bytes as str(), hashed without building the string.
+  const auto& n = names();
+  std::uint64_t h = kFnvOffset;
+  char buffer[24];
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    if (i) fnv_bytes(h, ",");
+    fnv_bytes(h, n[i]);
+    fnv_bytes(h, "=");
+    fnv_bytes(h, digits(values_[i], buffer));
+  }
+  return h;
+}
+
+bool operator==(const Config& a, const Config& b) {
+  if (a.values_ != b.values_) return false;
+  return a.names_ == b.names_ || a.names() == b.names();
+}
+
+}  // namespace ktune

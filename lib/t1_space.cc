@@ -1,0 +1,148 @@
+// Loading a SearchSpace from the community T1 JSON format: ConfigurationSpace.TuningParameters
+// (Name, Values as a JSON array or as a string holding one, optional Default) and
+// ConfigurationSpace.Conditions[].Expression (Kernel Tuner restriction syntax). Errors name
+// the file and the field.
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "expression.h"
+#include "ktune/error.h"
+#include "ktune/space.h"
+
+namespace ktune {
+namespace {
+
+using Json = nlohmann::json;
+
+/// Reads T1 fields and reports errors as "<origin>: <field>: <what>".
+struct T1Reader {
+  const std::string& origin;
+
+  [[noreturn]] void fail(ErrorCode code, const std::string& field, const std::string& what) const {
+    throw Error(code, origin + ": " + field + ": " + what);
+  }
+
+  const Json& member(const Json& object, const std::string& field, const char* key) const {
+    if (!object.is_object()) fail(ErrorCode::parse_error, field, "expected a JSON object");
+    auto it = object.find(key);
+    if (it == object.end()) {
+      fail(ErrorCode::parse_error, field.empty() ? key : field + "." + key, "missing");
+    }
+    return *it;
+  }
+
+  Value integer(const Json& v, const std::string& field) const {
+    if (v.is_boolean()) return v.get<bool>() ? 1 : 0;
+    if (v.is_number_integer()) return v.get<Value>();
+    if (v.is_number_float()) {
+      const double d = v.get<double>();
+      if (d == static_cast<double>(static_cast<Value>(d))) return static_cast<Value>(d);
+    }
+    fail(ErrorCode::invalid_argument, field,
+         "value " + v.dump() + " is not an integer (ktune parameters are integers)");
+  }
+
+  std::vector<Value> values(const Json& v, const std::string& field) const {
+    Json list = v;
+    if (v.is_string()) {
+      try {
+        list = Json::parse(v.get<std::string>());
+      } catch (const Json::exception& e) {
+        fail(ErrorCode::parse_error, field, "\"" + v.get<std::string>() +
+                                                "\" is not a JSON list: " + e.what());
+      }
+    }
+    if (!list.is_array()) fail(ErrorCode::parse_error, field, "expected a list of values");
+    std::vector<Value> out;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      out.push_back(integer(list[i], field + "[" + std::to_string(i) + "]"));
+    }
+    return out;
+  }
+
+  /// Runs `step`, prefixing any ktune::Error it throws with the field.
+  template <class Step>
+  void with_field(const std::string& field, Step step) const {
+    try {
+      step();
+    } catch (const Error& e) {
+      fail(e.code(), field, e.what());
+    }
+  }
+};
+
+}  // namespace
+
+SearchSpace SearchSpace::from_t1_json(const std::string& json_text, const std::string& origin) {
+  T1Reader r{origin};
+  Json doc;
+  try {
+    doc = Json::parse(json_text);
+  } catch (const Json::exception& e) {
+    throw Error(ErrorCode::parse_error, origin + ": not valid JSON: " + e.what());
+  }
+  const std::string space_field = "ConfigurationSpace";
+  const Json& space = r.member(doc, "", "ConfigurationSpace");
+  const std::string params_field = space_field + ".TuningParameters";
+  const Json& params = r.member(space, space_field, "TuningParameters");
+  if (!params.is_array()) r.fail(ErrorCode::parse_error, params_field, "expected a list");
+
+  Builder builder;
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const std::string field = params_field + "[" + std::to_string(i) + "]";
+    const Json& p = params[i];
+    const Json& name = r.member(p, field, "Name");
+    if (!name.is_string()) r.fail(ErrorCode::parse_error, field + ".Name", "expected a string");
+    std::vector<Value> values = r.values(r.member(p, field, "Values"), field + ".Values");
+    std::optional<Value> default_value;
+    if (auto d = p.find("Default"); d != p.end() && !d->is_null()) {
+      default_value = r.integer(*d, field + ".Default");
+    }
+    r.with_field(field, [&] {
+      builder.param(name.get<std::string>(), std::move(values), default_value);
+    });
+    names.push_back(name.get<std::string>());
+  }
+
+  if (auto conditions = space.find("Conditions"); conditions != space.end()) {
+    const std::string conditions_field = space_field + ".Conditions";
+    if (!conditions->is_array()) r.fail(ErrorCode::parse_error, conditions_field, "expected a list");
+    for (std::size_t i = 0; i < conditions->size(); ++i) {
+      const std::string field = conditions_field + "[" + std::to_string(i) + "]";
+      const Json& c = (*conditions)[i];
+      const Json& expression = r.member(c, field, "Expression");
+      if (!expression.is_string()) {
+        r.fail(ErrorCode::parse_error, field + ".Expression", "expected a string");
+      }
+      const std::string text = expression.get<std::string>();
+      // Parse here too, so that an error names this field.
+      r.with_field(field + ".Expression", [&] { Expression::parse(text, names); });
+      if (auto listed = c.find("Parameters"); listed != c.end() && listed->is_array()) {
+        for (const Json& n : *listed) {
+          if (!n.is_string() || std::find(names.begin(), names.end(), n.get<std::string>()) ==
+                                    names.end()) {
+            r.fail(ErrorCode::unknown_name, field + ".Parameters",
+                   "names " + n.dump() + ", which is not a tuning parameter");
+          }
+        }
+      }
+      builder.constraint(text);
+    }
+  }
+  return builder.build();
+}
+
+SearchSpace SearchSpace::from_t1_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorCode::not_found, "T1 file '" + path + "' cannot be opened");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw Error(ErrorCode::io_error, "T1 file '" + path + "' cannot be read");
+  return from_t1_json(text.str(), path);
+}
+
+}  // namespace ktune

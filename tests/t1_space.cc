@@ -1,0 +1,161 @@
+// Tests of T1 JSON loading: the shared benchmark-hub spaces have exactly as many valid configs
+// as their Kernel Tuner cache files have entries, every cached config is valid, and malformed
+// definitions give errors that name the file and the field.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <zlib.h>
+
+#include <nlohmann/json.hpp>
+
+#include "ktune/error.h"
+#include "ktune/space.h"
+
+using namespace ktune;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Whole contents of a gzip file.
+std::string read_gzip(const fs::path& path) {
+  gzFile file = gzopen(path.c_str(), "rb");
+  REQUIRE(file != nullptr);
+  std::string out;
+  char buffer[1 << 16];
+  int n;
+  while ((n = gzread(file, buffer, sizeof buffer)) > 0) out.append(buffer, static_cast<std::size_t>(n));
+  const bool ok = n == 0;
+  gzclose(file);
+  REQUIRE(ok);
+  return out;
+}
+
+/// A T1 document with the given parameter and condition JSON fragments.
+std::string t1_text(const std::string& params, const std::string& conditions) {
+  return R"({"ConfigurationSpace": {"TuningParameters": [)" + params +
+         R"(], "Conditions": [)" + conditions + "]}}";
+}
+
+Error load_failure(const std::string& text) {
+  try {
+    SearchSpace::from_t1_json(text, "test.T1.json");
+  } catch (const Error& e) {
+    return e;
+  }
+  FAIL("T1 text loaded without error: " << text);
+  return Error(ErrorCode::internal, "unreachable");
+}
+
+}  // namespace
+
+TEST_CASE("t1: shared spaces count as many valid configs as their caches hold", "[t1][space]") {
+  const fs::path dir = KTUNE_DATASETS_DIR;
+  if (!fs::is_directory(dir)) {
+    WARN("SKIPPED: datasets folder " << dir << " is absent");
+    return;
+  }
+  int spaces = 0, caches = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string file = entry.path().filename().string();
+    const std::string suffix = ".T1.json";
+    if (file.size() <= suffix.size() || file.substr(file.size() - suffix.size()) != suffix) continue;
+    const std::string stem = file.substr(0, file.size() - suffix.size());
+    INFO("space " << file);
+    const SearchSpace space = SearchSpace::from_t1_file(entry.path().string());
+    ++spaces;
+    const std::uint64_t count = space.count_valid();
+    for (const auto& cache_entry : fs::directory_iterator(dir)) {
+      const std::string cache_file = cache_entry.path().filename().string();
+      if (cache_file.rfind(stem + "_", 0) != 0 || cache_file.find(".json.gz") == std::string::npos) {
+        continue;
+      }
+      INFO("cache " << cache_file);
+      const auto doc = nlohmann::json::parse(read_gzip(cache_entry.path()));
+      const auto& cache = doc.at("cache");
+      CHECK(count == cache.size());
+      std::vector<std::string> keys = doc.at("tune_params_keys").get<std::vector<std::string>>();
+      std::size_t invalid = 0;
+      for (const auto& [key, record] : cache.items()) {
+        std::map<std::string, Value> values;
+        for (const auto& k : keys) values[k] = record.at(k).get<Value>();
+        if (!space.valid(space.make(values))) ++invalid;
+      }
+      CHECK(invalid == 0);
+      ++caches;
+    }
+  }
+  CHECK(spaces >= 2);
+  CHECK(caches >= 5);
+}
+
+TEST_CASE("t1: values as a list, defaults and conditions", "[t1][space]") {
+  const auto space = SearchSpace::from_t1_json(
+      t1_text(R"({"Name": "x", "Type": "int", "Values": [1, 2, 4, 8], "Default": 4},
+                 {"Name": "y", "Type": "int", "Values": "[0, 1]"},
+                 {"Name": "z", "Type": "bool", "Values": [false, true]})",
+              R"({"Expression": "x * (y + 1) <= 8", "Parameters": ["x", "y"]},
+                 {"Expression": "z == 0 or x > 1"})"),
+      "inline");
+  CHECK(space.dims() == 3);
+  CHECK(space.default_config().str() == "x=4,y=0,z=0");
+  CHECK(space.params()[2].values == std::vector<Value>{0, 1});
+  CHECK(space.constraint_descriptions() ==
+        std::vector<std::string>{"x * (y + 1) <= 8", "z == 0 or x > 1"});
+  CHECK(space.count_valid() == 12);
+}
+
+TEST_CASE("t1: errors name the file and the field", "[t1][space]") {
+  auto has = [](const Error& e, const std::string& part) {
+    INFO(e.what());
+    CHECK_THAT(std::string(e.what()), Catch::Contains(part));
+  };
+  const Error json = load_failure("{ not json");
+  CHECK(json.code() == ErrorCode::parse_error);
+  has(json, "test.T1.json");
+
+  const Error missing = load_failure(R"({"ConfigurationSpace": {}})");
+  has(missing, "test.T1.json: ConfigurationSpace.TuningParameters: missing");
+
+  const Error expression = load_failure(
+      t1_text(R"({"Name": "x", "Values": "[1, 2]"})", R"({"Expression": "x >"})"));
+  CHECK(expression.code() == ErrorCode::parse_error);
+  has(expression, "ConfigurationSpace.Conditions[0].Expression");
+  has(expression, "column 4");
+
+  const Error unknown = load_failure(
+      t1_text(R"({"Name": "x", "Values": "[1, 2]"})", R"({"Expression": "y > 1"})"));
+  CHECK(unknown.code() == ErrorCode::unknown_name);
+  has(unknown, "Conditions[0].Expression");
+
+  const Error values = load_failure(t1_text(R"({"Name": "x", "Values": "[1, 2.5]"})", ""));
+  has(values, "ConfigurationSpace.TuningParameters[0].Values[1]");
+  has(values, "2.5");
+
+  const Error list = load_failure(t1_text(R"({"Name": "x", "Values": "[1, 2"})", ""));
+  has(list, "TuningParameters[0].Values");
+
+  const Error bad_default =
+      load_failure(t1_text(R"({"Name": "x", "Values": [1, 2], "Default": 3})", ""));
+  has(bad_default, "TuningParameters[0]");
+  has(bad_default, "default 3");
+
+  const Error duplicate =
+      load_failure(t1_text(R"({"Name": "x", "Values": [1]}, {"Name": "x", "Values": [2]})", ""));
+  has(duplicate, "TuningParameters[1]");
+
+  const Error listed = load_failure(t1_text(
+      R"({"Name": "x", "Values": [1]})", R"({"Expression": "x > 0", "Parameters": ["x", "w"]})"));
+  CHECK(listed.code() == ErrorCode::unknown_name);
+  has(listed, "Conditions[0].Parameters");
+
+  const Error file = [] {
+    try {
+      SearchSpace::from_t1_file("/nonexistent/space.T1.json");
+    } catch (const Error& e) {
+      return e;
+    }
+    return Error(ErrorCode::internal, "no error");
+  }();
+  CHECK(file.code() == ErrorCode::not_found);
+  has(file, "/nonexistent/space.T1.json");
+}
