@@ -5,6 +5,7 @@
 namespace ktune {
 
 void register_builtin_templates() {
+  register_template(make_copy_template());
 }
 
 }  // namespace ktune
