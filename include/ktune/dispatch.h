@@ -1,0 +1,104 @@
+// Dispatcher: the deploy-time call a program links against. It opens a tuning log (SQLite
+// database, read-only) or an exported JSON-lines file, picks the config to use for a
+// (template, problem, device) by documented rules, checks every value from the log against
+// the template's declared space before anything is compiled, compiles the chosen config once
+// (memory and disk cubin cache) and launches it. Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ktune/config.h"
+#include "ktune/device.h"
+#include "ktune/problem.h"
+
+struct CUstream_st;  // cudaStream_t is CUstream_st*
+
+namespace ktune {
+
+class KernelTemplate;
+
+/// Why a config was selected, in the order the rules are tried.
+enum class SelectionReason {
+  exact,           ///< the best ok record of this problem on this device
+  nearest_shape,   ///< the nearest tuned shape of the same template on this device
+  same_arch,       ///< a record from another device of the same compute capability (flagged)
+  default_config,  ///< nothing usable in the log: the template's default config
+};
+
+/// Stable name ("exact", "nearest_shape", "same_arch", "default_config").
+const char* to_string(SelectionReason reason);
+
+/// The outcome of select(): what to run and why.
+struct Selection {
+  Config config;                ///< validated against the space of the requested problem
+  SelectionReason reason = SelectionReason::default_config;  ///< which rule chose it
+  std::string explanation;      ///< one readable sentence naming the record used
+  std::string source_problem;   ///< problem key of the record used ("" for the default)
+  std::string source_device;    ///< device key of the record used ("" for the default)
+  double median_ms = 0;         ///< recorded median of that record (0 for the default)
+  double distance = 0;          ///< shape distance to the record's problem (0 when exact)
+  /// True when the config was tuned on another device (reason same_arch).
+  bool other_device() const { return reason == SelectionReason::same_arch; }
+};
+
+/// Dispatcher settings.
+struct DispatcherOptions {
+  /// On-disk cubin cache; "" = $KTUNE_CACHE_DIR, else $XDG_CACHE_HOME/ktune/cubins, else
+  /// $HOME/.cache/ktune/cubins. "none" disables the disk cache.
+  std::string cache_dir;
+  /// Use the nearest tuned shape when the exact problem was not tuned.
+  bool allow_nearest_shape = true;
+  /// Use records of other devices with the same compute capability.
+  bool allow_same_arch = true;
+  /// A record whose config is not in the template's space (unknown parameter, value outside
+  /// its domain, text where a number belongs) throws Error(invalid_argument) naming it when
+  /// true; when false it is skipped with a warning and listed by rejections().
+  bool strict = false;
+};
+
+/// Deploy-time selection and launch of tuned kernels.
+class Dispatcher {
+ public:
+  /// Opens a SQLite tuning log (read-only) or a ktune JSON-lines export (by content) and
+  /// indexes the best ok configs per (template, problem, device). Throws like TuningLog or
+  /// the JSON-lines reader.
+  explicit Dispatcher(const std::string& path, DispatcherOptions options = {});
+  ~Dispatcher();
+  Dispatcher(const Dispatcher&) = delete;
+  Dispatcher& operator=(const Dispatcher&) = delete;
+
+  /// The config for a problem on a device (rules in docs/deployment.md). Results are
+  /// memoized, so a repeated call is a hash lookup. Throws Error(unknown_name) for an
+  /// unregistered template, the template's error for an invalid problem, and
+  /// Error(unsupported) when no config of the space can implement the problem.
+  Selection select(const std::string& template_name, const Problem& problem,
+                   const Device& device) const;
+  /// Same, for a template object (registered or not).
+  Selection select(const KernelTemplate& tmpl, const Problem& problem, const Device& device) const;
+
+  /// Selects for the current CUDA device, compiles the config once (cached), and enqueues its
+  /// launch plan on `stream`. `buffers` are device pointers to the workload buffers of the
+  /// template for this problem, in order (KernelTemplate::workload(problem)->buffers());
+  /// scratch the plan needs is owned by the dispatcher. Throws Error(no_device),
+  /// Error(compile_error) with the NVRTC log, Error(cuda_error) for a failed launch, and
+  /// Error(invalid_argument) for a wrong number of buffers.
+  void launch(const std::string& template_name, const Problem& problem,
+              const std::vector<void*>& buffers, CUstream_st* stream = nullptr);
+
+  /// Records skipped because their config was not in the template's space, one message each
+  /// naming the record (strict = false).
+  std::vector<std::string> rejections() const;
+  /// Number of ok records indexed at open.
+  std::size_t indexed_records() const;
+  /// Compiles done by launch() (0 once everything is cached).
+  std::uint64_t compiles() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ktune

@@ -1,0 +1,445 @@
+// Dispatcher: index of the best ok configs of a tuning log, the selection rules (exact,
+// nearest shape, same compute capability, default), validation of logged configs against the
+// template's space, and compile-once launches (see include/ktune/dispatch.h and
+// docs/deployment.md).
+#include "ktune/dispatch.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <shared_mutex>
+#include <unordered_map>
+
+#include "cuda_module.h"
+#include "jsonl_format.h"
+#include "ktune/build.h"
+#include "ktune/error.h"
+#include "ktune/log.h"
+#include "ktune/template.h"
+#include "launch_plan_runner.h"
+#include "shape_distance.h"
+
+namespace ktune {
+
+const char* to_string(SelectionReason reason) {
+  switch (reason) {
+    case SelectionReason::exact: return "exact";
+    case SelectionReason::nearest_shape: return "nearest_shape";
+    case SelectionReason::same_arch: return "same_arch";
+    case SelectionReason::default_config: return "default_config";
+  }
+  return "default_config";
+}
+
+namespace {
+
+/// One distinct config of a task with its best recorded median.
+struct Candidate {
+  std::string config_text;
+  double median_ms = 0;
+  std::string record;  // names the record in messages
+};
+
+/// The ok records of one (template, problem, device), fastest first.
+struct Task {
+  std::string problem_key;
+  std::optional<Problem> problem;  // nullopt when the key does not parse
+  std::string device_key;
+  int cc_major = 0, cc_minor = 0;
+  std::vector<Candidate> candidates;
+};
+
+bool is_jsonl_file(const std::string& path) {
+  std::ifstream in(path);
+  std::string first;
+  std::getline(in, first);
+  return first.find("\"ktune-trials\"") != std::string::npos;
+}
+
+std::string default_cache_dir() {
+  if (const char* dir = std::getenv("KTUNE_CACHE_DIR"); dir && *dir) return dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/ktune/cubins";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.cache/ktune/cubins";
+  return "";
+}
+
+std::string record_name(const TrialRecord& r, const std::string& path, bool from_jsonl) {
+  std::string where = from_jsonl ? path + ":" + std::to_string(r.id)
+                                 : path + " record #" + std::to_string(r.id);
+  return where + " (template " + r.template_name + ", problem " + r.problem_key + ", device " +
+         r.device_key() + ", run " + r.run_id + ")";
+}
+
+/// A compiled, loaded and planned kernel for one (template, problem, device ordinal).
+struct Prepared {
+  Selection selection;
+  LaunchPlan plan;
+  std::shared_ptr<detail::CudaModule> module;
+  std::vector<std::size_t> buffer_bytes;       // of the caller's buffers
+  std::vector<detail::DeviceMemory> scratch;   // the plan's scratch buffers
+};
+
+}  // namespace
+
+struct Dispatcher::Impl {
+  std::string path;
+  DispatcherOptions options;
+  std::size_t indexed = 0;
+  std::unordered_map<std::string, std::vector<Task>> tasks_by_template;
+
+  mutable std::shared_mutex memo_mutex;
+  mutable std::unordered_map<std::string, Selection> memo;
+  mutable std::mutex rejection_mutex;
+  mutable std::vector<std::string> rejections;
+  mutable std::set<std::string> rejected_records;
+
+  mutable std::mutex prepare_mutex;  // serializes cold launches (compiles, module loads)
+  std::shared_mutex prepared_mutex;
+  std::unordered_map<std::string, std::shared_ptr<Prepared>> prepared;
+  std::unique_ptr<Builder> builder;
+  std::map<std::string, std::shared_ptr<detail::CudaModule>> modules;  // by cubin key
+  std::map<int, Device> devices;                                        // by ordinal
+  std::uint64_t compiles = 0;
+
+  void index(std::vector<TrialRecord>&& records, bool from_jsonl);
+  Selection compute(const KernelTemplate& tmpl, const Problem& problem, const Device& device) const;
+  std::optional<Config> try_task(const KernelTemplate& tmpl, const Task& task,
+                                 const Problem& problem, const Device& device,
+                                 const SearchSpace& space, const Candidate** used) const;
+  void reject(const std::string& record, const std::string& why) const;
+  Selection select(const KernelTemplate& tmpl, const Problem& problem, const Device& device) const;
+  std::shared_ptr<Prepared> prepare(const std::string& template_name, const Problem& problem,
+                                    int ordinal);
+};
+
+void Dispatcher::Impl::index(std::vector<TrialRecord>&& records, bool from_jsonl) {
+  std::unordered_map<std::string, std::size_t> slot;  // template|problem|device -> task
+  std::vector<std::pair<std::string, Task>> tasks;
+  for (auto& r : records) {
+    if (!r.trial.ok() || std::isnan(r.trial.median_ms)) continue;
+    ++indexed;
+    std::string key = r.template_name + '\x1f' + r.problem_key + '\x1f' + r.device_key();
+    auto [it, fresh] = slot.try_emplace(key, tasks.size());
+    if (fresh) {
+      Task t;
+      t.problem_key = r.problem_key;
+      try {
+        t.problem = Problem::from_key(r.problem_key);
+      } catch (const Error&) {
+        t.problem.reset();  // only usable for exact matches
+      }
+      t.device_key = r.device_key();
+      t.cc_major = r.device.cc_major;
+      t.cc_minor = r.device.cc_minor;
+      tasks.emplace_back(r.template_name, std::move(t));
+    }
+    tasks[it->second].second.candidates.push_back(
+        Candidate{r.config_text, r.trial.median_ms, record_name(r, path, from_jsonl)});
+  }
+  for (auto& [name, task] : tasks) {
+    auto& c = task.candidates;
+    std::stable_sort(c.begin(), c.end(),
+                     [](const Candidate& a, const Candidate& b) { return a.median_ms < b.median_ms; });
+    std::set<std::string> seen;  // keep the best measurement of each config
+    c.erase(std::remove_if(c.begin(), c.end(),
+                           [&](const Candidate& x) { return !seen.insert(x.config_text).second; }),
+            c.end());
+    tasks_by_template[name].push_back(std::move(task));
+  }
+}
+
+void Dispatcher::Impl::reject(const std::string& record, const std::string& why) const {
+  std::string message = record + ": rejected: " + why;
+  if (options.strict) throw Error(ErrorCode::invalid_argument, message);
+  std::lock_guard lock(rejection_mutex);
+  if (rejected_records.insert(message).second) {
+    rejections.push_back(message);
+    spdlog::warn("dispatch: {}", message);
+  }
+}
+
+// First candidate of a task that is in the template's space for the task's own problem (else
+// the record is hostile or stale and rejected), and valid and implementable for `problem`.
+std::optional<Config> Dispatcher::Impl::try_task(const KernelTemplate& tmpl, const Task& task,
+                                                 const Problem& problem, const Device& device,
+                                                 const SearchSpace& space,
+                                                 const Candidate** used) const {
+  const bool same_problem = task.problem_key == problem.key();
+  std::optional<SearchSpace> own_space;  // the space the record was tuned in
+  if (!same_problem) {
+    if (!task.problem) return std::nullopt;
+    try {
+      own_space = tmpl.space(*task.problem, device);
+    } catch (const Error& e) {
+      spdlog::debug("dispatch: skipping {} (not a problem of {}: {})", task.problem_key,
+                    tmpl.name(), e.what());
+      return std::nullopt;
+    }
+  }
+  for (const Candidate& c : task.candidates) {
+    std::map<std::string, Value> values;
+    try {
+      Config parsed = parse_config_text(c.config_text);
+      for (std::size_t i = 0; i < parsed.size(); ++i) values[parsed.names()[i]] = parsed.values()[i];
+      // Throws for an unknown or missing parameter or a value outside its domain.
+      (own_space ? *own_space : space).make(values);
+    } catch (const Error& e) {
+      reject(c.record, std::string("config '") + c.config_text + "' is not in the space of " +
+                           tmpl.name() + ": " + e.what());
+      continue;
+    }
+    Config config;
+    try {
+      config = space.make(values);  // in the requested problem's space (order and domains)
+    } catch (const Error& e) {
+      spdlog::debug("dispatch: {}: config '{}' not in the space of {}: {}", c.record,
+                    c.config_text, problem.key(), e.what());
+      continue;
+    }
+    std::string why;
+    if (!space.valid(config)) {
+      spdlog::debug("dispatch: {}: '{}' violates {}", c.record, c.config_text,
+                    space.violated(config).value_or("a constraint"));
+      continue;
+    }
+    if (!tmpl.can_implement(problem, config, &why)) {
+      spdlog::debug("dispatch: {}: '{}' cannot implement {}: {}", c.record, c.config_text,
+                    problem.key(), why);
+      continue;
+    }
+    *used = &c;
+    return config;
+  }
+  return std::nullopt;
+}
+
+Selection Dispatcher::Impl::compute(const KernelTemplate& tmpl, const Problem& problem,
+                                    const Device& device) const {
+  const SearchSpace space = tmpl.space(problem, device);
+  const std::string key = problem.key();
+  const std::string dk = device_key_of(device);
+  static const std::vector<Task> kNone;
+  auto found = tasks_by_template.find(tmpl.name());
+  const std::vector<Task>& tasks = found == tasks_by_template.end() ? kNone : found->second;
+
+  // Tasks of a device group ordered by shape distance (exact first), comparable ones only.
+  auto ordered = [&](auto&& same_group) {
+    std::vector<std::pair<double, const Task*>> out;
+    for (const Task& t : tasks) {
+      if (!same_group(t)) continue;
+      if (t.problem_key == key) {
+        out.emplace_back(0.0, &t);
+      } else if (t.problem) {
+        if (auto d = shape_distance(problem, *t.problem)) out.emplace_back(*d, &t);
+      }
+    }
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+      return a.first < b.first || (a.first == b.first && a.second->problem_key < b.second->problem_key);
+    });
+    return out;
+  };
+  auto attempt = [&](const std::vector<std::pair<double, const Task*>>& group, bool other_device)
+      -> std::optional<Selection> {
+    for (const auto& [distance, task] : group) {
+      const bool exact = task->problem_key == key;
+      if (!exact && !options.allow_nearest_shape) continue;
+      const Candidate* used = nullptr;
+      auto config = try_task(tmpl, *task, problem, device, space, &used);
+      if (!config) continue;
+      Selection s;
+      s.config = *config;
+      s.reason = other_device ? SelectionReason::same_arch
+                              : (exact ? SelectionReason::exact : SelectionReason::nearest_shape);
+      s.source_problem = task->problem_key;
+      s.source_device = task->device_key;
+      s.median_ms = used->median_ms;
+      s.distance = distance;
+      s.explanation = std::string(exact ? "best record of this problem" : "nearest tuned shape " +
+                                                                           task->problem_key) +
+                      (other_device ? " on another device of the same compute capability (" +
+                                          task->device_key + ")"
+                                    : "") +
+                      " (" + used->record + ", median " + std::to_string(used->median_ms) +
+                      " ms" + (exact ? "" : ", log2 distance " + std::to_string(distance)) + ")";
+      return s;
+    }
+    return std::nullopt;
+  };
+
+  if (auto s = attempt(ordered([&](const Task& t) { return t.device_key == dk; }), false)) return *s;
+  if (options.allow_same_arch) {
+    auto same_cc = [&](const Task& t) {
+      return t.device_key != dk && t.cc_major == device.cc_major && t.cc_minor == device.cc_minor;
+    };
+    if (auto s = attempt(ordered(same_cc), true)) return *s;
+  }
+
+  Selection s;
+  s.reason = SelectionReason::default_config;
+  std::string why;
+  Config fallback = space.default_config();
+  if (space.valid(fallback) && tmpl.can_implement(problem, fallback, &why)) {
+    s.config = fallback;
+    s.explanation = "no usable record: the template's default config";
+    return s;
+  }
+  // The default cannot run this problem: the first valid config of the space that can.
+  const Index limit = std::min<Index>(space.size(), Index{1} << 20);
+  for (Index i = 0; i < limit; ++i) {
+    Config c = space.at(i);
+    if (space.valid(c) && tmpl.can_implement(problem, c)) {
+      s.config = c;
+      s.explanation = "no usable record and the default config cannot implement the problem (" +
+                      why + "): the first valid config of the space";
+      return s;
+    }
+  }
+  throw Error(ErrorCode::unsupported, "template " + tmpl.name() + " has no config that can " +
+                                          "implement " + key + " on " + dk);
+}
+
+Selection Dispatcher::Impl::select(const KernelTemplate& tmpl, const Problem& problem,
+                                   const Device& device) const {
+  std::string key = tmpl.name() + '\x1f' + problem.key() + '\x1f' + device_key_of(device);
+  {
+    std::shared_lock lock(memo_mutex);
+    auto it = memo.find(key);
+    if (it != memo.end()) return it->second;
+  }
+  Selection s = compute(tmpl, problem, device);
+  spdlog::debug("dispatch: {} {} on {}: {} config {} ({})", tmpl.name(), problem.key(),
+                device_key_of(device), to_string(s.reason), s.config.str(), s.explanation);
+  std::unique_lock lock(memo_mutex);
+  memo.emplace(std::move(key), s);
+  return s;
+}
+
+std::shared_ptr<Prepared> Dispatcher::Impl::prepare(const std::string& template_name,
+                                                    const Problem& problem, int ordinal) {
+  auto devit = devices.find(ordinal);
+  if (devit == devices.end()) devit = devices.emplace(ordinal, query_device(ordinal)).first;
+  const Device& device = devit->second;
+  auto tmpl = find_template(template_name);
+  auto p = std::make_shared<Prepared>();
+  p->selection = select(*tmpl, problem, device);
+  if (!builder) {
+    BuilderOptions bo;
+    bo.threads = 1;
+    std::string dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
+    bo.cache_dir = dir == "none" ? "" : dir;
+    builder = std::make_unique<Builder>(bo);
+  }
+  BuildResult built = builder->build(*tmpl, problem, p->selection.config, device);
+  if (!built.ok) {
+    throw Error(ErrorCode::compile_error, "dispatch: compiling " + template_name + " config " +
+                                              p->selection.config.str() + " for " + problem.key() +
+                                              " failed:\n" + built.log);
+  }
+  if (built.cache == BuildResult::Cache::miss) ++compiles;
+  auto& module = modules[built.key];
+  if (!module) module = std::make_shared<detail::CudaModule>(*built.cubin);
+  p->module = module;
+  p->plan = tmpl->launch(problem, p->selection.config, device);
+  for (const auto& spec : tmpl->workload(problem)->buffers())
+    p->buffer_bytes.push_back(spec.elements * dtype_size(spec.dtype));
+  for (const auto& spec : p->plan.scratch)
+    p->scratch.emplace_back(spec.elements * dtype_size(spec.dtype) + spec.offset_bytes);
+  return p;
+}
+
+Dispatcher::Dispatcher(const std::string& path, DispatcherOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->path = path;
+  impl_->options = std::move(options);
+  std::ifstream probe(path);
+  if (!probe) throw Error(ErrorCode::not_found, "dispatch: tuning log '" + path + "' does not exist");
+  probe.close();
+  if (is_jsonl_file(path)) {
+    impl_->index(jsonl::read_file(path), true);
+  } else {
+    TuningLog log(path, LogMode::read_only);
+    LogFilter ok;
+    ok.status = Status::ok;
+    impl_->index(log.records(ok), false);
+  }
+  spdlog::debug("dispatch: indexed {} ok records of '{}'", impl_->indexed, path);
+}
+
+Dispatcher::~Dispatcher() = default;
+
+Selection Dispatcher::select(const std::string& template_name, const Problem& problem,
+                             const Device& device) const {
+  return impl_->select(*find_template(template_name), problem, device);
+}
+
+Selection Dispatcher::select(const KernelTemplate& tmpl, const Problem& problem,
+                             const Device& device) const {
+  return impl_->select(tmpl, problem, device);
+}
+
+void Dispatcher::launch(const std::string& template_name, const Problem& problem,
+                        const std::vector<void*>& buffers, CUstream_st* stream) {
+  int ordinal = -1;
+  if (cudaGetDevice(&ordinal) != cudaSuccess) {
+    throw Error(ErrorCode::no_device,
+                "dispatch: " + cuda_unavailable_reason().value_or("no current CUDA device"));
+  }
+  std::string key = template_name + '\x1f' + problem.key() + '\x1f' + std::to_string(ordinal);
+  std::shared_ptr<Prepared> p;
+  {
+    std::shared_lock lock(impl_->prepared_mutex);
+    auto it = impl_->prepared.find(key);
+    if (it != impl_->prepared.end()) p = it->second;
+  }
+  if (!p) {
+    std::lock_guard cold(impl_->prepare_mutex);
+    {
+      std::shared_lock lock(impl_->prepared_mutex);
+      auto it = impl_->prepared.find(key);
+      if (it != impl_->prepared.end()) p = it->second;
+    }
+    if (!p) {
+      p = impl_->prepare(template_name, problem, ordinal);
+      std::unique_lock lock(impl_->prepared_mutex);
+      impl_->prepared.emplace(key, p);
+    }
+  }
+  if (buffers.size() != p->buffer_bytes.size()) {
+    throw Error(ErrorCode::invalid_argument,
+                "dispatch: " + template_name + " " + problem.key() + " takes " +
+                    std::to_string(p->buffer_bytes.size()) + " buffers, got " +
+                    std::to_string(buffers.size()));
+  }
+  std::vector<detail::DeviceBuffer> all;
+  all.reserve(buffers.size() + p->scratch.size());
+  for (std::size_t i = 0; i < buffers.size(); ++i) all.push_back({buffers[i], p->buffer_bytes[i]});
+  for (std::size_t i = 0; i < p->scratch.size(); ++i) {
+    auto* base = static_cast<char*>(p->scratch[i].get());
+    all.push_back({base + p->plan.scratch[i].offset_bytes,
+                   p->scratch[i].bytes() - p->plan.scratch[i].offset_bytes});
+  }
+  auto status = detail::run_launch_plan(*p->module, p->plan, all, stream);
+  if (!status.ok()) throw Error(ErrorCode::cuda_error, "dispatch: " + status.message);
+}
+
+std::vector<std::string> Dispatcher::rejections() const {
+  std::lock_guard lock(impl_->rejection_mutex);
+  return impl_->rejections;
+}
+
+std::size_t Dispatcher::indexed_records() const { return impl_->indexed; }
+
+std::uint64_t Dispatcher::compiles() const {
+  std::lock_guard lock(impl_->prepare_mutex);
+  return impl_->compiles;
+}
+
+}  // namespace ktune

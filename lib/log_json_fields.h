@@ -1,0 +1,65 @@
+// Typed, checked access to fields of parsed JSON input (JSON lines, T4, Kernel Tuner caches):
+// every failure names the origin ("file:line") and the field that is missing or mistyped.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "ktune/error.h"
+
+namespace ktune::json_fields {
+
+/// Throws Error(parse_error) "<where>: field '<field>': <what>".
+[[noreturn]] inline void fail(const std::string& where, const std::string& field,
+                              const std::string& what) {
+  throw Error(ErrorCode::parse_error, where + ": field '" + field + "': " + what);
+}
+
+/// The member `field` (Json is nlohmann::json or ordered_json) of object `j`; throws when absent (or `j` is not an object).
+template <class Json>
+const Json& member(const Json& j, const std::string& field,
+                                    const std::string& where) {
+  if (!j.is_object()) fail(where, field, "the enclosing value is not an object");
+  auto it = j.find(field);
+  if (it == j.end()) fail(where, field, "missing");
+  return *it;
+}
+
+/// A string member.
+template <class Json>
+std::string text(const Json& j, const std::string& field,
+                        const std::string& where) {
+  const auto& v = member(j, field, where);
+  if (!v.is_string()) fail(where, field, "expected a string, got " + v.dump());
+  return v.template get<std::string>();
+}
+
+/// An integer member (JSON integers only; 1.5 or "1" are rejected).
+template <class Json>
+std::int64_t integer(const Json& j, const std::string& field,
+                            const std::string& where) {
+  const auto& v = member(j, field, where);
+  if (!v.is_number_integer()) fail(where, field, "expected an integer, got " + v.dump());
+  return v.template get<std::int64_t>();
+}
+
+/// A number or null (null reads as NaN, the way NaN is written).
+template <class Json>
+double number_value(const Json& v, const std::string& field,
+                           const std::string& where) {
+  if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();
+  if (!v.is_number()) fail(where, field, "expected a number, got " + v.dump());
+  return v.template get<double>();
+}
+
+/// A number member (null = NaN).
+template <class Json>
+double number(const Json& j, const std::string& field, const std::string& where) {
+  return number_value(member(j, field, where), field, where);
+}
+
+}  // namespace ktune::json_fields

@@ -1,0 +1,221 @@
+// Export to and import from the T4 results format (see t4_format.h).
+#include "t4_format.h"
+
+#include <cstdio>
+#include <ctime>
+#include <istream>
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "jsonl_format.h"
+#include "ktune/error.h"
+#include "log_json_fields.h"
+
+namespace ktune::t4 {
+
+namespace jf = json_fields;
+using nlohmann::ordered_json;
+
+const char* invalidity_of(Status status) {
+  switch (status) {
+    case Status::ok: return "correct";
+    case Status::invalid: return "constraints";
+    case Status::compile_error: return "compile";
+    case Status::launch_error:
+    case Status::runtime_error: return "runtime";
+    case Status::timeout: return "timeout";
+    case Status::wrong_result: return "correctness";
+  }
+  return "runtime";
+}
+
+std::string iso_timestamp(std::int64_t unix_us) {
+  std::time_t seconds = static_cast<std::time_t>(unix_us / 1000000);
+  long micros = static_cast<long>(unix_us % 1000000);
+  if (micros < 0) {
+    micros += 1000000;
+    --seconds;
+  }
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06ld+00:00", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, micros);
+  return buf;
+}
+
+std::int64_t parse_timestamp(const std::string& text) {
+  int year, mon, day, hour, min, sec, used = 0;
+  char sep;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2d%c%2d:%2d:%2d%n", &year, &mon, &day, &sep, &hour, &min,
+                  &sec, &used) != 7 ||
+      (sep != 'T' && sep != ' ')) {
+    throw Error(ErrorCode::parse_error, "timestamp '" + text + "' is not ISO 8601");
+  }
+  std::size_t pos = static_cast<std::size_t>(used);
+  std::int64_t micros = 0;
+  if (pos < text.size() && text[pos] == '.') {
+    int digits = 0;
+    for (++pos; pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos])); ++pos) {
+      if (digits++ < 6) micros = micros * 10 + (text[pos] - '0');
+    }
+    for (; digits < 6; ++digits) micros *= 10;
+  }
+  std::int64_t offset_s = 0;
+  if (pos < text.size() && (text[pos] == '+' || text[pos] == '-')) {
+    int oh = 0, om = 0;
+    if (std::sscanf(text.c_str() + pos + 1, "%2d:%2d", &oh, &om) != 2) {
+      throw Error(ErrorCode::parse_error, "timestamp '" + text + "': bad UTC offset");
+    }
+    offset_s = (text[pos] == '+' ? 1 : -1) * (oh * 3600 + om * 60);
+  } else if (pos < text.size() && text[pos] != 'Z') {
+    throw Error(ErrorCode::parse_error, "timestamp '" + text + "': unexpected '" +
+                                            text.substr(pos) + "'");
+  }
+  std::tm utc{};
+  utc.tm_year = year - 1900;
+  utc.tm_mon = mon - 1;
+  utc.tm_mday = day;
+  utc.tm_hour = hour;
+  utc.tm_min = min;
+  utc.tm_sec = sec;
+  std::int64_t seconds = static_cast<std::int64_t>(timegm(&utc)) - offset_s;
+  return seconds * 1000000 + micros;
+}
+
+void write(std::ostream& out, const std::vector<TrialRecord>& records) {
+  ordered_json results = ordered_json::array();
+  for (const auto& r : records) {
+    const Trial& t = r.trial;
+    ordered_json configuration = ordered_json::object();
+    for (std::size_t i = 0; i < t.config.size(); ++i)
+      configuration[t.config.names()[i]] = t.config.values()[i];
+    ordered_json measurements = ordered_json::array();
+    auto measure = [&](const char* name, const ordered_json& value, const char* unit) {
+      measurements.push_back({{"name", name}, {"value", value}, {"unit", unit}});
+    };
+    if (t.ok()) measure("time", t.median_ms, "ms");
+    if (t.error_norm >= 0) measure("error_norm", t.error_norm, "");
+    if (t.resources.registers >= 0) measure("registers", t.resources.registers, "");
+    ordered_json result;
+    result["timestamp"] = iso_timestamp(t.timestamp_us);
+    result["configuration"] = configuration;
+    result["objectives"] = {"time"};
+    result["times"] = {{"compilation_time", t.compile_ms}, {"runtimes", t.times_ms}};
+    result["invalidity"] = invalidity_of(t.status);
+    result["correctness"] = t.status == Status::wrong_result ? 0 : 1;
+    result["measurements"] = measurements;
+    result["ktune"] = ordered_json::parse(jsonl::to_json(r).dump());
+    results.push_back(std::move(result));
+  }
+  ordered_json doc;
+  doc["schema_version"] = kSchemaVersion;
+  doc["results"] = std::move(results);
+  out << doc.dump(1, ' ', false, ordered_json::error_handler_t::replace) << '\n';
+}
+
+namespace {
+
+Status status_of(const std::string& invalidity, double correctness, const std::string& where) {
+  if (invalidity == "correct") return correctness == 0 ? Status::wrong_result : Status::ok;
+  if (invalidity == "compile") return Status::compile_error;
+  if (invalidity == "runtime") return Status::runtime_error;
+  if (invalidity == "timeout") return Status::timeout;
+  if (invalidity == "correctness") return Status::wrong_result;
+  if (invalidity == "constraints") return Status::invalid;
+  jf::fail(where, "invalidity", "unknown value '" + invalidity + "'");
+}
+
+TrialRecord from_result(const ordered_json& j, const std::string& where,
+                        const ImportOptions& context, const std::string& run_id) {
+  if (j.contains("ktune")) {
+    return jsonl::from_json(nlohmann::json::parse(j["ktune"].dump()), where + " (ktune)");
+  }
+  TrialRecord r;
+  r.template_name = context.template_name;
+  r.problem_key = context.problem_key;
+  if (r.template_name.empty() || r.problem_key.empty()) {
+    throw Error(ErrorCode::invalid_argument,
+                where + ": a T4 result without a \"ktune\" object needs the template and the "
+                        "problem from the import options");
+  }
+  if (context.device) r.device = *context.device;
+  r.run_id = run_id;
+  r.ktune_version = "t4";
+  Trial& t = r.trial;
+  const auto& configuration = jf::member(j, "configuration", where);
+  if (!configuration.is_object()) jf::fail(where, "configuration", "expected an object");
+  std::string text;
+  for (auto it = configuration.begin(); it != configuration.end(); ++it) {
+    if (!it->is_number_integer()) {
+      jf::fail(where, "configuration." + it.key(), "expected an integer, got " + it->dump());
+    }
+    if (!text.empty()) text += ",";
+    text += it.key() + "=" + std::to_string(it->get<Value>());
+  }
+  r.config_text = text;
+  try {
+    t.config = parse_config_text(text);
+  } catch (const Error& e) {
+    jf::fail(where, "configuration", e.what());
+  }
+  double correctness = jf::number(j, "correctness", where);
+  t.status = status_of(jf::text(j, "invalidity", where), correctness, where);
+  const auto& times = jf::member(j, "times", where);
+  if (times.contains("runtimes")) {
+    const auto& runtimes = times["runtimes"];
+    if (!runtimes.is_array()) jf::fail(where, "times.runtimes", "expected an array");
+    for (const auto& v : runtimes) t.times_ms.push_back(jf::number_value(v, "times.runtimes", where));
+  }
+  if (times.contains("compilation_time")) {
+    t.compile_ms = jf::number(times, "compilation_time", where);
+  }
+  summarize_times(t);
+  if (j.contains("measurements")) {
+    const auto& ms = j["measurements"];
+    if (!ms.is_array()) jf::fail(where, "measurements", "expected an array");
+    for (const auto& m : ms) {
+      std::string name = jf::text(m, "name", where);
+      const auto& value = jf::member(m, "value", where);
+      if (name == "time" && t.times_ms.empty() && value.is_number()) t.median_ms = value.get<double>();
+      if (name == "error_norm" && value.is_number()) t.error_norm = value.get<double>();
+    }
+  }
+  if (j.contains("timestamp")) {
+    try {
+      t.timestamp_us = parse_timestamp(jf::text(j, "timestamp", where));
+    } catch (const Error& e) {
+      jf::fail(where, "timestamp", e.what());
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+std::vector<TrialRecord> read(std::istream& in, const std::string& origin,
+                              const ImportOptions& context) {
+  ordered_json doc;
+  try {
+    doc = ordered_json::parse(in);
+  } catch (const ordered_json::parse_error& e) {
+    throw Error(ErrorCode::parse_error, origin + ": not valid JSON: " + e.what());
+  }
+  std::string version = jf::text(doc, "schema_version", origin);
+  if (version.substr(0, 2) != "1.") {
+    jf::fail(origin, "schema_version", "T4 version " + version + " is not supported (reads 1.x)");
+  }
+  const auto& results = jf::member(doc, "results", origin);
+  if (!results.is_array()) jf::fail(origin, "results", "expected an array");
+  std::string run_id = context.run_id.empty() ? new_run_id() : context.run_id;
+  std::vector<TrialRecord> out;
+  out.reserve(results.size());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    out.push_back(from_result(results[i], origin + ": results[" + std::to_string(i) + "]",
+                              context, run_id));
+  }
+  return out;
+}
+
+}  // namespace ktune::t4

@@ -1,0 +1,37 @@
+// The T4 results format of the autotuning community (schema 1.0.0, as written by Kernel Tuner
+// and read by autotuning_methodology): {"schema_version": "1.0.0", "results": [ {timestamp,
+// configuration, objectives, times {compilation_time, runtimes}, invalidity, correctness,
+// measurements [{name, value, unit}]} ]}. ktune adds a "ktune" object to each result holding
+// the full record, so ktune -> T4 -> ktune is lossless; foreign T4 files need the template,
+// problem and device from ImportOptions.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "ktune/log.h"
+
+namespace ktune::t4 {
+
+/// The T4 schema version written and read.
+inline constexpr const char* kSchemaVersion = "1.0.0";
+
+/// T4 "invalidity" of a status: correct, compile, runtime, timeout, correctness, constraints.
+const char* invalidity_of(Status status);
+
+/// Writes records as one T4 results document.
+void write(std::ostream& out, const std::vector<TrialRecord>& records);
+/// Reads a T4 results document; `context` supplies what T4 does not carry (template, problem,
+/// device, run id) for results without a "ktune" object. Errors name origin, result, field.
+std::vector<TrialRecord> read(std::istream& in, const std::string& origin,
+                              const ImportOptions& context);
+
+/// "2024-01-02T03:04:05.123456+00:00" for Unix microseconds (UTC).
+std::string iso_timestamp(std::int64_t unix_us);
+/// Parses ISO 8601 / Kernel Tuner timestamps ("2023-12-22 09:53:48.691683+00:00", 'T' or
+/// space, optional fraction, 'Z' or +hh:mm offset) to Unix microseconds; throws parse_error.
+std::int64_t parse_timestamp(const std::string& text);
+
+}  // namespace ktune::t4
