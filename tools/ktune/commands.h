@@ -15,3 +15,12 @@ void add_compile_command(CLI::App& app);
 
 /// `ktune replay`, `ktune export`, ... are declared below by their authors (global namespace
 /// or ktune::cli, as written).
+
+namespace ktune::cli {
+
+/// `ktune export`: writes tuning-log records as JSON lines or T4 results.
+void add_export_command(CLI::App& app);
+/// `ktune import`: adds JSON lines, T4 results or a Kernel Tuner cache to a tuning log.
+void add_import_command(CLI::App& app);
+
+}  // namespace ktune::cli

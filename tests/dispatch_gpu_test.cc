@@ -1,0 +1,147 @@
+// End-to-end dispatch on a GPU: this process measures a few configs of the "copy" template for
+// two shapes into a tuning log; a separate process (this test binary re-invoked) opens the log
+// with a Dispatcher, selects for a third shape (nearest tuned shape), compiles, launches and
+// checks the output, and a restarted dispatcher finds the cubin in the disk cache.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+
+#include <catch2/catch.hpp>
+
+#include "cuda_module.h"
+#include "gpu_guard.h"
+#include "ktune/build.h"
+#include "ktune/dispatch.h"
+#include "ktune/error.h"
+#include "ktune/template.h"
+#include "launch_plan_runner.h"
+#include "log_fixtures.h"
+
+using namespace ktune;
+
+namespace {
+
+constexpr const char* kChildDbVariable = "KTUNE_DISPATCH_CHILD_DB";
+constexpr const char* kChildCacheVariable = "KTUNE_DISPATCH_CHILD_CACHE";
+
+// Times one config of `copy` on `problem` with CUDA events (3 warm-ups, 10 samples).
+Trial measure_copy(Builder& builder, const KernelTemplate& copy, const Problem& problem,
+                   const Config& config, const Device& device, void* x, void* y) {
+  Trial t;
+  t.config = config;
+  auto built = builder.build(copy, problem, config, device);
+  REQUIRE(built.ok);
+  detail::CudaModule module(*built.cubin);
+  auto plan = copy.launch(problem, config, device);
+  const std::size_t bytes = static_cast<std::size_t>(problem.dim("N")) * sizeof(float);
+  std::vector<detail::DeviceBuffer> buffers = {{x, bytes}, {y, bytes}};
+  cudaEvent_t start, stop;
+  detail::check_cuda(cudaEventCreate(&start), "cudaEventCreate");
+  detail::check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
+  for (int i = 0; i < 13; ++i) {
+    detail::check_cuda(cudaEventRecord(start, nullptr), "cudaEventRecord");
+    REQUIRE(detail::run_launch_plan(module, plan, buffers, nullptr).ok());
+    detail::check_cuda(cudaEventRecord(stop, nullptr), "cudaEventRecord");
+    detail::check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms = 0;
+    detail::check_cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    if (i >= 3) t.times_ms.push_back(ms);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  t.status = Status::ok;
+  t.compile_ms = built.compile_ms;
+  t.resources = built.resources;
+  summarize_times(t);
+  t.timestamp_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("A separate process dispatches a third copy shape from a tuned log", "[gpu][dispatch]") {
+  KTUNE_REQUIRE_GPU();
+  test::TempDir dir;
+  const std::string db = dir.file("copy.db");
+  const Device device = query_device(0);
+  auto copy = find_template("copy");
+  {
+    TuningLog log(db);
+    Builder builder;
+    const std::string run = new_run_id();
+    for (const char* shape : {"1048576", "16777216"}) {
+      Problem problem = make_problem(*copy, shape, {{"dtype", "f32"}});
+      const std::size_t bytes = static_cast<std::size_t>(problem.dim("N")) * sizeof(float);
+      detail::DeviceMemory x(bytes), y(bytes);
+      SearchSpace space = copy->space(problem, device);
+      for (Value vec : {1, 4}) {
+        for (Value threads : {128, 256}) {
+          Config c = space.make({{"VEC", vec}, {"THREADS", threads}, {"ITEMS", 1}, {"GRID_STRIDE", 0}});
+          Trial t = measure_copy(builder, *copy, problem, c, device, x.get(), y.get());
+          log.append(TrialRecord::make(*copy, problem, device, t, run));
+        }
+      }
+    }
+    REQUIRE(log.count() == 8);
+  }
+
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {  // exec right away: CUDA state must not cross a fork
+    setenv(kChildDbVariable, db.c_str(), 1);
+    setenv(kChildCacheVariable, dir.file("cubins").c_str(), 1);
+    execl("/proc/self/exe", "ktune_tests", "dispatch child: copy from a tuned log", nullptr);
+    _exit(127);
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+}
+
+// Runs only when re-invoked by the test above (hidden tag [.]).
+TEST_CASE("dispatch child: copy from a tuned log", "[.][dispatch_child]") {
+  const char* db = std::getenv(kChildDbVariable);
+  const char* cache = std::getenv(kChildCacheVariable);
+  REQUIRE(db != nullptr);
+  REQUIRE(cache != nullptr);
+  const Device device = query_device(0);
+  auto copy = find_template("copy");
+  Problem third = make_problem(*copy, "3000000", {{"dtype", "f32"}});
+  const std::size_t n = 3000000, bytes = n * sizeof(float);
+
+  std::vector<float> host_x(n), host_y(n, 0.0f);
+  for (std::size_t i = 0; i < n; ++i) host_x[i] = 0.5f + static_cast<float>(i % 1000) / 250.0f;
+  detail::DeviceMemory x(bytes), y(bytes);
+  detail::check_cuda(cudaMemcpy(x.get(), host_x.data(), bytes, cudaMemcpyHostToDevice), "copy x");
+  detail::check_cuda(cudaMemset(y.get(), 0xff, bytes), "poison y");
+
+  DispatcherOptions options;
+  options.cache_dir = cache;
+  {
+    Dispatcher dispatcher(db, options);
+    Selection s = dispatcher.select("copy", third, device);
+    CHECK(s.reason == SelectionReason::nearest_shape);
+    CHECK(s.source_problem == make_problem(*copy, "1048576", {{"dtype", "f32"}}).key());
+    dispatcher.launch("copy", third, {x.get(), y.get()});
+    dispatcher.launch("copy", third, {x.get(), y.get()});
+    detail::check_cuda(cudaDeviceSynchronize(), "synchronize");
+    CHECK(dispatcher.compiles() == 1);  // compiled once, launched twice
+  }
+  detail::check_cuda(cudaMemcpy(host_y.data(), y.get(), bytes, cudaMemcpyDeviceToHost), "copy y");
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (host_y[i] != static_cast<float>(-1.75 * static_cast<double>(host_x[i]))) ++wrong;
+  CHECK(wrong == 0);
+
+  Dispatcher restarted(db, options);  // a restarted program: the cubin comes from disk
+  restarted.launch("copy", third, {x.get(), y.get()});
+  detail::check_cuda(cudaDeviceSynchronize(), "synchronize");
+  CHECK(restarted.compiles() == 0);
+  CHECK_THROWS_AS(restarted.launch("copy", third, {x.get()}), Error);
+}

@@ -1,0 +1,237 @@
+// Dispatcher selection rules on a machine without a GPU: exact record, nearest tuned shape
+// (log2 distance, attributes must match, can_implement respected), another device of the same
+// compute capability (flagged), the default, and hostile logs whose configs are not in the
+// template's space.
+#include <fstream>
+
+#include <catch2/catch.hpp>
+
+#include "ktune/dispatch.h"
+#include "ktune/error.h"
+#include "ktune/template.h"
+#include "log_fixtures.h"
+#include "shape_distance.h"
+
+using namespace ktune;
+
+namespace {
+
+/// A tiling template: tiles BM x BN must divide M x N.
+class TileTemplate final : public KernelTemplate {
+ public:
+  std::string name() const override { return "dispatch_tile_test"; }
+  std::string op() const override { return "tile"; }
+  std::string description() const override { return "dispatcher test template"; }
+  const std::string& source() const override {
+    static const std::string text = "extern \"C\" __global__ void tile() {}";
+    return text;
+  }
+  std::vector<std::string> dim_names() const override { return {"M", "N"}; }
+  std::map<std::string, std::vector<std::string>> attr_domains() const override {
+    return {{"dtype", {"f32", "f16"}}};
+  }
+  Problem example_problem() const override { return problem(1024, 1024); }
+  void check_problem(const Problem&) const override {}
+  SearchSpace space(const Problem&, const Device&) const override {
+    return SearchSpace::Builder()
+        .param("BM", {16, 32, 64, 128}, 16)
+        .param("BN", {16, 32, 64}, 16)
+        .param("SPLIT", {1, 2, 4}, 1)
+        .constraint("BM * BN <= 4096")
+        .build();
+  }
+  bool can_implement(const Problem& p, const Config& c, std::string* why) const override {
+    bool ok = p.dim("M") % c["BM"] == 0 && p.dim("N") % c["BN"] == 0;
+    if (!ok && why) *why = "tiles do not divide the shape";
+    return ok;
+  }
+  LaunchPlan launch(const Problem&, const Config&, const Device&) const override { return {}; }
+  std::unique_ptr<Workload> workload(const Problem&) const override { return nullptr; }
+
+  static Problem problem(std::int64_t m, std::int64_t n, const std::string& dtype = "f32") {
+    return Problem{"tile", {{"M", m}, {"N", n}}, {{"dtype", dtype}}};
+  }
+};
+
+const TileTemplate kTile;
+
+TrialRecord tile_record(std::int64_t m, std::int64_t n, const std::string& config, double ms,
+                        const Device& device = test::test_device(),
+                        const std::string& dtype = "f32") {
+  auto r = test::make_record("BM=16,BN=16,SPLIT=1", ms, Status::ok, "run-t",
+                             TileTemplate::problem(m, n, dtype).key(), kTile.name(), device);
+  r.config_text = config;  // verbatim, hostile text included
+  r.trial.config = Config();
+  return r;
+}
+
+/// A log tuned for 1024^2 and 4096^2 on the H200.
+std::string tuned_log(const test::TempDir& dir, std::vector<TrialRecord> extra = {}) {
+  auto path = dir.file("tuned.db");
+  TuningLog log(path);
+  std::vector<TrialRecord> records = {
+      tile_record(1024, 1024, "BM=128,BN=32,SPLIT=2", 0.5),
+      tile_record(1024, 1024, "BM=64,BN=64,SPLIT=1", 0.8),
+      tile_record(4096, 4096, "BM=64,BN=64,SPLIT=4", 1.0),
+      tile_record(4096, 4096, "BM=32,BN=32,SPLIT=1", 1.5),
+  };
+  records.insert(records.end(), extra.begin(), extra.end());
+  log.append_batch(records);
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("shape_distance is Euclidean over log2 dims and needs equal attributes", "[dispatch]") {
+  auto a = TileTemplate::problem(1024, 1024), b = TileTemplate::problem(4096, 256);
+  REQUIRE(shape_distance(a, b));
+  CHECK(*shape_distance(a, b) == Approx(std::sqrt(8.0)));
+  CHECK(*shape_distance(a, a) == 0.0);
+  CHECK_FALSE(shape_distance(a, TileTemplate::problem(1024, 1024, "f16")));
+  Problem other_dims{"tile", {{"N", 1024}, {"M", 1024}}, {{"dtype", "f32"}}};
+  CHECK_FALSE(shape_distance(a, other_dims));
+}
+
+TEST_CASE("Dispatcher picks the exact record of this problem and device", "[dispatch]") {
+  test::TempDir dir;
+  Dispatcher d(tuned_log(dir));
+  CHECK(d.indexed_records() == 4);
+  auto s = d.select(kTile, TileTemplate::problem(1024, 1024), test::test_device());
+  CHECK(s.reason == SelectionReason::exact);
+  CHECK(s.config.str() == "BM=128,BN=32,SPLIT=2");
+  CHECK(s.median_ms == 0.5);
+  CHECK_FALSE(s.other_device());
+  CHECK_THAT(s.explanation, Catch::Contains("record #1"));
+  auto again = d.select(kTile, TileTemplate::problem(1024, 1024), test::test_device());
+  CHECK(again.config == s.config);  // memoized
+}
+
+TEST_CASE("Dispatcher falls back to the nearest tuned shape that can implement the problem",
+          "[dispatch]") {
+  test::TempDir dir;
+  Dispatcher d(tuned_log(dir));
+  const Device h200 = test::test_device();
+
+  auto near_big = d.select(kTile, TileTemplate::problem(3072, 3072), h200);
+  CHECK(near_big.reason == SelectionReason::nearest_shape);
+  CHECK(near_big.source_problem == TileTemplate::problem(4096, 4096).key());
+  CHECK(near_big.config.str() == "BM=64,BN=64,SPLIT=4");
+  CHECK(near_big.distance == Approx(std::sqrt(2.0) * std::log2(4096.0 / 3072.0)));
+
+  // 4000 is divisible by 32 but not by 64: the best of 4096^2 is skipped, the next one fits.
+  auto second = d.select(kTile, TileTemplate::problem(4000, 4000), h200);
+  CHECK(second.reason == SelectionReason::nearest_shape);
+  CHECK(second.config.str() == "BM=32,BN=32,SPLIT=1");
+
+  // 1040 = 16 * 65: no tuned config divides it, so the template default is used.
+  auto fallback = d.select(kTile, TileTemplate::problem(1040, 1040), h200);
+  CHECK(fallback.reason == SelectionReason::default_config);
+  CHECK(fallback.config.str() == "BM=16,BN=16,SPLIT=1");
+
+  // Attributes must match exactly: f16 was never tuned.
+  auto f16 = d.select(kTile, TileTemplate::problem(1024, 1024, "f16"), h200);
+  CHECK(f16.reason == SelectionReason::default_config);
+
+  DispatcherOptions exact_only;
+  exact_only.allow_nearest_shape = false;
+  Dispatcher strict_shapes(tuned_log(dir), exact_only);
+  CHECK(strict_shapes.select(kTile, TileTemplate::problem(3072, 3072), h200).reason ==
+        SelectionReason::default_config);
+}
+
+TEST_CASE("Dispatcher uses another device of the same compute capability, flagged",
+          "[dispatch]") {
+  test::TempDir dir;
+  auto path = tuned_log(dir);
+  const Device h100 = test::test_device("NVIDIA H100 80GB HBM3", 132, 9, 0);
+  const Device a100 = test::test_device("NVIDIA A100-SXM4-80GB", 108, 8, 0);
+  Dispatcher d(path);
+  auto s = d.select(kTile, TileTemplate::problem(1024, 1024), h100);
+  CHECK(s.reason == SelectionReason::same_arch);
+  CHECK(s.other_device());
+  CHECK(s.source_device == device_key_of(test::test_device()));
+  CHECK(s.config.str() == "BM=128,BN=32,SPLIT=2");
+  CHECK_THAT(s.explanation, Catch::Contains("another device"));
+  CHECK(d.select(kTile, TileTemplate::problem(1024, 1024), a100).reason ==
+        SelectionReason::default_config);
+
+  DispatcherOptions no_other;
+  no_other.allow_same_arch = false;
+  Dispatcher own_device_only(path, no_other);
+  CHECK(own_device_only.select(kTile, TileTemplate::problem(1024, 1024), h100).reason ==
+        SelectionReason::default_config);
+}
+
+TEST_CASE("Hostile log records are rejected by name before anything is compiled",
+          "[dispatch][security]") {
+  test::TempDir dir;
+  // Faster than every honest record, and each outside the space in its own way.
+  auto path = tuned_log(dir, {
+                                 tile_record(1024, 1024, "BM=256,BN=32,SPLIT=1", 0.1),
+                                 tile_record(1024, 1024, "BM=128,BN=32,SPLIT=1,EVIL=1", 0.2),
+                                 tile_record(1024, 1024, "BM=1e3,BN=32,SPLIT=1", 0.3),
+                                 tile_record(1024, 1024, "BM=16,BN=16,SPLIT=1;-DX=1", 0.4),
+                             });
+  const auto problem = TileTemplate::problem(1024, 1024);
+  Dispatcher d(path);
+  auto s = d.select(kTile, problem, test::test_device());
+  CHECK(s.reason == SelectionReason::exact);
+  CHECK(s.config.str() == "BM=128,BN=32,SPLIT=2");  // the honest best
+  auto rejected = d.rejections();
+  REQUIRE(rejected.size() == 4);
+  CHECK_THAT(rejected[0], Catch::Contains("record #5") && Catch::Contains("BM=256"));
+  CHECK_THAT(rejected[1], Catch::Contains("record #6") && Catch::Contains("EVIL"));
+  CHECK_THAT(rejected[2], Catch::Contains("record #7") && Catch::Contains("1e3"));
+  CHECK_THAT(rejected[3], Catch::Contains("record #8"));
+
+  DispatcherOptions strict;
+  strict.strict = true;
+  Dispatcher refusing(path, strict);
+  try {
+    refusing.select(kTile, problem, test::test_device());
+    FAIL("a hostile record was accepted");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::invalid_argument);
+    CHECK_THAT(e.what(), Catch::Contains("record #5") && Catch::Contains("rejected"));
+  }
+}
+
+TEST_CASE("Dispatcher reads JSON-lines exports and names hostile lines", "[dispatch][security]") {
+  test::TempDir dir;
+  TuningLog log(tuned_log(dir));
+  auto jsonl = dir.file("export.jsonl");
+  export_file(log, jsonl, LogFormat::jsonl);
+  {  // append a hand-edited line with a value outside the domain, faster than the rest
+    std::ifstream in(jsonl);
+    std::string header, first;
+    std::getline(in, header);
+    std::getline(in, first);
+    auto pos = first.find("BM=128,BN=32,SPLIT=2");
+    REQUIRE(pos != std::string::npos);
+    first.replace(pos, 20, "BM=999,BN=32,SPLIT=2");
+    auto params = first.find("\"BM\":128");
+    REQUIRE(params != std::string::npos);
+    first.replace(params, 8, "\"BM\":999");
+    auto median = first.find("\"median_ms\":0.5");
+    REQUIRE(median != std::string::npos);
+    first.replace(median, 15, "\"median_ms\":0.01");
+    std::ofstream(jsonl, std::ios::app) << first << "\n";
+  }
+  Dispatcher d(jsonl);
+  auto s = d.select(kTile, TileTemplate::problem(1024, 1024), test::test_device());
+  CHECK(s.config.str() == "BM=128,BN=32,SPLIT=2");
+  REQUIRE(d.rejections().size() == 1);
+  CHECK_THAT(d.rejections()[0], Catch::Contains(jsonl + ":6") && Catch::Contains("999"));
+}
+
+TEST_CASE("Dispatcher reports unknown templates and unreadable logs", "[dispatch]") {
+  test::TempDir dir;
+  CHECK_THROWS_AS(Dispatcher(dir.file("missing.db")), Error);
+  Dispatcher d(tuned_log(dir));
+  try {
+    d.select("no_such_template", TileTemplate::problem(8, 8), test::test_device());
+    FAIL("selected for an unknown template");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::unknown_name);
+  }
+}

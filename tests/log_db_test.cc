@@ -1,0 +1,137 @@
+// Tuning-log database: lossless storage of records, the best / history / resume / task
+// queries, read-only mode and schema migration of an older file.
+#include <sqlite3.h>
+
+#include <catch2/catch.hpp>
+
+#include "ktune/error.h"
+#include "log_fixtures.h"
+#include "sqlite_schema.h"
+
+using namespace ktune;
+using ktune::test::make_record;
+
+TEST_CASE("TuningLog stores and returns every field of a record", "[log]") {
+  test::TempDir dir;
+  TuningLog log(dir.file("t.db"));
+  CHECK(log.schema_version() == TuningLog::current_schema_version());
+  auto ok = make_record("BLOCK=256,VEC=4", 0.5);
+  auto failed = make_record("BLOCK=1024,VEC=8", 0.0, Status::compile_error);
+  std::int64_t id = log.append(ok);
+  CHECK(id > 0);
+  log.append(failed);
+  auto back = log.records();
+  REQUIRE(back.size() == 2);
+  CHECK(back[0].id == id);
+  test::require_same_record(back[0], ok);
+  test::require_same_record(back[1], failed);
+  CHECK(std::isnan(back[1].trial.error_norm));
+}
+
+TEST_CASE("TuningLog best() is the smallest median among ok trials of the task", "[log]") {
+  test::TempDir dir;
+  TuningLog log(dir.file("t.db"));
+  log.append_batch({
+      make_record("BLOCK=128,VEC=1", 0.9),
+      make_record("BLOCK=256,VEC=2", 0.4),
+      make_record("BLOCK=512,VEC=4", 0.1, Status::wrong_result),  // faster but wrong
+      make_record("BLOCK=64,VEC=1", 0.05, Status::ok, "run-a", "copy|n=2048|dtype=f32"),
+      make_record("BLOCK=32,VEC=1", 0.01, Status::ok, "run-a", "copy|n=1024|dtype=f32", "copy",
+                  test::test_device("NVIDIA A100", 108, 8, 0)),
+  });
+  auto dk = device_key_of(test::test_device());
+  auto best = log.best("copy", "copy|n=1024|dtype=f32", dk);
+  REQUIRE(best);
+  CHECK(best->config_text == "BLOCK=256,VEC=2");
+  CHECK(best->trial.median_ms == 0.4);
+  CHECK_FALSE(log.best("copy", "copy|n=4096|dtype=f32", dk));
+  CHECK_FALSE(log.best("gemm", "copy|n=1024|dtype=f32", dk));
+}
+
+TEST_CASE("TuningLog answers run history, runs, tasks and resume queries", "[log][resume]") {
+  test::TempDir dir;
+  TuningLog log(dir.file("t.db"));
+  auto dk = device_key_of(test::test_device());
+  log.append(make_record("BLOCK=128,VEC=1", 0.9, Status::ok, "run-1"));
+  log.append(make_record("BLOCK=256,VEC=1", 0.8, Status::timeout, "run-1"));
+  log.append(make_record("BLOCK=512,VEC=1", 0.7, Status::ok, "run-2"));
+  auto changed = make_record("BLOCK=64,VEC=1", 0.6, Status::ok, "run-2");
+  changed.source_hash = "1111222233334444";  // a later version of the kernel source
+  log.append(changed);
+  log.append(make_record("BLOCK=128,VEC=1", 0.85, Status::ok, "run-2"));  // a repeat
+
+  auto history = log.run_history("run-1");
+  REQUIRE(history.size() == 2);
+  CHECK(history[0].config_text == "BLOCK=128,VEC=1");
+  CHECK(history[1].trial.status == Status::timeout);
+
+  auto runs = log.runs();
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0].run_id == "run-1");
+  CHECK(runs[1].trials == 3);
+
+  auto measured = log.measured_configs("copy", "copy|n=1024|dtype=f32", dk);
+  CHECK(measured == std::vector<std::string>{"BLOCK=128,VEC=1", "BLOCK=256,VEC=1",
+                                             "BLOCK=512,VEC=1", "BLOCK=64,VEC=1"});
+  auto same_source = log.measured_configs("copy", "copy|n=1024|dtype=f32", dk, "00ff00ff00ff00ff");
+  CHECK(same_source.size() == 3);
+
+  auto tasks = log.tasks();
+  REQUIRE(tasks.size() == 1);
+  CHECK(tasks[0].trials == 5);
+  CHECK(tasks[0].ok_trials == 4);
+  CHECK(tasks[0].best_ms == Approx(0.6));
+
+  LogFilter only_timeouts;
+  only_timeouts.status = Status::timeout;
+  CHECK(log.count(only_timeouts) == 1);
+  CHECK(log.count() == 5);
+}
+
+TEST_CASE("A read-only TuningLog refuses appends; a missing file is not_found", "[log]") {
+  test::TempDir dir;
+  { TuningLog(dir.file("t.db")).append(make_record("BLOCK=1,VEC=1", 1.0)); }
+  TuningLog ro(dir.file("t.db"), LogMode::read_only);
+  CHECK(ro.count() == 1);
+  CHECK_THROWS_AS(ro.append(make_record("BLOCK=2,VEC=1", 1.0)), Error);
+  try {
+    TuningLog missing(dir.file("missing.db"), LogMode::read_only);
+    FAIL("opened a missing file");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::not_found);
+    CHECK_THAT(e.what(), Catch::Contains("missing.db"));
+  }
+}
+
+TEST_CASE("An older schema is migrated in place and keeps its rows", "[log]") {
+  test::TempDir dir;
+  auto path = dir.file("old.db");
+  {  // a version-1 file, as an earlier ktune wrote it
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    std::string sql = sqlite::schema_migrations()[0] + "PRAGMA user_version = 1;";
+    REQUIRE(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  }
+  {
+    TuningLog log(path);
+    CHECK(log.schema_version() == TuningLog::current_schema_version());
+    log.append(make_record("BLOCK=1,VEC=1", 1.0));
+  }
+  TuningLog again(path, LogMode::read_only);
+  CHECK(again.schema_version() == TuningLog::current_schema_version());
+  CHECK(again.count() == 1);
+}
+
+TEST_CASE("parse_config_text is strict about names and integers", "[log]") {
+  auto c = parse_config_text("b=2,a=-1");
+  CHECK(c.names() == std::vector<std::string>{"b", "a"});
+  CHECK(c.values() == std::vector<Value>{2, -1});
+  CHECK(parse_config_text("").size() == 0);
+  CHECK_THROWS_WITH(parse_config_text("a=1,b=x"), Catch::Contains("'x'"));
+  CHECK_THROWS_WITH(parse_config_text("a=1.5"), Catch::Contains("not an integer"));
+  CHECK_THROWS_WITH(parse_config_text("a=1;rm -rf=2"), Catch::Contains("not an integer"));
+  CHECK_THROWS_WITH(parse_config_text("a=1,a=2"), Catch::Contains("twice"));
+  CHECK_THROWS_WITH(parse_config_text("a=1,"), Catch::Contains("trailing"));
+  CHECK_THROWS_AS(parse_config_text("a b=1"), Error);
+}

@@ -1,0 +1,200 @@
+// Import/export of tuning logs: lossless JSON-lines and T4 round trips, foreign T4 results,
+// Kernel Tuner caches (the real benchmark-hub files), and malformed input that is reported
+// with file, line and field while the log stays untouched.
+#include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include <catch2/catch.hpp>
+
+#include "ktune/error.h"
+#include "log_fixtures.h"
+#include "t4_format.h"
+
+using namespace ktune;
+using ktune::test::make_record;
+
+namespace {
+
+std::vector<TrialRecord> sample_records() {
+  return {
+      make_record("BLOCK=128,VEC=1", 0.9, Status::ok, "run-1"),
+      make_record("BLOCK=256,VEC=2", 0.4, Status::wrong_result, "run-1"),
+      make_record("BLOCK=1024,VEC=8", 0.0, Status::compile_error, "run-2"),
+      make_record("BLOCK=64,VEC=4", 1.0 / 7.0, Status::timeout, "run-2"),
+  };
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+void require_same_records(const std::vector<TrialRecord>& a, const std::vector<TrialRecord>& b) {
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) test::require_same_record(a[i], b[i]);
+}
+
+}  // namespace
+
+TEST_CASE("JSON lines export and import round-trip losslessly", "[log][formats]") {
+  test::TempDir dir;
+  TuningLog source(dir.file("a.db"));
+  source.append_batch(sample_records());
+  CHECK(export_file(source, dir.file("out.jsonl"), LogFormat::jsonl) == 4);
+
+  std::ifstream in(dir.file("out.jsonl"));
+  std::string header;
+  std::getline(in, header);
+  CHECK_THAT(header, Catch::Contains("\"format\":\"ktune-trials\""));
+  CHECK_THAT(header, Catch::Contains("\"version\":1"));
+
+  TuningLog copy(dir.file("b.db"));
+  auto summary = import_file(copy, dir.file("out.jsonl"));
+  CHECK(summary.format == LogFormat::jsonl);
+  CHECK(summary.records == 4);
+  CHECK(summary.run_ids == std::vector<std::string>{"run-1", "run-2"});
+  require_same_records(source.records(), copy.records());
+
+  LogFilter one_run;
+  one_run.run_id = "run-2";
+  CHECK(export_file(source, dir.file("run2.jsonl"), LogFormat::jsonl, one_run) == 2);
+}
+
+TEST_CASE("T4 export and import round-trip losslessly and follow the T4 schema", "[log][formats]") {
+  test::TempDir dir;
+  TuningLog source(dir.file("a.db"));
+  source.append_batch(sample_records());
+  CHECK(export_file(source, dir.file("out.t4.json"), LogFormat::t4) == 4);
+
+  auto doc = nlohmann::json::parse(std::ifstream(dir.file("out.t4.json")));
+  CHECK(doc["schema_version"] == "1.0.0");
+  REQUIRE(doc["results"].size() == 4);
+  const auto& first = doc["results"][0];
+  for (const char* required : {"configuration", "times", "invalidity", "correctness"})
+    CHECK(first.contains(required));
+  CHECK(first["configuration"]["BLOCK"] == 128);
+  CHECK(first["invalidity"] == "correct");
+  CHECK(doc["results"][1]["invalidity"] == "correct");
+  CHECK(doc["results"][1]["correctness"] == 0);
+  CHECK(doc["results"][2]["invalidity"] == "compile");
+  CHECK(doc["results"][3]["invalidity"] == "timeout");
+  CHECK(first["times"]["runtimes"].size() == 4);
+
+  TuningLog copy(dir.file("b.db"));
+  CHECK(import_file(copy, dir.file("out.t4.json")).format == LogFormat::t4);
+  require_same_records(source.records(), copy.records());
+}
+
+TEST_CASE("A foreign T4 file imports with the context given in the options", "[log][formats]") {
+  test::TempDir dir;
+  write_text(dir.file("foreign.json"), R"({"schema_version": "1.0.0", "results": [
+    {"timestamp": "2023-12-22 09:53:48.5+00:00", "configuration": {"bx": 32, "by": 4},
+     "times": {"compilation_time": 800.5, "runtimes": [2.0, 1.0, 3.0]},
+     "invalidity": "correct", "correctness": 1, "measurements": [], "objectives": ["time"]},
+    {"configuration": {"bx": 64, "by": 8}, "times": {}, "invalidity": "runtime",
+     "correctness": 1}]})");
+  TuningLog log(dir.file("a.db"));
+  ImportOptions missing;
+  CHECK_THROWS_WITH(import_file(log, dir.file("foreign.json"), missing),
+                    Catch::Contains("needs the template"));
+  ImportOptions options;
+  options.template_name = "conv";
+  options.problem_key = "conv|n=4096|";
+  options.device = test::test_device();
+  options.run_id = "imported";
+  auto summary = import_file(log, dir.file("foreign.json"), options);
+  CHECK(summary.records == 2);
+  auto records = log.records();
+  REQUIRE(records.size() == 2);
+  CHECK(records[0].config_text == "bx=32,by=4");
+  CHECK(records[0].trial.status == Status::ok);
+  CHECK(records[0].trial.median_ms == 2.0);
+  CHECK(records[0].trial.compile_ms == 800.5);
+  CHECK(records[0].trial.timestamp_us == 1703238828500000);
+  CHECK(records[1].trial.status == Status::runtime_error);
+  CHECK(records[1].device_key() == device_key_of(test::test_device()));
+}
+
+TEST_CASE("T4 and Kernel Tuner timestamps parse to Unix microseconds", "[log][formats]") {
+  CHECK(t4::parse_timestamp("1970-01-01T00:00:01Z") == 1000000);
+  CHECK(t4::parse_timestamp("2023-12-22 09:53:48.691683+00:00") == 1703238828691683);
+  CHECK(t4::parse_timestamp("2023-12-22T10:53:48.691683+01:00") == 1703238828691683);
+  CHECK(t4::parse_timestamp(t4::iso_timestamp(1764512345678901)) == 1764512345678901);
+  CHECK_THROWS_AS(t4::parse_timestamp("yesterday"), Error);
+}
+
+TEST_CASE("Kernel Tuner caches from the benchmark hub import completely", "[log][formats]") {
+  test::TempDir dir;
+  std::string cache = std::string(KTUNE_DATASETS_DIR) + "/convolution_milo_A4000.json.gz";
+  TuningLog log(dir.file("kt.db"));
+  auto summary = import_file(log, cache);
+  CHECK(summary.format == LogFormat::kernel_tuner);
+  CHECK(summary.records == 4362);
+  std::map<Status, int> by_status;
+  for (const auto& r : log.records()) by_status[r.trial.status]++;
+  CHECK(by_status[Status::ok] == 4201);
+  CHECK(by_status[Status::runtime_error] == 155);
+  CHECK(by_status[Status::compile_error] == 6);
+  auto tasks = log.tasks();
+  REQUIRE(tasks.size() == 1);
+  CHECK(tasks[0].template_name == "convolution_kernel");
+  CHECK(tasks[0].problem_key == "convolution_kernel|d0=4096,d1=4096|");
+  CHECK(tasks[0].device_key == "NVIDIA RTX A4000|sm_00|0");
+  auto best = log.best(tasks[0].template_name, tasks[0].problem_key, tasks[0].device_key);
+  REQUIRE(best);
+  CHECK(best->trial.config.size() == 10);
+  CHECK(best->trial.times_ms.size() == 32);
+  CHECK(best->trial.median_ms == Approx(*tasks[0].best_ms));
+}
+
+TEST_CASE("Malformed input names file, line and field, and imports nothing", "[log][formats]") {
+  test::TempDir dir;
+  TuningLog log(dir.file("a.db"));
+  log.append(make_record("BLOCK=1,VEC=1", 1.0, Status::ok, "before"));
+  const auto before = log.count();
+
+  SECTION("JSON lines with a bad field on line 3") {
+    std::string path = dir.file("bad.jsonl");
+    {
+      TuningLog tmp(dir.file("tmp.db"));
+      tmp.append_batch(sample_records());
+      export_file(tmp, path, LogFormat::jsonl);
+    }
+    std::ifstream in(path);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    auto pos = lines[2].find("\"median_ms\":");
+    REQUIRE(pos != std::string::npos);
+    lines[2].insert(pos + 12, "\"fast\",\"ignored\":");
+    std::string text;
+    for (const auto& l : lines) text += l + "\n";
+    write_text(path, text);
+    CHECK_THROWS_WITH(import_file(log, path),
+                      Catch::Contains(path + ":3") && Catch::Contains("median_ms"));
+  }
+  SECTION("JSON lines with broken JSON") {
+    write_text(dir.file("broken.jsonl"),
+               "{\"format\":\"ktune-trials\",\"version\":1}\n{\"template\": \n");
+    CHECK_THROWS_WITH(import_file(log, dir.file("broken.jsonl")),
+                      Catch::Contains("broken.jsonl:2") && Catch::Contains("not valid JSON"));
+  }
+  SECTION("JSON lines of a newer format version") {
+    write_text(dir.file("new.jsonl"), "{\"format\":\"ktune-trials\",\"version\":7}\n");
+    CHECK_THROWS_WITH(import_file(log, dir.file("new.jsonl")),
+                      Catch::Contains("new.jsonl:1") && Catch::Contains("version"));
+  }
+  SECTION("Kernel Tuner cache with a text parameter value") {
+    write_text(dir.file("kt.json"), R"({
+"device_name": "X", "kernel_name": "k", "problem_size": [64],
+"tune_params_keys": ["bx"], "tune_params": {"bx": [1, 2]}, "objective": "time",
+"cache": {
+"1": {"bx": 1, "time": 1.5, "times": [1.5], "compile_time": 1},
+"2": {"bx": "two", "time": 2.5, "times": [2.5], "compile_time": 1}
+}})");
+    CHECK_THROWS_WITH(import_file(log, dir.file("kt.json")),
+                      Catch::Contains("kt.json:6") && Catch::Contains("'bx'"));
+  }
+  CHECK(log.count() == before);
+  CHECK(log.runs().size() == 1);
+}

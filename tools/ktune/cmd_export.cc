@@ -1,0 +1,46 @@
+// `ktune export`: writes the records of a tuning log (optionally filtered by template,
+// problem, device, run or status) to ktune JSON lines or a T4 results file.
+#include <cstdio>
+#include <memory>
+
+#include "commands.h"
+#include "ktune/log.h"
+
+namespace ktune::cli {
+
+namespace {
+
+struct ExportArgs {
+  std::string db = "ktune.db";
+  std::string out;
+  std::string format = "jsonl";
+  std::string template_name, problem, device, run, status;
+};
+
+}  // namespace
+
+void add_export_command(CLI::App& app) {
+  auto args = std::make_shared<ExportArgs>();
+  auto* cmd = app.add_subcommand("export", "Export tuning-log records (JSON lines or T4 results)");
+  cmd->add_option("--db", args->db, "tuning log (SQLite)");
+  cmd->add_option("output", args->out, "file to write")->required();
+  cmd->add_option("--format", args->format, "jsonl or t4")->check(CLI::IsMember({"jsonl", "t4"}));
+  cmd->add_option("--template", args->template_name, "only this template");
+  cmd->add_option("--problem", args->problem, "only this problem key");
+  cmd->add_option("--device", args->device, "only this device key (name|sm_XY|SMs)");
+  cmd->add_option("--run", args->run, "only this run id");
+  cmd->add_option("--status", args->status, "only trials with this status (e.g. ok)");
+  cmd->callback([args] {
+    TuningLog log(args->db, LogMode::read_only);
+    LogFilter filter;
+    if (!args->template_name.empty()) filter.template_name = args->template_name;
+    if (!args->problem.empty()) filter.problem_key = args->problem;
+    if (!args->device.empty()) filter.device_key = args->device;
+    if (!args->run.empty()) filter.run_id = args->run;
+    if (!args->status.empty()) filter.status = status_from_string(args->status);
+    auto n = export_file(log, args->out, log_format_from_string(args->format), filter);
+    std::printf("exported %zu records to %s (%s)\n", n, args->out.c_str(), args->format.c_str());
+  });
+}
+
+}  // namespace ktune::cli

@@ -1,0 +1,54 @@
+// `ktune import`: adds a ktune JSON-lines file, a T4 results file or a Kernel Tuner cache
+// (.json / .json.gz) to a tuning log in one transaction.
+#include <cstdio>
+#include <memory>
+
+#include "commands.h"
+#include "ktune/log.h"
+
+namespace ktune::cli {
+
+namespace {
+
+struct ImportArgs {
+  std::string db = "ktune.db";
+  std::string input;
+  std::string format;
+  std::string template_name, problem, device_name, arch, run;
+};
+
+}  // namespace
+
+void add_import_command(CLI::App& app) {
+  auto args = std::make_shared<ImportArgs>();
+  auto* cmd = app.add_subcommand(
+      "import", "Import JSON lines, T4 results or a Kernel Tuner cache into a tuning log");
+  cmd->add_option("--db", args->db, "tuning log (SQLite; created when missing)");
+  cmd->add_option("input", args->input, "file to import")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--format", args->format, "jsonl, t4 or kernel_tuner (default: detect)");
+  cmd->add_option("--template", args->template_name, "T4/Kernel Tuner: template name");
+  cmd->add_option("--problem", args->problem, "T4/Kernel Tuner: problem key");
+  cmd->add_option("--device-name", args->device_name, "T4/Kernel Tuner: device name");
+  cmd->add_option("--arch", args->arch, "T4/Kernel Tuner: device arch, e.g. sm_90");
+  cmd->add_option("--run", args->run, "T4/Kernel Tuner: run id (default: a new one)");
+  cmd->callback([args] {
+    ImportOptions options;
+    if (!args->format.empty()) options.format = log_format_from_string(args->format);
+    options.template_name = args->template_name;
+    options.problem_key = args->problem;
+    options.run_id = args->run;
+    if (!args->arch.empty() || !args->device_name.empty()) {
+      Device device = args->arch.empty() ? Device{} : Device::offline(args->arch);
+      if (!args->device_name.empty()) device.name = args->device_name;
+      options.device = device;
+    }
+    TuningLog log(args->db, LogMode::read_write);
+    auto summary = import_file(log, args->input, options);
+    std::printf("imported %zu records (%s) into %s, runs:", summary.records,
+                to_string(summary.format), args->db.c_str());
+    for (const auto& run : summary.run_ids) std::printf(" %s", run.c_str());
+    std::printf("\n");
+  });
+}
+
+}  // namespace ktune::cli
