@@ -75,7 +75,7 @@ TEST_CASE("T4 export and import round-trip losslessly and follow the T4 schema",
     CHECK(first.contains(required));
   CHECK(first["configuration"]["BLOCK"] == 128);
   CHECK(first["invalidity"] == "correct");
-  CHECK(doc["results"][1]["invalidity"] == "correct");
+  CHECK(doc["results"][1]["invalidity"] == "correctness");
   CHECK(doc["results"][1]["correctness"] == 0);
   CHECK(doc["results"][2]["invalidity"] == "compile");
   CHECK(doc["results"][3]["invalidity"] == "timeout");
