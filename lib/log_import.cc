@@ -1,16 +1,16 @@
 // Import of trial files into a tuning log: ktune JSON lines, T4 results and Kernel Tuner cache
 // files (.json / .json.gz). Every file is parsed completely before anything is written, and
 // the records go in with one transaction, so a malformed file leaves the log untouched.
-#include <zlib.h>
-
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "jsonl_format.h"
+#include "kernel_tuner_cache.h"
 #include "ktune/error.h"
 #include "ktune/log.h"
 #include "ktune/problem.h"
@@ -20,7 +20,6 @@
 namespace ktune {
 
 namespace jf = json_fields;
-using nlohmann::ordered_json;
 
 const char* to_string(LogFormat format) {
   switch (format) {
@@ -45,24 +44,6 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-// Whole file as text; gzip-compressed files (.gz or gzip magic) are inflated.
-std::string read_text(const std::string& path) {
-  gzFile f = gzopen(path.c_str(), "rb");  // reads plain files transparently too
-  if (!f) throw Error(ErrorCode::not_found, "cannot open '" + path + "' for reading");
-  std::string text;
-  char buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
-  int err = 0;
-  const char* msg = gzerror(f, &err);
-  std::string detail = msg ? msg : "";
-  gzclose(f);
-  if (n < 0 || (err != Z_OK && err != Z_STREAM_END)) {
-    throw Error(ErrorCode::io_error, "reading '" + path + "' failed: " + detail);
-  }
-  return text;
-}
-
 // 1-based line of the first occurrence of `needle` in `text` (0 when absent).
 std::size_t line_of(const std::string& text, const std::string& needle) {
   auto pos = text.find(needle);
@@ -71,97 +52,90 @@ std::size_t line_of(const std::string& text, const std::string& needle) {
 }
 
 // Kernel Tuner error strings stored in place of a time.
-Status kernel_tuner_status(const std::string& text, const std::string& where) {
+std::optional<Status> kernel_tuner_status(const std::string& text) {
   if (text == "CompilationFailedConfig") return Status::compile_error;
   if (text == "RuntimeFailedConfig") return Status::runtime_error;
   if (text == "InvalidConfig") return Status::invalid;
-  jf::fail(where, "time", "unknown Kernel Tuner error '" + text + "'");
+  return std::nullopt;
 }
 
-// Minimal reader of a Kernel Tuner cache: device_name, kernel_name, problem_size,
-// tune_params_keys and the cache entries (one per line in files Kernel Tuner writes).
+// Kernel Tuner writes each cache entry on its own line, keyed by its values joined by commas.
+std::string entry_where(const std::string& path, const std::string& text, const std::string& key) {
+  return path + ":" + std::to_string(line_of(text, "\"" + key + "\"")) + " (cache entry \"" +
+         key + "\")";
+}
+
+// A Kernel Tuner cache through the shared reader (lib/kernel_tuner_cache.h); its errors gain
+// the line of the offending cache entry.
 std::vector<TrialRecord> read_kernel_tuner(const std::string& path, const ImportOptions& options) {
-  std::string text = read_text(path);
-  ordered_json doc;
+  const std::string text = kt::read_maybe_gzip(path);
+  kt::KernelTunerCache cache;
   try {
-    doc = ordered_json::parse(text);
-  } catch (const ordered_json::parse_error& e) {
-    throw Error(ErrorCode::parse_error, path + ": not valid JSON: " + e.what());
+    cache = kt::parse_kernel_tuner_cache(text, path);
+  } catch (const Error& e) {
+    std::string message = e.what();
+    const std::string marker = "cache entry '";
+    auto at = message.find(marker);
+    if (at == std::string::npos) throw;
+    auto key_end = message.find('\'', at + marker.size());
+    std::string key = message.substr(at + marker.size(), key_end - at - marker.size());
+    throw Error(e.code(), entry_where(path, text, key) + ": " +
+                              message.substr(std::min(message.size(), path.size() + 2)));
   }
-  std::string kernel = jf::text(doc, "kernel_name", path + ":" + std::to_string(line_of(text, "\"kernel_name\"")));
-  std::string device_name = jf::text(doc, "device_name", path);
-  const auto& keys = jf::member(doc, "tune_params_keys", path);
-  if (!keys.is_array()) jf::fail(path, "tune_params_keys", "expected an array of names");
 
   TrialRecord base;
-  base.template_name = options.template_name.empty() ? kernel : options.template_name;
+  base.template_name = options.template_name.empty() ? cache.kernel_name : options.template_name;
+  if (base.template_name.empty()) {
+    jf::fail(path, "kernel_name", "missing; pass the template name in the import options");
+  }
   if (!options.problem_key.empty()) {
     base.problem_key = options.problem_key;
   } else {
     Problem p;
-    p.op = kernel;
-    const auto& size = jf::member(doc, "problem_size", path);
-    std::vector<ordered_json> dims = size.is_array() ? std::vector<ordered_json>(size.begin(), size.end())
-                                                     : std::vector<ordered_json>{size};
-    for (std::size_t i = 0; i < dims.size(); ++i) {
-      if (!dims[i].is_number_integer()) jf::fail(path, "problem_size", "expected integers");
-      p.dims.emplace_back("d" + std::to_string(i), dims[i].get<std::int64_t>());
-    }
+    p.op = base.template_name;
+    for (std::size_t i = 0; i < cache.problem_size.size(); ++i)
+      p.dims.emplace_back("d" + std::to_string(i), cache.problem_size[i]);
     base.problem_key = p.key();
   }
   if (options.device) {
     base.device = *options.device;
   } else {
-    base.device.name = device_name;
+    base.device.name = cache.device_name;
   }
   base.run_id = options.run_id.empty() ? new_run_id() : options.run_id;
   base.ktune_version = "kernel_tuner";
 
-  const auto& cache = jf::member(doc, "cache", path);
-  if (!cache.is_object()) jf::fail(path, "cache", "expected an object");
   std::vector<TrialRecord> out;
-  out.reserve(cache.size());
-  for (auto it = cache.begin(); it != cache.end(); ++it) {
-    std::string where = path + ":" + std::to_string(line_of(text, "\"" + it.key() + "\":")) +
-                        " (cache entry \"" + it.key() + "\")";
-    const auto& entry = it.value();
+  out.reserve(cache.entries.size());
+  for (const auto& entry : cache.entries) {
     TrialRecord r = base;
-    std::string config;
-    for (const auto& key : keys) {
-      if (!key.is_string()) jf::fail(path, "tune_params_keys", "expected strings");
-      std::string name = key.get<std::string>();
-      auto value = jf::integer(entry, name, where);
-      if (!config.empty()) config += ",";
-      config += name + "=" + std::to_string(value);
+    std::string config, key;
+    for (std::size_t i = 0; i < cache.param_names.size(); ++i) {
+      if (i) {
+        config += ",";
+        key += ",";
+      }
+      config += cache.param_names[i] + "=" + std::to_string(entry.values[i]);
+      key += std::to_string(entry.values[i]);
     }
     r.config_text = config;
     Trial& t = r.trial;
     try {
       t.config = parse_config_text(config);
     } catch (const Error& e) {
-      jf::fail(where, "tune_params_keys", e.what());
+      jf::fail(entry_where(path, text, key), "tune_params_keys", e.what());
     }
-    const auto& time = jf::member(entry, "time", where);
-    if (time.is_string()) {
-      t.status = kernel_tuner_status(time.get<std::string>(), where);
-      t.message = time.get<std::string>();
-    } else {
+    if (entry.time_ms) {
       t.status = Status::ok;
-      if (entry.contains("times")) {
-        const auto& times = entry["times"];
-        if (!times.is_array()) jf::fail(where, "times", "expected an array of numbers");
-        for (const auto& v : times) t.times_ms.push_back(jf::number_value(v, "times", where));
-      }
+      t.times_ms = entry.times_ms;
       summarize_times(t);
-      if (t.times_ms.empty()) t.median_ms = t.min_ms = jf::number(entry, "time", where);
-    }
-    if (entry.contains("compile_time")) t.compile_ms = jf::number(entry, "compile_time", where);
-    if (entry.contains("timestamp")) {
-      try {
-        t.timestamp_us = t4::parse_timestamp(jf::text(entry, "timestamp", where));
-      } catch (const Error& e) {
-        jf::fail(where, "timestamp", e.what());
-      }
+      if (t.times_ms.empty()) t.median_ms = t.min_ms = *entry.time_ms;
+    } else if (auto status = kernel_tuner_status(entry.error)) {
+      t.status = *status;
+      t.message = entry.error;
+    } else {
+      jf::fail(entry_where(path, text, key), "time",
+               "unknown Kernel Tuner result '" + entry.error + "'");
     }
     out.push_back(std::move(r));
   }
@@ -173,7 +147,7 @@ std::vector<TrialRecord> read_records(const std::string& path, LogFormat format,
   switch (format) {
     case LogFormat::jsonl: return jsonl::read_file(path);
     case LogFormat::t4: {
-      std::istringstream in(read_text(path));
+      std::istringstream in(kt::read_maybe_gzip(path));
       return t4::read(in, path, options);
     }
     case LogFormat::kernel_tuner: return read_kernel_tuner(path, options);
@@ -186,7 +160,7 @@ std::vector<TrialRecord> read_records(const std::string& path, LogFormat format,
 LogFormat detect_log_format(const std::string& path) {
   if (ends_with(path, ".jsonl")) return LogFormat::jsonl;
   if (ends_with(path, ".json.gz")) return LogFormat::kernel_tuner;
-  std::string head = read_text(path).substr(0, 4096);
+  std::string head = kt::read_maybe_gzip(path).substr(0, 4096);
   if (head.find("\"ktune-trials\"") != std::string::npos) return LogFormat::jsonl;
   if (head.find("\"schema_version\"") != std::string::npos &&
       head.find("\"results\"") != std::string::npos)
