@@ -104,6 +104,9 @@ std::optional<Value> int_pow(Value base, Value exp) {
   return result;
 }
 
+/// Where a binary instruction takes its right operand from (Instruction::operand).
+enum Operand : std::uint8_t { operand_stack, operand_literal, operand_param };
+
 bool compare(std::uint8_t op, const Number& a, const Number& b) {
   if (!a.real && !b.real) {
     switch (op) {
@@ -210,6 +213,50 @@ RunResult run_code(const Expression::Instruction* code, std::size_t length, cons
   std::size_t top = 0;  // number of values on the stack
   for (std::size_t pc = 0; pc < length; ++pc) {
     const auto& in = code[pc];
+    if (in.op >= op_add && in.op <= op_ge) {
+      // Binary operator: the right operand comes inline or from the stack.
+      Number y;
+      if (in.operand == operand_literal) y = make_int(in.number);
+      else if (in.operand == operand_param) y = make_int(values[in.number]);
+      else y = stack[--top];
+      Number& x = stack[top - 1];
+      if (in.op >= op_eq) {
+        const bool holds = compare(in.op, x, y);
+        if (in.arg == 0) {
+          x = make_int(holds ? 1 : 0);
+        } else if (holds) {
+          x = y;  // inner link of a chain: the right operand is the next left operand
+        } else {
+          x = make_int(0);
+          pc += in.arg;
+        }
+        continue;
+      }
+      // Integer fast paths; reals, overflow, zero and negative operands take arithmetic().
+      if (!x.real && !y.real) {
+        Value r;
+        switch (in.op) {
+          case op_add:
+            if (!__builtin_add_overflow(x.i, y.i, &r)) { x.i = r; continue; }
+            break;
+          case op_sub:
+            if (!__builtin_sub_overflow(x.i, y.i, &r)) { x.i = r; continue; }
+            break;
+          case op_mul:
+            if (!__builtin_mul_overflow(x.i, y.i, &r)) { x.i = r; continue; }
+            break;
+          case op_floor_div:
+            if (y.i > 0 && x.i >= 0) { x.i /= y.i; continue; }
+            break;
+          case op_mod:
+            if (y.i > 0 && x.i >= 0) { x.i %= y.i; continue; }
+            break;
+          default: break;
+        }
+      }
+      if (!arithmetic(in.op, x, y, x)) return {make_int(0), true};
+      continue;
+    }
     switch (in.op) {
       case op_push_int: stack[top++] = make_int(in.number); break;
       case op_push_real: stack[top++] = make_real(reals[in.number]); break;
@@ -229,10 +276,6 @@ RunResult run_code(const Expression::Instruction* code, std::size_t length, cons
         else if (n.i < 0) n.i = -n.i;
         break;
       }
-      case op_eq: case op_ne: case op_lt: case op_le: case op_gt: case op_ge:
-        --top;
-        stack[top - 1] = make_int(compare(in.op, stack[top - 1], stack[top]) ? 1 : 0);
-        break;
       case op_jump_if_false_or_pop:
         if (!truthy(stack[top - 1])) pc += in.arg;
         else --top;
@@ -253,13 +296,7 @@ RunResult run_code(const Expression::Instruction* code, std::size_t length, cons
         stack[top++] = best;
         break;
       }
-      default: {  // arithmetic binary operators
-        --top;
-        if (!arithmetic(in.op, stack[top - 1], stack[top], stack[top - 1])) {
-          return {make_int(0), true};
-        }
-        break;
-      }
+      default: break;
     }
   }
   return {stack[0], false};
@@ -612,7 +649,7 @@ struct ExpressionCompiler {
   }
 
   void emit(std::uint8_t op, std::int32_t arg = 0, std::int64_t number = 0) {
-    code.push_back({op, arg, number});
+    code.push_back({op, operand_stack, arg, number});
   }
 
   /// Emits code leaving the node's value on the stack, then folds it to a literal when it
@@ -631,25 +668,18 @@ struct ExpressionCompiler {
       case NodeKind::logical_not: compile(*n.kids[0]); emit(op_not); break;
       case NodeKind::binary:
         compile(*n.kids[0]);
-        compile(*n.kids[1]);
-        emit(n.op);
-        --depth;
+        emit_binary(n.op, *n.kids[1]);
         break;
       case NodeKind::compare: {
-        // a < b < c  ==  (a < b) and (b < c); operands are pure, so b is simply recomputed.
-        std::vector<std::size_t> jumps;
+        // a < b < c: every link but the last keeps b as the next left operand when it holds,
+        // and jumps to the end leaving False when it fails (b is computed once).
+        std::vector<std::size_t> links;
+        compile(*n.kids[0]);
         for (std::size_t k = 0; k < n.ops.size(); ++k) {
-          if (k > 0) {
-            jumps.push_back(code.size());
-            emit(op_jump_if_false_or_pop);
-            --depth;
-          }
-          compile(*n.kids[k]);
-          compile(*n.kids[k + 1]);
-          emit(n.ops[k]);
-          --depth;
+          emit_binary(n.ops[k], *n.kids[k + 1]);
+          if (k + 1 < n.ops.size()) links.push_back(code.size() - 1);
         }
-        for (std::size_t j : jumps) code[j].arg = static_cast<std::int32_t>(code.size() - 1 - j);
+        for (std::size_t j : links) code[j].arg = static_cast<std::int32_t>(code.size() - 1 - j);
         break;
       }
       case NodeKind::logical_and:
@@ -671,11 +701,28 @@ struct ExpressionCompiler {
     fold(start);
   }
 
+  /// Emits `op` with `right` as its right operand: inline when it is one literal or parameter,
+  /// else from the stack.
+  void emit_binary(std::uint8_t op, const Node& right) {
+    const std::size_t start = code.size();
+    compile(right);
+    const auto last = code.back();
+    if (code.size() == start + 1 && (last.op == op_push_int || last.op == op_load)) {
+      code.pop_back();
+      --depth;
+      emit(op, 0, last.op == op_push_int ? last.number : last.arg);
+      code.back().operand = last.op == op_push_int ? operand_literal : operand_param;
+    } else {
+      emit(op);
+      --depth;
+    }
+  }
+
   void fold(std::size_t start) {
     const std::size_t length = code.size() - start;
     if (length <= 1) return;
     for (std::size_t k = start; k < code.size(); ++k) {
-      if (code[k].op == op_load) return;
+      if (code[k].op == op_load || code[k].operand == operand_param) return;
     }
     const RunResult r = run_code(code.data() + start, length, reals.data(), nullptr);
     if (r.division_by_zero) return;

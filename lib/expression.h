@@ -45,7 +45,8 @@ class Expression {
   /// One bytecode instruction (public only so the compiler in expression.cc can build it).
   struct Instruction {
     std::uint8_t op = 0;      ///< operation code (see expression.cc)
-    std::int32_t arg = 0;     ///< parameter position, jump target or argument count
+    std::uint8_t operand = 0; ///< binary operators: right operand from stack, literal or param
+    std::int32_t arg = 0;     ///< parameter position, relative jump or argument count
     std::int64_t number = 0;  ///< integer literal, or index of a real literal in reals_
   };
 

@@ -18,8 +18,9 @@ namespace space_detail {
 
 /// Most Cartesian points whose valid points random() may list once and sample exactly.
 constexpr Index kSmallSpace = Index{1} << 20;
-/// Uniform draws random() tries before a smarter method.
-constexpr int kRejectionTries = 256;
+/// Uniform draws random() tries before a smarter method (each draw stops at the first
+/// violated constraint, so a failed draw is cheap).
+constexpr int kRejectionTries = 4096;
 /// Partial assignments random()'s depth-first fallback may visit before giving up.
 constexpr std::uint64_t kSearchNodeLimit = std::uint64_t{1} << 24;
 
@@ -54,6 +55,41 @@ bool is_identifier(const std::string& name) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
   });
 }
+
+/// Value -> position of one domain: a dense table when the values span a small range, else a
+/// sorted list searched by bisection.
+struct DomainIndex {
+  Value min = 0;
+  std::vector<std::int32_t> dense;                      // value - min -> position, or -1
+  std::vector<std::pair<Value, std::uint32_t>> sorted;  // used when dense is empty
+
+  explicit DomainIndex(const std::vector<Value>& values) {
+    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+    const auto span = static_cast<unsigned __int128>(static_cast<__int128>(*hi) - *lo) + 1;
+    if (span <= std::max<std::size_t>(256, 16 * values.size())) {
+      min = *lo;
+      dense.assign(static_cast<std::size_t>(span), -1);
+      for (std::size_t k = 0; k < values.size(); ++k) {
+        dense[static_cast<std::uint64_t>(values[k]) - static_cast<std::uint64_t>(min)] =
+            static_cast<std::int32_t>(k);
+      }
+      return;
+    }
+    for (std::uint32_t k = 0; k < values.size(); ++k) sorted.emplace_back(values[k], k);
+    std::sort(sorted.begin(), sorted.end());
+  }
+
+  std::optional<std::uint32_t> find(Value v) const {
+    if (!dense.empty()) {
+      const std::uint64_t offset = static_cast<std::uint64_t>(v) - static_cast<std::uint64_t>(min);
+      if (offset >= dense.size() || dense[offset] < 0) return std::nullopt;
+      return static_cast<std::uint32_t>(dense[offset]);
+    }
+    auto it = std::lower_bound(sorted.begin(), sorted.end(), std::make_pair(v, std::uint32_t{0}));
+    if (it == sorted.end() || it->first != v) return std::nullopt;
+    return it->second;
+  }
+};
 
 /// One compiled constraint.
 struct Constraint {
@@ -96,12 +132,13 @@ using namespace space_detail;
 struct SearchSpace::Impl {
   std::vector<Param> params;
   std::shared_ptr<const std::vector<std::string>> names;
-  std::vector<std::vector<std::pair<Value, std::uint32_t>>> lookup;  // sorted value -> position
+  std::vector<DomainIndex> lookup;  // value -> position, per parameter
   std::vector<Index> strides;
   Index size = 1;
   bool too_large = false;  // Cartesian size above 2^63
   std::vector<Constraint> constraints;       // declaration order
   std::vector<std::size_t> check_order;      // cheap expressions first, predicates last
+  std::vector<std::vector<std::size_t>> by_param;  // constraints referencing each parameter
   bool has_predicates = false;
   WalkPlan full_plan;   // declared order, every parameter
   WalkPlan count_plan;  // only constrained parameters (unless there are predicates)
@@ -111,10 +148,7 @@ struct SearchSpace::Impl {
   // ---- lookups -----------------------------------------------------------------------------
 
   std::optional<std::uint32_t> position_of(std::size_t param, Value v) const {
-    const auto& l = lookup[param];
-    auto it = std::lower_bound(l.begin(), l.end(), std::make_pair(v, std::uint32_t{0}));
-    if (it == l.end() || it->first != v) return std::nullopt;
-    return it->second;
+    return lookup[param].find(v);
   }
 
   std::string known_parameters() const {
@@ -160,11 +194,32 @@ struct SearchSpace::Impl {
     return c.predicate(Config(names, values));
   }
 
-  bool satisfied(const std::vector<Value>& values) const {
-    for (std::size_t k : check_order) {
+  bool satisfied(const std::vector<Value>& values) const { return all_hold(check_order, values); }
+
+  bool all_hold(const std::vector<std::size_t>& which, const std::vector<Value>& values) const {
+    for (std::size_t k : which) {
       if (!check(constraints[k], values)) return false;
     }
     return true;
+  }
+
+  /// Uniform rejection sampling that draws parameters in the walk order and abandons a draw
+  /// at the first violated constraint (same distribution as checking complete draws).
+  std::optional<Config> random_by_rejection(std::mt19937_64& rng) const {
+    const WalkPlan& plan = full_plan;
+    if (!all_hold(plan.checks[0], {})) return std::nullopt;  // a constant constraint fails
+    std::vector<Value> values(params.size());
+    for (int attempt = 0; attempt < kRejectionTries; ++attempt) {
+      bool ok = true;
+      for (std::size_t level = 0; level < plan.order.size() && ok; ++level) {
+        const auto& domain = params[plan.order[level]].values;
+        values[plan.order[level]] =
+            domain[uniform_below(rng, static_cast<std::uint32_t>(domain.size()))];
+        ok = all_hold(plan.checks[level + 1], values);
+      }
+      if (ok) return Config(names, std::move(values));
+    }
+    return std::nullopt;
   }
 
   std::string constraint_list() const {
@@ -339,13 +394,7 @@ SearchSpace SearchSpace::Builder::build() const {
   impl->names = std::make_shared<const std::vector<std::string>>(std::move(names));
 
   const std::size_t dims = params_.size();
-  impl->lookup.resize(dims);
-  for (std::size_t i = 0; i < dims; ++i) {
-    for (std::uint32_t k = 0; k < params_[i].values.size(); ++k) {
-      impl->lookup[i].emplace_back(params_[i].values[k], k);
-    }
-    std::sort(impl->lookup[i].begin(), impl->lookup[i].end());
-  }
+  for (const auto& p : params_) impl->lookup.emplace_back(p.values);
 
   // Mixed radix, first parameter slowest.
   impl->strides.assign(dims, 1);
@@ -381,6 +430,11 @@ SearchSpace SearchSpace::Builder::build() const {
                    [&](std::size_t a, std::size_t b) {
                      return impl->constraints[a].cost < impl->constraints[b].cost;
                    });
+
+  impl->by_param.resize(dims);
+  for (std::size_t k : impl->check_order) {
+    for (std::size_t p : impl->constraints[k].params) impl->by_param[p].push_back(k);
+  }
 
   std::vector<std::size_t> all(dims);
   std::iota(all.begin(), all.end(), std::size_t{0});
@@ -457,7 +511,15 @@ Config SearchSpace::at(Index index) const {
 
 Index SearchSpace::index_of(const Config& config) const {
   impl_->require_indexable();
-  return impl_->index_from_positions(positions(config));
+  impl_->require_same_names(config);
+  Index index = 0;
+  for (std::size_t i = 0; i < config.size(); ++i) {
+    const Value v = config.values()[i];
+    auto pos = impl_->position_of(i, v);
+    if (!pos) throw Error(ErrorCode::invalid_argument, impl_->out_of_domain_message(i, v));
+    index += *pos * impl_->strides[i];
+  }
+  return index;
 }
 
 Config SearchSpace::from_positions(const std::vector<std::uint32_t>& positions) const {
@@ -588,15 +650,7 @@ Config SearchSpace::default_config() const {
 }
 
 Config SearchSpace::random(std::mt19937_64& rng) const {
-  const auto& params = impl_->params;
-  std::vector<Value> values(params.size());
-  for (int attempt = 0; attempt < kRejectionTries; ++attempt) {
-    for (std::size_t i = 0; i < params.size(); ++i) {
-      const auto n = static_cast<std::uint32_t>(params[i].values.size());
-      values[i] = params[i].values[uniform_below(rng, n)];
-    }
-    if (impl_->satisfied(values)) return Config(impl_->names, std::move(values));
-  }
+  if (auto c = impl_->random_by_rejection(rng)) return *std::move(c);
   // Few valid points: sample exactly from the list of valid points of a small space, or
   // search a large one depth first in random value order.
   if (!impl_->too_large && impl_->size <= kSmallSpace) {
@@ -611,13 +665,25 @@ Config SearchSpace::random(std::mt19937_64& rng) const {
 std::vector<Config> SearchSpace::neighbours(const Config& config, Neighbourhood kind) const {
   const std::vector<std::uint32_t> pos = positions(config);
   const auto& params = impl_->params;
+  const auto& constraints = impl_->constraints;
   std::vector<Config> out;
   std::vector<Value> values = config.values();
+  // A neighbour that changes parameter i keeps the outcome of every constraint not
+  // referencing i, so only constraints referencing i are evaluated again.
+  std::vector<bool> holds(constraints.size());
+  std::size_t failing = 0;
+  for (std::size_t c = 0; c < constraints.size(); ++c) {
+    holds[c] = impl_->check(constraints[c], values);
+    failing += !holds[c];
+  }
   auto try_position = [&](std::size_t i, std::uint32_t k) {
     values[i] = params[i].values[k];
-    if (impl_->satisfied(values)) out.emplace_back(impl_->names, values);
+    if (impl_->all_hold(impl_->by_param[i], values)) out.emplace_back(impl_->names, values);
   };
   for (std::size_t i = 0; i < params.size(); ++i) {
+    std::size_t failing_here = 0;
+    for (std::size_t c : impl_->by_param[i]) failing_here += !holds[c];
+    if (failing_here < failing) continue;  // a constraint without i fails for every neighbour
     const auto n = static_cast<std::uint32_t>(params[i].values.size());
     if (kind == Neighbourhood::hamming) {
       for (std::uint32_t k = 0; k < n; ++k) {
