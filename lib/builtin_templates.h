@@ -11,6 +11,13 @@ namespace ktune {
 /// The trivial "copy" template: y = alpha * x, vectorized (templates/copy).
 std::shared_ptr<KernelTemplate> make_copy_template();
 
+/// The "elementwise" template: activations, add/mul, act(alpha*x + bias) (templates/elementwise).
+std::shared_ptr<KernelTemplate> make_elementwise_template();
+/// The "reduction" template: sum/max/mean over the last dimension (templates/reduction).
+std::shared_ptr<KernelTemplate> make_reduction_template();
+/// The "layernorm" template: LayerNorm and RMSNorm forward (templates/layernorm).
+std::shared_ptr<KernelTemplate> make_layernorm_template();
+
 /// Registers every built-in template (idempotent; called by the registry on first access).
 void register_builtin_templates();
 

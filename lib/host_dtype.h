@@ -1,0 +1,71 @@
+// Host-side element handling for workloads: fp32 <-> f16 / bf16 bit conversions (round to
+// nearest even, no CUDA headers), typed element read/write of a HostBuffer as double, and
+// random fills that never produce zero and are exactly representable in the buffer's dtype
+// (so a reference computed from the filled buffer sees what the kernel sees).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ktune/template.h"
+
+namespace ktune {
+
+/// IEEE binary16 bits of `value`, rounded to nearest even (overflow to infinity).
+std::uint16_t float_to_half_bits(float value);
+/// The float value of IEEE binary16 bits (exact).
+float half_bits_to_float(std::uint16_t bits);
+/// bfloat16 bits of `value`, rounded to nearest even (NaN stays NaN).
+std::uint16_t float_to_bf16_bits(float value);
+/// The float value of bfloat16 bits (exact).
+float bf16_bits_to_float(std::uint16_t bits);
+
+/// `value` rounded to what `dtype` stores (f32/f16/bf16 round to nearest even, integers
+/// truncate toward zero, f64 unchanged).
+double round_to_dtype(DType dtype, double value);
+
+/// A host buffer for `spec` with elements * dtype_size zero bytes.
+HostBuffer make_host_buffer(const BufferSpec& spec);
+/// Element `i` of a host buffer as double; throws Error(invalid_argument) out of range.
+double read_element(const HostBuffer& buffer, std::size_t i);
+/// Stores `value`, rounded to the buffer's dtype, at element `i`; throws out of range.
+void write_element(HostBuffer& buffer, std::size_t i, double value);
+
+/// Small fast deterministic generator (splitmix64) for filling large buffers.
+class FillRng {
+ public:
+  /// Seeds the stream; equal seeds give equal streams on every machine.
+  explicit FillRng(std::uint64_t seed) : state_(seed) {}
+  /// Next 64 random bits.
+  std::uint64_t next() {
+    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  /// Uniform double in [0, 1).
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  /// Uniform integer in [lo, hi].
+  std::int64_t integer(std::int64_t lo, std::int64_t hi) {
+    return lo + static_cast<std::int64_t>(next() % static_cast<std::uint64_t>(hi - lo + 1));
+  }
+
+ private:
+  std::uint64_t state_;
+};
+
+/// A random non-zero value of random sign (unless positive_only) whose magnitude is
+/// (1 + u) * 2^k, u uniform in [0, 1), k uniform in [min_exp, max_exp]: small and large
+/// magnitudes in one stream.
+double random_wide_magnitude(FillRng& rng, int min_exp, int max_exp, bool positive_only = false);
+
+/// Fills every element with random_wide_magnitude(min_exp, max_exp), rounded to the dtype
+/// (never zero: the exponent range must stay inside the dtype's normal range).
+void fill_wide_magnitude(HostBuffer& buffer, std::uint64_t seed, int min_exp, int max_exp,
+                         bool positive_only = false);
+/// Fills elements [first, first + count) with center + spread * u, u uniform in [-1, 1),
+/// rounded to the dtype; an element that rounds to zero is replaced by `spread` (never zero).
+void fill_uniform_around(HostBuffer& buffer, FillRng& rng, std::size_t first, std::size_t count,
+                         double center, double spread);
+
+}  // namespace ktune

@@ -1,0 +1,37 @@
+// Host-side helpers shared by the memory-bound template families.
+#include "memory_bound_support.h"
+
+#include "ktune/error.h"
+
+namespace ktune::memory_bound {
+
+DType io_dtype(const Problem& problem) {
+  const std::string text = problem.attr("dtype", "f32");
+  const DType t = dtype_from_string(text);
+  if (t != DType::f32 && t != DType::f16 && t != DType::bf16)
+    throw Error(ErrorCode::unsupported,
+                "problem " + problem.key() + ": dtype " + text + " is not one of f32, f16, bf16");
+  return t;
+}
+
+std::string dtype_define(const Problem& problem) {
+  switch (io_dtype(problem)) {
+    case DType::f16: return "-DKT_DTYPE=1";
+    case DType::bf16: return "-DKT_DTYPE=2";
+    default: return "-DKT_DTYPE=0";
+  }
+}
+
+std::vector<Value> vector_widths(DType dtype) {
+  std::vector<Value> widths;
+  for (Value v = 1; v * static_cast<Value>(dtype_size(dtype)) <= 16; v *= 2) widths.push_back(v);
+  return widths;
+}
+
+std::int64_t floor_pow2(std::int64_t v) {
+  std::int64_t p = 1;
+  while (p * 2 <= v) p *= 2;
+  return p;
+}
+
+}  // namespace ktune::memory_bound

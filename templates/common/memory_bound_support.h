@@ -1,0 +1,34 @@
+// Host-side helpers shared by the memory-bound template families (elementwise, reduction,
+// layernorm): the dtype attribute and its KT_DTYPE define, the vector widths that fit a
+// 16-byte access, small integer helpers and the shared "dtype" attribute domain.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ktune/config.h"
+#include "ktune/problem.h"
+#include "ktune/template.h"
+
+namespace ktune::memory_bound {
+
+/// The I/O dtypes every memory-bound family accepts, default first.
+inline const std::vector<std::string>& io_dtypes() {
+  static const std::vector<std::string> names = {"f32", "f16", "bf16"};
+  return names;
+}
+/// The problem's "dtype" attribute as a DType.
+DType io_dtype(const Problem& problem);
+/// "-DKT_DTYPE=0|1|2" for f32 / f16 / bf16.
+std::string dtype_define(const Problem& problem);
+/// Vector widths 1, 2, 4, ... whose access is at most 16 bytes for `dtype`.
+std::vector<Value> vector_widths(DType dtype);
+/// Ceiling of a / b for positive b.
+inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+/// Largest power of two <= v (v >= 1).
+std::int64_t floor_pow2(std::int64_t v);
+/// Largest grid.x of a launch.
+constexpr std::int64_t kMaxGridX = 2147483647;
+
+}  // namespace ktune::memory_bound

@@ -1,0 +1,138 @@
+// Cross-thread reductions for the kernel templates: warp shuffles, groups of kGroup consecutive
+// threads of a block (kGroup a power of two from 1 to 1024) by shuffle + shared memory or by a
+// shared-memory tree, and Welford/Chan merging of (count, mean, M2) statistics.
+// Every group function contains __syncthreads() when kGroup > 32 (or always, for the tree): all
+// threads of the block must call it, in uniform control flow.
+#ifndef KTUNE_COMMON_REDUCE_CUH
+#define KTUNE_COMMON_REDUCE_CUH
+
+#include "common/dtype.cuh"
+
+/// Sum as a reduction operator.
+struct KtSumOp {
+  static __device__ __forceinline__ float identity() { return 0.0f; }
+  static __device__ __forceinline__ float combine(float a, float b) { return a + b; }
+};
+
+/// Maximum as a reduction operator (NaN-free inputs).
+struct KtMaxOp {
+  static __device__ __forceinline__ float identity() { return kt_neg_inf(); }
+  static __device__ __forceinline__ float combine(float a, float b) { return fmaxf(a, b); }
+};
+
+/// Reduces v over aligned segments of kWidth lanes (a power of two <= 32) of a full warp; every
+/// lane of a segment gets its result.
+template <int kWidth, class OpT>
+__device__ __forceinline__ float kt_warp_reduce(float v) {
+#pragma unroll
+  for (int offset = kWidth / 2; offset > 0; offset >>= 1)
+    v = OpT::combine(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+}
+
+/// Reduces v over each group of kGroup consecutive threads: shuffles within warps, then (kGroup > 32)
+/// the warp results through `scratch` (at least blockDim.x / 32 floats). All threads of a group
+/// get the result.
+template <int kGroup, class OpT>
+__device__ __forceinline__ float kt_group_reduce_shfl(float v, float* scratch) {
+  v = kt_warp_reduce<(kGroup < 32 ? kGroup : 32), OpT>(v);
+  if (kGroup > 32) {
+    const int warp = threadIdx.x >> 5;
+    const int lane = threadIdx.x & 31;
+    const int warps_per_group = kGroup / 32;
+    __syncthreads();  // the previous use of scratch is finished
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    const int first = warp & ~(warps_per_group - 1);
+    float r = lane < warps_per_group ? scratch[first + lane] : OpT::identity();
+    v = kt_warp_reduce<32, OpT>(r);
+  }
+  return v;
+}
+
+/// Reduces v over each group of kGroup consecutive threads with a shared-memory tree through
+/// `scratch` (at least blockDim.x floats). All threads of a group get the result.
+template <int kGroup, class OpT>
+__device__ __forceinline__ float kt_group_reduce_tree(float v, float* scratch) {
+  const int lane = threadIdx.x & (kGroup - 1);
+  __syncthreads();  // the previous use of scratch is finished
+  scratch[threadIdx.x] = v;
+  __syncthreads();
+#pragma unroll
+  for (int s = kGroup / 2; s > 0; s >>= 1) {
+    if (lane < s) scratch[threadIdx.x] = OpT::combine(scratch[threadIdx.x], scratch[threadIdx.x + s]);
+    __syncthreads();
+  }
+  return scratch[threadIdx.x - lane];
+}
+
+/// Running statistics of a set of values: count, mean and sum of squared deviations (M2).
+struct KtWelford {
+  float n, mean, m2;
+};
+
+/// Adds one value to running statistics (Welford's update).
+__device__ __forceinline__ void kt_welford_push(KtWelford& s, float x) {
+  s.n += 1.0f;
+  const float d = x - s.mean;
+  s.mean += d / s.n;
+  s.m2 += d * (x - s.mean);
+}
+
+/// Merges two sets of statistics (Chan et al.); empty sets are neutral.
+__device__ __forceinline__ KtWelford kt_welford_merge(KtWelford a, KtWelford b) {
+  const float n = a.n + b.n;
+  if (n == 0.0f) return a;
+  const float wb = b.n / n;
+  const float d = b.mean - a.mean;
+  KtWelford r;
+  r.n = n;
+  r.mean = a.mean + d * wb;
+  r.m2 = a.m2 + b.m2 + d * d * a.n * wb;
+  return r;
+}
+
+/// Merges statistics over aligned segments of kWidth lanes (power of two <= 32) of a warp.
+template <int kWidth>
+__device__ __forceinline__ KtWelford kt_warp_welford(KtWelford s) {
+#pragma unroll
+  for (int offset = kWidth / 2; offset > 0; offset >>= 1) {
+    KtWelford o;
+    o.n = __shfl_xor_sync(0xffffffffu, s.n, offset);
+    o.mean = __shfl_xor_sync(0xffffffffu, s.mean, offset);
+    o.m2 = __shfl_xor_sync(0xffffffffu, s.m2, offset);
+    s = kt_welford_merge(s, o);
+  }
+  return s;
+}
+
+/// Merges statistics over each group of kGroup consecutive threads; `scratch` holds at least
+/// 3 * blockDim.x / 32 floats. All threads of a group get the result.
+template <int kGroup>
+__device__ __forceinline__ KtWelford kt_group_welford(KtWelford s, float* scratch) {
+  s = kt_warp_welford<(kGroup < 32 ? kGroup : 32)>(s);
+  if (kGroup > 32) {
+    const int warp = threadIdx.x >> 5;
+    const int lane = threadIdx.x & 31;
+    const int warps = blockDim.x >> 5;
+    const int warps_per_group = kGroup / 32;
+    __syncthreads();
+    if (lane == 0) {
+      scratch[warp] = s.n;
+      scratch[warps + warp] = s.mean;
+      scratch[2 * warps + warp] = s.m2;
+    }
+    __syncthreads();
+    const int first = warp & ~(warps_per_group - 1);
+    KtWelford r = {0.0f, 0.0f, 0.0f};
+    if (lane < warps_per_group) {
+      r.n = scratch[first + lane];
+      r.mean = scratch[warps + first + lane];
+      r.m2 = scratch[2 * warps + first + lane];
+    }
+    s = kt_warp_welford<32>(r);
+  }
+  return s;
+}
+
+#endif  // KTUNE_COMMON_REDUCE_CUH

@@ -1,0 +1,296 @@
+// The "layernorm" template (templates/layernorm/layernorm.cu): LayerNorm forward with gamma /
+// beta (saving mean and rstd per row) and RMSNorm forward with gamma (saving rstd), over a
+// row-major [rows, hidden] tensor, hidden 64..65536, f32 / f16 / bf16 I/O, fp32 statistics,
+// eps = 1e-5. Problem shape convention: "rows x hidden"; attribute norm=layernorm|rmsnorm.
+// Tunables: threads per row and per block, vector width, row kept in registers / shared
+// memory / re-read, two-pass vs Welford statistics, streaming cache hints.
+#include <algorithm>
+#include <cmath>
+
+#include "builtin_templates.h"
+#include "host_dtype.h"
+#include "ktune/error.h"
+#include "templates/common/memory_bound_support.h"
+
+namespace ktune {
+
+namespace {
+
+using memory_bound::ceil_div;
+
+/// The epsilon added to the variance (as torch's default).
+constexpr double kEps = 1e-5;
+/// Smallest and largest hidden size the template accepts.
+constexpr std::int64_t kMinHidden = 64, kMaxHidden = 65536;
+/// Register-resident row: fp32 values per thread on top of ~32 registers of bookkeeping.
+constexpr std::int64_t kBookkeepingRegs = 32;
+/// Static shared memory of the kernel (reduction scratch), kept out of the dynamic budget.
+constexpr std::int64_t kStaticSmemReserve = 1024;
+
+/// The row's mean and variance in double (two-pass).
+std::pair<double, double> row_moments(const HostBuffer& x, std::size_t base, std::int64_t h) {
+  double sum = 0;
+  for (std::int64_t i = 0; i < h; ++i) sum += read_element(x, base + static_cast<std::size_t>(i));
+  const double mean = sum / static_cast<double>(h);
+  double sq = 0;
+  for (std::int64_t i = 0; i < h; ++i) {
+    const double d = read_element(x, base + static_cast<std::size_t>(i)) - mean;
+    sq += d * d;
+  }
+  return {mean, sq / static_cast<double>(h)};
+}
+
+/// LayerNorm buffers: x, gamma, beta, y, mean, rstd. RMSNorm: x, gamma, y, rstd.
+class LayernormWorkload final : public Workload {
+ public:
+  LayernormWorkload(std::int64_t rows, std::int64_t hidden, DType dtype, bool rms)
+      : rows_(rows), hidden_(hidden), dtype_(dtype), rms_(rms) {}
+
+  std::vector<BufferSpec> buffers() const override {
+    const auto n = static_cast<std::size_t>(rows_ * hidden_);
+    const auto h = static_cast<std::size_t>(hidden_), r = static_cast<std::size_t>(rows_);
+    if (rms_)
+      return {{"x", dtype_, n, Role::input, 0}, {"gamma", dtype_, h, Role::input, 0},
+              {"y", dtype_, n, Role::output, 0}, {"rstd", DType::f32, r, Role::output, 0}};
+    return {{"x", dtype_, n, Role::input, 0},       {"gamma", dtype_, h, Role::input, 0},
+            {"beta", dtype_, h, Role::input, 0},    {"y", dtype_, n, Role::output, 0},
+            {"mean", DType::f32, r, Role::output, 0}, {"rstd", DType::f32, r, Role::output, 0}};
+  }
+
+  void fill(std::vector<HostBuffer>& buffers, std::uint64_t seed) const override {
+    check(buffers);
+    // Rows of random sign and wide magnitude; every 4th row has a large mean and a small
+    // spread (catches E[x^2] - E[x]^2 cancellation).
+    fill_wide_magnitude(buffers[0], seed, -6, 3);
+    FillRng rng(seed ^ 0x9e3779b97f4a7c15ull);
+    const double center = dtype_ == DType::f32 ? 256.0 : (dtype_ == DType::f16 ? 64.0 : 16.0);
+    for (std::int64_t r = 3; r < rows_; r += 4)
+      fill_uniform_around(buffers[0], rng, static_cast<std::size_t>(r * hidden_),
+                          static_cast<std::size_t>(hidden_), center, 0.5);
+    fill_uniform_around(buffers[1], rng, 0, static_cast<std::size_t>(hidden_), 1.0, 0.5);
+    if (!rms_) fill_wide_magnitude(buffers[2], seed ^ 0x2545f4914f6cdd1dull, -6, -1);
+  }
+
+  void reference(std::vector<HostBuffer>& buffers) const override {
+    check(buffers);
+    const HostBuffer& x = buffers[0];
+    const HostBuffer& gamma = buffers[1];
+    HostBuffer& y = buffers[rms_ ? 2 : 3];
+    for (std::int64_t r = 0; r < rows_; ++r) {
+      const auto base = static_cast<std::size_t>(r * hidden_);
+      double mean = 0, rstd;
+      if (rms_) {
+        double sq = 0;
+        for (std::int64_t i = 0; i < hidden_; ++i) {
+          const double v = read_element(x, base + static_cast<std::size_t>(i));
+          sq += v * v;
+        }
+        rstd = 1.0 / std::sqrt(sq / static_cast<double>(hidden_) + kEps);
+        write_element(buffers[3], static_cast<std::size_t>(r), rstd);
+      } else {
+        const auto [m, var] = row_moments(x, base, hidden_);
+        mean = m;
+        rstd = 1.0 / std::sqrt(var + kEps);
+        write_element(buffers[4], static_cast<std::size_t>(r), mean);
+        write_element(buffers[5], static_cast<std::size_t>(r), rstd);
+      }
+      for (std::int64_t i = 0; i < hidden_; ++i) {
+        const auto c = static_cast<std::size_t>(i);
+        const double v = (read_element(x, base + c) - mean) * rstd * read_element(gamma, c) +
+                         (rms_ ? 0.0 : read_element(buffers[2], c));
+        write_element(y, base + c, v);
+      }
+    }
+  }
+
+  Tolerance tolerance(const BufferSpec& output) const override {
+    Tolerance t;
+    if (output.name == "mean") {
+      t.rel_l2 = 1e-4;
+    } else if (output.name == "rstd") {
+      t.rel_l2 = 2e-3;
+    } else {  // y: fp32 statistics (mean error of large-mean rows) plus output rounding
+      t.rel_l2 = dtype_ == DType::f32 ? 2e-3 : (dtype_ == DType::f16 ? 4e-3 : 2e-2);
+    }
+    return t;
+  }
+
+  double bytes() const override {
+    const double s = static_cast<double>(dtype_size(dtype_));
+    const double n = static_cast<double>(rows_) * static_cast<double>(hidden_);
+    const double params = (rms_ ? 1.0 : 2.0) * static_cast<double>(hidden_) * s;
+    const double stats = (rms_ ? 1.0 : 2.0) * 4.0 * static_cast<double>(rows_);
+    return 2.0 * n * s + params + stats;
+  }
+
+ private:
+  void check(const std::vector<HostBuffer>& host) const {
+    const auto specs = buffers();
+    bool ok = host.size() == specs.size();
+    for (std::size_t i = 0; ok && i < specs.size(); ++i)
+      ok = host[i].bytes.size() == specs[i].elements * dtype_size(specs[i].dtype);
+    if (!ok)
+      throw Error(ErrorCode::invalid_argument,
+                  "layernorm workload: host buffers do not match the " +
+                      std::to_string(specs.size()) + " buffers of the problem");
+  }
+
+  std::int64_t rows_, hidden_;
+  DType dtype_;
+  bool rms_;
+};
+
+/// Register-mode row: fp32 values each thread holds.
+std::int64_t values_per_thread(std::int64_t hidden, const Config& c) {
+  return ceil_div(hidden / c["VEC"], c["TPR"]) * c["VEC"];
+}
+
+/// Register-mode fit: the held values plus bookkeeping within the per-thread register budget.
+bool registers_fit(std::int64_t hidden, const Config& c) {
+  const std::int64_t budget = std::min<std::int64_t>(255, 65536 / c["THREADS"]);
+  return values_per_thread(hidden, c) + kBookkeepingRegs <= budget;
+}
+
+/// Shared-memory-mode bytes: THREADS / TPR rows of hidden elements.
+std::int64_t row_smem_bytes(std::int64_t hidden, DType dtype, const Config& c) {
+  return c["THREADS"] / c["TPR"] * hidden * static_cast<std::int64_t>(dtype_size(dtype));
+}
+
+class LayernormTemplate final : public KernelTemplate {
+ public:
+  std::string name() const override { return "layernorm"; }
+  std::string op() const override { return "layernorm"; }
+  std::string description() const override {
+    return "LayerNorm (gamma, beta, saves mean/rstd) and RMSNorm forward over rows x hidden";
+  }
+  const std::string& source() const override { return embedded_source("layernorm/layernorm.cu"); }
+  std::vector<std::string> dim_names() const override { return {"rows", "hidden"}; }
+  std::map<std::string, std::vector<std::string>> attr_domains() const override {
+    return {{"dtype", memory_bound::io_dtypes()}, {"norm", {"layernorm", "rmsnorm"}}};
+  }
+  void check_problem(const Problem& problem) const override {
+    KernelTemplate::check_problem(problem);
+    const std::int64_t hidden = problem.dim("hidden");
+    if (hidden < kMinHidden || hidden > kMaxHidden)
+      throw Error(ErrorCode::unsupported, "problem " + problem.key() + ": hidden=" +
+                                              std::to_string(hidden) + " is outside " +
+                                              std::to_string(kMinHidden) + ".." +
+                                              std::to_string(kMaxHidden));
+  }
+  Problem example_problem() const override {
+    return Problem{"layernorm", {{"rows", 32768}, {"hidden", 4096}},
+                   {{"dtype", "f16"}, {"norm", "layernorm"}}};
+  }
+
+  SearchSpace space(const Problem& problem, const Device& device) const override {
+    check_problem(problem);
+    const std::int64_t hidden = problem.dim("hidden");
+    const DType dtype = memory_bound::io_dtype(problem);
+    const bool rms = problem.attr("norm") == "rmsnorm";
+    const auto widths = memory_bound::vector_widths(dtype);
+    const std::int64_t smem_limit =
+        std::max(device.smem_per_block_optin, device.smem_per_block) - kStaticSmemReserve;
+
+    // Default: widest vector dividing hidden, a block of up to 256 threads per row, the row in
+    // registers when it fits, else shared memory, else re-read; two-pass statistics.
+    Value vec = 1;
+    for (Value v : widths)
+      if (hidden % v == 0) vec = v;
+    const Value tpr = std::min<std::int64_t>(256, std::max<std::int64_t>(8, memory_bound::floor_pow2(hidden / vec)));
+    const Value threads = std::max<Value>(tpr, 128);
+    const Config probe(std::make_shared<const std::vector<std::string>>(
+                           std::vector<std::string>{"THREADS", "TPR", "VEC"}),
+                       {threads, tpr, vec});
+    Value mode = 2;
+    if (registers_fit(hidden, probe)) mode = 0;
+    else if (row_smem_bytes(hidden, dtype, probe) <= smem_limit) mode = 1;
+
+    SearchSpace::Builder b;
+    b.param("THREADS", {32, 64, 128, 256, 512, 1024}, threads)
+        .param("TPR", {8, 16, 32, 64, 128, 256, 512, 1024}, tpr)
+        .param("VEC", widths, vec)
+        .param("ROW_MODE", {0, 1, 2}, mode)
+        .param("STATS", rms ? std::vector<Value>{0} : std::vector<Value>{0, 1}, 0)
+        .param("CACHE_HINT", {0, 1}, 0)
+        .constraint("TPR <= THREADS")
+        .constraint("TPR * VEC <= " + std::to_string(hidden))
+        .constraint("VEC divides hidden=" + std::to_string(hidden),
+                    [hidden](const Config& c) { return hidden % c["VEC"] == 0; })
+        .constraint("ROW_MODE 0: the row fits in registers",
+                    [hidden](const Config& c) { return c["ROW_MODE"] != 0 || registers_fit(hidden, c); })
+        .constraint("ROW_MODE 1: rows fit in shared memory (" + std::to_string(smem_limit) + " B)",
+                    [hidden, dtype, smem_limit](const Config& c) {
+                      return c["ROW_MODE"] != 1 || row_smem_bytes(hidden, dtype, c) <= smem_limit;
+                    });
+    if (device.max_threads_per_block > 0)
+      b.constraint("THREADS <= " + std::to_string(device.max_threads_per_block));
+    return b.build();
+  }
+
+  bool can_implement(const Problem& problem, const Config& config,
+                     std::string* why) const override {
+    const std::int64_t hidden = problem.dim("hidden"), rows = problem.dim("rows");
+    if (hidden % config["VEC"] != 0) {
+      if (why) *why = "VEC=" + std::to_string(config["VEC"]) + " does not divide hidden=" +
+                      std::to_string(hidden);
+      return false;
+    }
+    if (config["ROW_MODE"] == 0 && !registers_fit(hidden, config)) {
+      if (why) *why = "hidden=" + std::to_string(hidden) + " does not fit in registers with " +
+                      config.str();
+      return false;
+    }
+    if (ceil_div(rows, config["THREADS"] / config["TPR"]) > memory_bound::kMaxGridX) {
+      if (why) *why = "rows=" + std::to_string(rows) + " needs more than 2^31-1 blocks";
+      return false;
+    }
+    return true;
+  }
+
+  std::vector<std::string> problem_defines(const Problem& problem) const override {
+    check_problem(problem);
+    return {memory_bound::dtype_define(problem),
+            std::string("-DKT_NORM=") + (problem.attr("norm") == "rmsnorm" ? "1" : "0"),
+            "-DKT_HIDDEN=" + std::to_string(problem.dim("hidden"))};
+  }
+
+  LaunchPlan launch(const Problem& problem, const Config& config,
+                    const Device&) const override {
+    const std::int64_t rows = problem.dim("rows"), hidden = problem.dim("hidden");
+    const bool rms = problem.attr("norm") == "rmsnorm";
+    LaunchStep step;
+    step.entry = "layernorm_fwd";
+    step.grid[0] = static_cast<unsigned>(ceil_div(rows, config["THREADS"] / config["TPR"]));
+    step.block[0] = static_cast<unsigned>(config["THREADS"]);
+    if (config["ROW_MODE"] == 1)
+      step.dynamic_smem = static_cast<unsigned>(
+          row_smem_bytes(hidden, memory_bound::io_dtype(problem), config));
+    const KernelArg none = KernelArg::i64(0);
+    if (rms)
+      step.args = {KernelArg::buf(0), KernelArg::buf(1), none, KernelArg::buf(2),
+                   none, KernelArg::buf(3), KernelArg::i64(rows), KernelArg::f32(kEps)};
+    else
+      step.args = {KernelArg::buf(0), KernelArg::buf(1), KernelArg::buf(2), KernelArg::buf(3),
+                   KernelArg::buf(4), KernelArg::buf(5), KernelArg::i64(rows), KernelArg::f32(kEps)};
+    LaunchPlan plan;
+    plan.steps.push_back(step);
+    return plan;
+  }
+
+  std::unique_ptr<Workload> workload(const Problem& problem) const override {
+    check_problem(problem);
+    return std::make_unique<LayernormWorkload>(problem.dim("rows"), problem.dim("hidden"),
+                                               memory_bound::io_dtype(problem),
+                                               problem.attr("norm") == "rmsnorm");
+  }
+
+  std::string vendor_reference() const override { return "copy"; }
+};
+
+}  // namespace
+
+std::shared_ptr<KernelTemplate> make_layernorm_template() {
+  return std::make_shared<LayernormTemplate>();
+}
+
+}  // namespace ktune
