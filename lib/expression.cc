@@ -107,26 +107,36 @@ std::optional<Value> int_pow(Value base, Value exp) {
 /// Where a binary instruction takes its right operand from (Instruction::operand).
 enum Operand : std::uint8_t { operand_stack, operand_literal, operand_param };
 
-bool compare(std::uint8_t op, const Number& a, const Number& b) {
-  if (!a.real && !b.real) {
-    switch (op) {
-      case op_eq: return a.i == b.i;
-      case op_ne: return a.i != b.i;
-      case op_lt: return a.i < b.i;
-      case op_le: return a.i <= b.i;
-      case op_gt: return a.i > b.i;
-      default: return a.i >= b.i;
-    }
-  }
-  const double x = as_double(a), y = as_double(b);
+/// Three-way comparison of an integer with a double, exact like Python's (no rounding of the
+/// integer); nullopt when the double is NaN.
+std::optional<int> order_int_real(Value i, double d) {
+  if (std::isnan(d)) return std::nullopt;
+  if (d >= 9223372036854775808.0) return -1;
+  if (d < -9223372036854775808.0) return 1;
+  const double whole = std::trunc(d);
+  const auto w = static_cast<Value>(whole);
+  if (i != w) return i < w ? -1 : 1;
+  return d > whole ? -1 : d < whole ? 1 : 0;
+}
+
+template <class T>
+bool apply_order(std::uint8_t op, T a, T b) {
   switch (op) {
-    case op_eq: return x == y;
-    case op_ne: return x != y;
-    case op_lt: return x < y;
-    case op_le: return x <= y;
-    case op_gt: return x > y;
-    default: return x >= y;
+    case op_eq: return a == b;
+    case op_ne: return a != b;
+    case op_lt: return a < b;
+    case op_le: return a <= b;
+    case op_gt: return a > b;
+    default: return a >= b;
   }
+}
+
+bool compare(std::uint8_t op, const Number& a, const Number& b) {
+  if (!a.real && !b.real) return apply_order(op, a.i, b.i);
+  if (a.real && b.real) return apply_order(op, a.f, b.f);
+  auto order = a.real ? order_int_real(b.i, a.f) : order_int_real(a.i, b.f);
+  if (!order) return op == op_ne;  // NaN compares unequal to everything
+  return apply_order(op, a.real ? -*order : *order, 0);
 }
 
 /// Applies an arithmetic binary operator; returns false on division by zero.

@@ -28,6 +28,10 @@ bool holds(const std::string& text, Value a = 0, Value b = 0, Value c = 0) {
   return Expression::parse(text, kNames).test(values);
 }
 
+/// Python's // and % on integers, written out for reference.
+Value floor_div(Value x, Value y) { return x / y - ((x % y != 0) && ((x < 0) != (y < 0))); }
+Value python_mod(Value x, Value y) { return x - floor_div(x, y) * y; }
+
 /// The Error thrown when parsing `text`.
 Error parse_failure(const std::string& text) {
   try {
@@ -99,6 +103,26 @@ TEST_CASE("expression: chained comparisons mean every link holds", "[expression]
       CHECK(holds("32 <= a*b <= 1024", a, b) == expected);
     }
   }
+  for (Value a = -2; a <= 2; ++a) {
+    for (Value b = -2; b <= 2; ++b) {
+      for (Value c = -2; c <= 2; ++c) {
+        INFO(a << " " << b << " " << c);
+        CHECK(holds("a < b < c", a, b, c) == (a < b && b < c));
+        CHECK(holds("a <= b > c != a", a, b, c) == (a <= b && b > c && c != a));
+        CHECK(eval("(a < b < c) + 1", a, b, c) == (a < b && b < c) + 1);
+        CHECK(holds("a - b*c == a - (b*c)", a, b, c));
+        CHECK(eval("a // (b - 3) + c % 3 * a", a, b, c) ==
+              floor_div(a, b - 3) + python_mod(c, 3) * a);
+      }
+    }
+  }
+}
+
+TEST_CASE("expression: integer overflow continues in double precision", "[expression]") {
+  CHECK(holds("a * b > 0", 4000000000LL, 4000000000LL));
+  CHECK(holds("a + b > a", 9223372036854775807LL, 1));
+  CHECK(holds("2 ** 70 > 2 ** 69"));
+  CHECK(holds("-a > 0", -9223372036854775807LL - 1));
 }
 
 TEST_CASE("expression: and/or short-circuit and return an operand", "[expression]") {

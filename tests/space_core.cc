@@ -129,6 +129,14 @@ TEST_CASE("space: index <-> config bijection on more than 10^9 points", "[space]
     REQUIRE(space.contains(c));
   }
   CHECK_THROWS_AS(space.at(space.size()), Error);
+
+  // Domains spread over a wide range use a sorted lookup instead of a table.
+  auto wide = SearchSpace::Builder()
+                  .param("w", {1000000, -5000000000LL, 7, 0})
+                  .param("v", {3, 1})
+                  .build();
+  for (Index i = 0; i < wide.size(); ++i) REQUIRE(wide.index_of(wide.at(i)) == i);
+  CHECK_FALSE(wide.contains(Config(wide.names(), {8, 3})));
   CHECK_THROWS_AS(space.from_positions({0, 0}), Error);
 }
 
