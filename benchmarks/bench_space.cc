@@ -55,6 +55,13 @@ std::vector<Index> random_indices(std::size_t n) {
   return out;
 }
 
+/// Configs at random Cartesian indices, valid or not.
+std::vector<Config> cartesian_configs(std::size_t n) {
+  std::vector<Config> out;
+  for (Index i : random_indices(n)) out.push_back(gemm_like_space().at(i));
+  return out;
+}
+
 std::vector<Config> random_valid_configs(std::size_t n) {
   std::mt19937_64 rng(777);
   std::vector<Config> out;
@@ -75,8 +82,7 @@ BENCHMARK(BM_At);
 
 void BM_IndexOf(benchmark::State& state) {
   const auto& space = gemm_like_space();
-  std::vector<Config> configs;
-  for (Index i : random_indices(4096)) configs.push_back(space.at(i));
+  const auto configs = cartesian_configs(4096);
   std::size_t k = 0;
   for (auto _ : state) {
     benchmark::DoNotOptimize(space.index_of(configs[k++ & 4095]));
@@ -86,8 +92,7 @@ BENCHMARK(BM_IndexOf);
 
 void BM_Valid(benchmark::State& state) {
   const auto& space = gemm_like_space();
-  std::vector<Config> configs;
-  for (Index i : random_indices(4096)) configs.push_back(space.at(i));
+  const auto configs = cartesian_configs(4096);
   std::size_t k = 0, accepted = 0;
   for (auto _ : state) {
     accepted += space.valid(configs[k++ & 4095]);
@@ -132,11 +137,10 @@ void BM_ExpressionTest(benchmark::State& state) {
   const auto& space = gemm_like_space();
   const auto expression = ktune::Expression::parse(
       "32 <= (BM // WM) * (BN // WN) * 32 <= 1024", *space.names());
-  std::vector<std::vector<ktune::Value>> values;
-  for (Index i : random_indices(4096)) values.push_back(space.at(i).values());
+  const auto configs = cartesian_configs(4096);
   std::size_t k = 0;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(expression.test(values[k++ & 4095]));
+    benchmark::DoNotOptimize(expression.test(configs[k++ & 4095].values()));
   }
 }
 BENCHMARK(BM_ExpressionTest);

@@ -434,30 +434,28 @@ struct ExpressionCompiler {
     if (++nesting > kMaxNesting) fail(t.column, "expression nested too deeply");
   }
 
-  // or_expr := and_expr (("or" | "||") and_expr)*
-  NodePtr parse_or() {
-    NodePtr left = parse_and();
-    while (at_name("or") || at_symbol("||")) {
+  /// A left-associative chain of `operand`s joined by the keyword `word` or `symbol`.
+  NodePtr parse_logical(NodeKind kind, std::string_view word, std::string_view symbol,
+                        NodePtr (ExpressionCompiler::*operand)()) {
+    NodePtr left = (this->*operand)();
+    while (at_name(word) || at_symbol(symbol)) {
       ++next;
-      auto n = make(NodeKind::logical_or);
+      auto n = make(kind);
       n->kids.push_back(std::move(left));
-      n->kids.push_back(parse_and());
+      n->kids.push_back((this->*operand)());
       left = std::move(n);
     }
     return left;
   }
 
+  // or_expr := and_expr (("or" | "||") and_expr)*
+  NodePtr parse_or() {
+    return parse_logical(NodeKind::logical_or, "or", "||", &ExpressionCompiler::parse_and);
+  }
+
   // and_expr := not_expr (("and" | "&&") not_expr)*
   NodePtr parse_and() {
-    NodePtr left = parse_not();
-    while (at_name("and") || at_symbol("&&")) {
-      ++next;
-      auto n = make(NodeKind::logical_and);
-      n->kids.push_back(std::move(left));
-      n->kids.push_back(parse_not());
-      left = std::move(n);
-    }
-    return left;
+    return parse_logical(NodeKind::logical_and, "and", "&&", &ExpressionCompiler::parse_not);
   }
 
   // not_expr := ("not" | "!") not_expr | comparison

@@ -89,7 +89,8 @@ class SearchSpace {
 
   /// The config at a Cartesian index (valid or not).
   Config at(Index index) const;
-  /// The Cartesian index of a config of this space.
+  /// The Cartesian index of a config of this space; throws Error(invalid_argument) for a
+  /// value outside its domain or a config with other parameter names.
   Index index_of(const Config& config) const;
   /// Config from per-parameter value positions (positions[i] indexes params()[i].values).
   Config from_positions(const std::vector<std::uint32_t>& positions) const;
@@ -104,9 +105,11 @@ class SearchSpace {
   /// True when the config belongs to this space (names and domains), valid or not.
   bool contains(const Config& config) const;
 
-  /// True when the config satisfies every constraint.
+  /// True when every value is in its domain and every constraint holds. A config with other
+  /// parameter names (another space's) is misuse: Error(invalid_argument).
   bool valid(const Config& config) const;
-  /// The description of the first constraint the config violates, or nullopt when valid.
+  /// The first constraint the config violates (declaration order), or what is outside its
+  /// domain; nullopt when valid.
   std::optional<std::string> violated(const Config& config) const;
 
   /// The config of all defaults (may be invalid; see valid()).
