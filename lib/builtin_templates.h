@@ -18,6 +18,11 @@ std::shared_ptr<KernelTemplate> make_reduction_template();
 /// The "layernorm" template: LayerNorm and RMSNorm forward (templates/layernorm).
 std::shared_ptr<KernelTemplate> make_layernorm_template();
 
+/// The "gemm_simt" template: fp32 GEMM on CUDA cores (templates/gemm).
+std::shared_ptr<KernelTemplate> make_gemm_simt_template();
+/// The "gemm_mma" template: f16/bf16/tf32 GEMM on tensor cores with mma.sync (templates/gemm).
+std::shared_ptr<KernelTemplate> make_gemm_mma_template();
+
 /// Registers every built-in template (idempotent; called by the registry on first access).
 void register_builtin_templates();
 

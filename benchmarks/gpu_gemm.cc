@@ -1,0 +1,399 @@
+// GPU benchmark of the gemm templates against cuBLAS in the same process (issue 8): for each
+// shape of the suite (square, LLM, skinny M, K-heavy, odd) and dtype (f32 -> gemm_simt,
+// f16 / bf16 -> gemm_mma), tunes the template with a searcher at a stated trial budget
+// through the isolated GPU measurer, re-times the winner and cuBLAS with one identical
+// CUDA-event loop, checks the winner's output against cuBLAS's, and prints TFLOP/s, the
+// ratio to cuBLAS, the fraction of HBM bandwidth and geometric means per dtype and group.
+//
+// Usage: gpu_gemm OUT.json [--budget=N] [--searcher=NAME] [--dtypes=f32,f16,bf16]
+//                          [--groups=square,llm,skinny,kheavy,odd] [--layout=NT] [--seed=S]
+// C is row-major; layout letters as in templates/gemm/gemm_problem.h; alpha = 1.5,
+// beta = 0.5, no bias, C in the input dtype (out=same) for every library. cuBLAS is loaded
+// at run time (dlopen libcublas.so.13/.12), so the program links nothing beyond ktune.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "builtin_templates.h"
+#include "cuda_module.h"
+#include "host_dtype.h"
+#include "ktune/build.h"
+#include "ktune/error.h"
+#include "ktune/measure.h"
+#include "ktune/searcher.h"
+#include "ktune/template.h"
+#include "ktune/tuner.h"
+#include "launch_plan_runner.h"
+#include "templates/gemm/gemm_problem.h"
+
+using namespace ktune;
+using detail::check_cuda;
+using nlohmann::json;
+
+namespace {
+
+/// Measured device-to-device copy bandwidth of the H200 (../shared/device/README.md), GB/s.
+constexpr double kCopyGBps = 4160;
+
+/// Command-line settings.
+struct Settings {
+  std::string out_path;
+  std::size_t budget = 48;
+  std::string searcher = "genetic";
+  std::vector<std::string> dtypes = {"f32", "f16", "bf16"};
+  std::vector<std::string> groups = {"square", "llm", "skinny", "kheavy", "odd"};
+  std::string layout = "NT";
+  std::uint64_t seed = 1;
+};
+
+/// One shape of the suite.
+struct Shape {
+  std::string group;
+  std::int64_t M, N, K;
+};
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) items.push_back(item);
+  return items;
+}
+
+Settings parse_args(int argc, char** argv) {
+  if (argc < 2) throw Error(ErrorCode::invalid_argument, "usage: gpu_gemm OUT.json [--budget=N] ...");
+  Settings s;
+  s.out_path = argv[1];
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const auto eq = arg.find('=');
+    const std::string key = arg.substr(0, eq), value = eq == std::string::npos ? "" : arg.substr(eq + 1);
+    if (key == "--budget") s.budget = std::stoul(value);
+    else if (key == "--searcher") s.searcher = value;
+    else if (key == "--dtypes") s.dtypes = split_list(value);
+    else if (key == "--groups") s.groups = split_list(value);
+    else if (key == "--layout") s.layout = value;
+    else if (key == "--seed") s.seed = std::stoull(value);
+    else throw Error(ErrorCode::invalid_argument, "gpu_gemm: unknown option " + arg);
+  }
+  return s;
+}
+
+/// The issue-8 shape suite, restricted to `groups`.
+std::vector<Shape> suite(const std::vector<std::string>& groups) {
+  std::vector<Shape> all;
+  for (std::int64_t n : {1024, 2048, 4096, 8192}) all.push_back({"square", n, n, n});
+  for (std::int64_t m : {4096, 8192})
+    for (std::int64_t n : {4096, 11008, 14336})
+      for (std::int64_t k : {4096, 11008, 14336}) all.push_back({"llm", m, n, k});
+  for (std::int64_t m : {1, 8, 16, 32, 64, 127}) all.push_back({"skinny", m, 8192, 8192});
+  all.push_back({"kheavy", 512, 512, 65536});
+  all.push_back({"odd", 1000, 1000, 1000});
+  all.push_back({"odd", 4097, 4095, 4093});
+  std::vector<Shape> chosen;
+  for (const auto& s : all)
+    if (std::find(groups.begin(), groups.end(), s.group) != groups.end()) chosen.push_back(s);
+  return chosen;
+}
+
+/// The cuBLAS entry points this benchmark uses, loaded from the shared library at run time.
+struct CublasApi {
+  decltype(&cublasCreate_v2) create = nullptr;
+  decltype(&cublasDestroy_v2) destroy = nullptr;
+  decltype(&cublasSetMathMode) set_math_mode = nullptr;
+  cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                            const void*, const void*, cudaDataType, int, const void*,
+                            cudaDataType, int, const void*, void*, cudaDataType, int,
+                            cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
+
+  /// Loads libcublas; throws Error(not_found) naming the libraries tried.
+  static const CublasApi& get() {
+    static const CublasApi api = [] {
+      CublasApi a;
+      void* lib = nullptr;
+      for (const char* name : {"libcublas.so.13", "libcublas.so.12", "libcublas.so"})
+        if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
+      if (!lib)
+        throw Error(ErrorCode::not_found, "gpu_gemm: cannot load libcublas.so.13/.12 (cuBLAS)");
+      auto load = [lib](auto& fn, const char* symbol) {
+        fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, symbol));
+        if (!fn) throw Error(ErrorCode::not_found, std::string("gpu_gemm: no ") + symbol + " in cuBLAS");
+      };
+      load(a.create, "cublasCreate_v2");
+      load(a.destroy, "cublasDestroy_v2");
+      load(a.set_math_mode, "cublasSetMathMode");
+      load(a.gemm_ex, "cublasGemmEx");
+      return a;
+    }();
+    return api;
+  }
+};
+
+void check_cublas(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw Error(ErrorCode::cuda_error, std::string(what) + " failed: cublas status " +
+                                           std::to_string(static_cast<int>(status)));
+}
+
+/// Median per-call time (ms) of `run` with CUDA events: 3 warm-up calls, then calls until
+/// 100 ms or 300 samples (at least 10).
+double median_ms(const std::function<void()>& run) {
+  for (int i = 0; i < 3; ++i) run();
+  check_cuda(cudaDeviceSynchronize(), "warm-up");
+  cudaEvent_t start, stop;
+  check_cuda(cudaEventCreate(&start), "event");
+  check_cuda(cudaEventCreate(&stop), "event");
+  std::vector<double> samples;
+  double total = 0;
+  while (samples.size() < 10 || (total < 100 && samples.size() < 300)) {
+    check_cuda(cudaEventRecord(start), "record");
+    run();
+    check_cuda(cudaEventRecord(stop), "record");
+    check_cuda(cudaEventSynchronize(stop), "sync");
+    float ms = 0;
+    check_cuda(cudaEventElapsedTime(&ms, start, stop), "elapsed");
+    samples.push_back(ms);
+    total += ms;
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::sort(samples.begin(), samples.end());
+  return samples[samples.size() / 2];
+}
+
+/// cuBLAS call computing our row-major C = alpha * op(A) * op(B) + beta * C, i.e. the
+/// column-major C^T = op(B)^T * op(A)^T.
+void cublas_gemm(cublasHandle_t handle, const gemm::GemmShape& s, const void* A, const void* B,
+                 void* C) {
+  const float alpha = static_cast<float>(gemm::kAlpha), beta = static_cast<float>(gemm::kBeta);
+  const cudaDataType in = s.precision == gemm::Precision::f16    ? CUDA_R_16F
+                          : s.precision == gemm::Precision::bf16 ? CUDA_R_16BF
+                                                                 : CUDA_R_32F;
+  const cudaDataType out = s.out_f32 ? CUDA_R_32F : in;
+  const cublasComputeType_t compute =
+      s.precision == gemm::Precision::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  // Row-major B 'N' (K x N) is column-major N x K: op N; B 'T' (N x K) is column-major K x N: op T.
+  check_cublas(CublasApi::get().gemm_ex(handle, s.b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N,
+                            s.a_transposed ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(s.N),
+                            static_cast<int>(s.M), static_cast<int>(s.K), &alpha, B, in,
+                            static_cast<int>(s.ldb()), A, in, static_cast<int>(s.lda()), &beta,
+                            C, out, static_cast<int>(s.N), compute, CUBLAS_GEMM_DEFAULT),
+               "cublasGemmEx");
+}
+
+/// ||x - y|| / ||y|| over two host buffers of the same spec.
+double relative_l2(const HostBuffer& x, const HostBuffer& y) {
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < y.spec.elements; ++i) {
+    const double a = read_element(x, i), b = read_element(y, i);
+    diff += (a - b) * (a - b);
+    norm += b * b;
+  }
+  return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+}
+
+double geomean(const std::vector<double>& v) {
+  if (v.empty()) return 0;
+  double log_sum = 0;
+  for (double x : v) log_sum += std::log(x);
+  return std::exp(log_sum / static_cast<double>(v.size()));
+}
+
+/// The template for a dtype: gemm_simt for f32, gemm_mma otherwise.
+std::shared_ptr<const KernelTemplate> gemm_template_for(const std::string& dtype) {
+  static auto simt = std::shared_ptr<const KernelTemplate>(make_gemm_simt_template());
+  static auto mma = std::shared_ptr<const KernelTemplate>(make_gemm_mma_template());
+  return dtype == "f32" ? simt : mma;
+}
+
+/// Tunes one shape and times the winner next to cuBLAS.
+json run_shape(const Settings& settings, const std::string& dtype, const Shape& shape,
+               const Device& device, Builder& builder, cublasHandle_t handle) {
+  auto tmpl = gemm_template_for(dtype);
+  const std::string dims = std::to_string(shape.M) + "x" + std::to_string(shape.N) + "x" +
+                           std::to_string(shape.K);
+  Problem problem = make_problem(*tmpl, dims, {{"dtype", dtype}, {"layout", settings.layout}});
+  const gemm::GemmShape s = gemm::gemm_shape(problem);
+  json row = {{"dtype", dtype}, {"group", shape.group}, {"shape", dims}, {"M", shape.M},
+              {"N", shape.N}, {"K", shape.K}, {"template", tmpl->name()},
+              {"problem", problem.key()}};
+
+  // 1. Tune through the isolated measurer (verification, timing, L2 policy of the runner).
+  SearchSpace space = tmpl->space(problem, device);
+  GpuMeasurer measurer(tmpl, problem, device, builder);
+  auto searcher = make_searcher(settings.searcher);
+  TunerOptions options;
+  options.max_trials = settings.budget;
+  options.seed = settings.seed;
+  Tuner tuner(space, *searcher, measurer, options);
+  TuneResult result = tuner.run();
+  row["trials"] = result.trials.size();
+  row["stop_reason"] = result.stop_reason;
+  json statuses = json::object();
+  for (const auto& [status, count] : result.status_counts) statuses[to_string(status)] = count;
+  row["statuses"] = statuses;
+  if (result.default_trial && result.default_trial->ok())
+    row["default_ms"] = result.default_trial->median_ms;
+  if (!result.best) {
+    row["error"] = "no candidate succeeded";
+    return row;
+  }
+  const Config best = result.best->config;
+  row["best_config"] = best.str();
+  row["tuned_ms"] = result.best->median_ms;
+
+  // 2. Same process, same event loop: the winner and cuBLAS on the same buffers.
+  auto workload = tmpl->workload(problem);
+  std::vector<HostBuffer> host;
+  for (const auto& spec : workload->buffers()) host.push_back(make_host_buffer(spec));
+  workload->fill(host, 42);
+  LaunchPlan plan = tmpl->launch(problem, best, device);
+  BuildResult built = builder.build(*tmpl, problem, best, device);
+  if (!built.ok) throw Error(ErrorCode::compile_error, "winner does not compile: " + built.log);
+  detail::CudaModule module(*built.cubin);
+  std::vector<detail::DeviceMemory> memory;
+  std::vector<detail::DeviceBuffer> buffers;
+  memory.reserve(host.size() + plan.scratch.size());
+  for (const auto& b : host) {
+    memory.emplace_back(b.bytes.size());
+    buffers.push_back({memory.back().get(), b.bytes.size()});
+    check_cuda(cudaMemcpy(memory.back().get(), b.bytes.data(), b.bytes.size(),
+                          cudaMemcpyHostToDevice), "upload");
+  }
+  for (const auto& sc : plan.scratch) {
+    const std::size_t bytes = sc.elements * dtype_size(sc.dtype);
+    memory.emplace_back(bytes);
+    buffers.push_back({memory.back().get(), bytes});
+  }
+  HostBuffer& c_host = host[2];
+  auto reset_c = [&] {
+    check_cuda(cudaMemcpy(buffers[2].ptr, c_host.bytes.data(), c_host.bytes.size(),
+                          cudaMemcpyHostToDevice), "reset C");
+  };
+  auto download_c = [&] {
+    HostBuffer c{c_host.spec, std::vector<std::uint8_t>(c_host.bytes.size())};
+    check_cuda(cudaMemcpy(c.bytes.data(), buffers[2].ptr, c.bytes.size(), cudaMemcpyDeviceToHost),
+               "download C");
+    return c;
+  };
+  auto run_ktune = [&] {
+    detail::CudaStatus status = detail::run_launch_plan(module, plan, buffers, nullptr);
+    if (!status.ok()) throw Error(ErrorCode::cuda_error, status.message);
+  };
+  auto run_cublas = [&] { cublas_gemm(handle, s, buffers[0].ptr, buffers[1].ptr, buffers[2].ptr); };
+
+  reset_c();
+  run_ktune();
+  check_cuda(cudaDeviceSynchronize(), "ktune run");
+  HostBuffer ours = download_c();
+  reset_c();
+  run_cublas();
+  check_cuda(cudaDeviceSynchronize(), "cublas run");
+  HostBuffer theirs = download_c();
+  const double rel = relative_l2(ours, theirs);
+  row["rel_l2_vs_cublas"] = rel;
+  row["tolerance"] = workload->tolerance(c_host.spec).rel_l2;
+
+  const double ktune_ms = median_ms(run_ktune);
+  const double cublas_ms = median_ms(run_cublas);
+  const double flops = workload->flops(), bytes = workload->bytes();
+  row["ktune_ms"] = ktune_ms;
+  row["cublas_ms"] = cublas_ms;
+  row["ktune_tflops"] = flops / ktune_ms / 1e9;
+  row["cublas_tflops"] = flops / cublas_ms / 1e9;
+  row["ratio"] = cublas_ms / ktune_ms;
+  row["ktune_hbm_fraction"] = bytes / ktune_ms / 1e6 / kCopyGBps;
+  row["cublas_hbm_fraction"] = bytes / cublas_ms / 1e6 / kCopyGBps;
+  return row;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const Settings settings = parse_args(argc, argv);
+    if (auto why = cuda_unavailable_reason()) {
+      std::fprintf(stderr, "gpu_gemm: %s\n", why->c_str());
+      return 77;
+    }
+    check_cuda(cudaSetDevice(0), "cudaSetDevice(0)");
+    const Device device = query_device(0);
+    Builder builder;
+    cublasHandle_t handle;
+    check_cublas(CublasApi::get().create(&handle), "cublasCreate");
+    check_cublas(CublasApi::get().set_math_mode(handle, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+
+    json out;
+    const std::time_t now = std::time(nullptr);
+    char date[32];
+    std::strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S", std::gmtime(&now));
+    std::string command;
+    for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
+    out["date_utc"] = date;
+    out["device"] = device.key();
+    out["command"] = command;
+    out["budget_trials"] = settings.budget;
+    out["searcher"] = settings.searcher;
+    out["layout"] = settings.layout;
+    out["alpha"] = gemm::kAlpha;
+    out["beta"] = gemm::kBeta;
+    out["results"] = json::array();
+    std::map<std::string, std::vector<double>> ratios;  // "dtype" and "dtype/group"
+    std::printf("%-5s %-7s %-18s %10s %10s %8s %8s %10s  %s\n", "dtype", "group", "shape",
+                "ktune TF/s", "cuBLAS TF/s", "ratio", "HBM %", "rel_l2", "best config");
+    for (const auto& dtype : settings.dtypes)
+      for (const auto& shape : suite(settings.groups)) {
+        json row;
+        try {
+          row = run_shape(settings, dtype, shape, device, builder, handle);
+        } catch (const std::exception& e) {
+          row = {{"dtype", dtype}, {"group", shape.group}, {"M", shape.M}, {"N", shape.N},
+                 {"K", shape.K}, {"error", e.what()}};
+        }
+        out["results"].push_back(row);
+        if (row.contains("ratio")) {
+          ratios[dtype].push_back(row["ratio"].get<double>());
+          ratios[dtype + "/" + shape.group].push_back(row["ratio"].get<double>());
+          std::printf("%-5s %-7s %-18s %10.1f %10.1f %8.3f %8.1f %10.2e  %s\n", dtype.c_str(),
+                      shape.group.c_str(), row["shape"].get<std::string>().c_str(),
+                      row["ktune_tflops"].get<double>(), row["cublas_tflops"].get<double>(),
+                      row["ratio"].get<double>(), 100 * row["ktune_hbm_fraction"].get<double>(),
+                      row["rel_l2_vs_cublas"].get<double>(),
+                      row["best_config"].get<std::string>().c_str());
+        } else {
+          std::printf("%-5s %-7s %lldx%lldx%lld failed: %s\n", dtype.c_str(), shape.group.c_str(),
+                      static_cast<long long>(shape.M), static_cast<long long>(shape.N),
+                      static_cast<long long>(shape.K), row.value("error", std::string("?")).c_str());
+        }
+        std::fflush(stdout);
+        std::ofstream(settings.out_path) << out.dump(2) << "\n";  // keep partial results
+      }
+    json means = json::object();
+    for (const auto& [key, values] : ratios) {
+      means[key] = {{"geomean_ratio", geomean(values)}, {"shapes", values.size()}};
+      std::printf("geomean ratio to cuBLAS %-14s %.3f over %zu shapes\n", key.c_str(),
+                  geomean(values), values.size());
+    }
+    out["geomeans"] = means;
+    std::ofstream(settings.out_path) << out.dump(2) << "\n";
+    CublasApi::get().destroy(handle);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpu_gemm: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,135 @@
+// Warp-level tensor-core step of the GEMM family (reused by implicit-GEMM convolution):
+// mma.sync wrappers (m16n8k16 f16/bf16, m16n8k8 tf32, fp32 accumulation), ldmatrix fragment
+// loads (transposed where the tile is stored m- or n-contiguous), and WarpMma, which
+// multiplies one warp's WarpM x WarpN tile over one k step of a shared-memory stage laid out as
+// SwizzledTile. Orientation flags are template parameters, so callers choose them from their
+// own layouts (GEMM layouts, NHWC/KRSC convolution) without macros.
+#pragma once
+
+#include "gemm/gemm_smem_copy.cuh"
+
+namespace ktg {
+
+/// Loads four 8x8 b16 matrices; lane l gives the row address of matrix l / 8, row l % 8.
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+}
+
+/// ldmatrix_x4 with each 8x8 matrix transposed on the way into registers.
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], unsigned address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+}
+
+/// fp32 bits rounded to the nearest TF32 value (as the tensor core reads them).
+__device__ __forceinline__ unsigned to_tf32(float v) {
+  unsigned out;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(out) : "f"(v));
+  return out;
+}
+
+/// D += A * B for one m16n8 tile with k = 16 (f16 or bf16 inputs) or k = 8 (tf32 inputs).
+template <class T>
+__device__ __forceinline__ void mma_16x8(float (&d)[4], const unsigned (&a)[4],
+                                         const unsigned (&b)[2]) {
+  if constexpr (sizeof(T) == 4) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else if constexpr (same_type<T, __nv_bfloat16>::value) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+}
+
+/// One warp's WarpM x WarpN tile of tensor-core products over one shared-memory stage.
+/// AKContiguous: the A tile is stored [m][k] (else [k][m]); BKContiguous: the B tile is
+/// stored [n][k] (else [k][n]). ALayout / BLayout are the SwizzledTile types of the stage.
+/// Accumulator acc[mi][ni][0..3] holds rows (g, g, g + 8, g + 8) and columns
+/// (2t, 2t + 1, 2t, 2t + 1) of sub-tile (mi, ni), with g = lane / 4 and t = lane % 4.
+template <class T, int WarpM, int WarpN, bool AKContiguous, bool BKContiguous, class ALayout,
+          class BLayout>
+struct WarpMma {
+  static constexpr int kMi = WarpM / 16;                     ///< m16 sub-tiles per warp
+  static constexpr int kNi = WarpN / 8;                      ///< n8 sub-tiles per warp
+  static constexpr int kStep = sizeof(T) == 4 ? 8 : 16;  ///< k per mma instruction
+  static_assert(WarpM % 16 == 0 && WarpN % 16 == 0, "warp tile must be a multiple of 16 x 16");
+
+  /// acc += A[wm0 .. wm0 + WarpM, k0 .. k0 + kStep] * B[k0 .., wn0 .. wn0 + WarpN] from the stage.
+  __device__ __forceinline__ static void step(const char* sA, const char* sB, int wm0, int wn0,
+                                              int k0, float (&acc)[kMi][kNi][4], int lane) {
+    unsigned a[kMi][4];
+    unsigned b[kNi][2];
+    if constexpr (sizeof(T) == 2) {
+      const int j = lane >> 3;  // which 8x8 matrix this lane addresses
+      const int r = lane & 7;   // which row of it
+#pragma unroll
+      for (int mi = 0; mi < kMi; ++mi) {
+        const int m = wm0 + mi * 16 + (j & 1) * 8;
+        const int k = k0 + (j >> 1) * 8;
+        if constexpr (AKContiguous)
+          ldmatrix_x4(a[mi], smem_address(sA + ALayout::offset(m + r, k)));
+        else
+          ldmatrix_x4_trans(a[mi], smem_address(sA + ALayout::offset(k + r, m)));
+      }
+#pragma unroll
+      for (int ni = 0; ni < kNi; ni += 2) {
+        const int n = wn0 + ni * 8 + (j >> 1) * 8;
+        const int k = k0 + (j & 1) * 8;
+        unsigned q[4];
+        if constexpr (BKContiguous)
+          ldmatrix_x4(q, smem_address(sB + BLayout::offset(n + r, k)));
+        else
+          ldmatrix_x4_trans(q, smem_address(sB + BLayout::offset(k + r, n)));
+        b[ni][0] = q[0];
+        b[ni][1] = q[1];
+        b[ni + 1][0] = q[2];
+        b[ni + 1][1] = q[3];
+      }
+    } else {
+      const int g = lane >> 2;
+      const int t = lane & 3;
+#pragma unroll
+      for (int mi = 0; mi < kMi; ++mi) {
+        const int m = wm0 + mi * 16 + g;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {  // (m, k): (g, t) (g+8, t) (g, t+4) (g+8, t+4)
+          const int mm = m + (q & 1) * 8;
+          const int kk = k0 + t + (q >> 1) * 4;
+          const int off = AKContiguous ? ALayout::offset(mm, kk) : ALayout::offset(kk, mm);
+          a[mi][q] = to_tf32(*reinterpret_cast<const float*>(sA + off));
+        }
+      }
+#pragma unroll
+      for (int ni = 0; ni < kNi; ++ni) {
+        const int n = wn0 + ni * 8 + g;
+#pragma unroll
+        for (int q = 0; q < 2; ++q) {  // (k, n): (t, g) (t+4, g)
+          const int kk = k0 + t + q * 4;
+          const int off = BKContiguous ? BLayout::offset(n, kk) : BLayout::offset(kk, n);
+          b[ni][q] = to_tf32(*reinterpret_cast<const float*>(sB + off));
+        }
+      }
+    }
+#pragma unroll
+    for (int mi = 0; mi < kMi; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < kNi; ++ni) mma_16x8<T>(acc[mi][ni], a[mi], b[ni]);
+  }
+};
+
+}  // namespace ktg

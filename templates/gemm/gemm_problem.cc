@@ -1,0 +1,140 @@
+// The gemm problem in typed form, its attribute domains, its NVRTC defines and the launch plan
+// shared by the gemm templates (main kernel, optional split-K workspace and reduction step).
+#include "gemm_problem.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "ktune/error.h"
+
+namespace ktune::gemm {
+
+namespace {
+
+/// Largest power-of-two number of elements (at most 16 bytes' worth) dividing `ld`.
+int vector_alignment(std::int64_t ld, DType dtype) {
+  int align = static_cast<int>(16 / dtype_size(dtype));
+  while (align > 1 && ld % align != 0) align /= 2;
+  return align;
+}
+
+/// Threads per block of the split-K reduction step.
+constexpr unsigned kReduceThreads = 256;
+
+}  // namespace
+
+DType GemmShape::input_dtype() const {
+  switch (precision) {
+    case Precision::f16: return DType::f16;
+    case Precision::bf16: return DType::bf16;
+    default: return DType::f32;
+  }
+}
+
+DType GemmShape::output_dtype() const { return out_f32 ? DType::f32 : input_dtype(); }
+
+int GemmShape::align_a() const { return vector_alignment(lda(), input_dtype()); }
+
+int GemmShape::align_b() const { return vector_alignment(ldb(), input_dtype()); }
+
+GemmShape gemm_shape(const Problem& problem) {
+  GemmShape s;
+  s.M = problem.dim("M");
+  s.N = problem.dim("N");
+  s.K = problem.dim("K");
+  const std::string dtype = problem.attr("dtype", "f32");
+  if (dtype == "f16") s.precision = Precision::f16;
+  else if (dtype == "bf16") s.precision = Precision::bf16;
+  else if (dtype == "tf32") s.precision = Precision::tf32;
+  else if (dtype == "f32") s.precision = Precision::f32;
+  else throw Error(ErrorCode::invalid_argument,
+                   "problem " + problem.key() + ": gemm dtype \"" + dtype +
+                       "\" is not one of f32, f16, bf16, tf32");
+  const std::string layout = problem.attr("layout", "NN");
+  if (layout.size() != 2 || (layout[0] != 'N' && layout[0] != 'T') ||
+      (layout[1] != 'N' && layout[1] != 'T'))
+    throw Error(ErrorCode::invalid_argument, "problem " + problem.key() + ": gemm layout \"" +
+                                                 layout + "\" is not one of NN, NT, TN, TT");
+  s.a_transposed = layout[0] == 'T';
+  s.b_transposed = layout[1] == 'T';
+  s.bias = problem.attr("bias", "0") == "1";
+  s.out_f32 = problem.attr("out", "same") == "f32" || s.precision == Precision::f32 ||
+              s.precision == Precision::tf32;
+  return s;
+}
+
+std::map<std::string, std::vector<std::string>> gemm_attr_domains(
+    const std::vector<std::string>& dtypes) {
+  return {{"dtype", dtypes},
+          {"layout", {"NN", "NT", "TN", "TT"}},
+          {"bias", {"0", "1"}},
+          {"out", {"same", "f32"}}};
+}
+
+void check_gemm_dims(const Problem& problem) {
+  for (const char* dim : {"M", "N", "K"})
+    if (problem.dim(dim) > std::numeric_limits<std::int32_t>::max())
+      throw Error(ErrorCode::invalid_argument, "problem " + problem.key() + ": gemm dimension " +
+                                                   dim + " must be < 2^31");
+}
+
+std::vector<std::string> gemm_problem_defines(const GemmShape& s) {
+  const int dtype_code = s.precision == Precision::f32    ? 0
+                         : s.precision == Precision::f16  ? 1
+                         : s.precision == Precision::bf16 ? 2
+                                                          : 3;
+  return {"-DKT_DTYPE=" + std::to_string(dtype_code),
+          std::string("-DKT_OUT_F32=") + (s.out_f32 ? "1" : "0"),
+          std::string("-DKT_A_T=") + (s.a_transposed ? "1" : "0"),
+          std::string("-DKT_B_T=") + (s.b_transposed ? "1" : "0"),
+          std::string("-DKT_BIAS=") + (s.bias ? "1" : "0"),
+          "-DKT_ALIGN_A=" + std::to_string(s.align_a()),
+          "-DKT_ALIGN_B=" + std::to_string(s.align_b())};
+}
+
+std::int64_t smem_limit(const Device& device) {
+  return std::max<std::int64_t>({device.smem_per_block_optin, device.smem_per_block, 48 * 1024});
+}
+
+LaunchPlan gemm_launch_plan(const GemmShape& s, const GemmLaunchGeometry& g,
+                            const Device& device) {
+  const std::int64_t tiles = ((s.M + g.bm - 1) / g.bm) * ((s.N + g.bn - 1) / g.bn);
+  if (tiles > std::numeric_limits<std::int32_t>::max() || g.split_k > 65535)
+    throw Error(ErrorCode::invalid_argument,
+                "gemm " + std::to_string(s.M) + "x" + std::to_string(s.N) + ": " +
+                    std::to_string(tiles) + " tiles x " + std::to_string(g.split_k) +
+                    " splits exceed the CUDA grid limits");
+  const std::size_t c = 2;                                // buffer index of C
+  const std::size_t bias = s.bias ? 3 : c;                // unused by the kernel without bias
+  const std::size_t workspace = s.bias ? 4 : 3;           // first scratch buffer
+  const KernelArg M = KernelArg::i32(s.M), N = KernelArg::i32(s.N), K = KernelArg::i32(s.K);
+  const KernelArg alpha = KernelArg::f32(kAlpha), beta = KernelArg::f32(kBeta);
+
+  LaunchPlan plan;
+  LaunchStep main;
+  main.entry = g.entry;
+  main.grid[0] = static_cast<unsigned>(tiles);
+  main.grid[2] = static_cast<unsigned>(g.split_k);
+  main.block[0] = g.threads;
+  main.dynamic_smem = g.smem_bytes;
+  main.args = {KernelArg::buf(0), KernelArg::buf(1), KernelArg::buf(c), KernelArg::buf(bias),
+               KernelArg::buf(g.split_k > 1 ? workspace : c), M, N, K, alpha, beta};
+  plan.steps.push_back(main);
+  if (g.split_k > 1) {
+    plan.scratch.push_back(BufferSpec{"workspace", DType::f32,
+                                      static_cast<std::size_t>(g.split_k * s.M * s.N),
+                                      Role::scratch, 0});
+    LaunchStep reduce;
+    reduce.entry = g.entry + "_splitk_reduce";
+    const std::int64_t blocks_needed = (s.M * s.N + kReduceThreads - 1) / kReduceThreads;
+    const std::int64_t blocks_max = std::max(1, device.sm_count) * 16;  // grid-stride beyond
+    reduce.grid[0] = static_cast<unsigned>(std::min(blocks_needed, blocks_max));
+    reduce.block[0] = kReduceThreads;
+    reduce.args = {KernelArg::buf(workspace), KernelArg::buf(c), KernelArg::buf(bias), M, N,
+                   alpha, beta};
+    plan.steps.push_back(reduce);
+  }
+  return plan;
+}
+
+}  // namespace ktune::gemm

@@ -1,0 +1,151 @@
+// [gpu] gemm_simt and gemm_mma on the real device: for odd and regular shapes, all four
+// layouts, every dtype, bias and output types, the default config, a split-K config and a
+// random sample of each space are compiled for the device, run through their launch plans
+// (main kernel, split-K reduction) on random inputs, and compared with the double-precision
+// CPU reference under the workload's tolerance; inputs must come back unchanged.
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "builtin_templates.h"
+#include "cuda_module.h"
+#include "gpu_guard.h"
+#include "host_dtype.h"
+#include "ktune/build.h"
+#include "ktune/template.h"
+#include "launch_plan_runner.h"
+#include "verify.h"
+
+using namespace ktune;
+using detail::check_cuda;
+
+namespace {
+
+/// The default config, the default with SPLIT_K = 4 (when valid) and `extra` random ones.
+std::vector<Config> configs_to_check(const SearchSpace& space, int extra, std::uint64_t seed) {
+  std::vector<Config> configs = {space.default_config()};
+  std::vector<Value> split = space.default_config().values();
+  const std::size_t pos = *space.find("SPLIT_K");
+  split[pos] = 4;
+  Config split_config(space.names(), split);
+  if (space.valid(split_config)) configs.push_back(split_config);
+  std::mt19937_64 rng(seed);
+  for (int attempt = 0; attempt < 40 && static_cast<int>(configs.size()) < extra + 2; ++attempt) {
+    Config c = space.random(rng);
+    if (std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(c);
+  }
+  return configs;
+}
+
+/// Runs one config on the device and returns a failure description, or "" when correct.
+std::string run_and_compare(const KernelTemplate& tmpl, const Problem& problem,
+                            const Config& config, const Device& device, const BuildResult& built,
+                            const std::vector<HostBuffer>& host,
+                            const std::vector<HostBuffer>& expected, const Workload& workload) {
+  if (!built.ok) return "compile failed:\n" + built.log;
+  detail::CudaModule module(*built.cubin);
+  LaunchPlan plan = tmpl.launch(problem, config, device);
+  std::vector<detail::DeviceMemory> memory;
+  std::vector<detail::DeviceBuffer> buffers;
+  memory.reserve(host.size() + plan.scratch.size());
+  for (const auto& b : host) {
+    memory.emplace_back(b.bytes.size());
+    buffers.push_back({memory.back().get(), b.bytes.size()});
+    check_cuda(cudaMemcpy(memory.back().get(), b.bytes.data(), b.bytes.size(),
+                          cudaMemcpyHostToDevice), "upload " + b.spec.name);
+  }
+  for (const auto& s : plan.scratch) {
+    const std::size_t bytes = s.elements * dtype_size(s.dtype);
+    memory.emplace_back(bytes);
+    buffers.push_back({memory.back().get(), bytes});
+    check_cuda(cudaMemset(memory.back().get(), 0xff, bytes), "poison scratch");  // NaN
+  }
+  detail::CudaStatus status = detail::run_launch_plan(module, plan, buffers, nullptr);
+  if (!status.ok()) return "launch: " + status.message;
+  if (cudaError_t err = cudaDeviceSynchronize(); err != cudaSuccess)
+    return detail::cuda_error_message(err, "kernel");
+  std::string failure;
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    HostBuffer got{host[i].spec, std::vector<std::uint8_t>(host[i].bytes.size())};
+    check_cuda(cudaMemcpy(got.bytes.data(), buffers[i].ptr, got.bytes.size(),
+                          cudaMemcpyDeviceToHost), "download " + host[i].spec.name);
+    if (host[i].spec.role == Role::input) {
+      if (got.bytes != host[i].bytes) failure += "input " + host[i].spec.name + " changed; ";
+      continue;
+    }
+    verify::Comparison cmp = verify::compare(got, expected[i], workload.tolerance(host[i].spec));
+    if (!cmp.ok) failure += cmp.message + " (rel_l2 " + std::to_string(cmp.rel_l2) + "); ";
+  }
+  return failure;
+}
+
+/// Checks every (problem, config) pair of a template; configs of a problem compile together.
+void check_template(const std::shared_ptr<const KernelTemplate>& tmpl,
+                    const std::vector<Problem>& problems, int extra) {
+  Device device = query_device(0);
+  Builder builder;
+  std::uint64_t seed = 100;
+  for (const auto& problem : problems) {
+    SearchSpace space = tmpl->space(problem, device);
+    std::vector<Config> configs = configs_to_check(space, extra, ++seed);
+    auto workload = tmpl->workload(problem);
+    std::vector<HostBuffer> host;
+    for (const auto& spec : workload->buffers()) host.push_back(make_host_buffer(spec));
+    workload->fill(host, seed);
+    std::vector<HostBuffer> expected = host;
+    workload->reference(expected);
+    auto built = builder.build_all(tmpl, problem, configs, device);
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      INFO(tmpl->name() << " " << problem.key() << " " << configs[i].str());
+      REQUIRE(tmpl->can_implement(problem, configs[i]));
+      const std::string failure = run_and_compare(*tmpl, problem, configs[i], device, built[i],
+                                                  host, expected, *workload);
+      INFO(failure);
+      CHECK(failure.empty());
+    }
+  }
+}
+
+const char* const kLayouts[] = {"NN", "NT", "TN", "TT"};
+
+}  // namespace
+
+TEST_CASE("gemm_simt is correct on odd shapes, all layouts, bias, split-K and sampled configs",
+          "[gpu][gemm]") {
+  KTUNE_REQUIRE_GPU();
+  check_cuda(cudaSetDevice(0), "cudaSetDevice(0)");
+  auto simt = std::shared_ptr<const KernelTemplate>(make_gemm_simt_template());
+  std::vector<Problem> problems;
+  int i = 0;
+  for (const char* layout : kLayouts)
+    for (const char* shape : {"1x1x1", "17x33x65", "127x259x96", "64x128x256"})
+      problems.push_back(make_problem(*simt, shape,
+                                      {{"layout", layout}, {"bias", ++i % 2 ? "1" : "0"}}));
+  problems.push_back(make_problem(*simt, "1000x1000x1000", {{"layout", "NT"}}));
+  problems.push_back(make_problem(*simt, "5x1024x4096", {{"layout", "NN"}, {"bias", "1"}}));
+  problems.push_back(make_problem(*simt, "127x512x64", {{"layout", "TT"}}));
+  check_template(simt, problems, 3);
+}
+
+TEST_CASE("gemm_mma is correct for f16, bf16, tf32 on odd shapes, all layouts, both outputs",
+          "[gpu][gemm]") {
+  KTUNE_REQUIRE_GPU();
+  check_cuda(cudaSetDevice(0), "cudaSetDevice(0)");
+  auto mma = std::shared_ptr<const KernelTemplate>(make_gemm_mma_template());
+  std::vector<Problem> problems;
+  int i = 0;
+  for (const char* dtype : {"f16", "bf16", "tf32"})
+    for (const char* layout : kLayouts)
+      for (const char* shape : {"1x1x1", "17x33x65", "127x259x96", "128x256x512"}) {
+        ++i;
+        problems.push_back(make_problem(*mma, shape,
+                                        {{"dtype", dtype}, {"layout", layout},
+                                         {"bias", i % 2 ? "1" : "0"},
+                                         {"out", i % 3 ? "same" : "f32"}}));
+      }
+  problems.push_back(make_problem(*mma, "1000x1000x1000", {{"dtype", "f16"}, {"layout", "NT"}}));
+  problems.push_back(make_problem(*mma, "16x2048x4096", {{"dtype", "bf16"}, {"layout", "NT"}}));
+  problems.push_back(make_problem(*mma, "127x1024x64", {{"dtype", "f16"}, {"layout", "TN"}}));
+  problems.push_back(make_problem(*mma, "333x257x1031", {{"dtype", "f16"}, {"layout", "NN"}, {"bias", "1"}}));
+  check_template(mma, problems, 3);
+}

@@ -1,0 +1,319 @@
+// gemm_simt / gemm_mma without a GPU: the blocked double-precision reference against a naive
+// triple loop for every layout, problem checks, spaces and their constraints (shared memory,
+// split-K), launch plans (split-K workspace and reduction step), problem defines (alignment
+// of leading dimensions), the workload, and NVRTC compiles for sm_90 of the defaults and a
+// sample of each space with no register spills at the defaults.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+
+#include "builtin_templates.h"
+#include "host_dtype.h"
+#include "ktune/build.h"
+#include "ktune/error.h"
+#include "ktune/template.h"
+#include "templates/gemm/gemm_problem.h"
+
+using namespace ktune;
+
+namespace {
+
+/// Host buffers of a workload, filled for `seed`.
+std::vector<HostBuffer> filled_buffers(const Workload& w, std::uint64_t seed) {
+  std::vector<HostBuffer> host;
+  for (const auto& spec : w.buffers()) host.push_back(make_host_buffer(spec));
+  w.fill(host, seed);
+  return host;
+}
+
+/// op(A)(m, k) of a gemm shape from its stored buffer.
+double op_a(const gemm::GemmShape& s, const HostBuffer& a, std::int64_t m, std::int64_t k) {
+  return read_element(a, static_cast<std::size_t>(s.a_transposed ? k * s.M + m : m * s.K + k));
+}
+
+/// op(B)(k, n) of a gemm shape from its stored buffer.
+double op_b(const gemm::GemmShape& s, const HostBuffer& b, std::int64_t k, std::int64_t n) {
+  return read_element(b, static_cast<std::size_t>(s.b_transposed ? n * s.K + k : k * s.N + n));
+}
+
+/// The default config plus `extra` distinct random valid configs.
+std::vector<Config> sample(const SearchSpace& space, int extra, std::uint64_t seed) {
+  std::vector<Config> configs = {space.default_config()};
+  std::mt19937_64 rng(seed);
+  for (int attempt = 0; attempt < 50 && static_cast<int>(configs.size()) < extra + 1; ++attempt) {
+    Config c = space.random(rng);
+    if (std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(c);
+  }
+  return configs;
+}
+
+}  // namespace
+
+TEST_CASE("gemm reference equals a naive triple loop for every layout and dtype", "[gemm]") {
+  auto simt = make_gemm_simt_template();
+  auto mma = make_gemm_mma_template();
+  struct Case {
+    const KernelTemplate* tmpl;
+    const char* dtype;
+    const char* out;
+  };
+  const std::vector<Case> cases = {
+      {simt.get(), "f32", "same"}, {mma.get(), "f16", "same"}, {mma.get(), "bf16", "f32"},
+      {mma.get(), "tf32", "same"}};
+  for (const char* shape : {"1x1x1", "3x5x7", "5x130x300"})
+    for (const char* layout : {"NN", "NT", "TN", "TT"})
+      for (const auto& c : cases) {
+        const char* bias = std::string(layout) == "NT" || std::string(shape) == "1x1x1" ? "1" : "0";
+        Problem p = make_problem(*c.tmpl, shape,
+                                 {{"dtype", c.dtype}, {"layout", layout}, {"bias", bias},
+                                  {"out", c.out}});
+        INFO(p.key());
+        const gemm::GemmShape s = gemm::gemm_shape(p);
+        auto w = c.tmpl->workload(p);
+        std::vector<HostBuffer> host = filled_buffers(*w, 7);
+        std::vector<HostBuffer> expected = host;
+        w->reference(expected);
+        double max_err = 0, max_ref = 0;
+        for (std::int64_t m = 0; m < s.M; ++m)
+          for (std::int64_t n = 0; n < s.N; ++n) {
+            double sum = 0;
+            for (std::int64_t k = 0; k < s.K; ++k) sum += op_a(s, host[0], m, k) * op_b(s, host[1], k, n);
+            const auto i = static_cast<std::size_t>(m * s.N + n);
+            double want = gemm::kAlpha * sum + gemm::kBeta * read_element(host[2], i);
+            if (s.bias) want += read_element(host[3], static_cast<std::size_t>(n));
+            want = round_to_dtype(s.output_dtype(), want);
+            max_err = std::max(max_err, std::fabs(read_element(expected[2], i) - want));
+            max_ref = std::max(max_ref, std::fabs(want));
+          }
+        // Rounding of the same double to the output dtype may differ by one unit at most.
+        const double ulp = s.output_dtype() == DType::f32 ? 1e-6 : s.output_dtype() == DType::f16 ? 1e-3 : 8e-3;
+        CHECK(max_err <= ulp * std::max(1.0, max_ref));
+        CHECK(max_ref > 0);
+        for (std::size_t i = 0; i < host.size(); ++i)
+          if (host[i].spec.role == Role::input) CHECK(expected[i].bytes == host[i].bytes);
+      }
+}
+
+TEST_CASE("gemm workload: buffers, never-zero inputs, bytes, flops, tolerance", "[gemm]") {
+  auto mma = make_gemm_mma_template();
+  Problem p = make_problem(*mma, "64x48x96", {{"dtype", "f16"}, {"layout", "TN"}, {"bias", "1"}});
+  auto w = mma->workload(p);
+  auto specs = w->buffers();
+  REQUIRE(specs.size() == 4);
+  CHECK(specs[0].elements == 64u * 96u);
+  CHECK(specs[1].elements == 96u * 48u);
+  CHECK(specs[2].role == Role::inout);
+  CHECK(specs[2].dtype == DType::f16);
+  CHECK(specs[3].elements == 48u);
+  std::vector<HostBuffer> host = filled_buffers(*w, 3);
+  for (const auto& b : host)
+    for (std::size_t i = 0; i < b.spec.elements; ++i) {
+      const double v = read_element(b, i);
+      REQUIRE(v != 0.0);
+      REQUIRE(std::fabs(v) <= 1.0);
+    }
+  CHECK(w->flops() == 2.0 * 64 * 48 * 96);
+  CHECK(w->bytes() == (64.0 * 96 + 96.0 * 48) * 2 + 2 * 64.0 * 48 * 2 + 48 * 2);
+  CHECK(w->reference_cost() == 64.0 * 48 * 96);
+  auto simt = make_gemm_simt_template();
+  auto f32 = simt->workload(make_problem(*simt, "8x8x65536"));
+  auto f32_small = simt->workload(make_problem(*simt, "8x8x64"));
+  CHECK(f32_small->tolerance(specs[2]).rel_l2 == Approx(1e-5));
+  CHECK(f32->tolerance(specs[2]).rel_l2 > f32_small->tolerance(specs[2]).rel_l2);
+  CHECK(w->tolerance(specs[2]).rel_l2 > f32_small->tolerance(specs[2]).rel_l2);
+}
+
+TEST_CASE("gemm problems: checks name the bad attribute or dimension", "[gemm]") {
+  auto simt = make_gemm_simt_template();
+  auto mma = make_gemm_mma_template();
+  CHECK(simt->name() == "gemm_simt");
+  CHECK(mma->name() == "gemm_mma");
+  CHECK(simt->op() == "gemm");
+  CHECK(mma->vendor_reference() == "cublas");
+  CHECK_THROWS_WITH(make_problem(*simt, "8x8x8", {{"dtype", "f16"}}), Catch::Contains("dtype"));
+  CHECK_THROWS_WITH(make_problem(*mma, "8x8x8", {{"dtype", "f32"}}), Catch::Contains("dtype"));
+  CHECK_THROWS_WITH(make_problem(*mma, "8x8x8", {{"layout", "NX"}}), Catch::Contains("layout"));
+  CHECK_THROWS_WITH(make_problem(*mma, "8x8x8", {{"bias", "2"}}), Catch::Contains("bias"));
+  CHECK_THROWS_AS(make_problem(*mma, "8x8", {}), Error);
+  CHECK_THROWS_WITH(make_problem(*mma, "8x8x4294967296", {}), Catch::Contains("2^31"));
+  Problem p = make_problem(*mma, "8x8x8", {});
+  CHECK(p.attr("dtype") == "f16");
+  CHECK(p.attr("layout") == "NN");
+  p.attrs.erase("out");
+  CHECK_THROWS_WITH(mma->check_problem(p), Catch::Contains("out"));
+  CHECK_NOTHROW(simt->example_problem());
+  CHECK_NOTHROW(mma->example_problem());
+}
+
+TEST_CASE("gemm problem defines carry layout, dtype and leading-dimension alignment", "[gemm]") {
+  auto mma = make_gemm_mma_template();
+  auto has = [](const std::vector<std::string>& defines, const std::string& d) {
+    return std::find(defines.begin(), defines.end(), d) != defines.end();
+  };
+  // NT: A is M x K (lda = K = 4093, odd), B is N x K (ldb = K).
+  auto odd = mma->problem_defines(make_problem(*mma, "4097x4095x4093", {{"layout", "NT"}}));
+  CHECK(has(odd, "-DKT_DTYPE=1"));
+  CHECK(has(odd, "-DKT_A_T=0"));
+  CHECK(has(odd, "-DKT_B_T=1"));
+  CHECK(has(odd, "-DKT_ALIGN_A=1"));
+  CHECK(has(odd, "-DKT_ALIGN_B=1"));
+  CHECK(has(odd, "-DKT_OUT_F32=0"));
+  // TN: A is K x M (lda = M = 4100 = 4 * 1025), B is K x N (ldb = N = 4096).
+  auto mixed = mma->problem_defines(
+      make_problem(*mma, "4100x4096x7", {{"layout", "TN"}, {"dtype", "bf16"}, {"out", "f32"}}));
+  CHECK(has(mixed, "-DKT_ALIGN_A=4"));
+  CHECK(has(mixed, "-DKT_ALIGN_B=8"));
+  CHECK(has(mixed, "-DKT_DTYPE=2"));
+  CHECK(has(mixed, "-DKT_OUT_F32=1"));
+  auto tf32 = mma->problem_defines(make_problem(*mma, "64x64x64", {{"dtype", "tf32"}, {"bias", "1"}}));
+  CHECK(has(tf32, "-DKT_DTYPE=3"));
+  CHECK(has(tf32, "-DKT_ALIGN_A=4"));  // 16 bytes of fp32
+  CHECK(has(tf32, "-DKT_BIAS=1"));
+}
+
+TEST_CASE("gemm spaces: defaults valid; shared memory and split-K constraints reject", "[gemm]") {
+  const Device h200 = Device::h200();
+  auto simt = make_gemm_simt_template();
+  auto mma = make_gemm_mma_template();
+  for (const char* dtype : {"f16", "bf16", "tf32"})
+    for (const char* shape : {"1x1x1", "4096x4096x4096", "16x8192x8192"}) {
+      Problem p = make_problem(*mma, shape, {{"dtype", dtype}});
+      SearchSpace space = mma->space(p, h200);
+      INFO(p.key() << " " << space.violated(space.default_config()).value_or("valid"));
+      CHECK(space.valid(space.default_config()));
+      CHECK(mma->can_implement(p, space.default_config()));
+    }
+  Problem p = make_problem(*mma, "4096x4096x4096", {});
+  SearchSpace space = mma->space(p, h200);
+  Config huge = space.make({{"BM", 256}, {"BN", 256}, {"BK", 64}, {"WM", 64}, {"WN", 64},
+                            {"STAGES", 5}, {"SPLIT_K", 1}, {"GROUP_M", 8}});
+  REQUIRE_FALSE(space.valid(huge));  // 5 * 512 * 64 * 2 bytes = 320 KiB
+  CHECK_THAT(*space.violated(huge), Catch::Contains("STAGES"));
+  Config fits = space.make({{"BM", 256}, {"BN", 128}, {"BK", 32}, {"WM", 64}, {"WN", 64},
+                            {"STAGES", 4}, {"SPLIT_K", 1}, {"GROUP_M", 8}});
+  CHECK(space.valid(fits));
+  Config too_many_accumulators = space.make({{"BM", 128}, {"BN", 128}, {"BK", 32}, {"WM", 128},
+                                             {"WN", 64}, {"STAGES", 3}, {"SPLIT_K", 1}, {"GROUP_M", 8}});
+  CHECK_FALSE(space.valid(too_many_accumulators));
+  // K = 32 has two 16-wide k tiles: at most two splits.
+  Problem small_k = make_problem(*mma, "64x64x32", {});
+  SearchSpace sk = mma->space(small_k, h200);
+  Config split4 = sk.make({{"BM", 64}, {"BN", 64}, {"BK", 16}, {"WM", 32}, {"WN", 32},
+                           {"STAGES", 2}, {"SPLIT_K", 4}, {"GROUP_M", 1}});
+  CHECK_FALSE(sk.valid(split4));
+  CHECK(sk.valid(sk.make({{"BM", 64}, {"BN", 64}, {"BK", 16}, {"WM", 32}, {"WN", 32},
+                          {"STAGES", 2}, {"SPLIT_K", 2}, {"GROUP_M", 1}})));
+  // A structurally broken config is refused by can_implement (no static_assert at compile).
+  std::string why;
+  CHECK_FALSE(mma->can_implement(p, space.make({{"BM", 64}, {"BN", 64}, {"BK", 32}, {"WM", 128},
+                                                {"WN", 32}, {"STAGES", 3}, {"SPLIT_K", 1},
+                                                {"GROUP_M", 8}}), &why));
+  CHECK_THAT(why, Catch::Contains("WM"));
+
+  Problem ps = make_problem(*simt, "4096x4096x4096", {});
+  SearchSpace ss = simt->space(ps, h200);
+  CHECK(ss.valid(ss.default_config()));
+  // 2 * 32 * (256 + 256 + 8) * 4 bytes = 130 KiB: fits an H200 block, not an sm_86 one.
+  Config big = ss.make({{"BM", 256}, {"BN", 256}, {"BK", 32}, {"TM", 16}, {"TN", 8},
+                        {"WARP_ROWS", 4}, {"VEC", 4}, {"STAGES", 2}, {"PAD", 4}, {"SPLIT_K", 1},
+                        {"GROUP_M", 8}});
+  CHECK(ss.valid(big));
+  SearchSpace ss86 = simt->space(ps, Device::offline("sm_86"));
+  REQUIRE_FALSE(ss86.valid(big));
+  CHECK_THAT(*ss86.violated(big), Catch::Contains("STAGES * BK"));
+  Config odd = ss.make({{"BM", 128}, {"BN", 128}, {"BK", 8}, {"TM", 8}, {"TN", 8},
+                        {"WARP_ROWS", 1}, {"VEC", 4}, {"STAGES", 2}, {"PAD", 4}, {"SPLIT_K", 1},
+                        {"GROUP_M", 8}});
+  CHECK_FALSE(ss.valid(odd));  // 1 x 32 warps do not tile a 16 x 16 thread grid
+  CHECK_FALSE(simt->can_implement(ps, odd));
+  // An odd leading dimension allows only scalar loads of that operand; VEC up to the other's.
+  Problem pk = make_problem(*simt, "64x64x63", {{"layout", "NT"}});  // lda = ldb = 63
+  SearchSpace sk2 = simt->space(pk, h200);
+  CHECK(sk2.default_config()["VEC"] == 1);
+  CHECK(sk2.valid(sk2.default_config()));
+}
+
+TEST_CASE("gemm launch plans: grid, block, shared memory, split-K step and workspace", "[gemm]") {
+  const Device h200 = Device::h200();
+  auto mma = make_gemm_mma_template();
+  Problem p = make_problem(*mma, "300x200x1000", {{"bias", "1"}});
+  SearchSpace space = mma->space(p, h200);
+  Config c = space.make({{"BM", 128}, {"BN", 64}, {"BK", 32}, {"WM", 64}, {"WN", 32},
+                         {"STAGES", 3}, {"SPLIT_K", 1}, {"GROUP_M", 8}});
+  LaunchPlan plan = mma->launch(p, c, h200);
+  REQUIRE(plan.steps.size() == 1);
+  CHECK(plan.scratch.empty());
+  CHECK(plan.steps[0].entry == "gemm_mma");
+  CHECK(plan.steps[0].grid[0] == 3u * 4u);
+  CHECK(plan.steps[0].grid[2] == 1u);
+  CHECK(plan.steps[0].block[0] == 32u * 2u * 2u);
+  CHECK(plan.steps[0].dynamic_smem == 3u * (128u + 64u) * 32u * 2u);
+  REQUIRE(plan.steps[0].args.size() == 10);
+  CHECK(plan.steps[0].args[3].buffer == 3u);  // bias
+
+  Config split = space.make({{"BM", 128}, {"BN", 64}, {"BK", 32}, {"WM", 64}, {"WN", 32},
+                             {"STAGES", 3}, {"SPLIT_K", 4}, {"GROUP_M", 8}});
+  LaunchPlan sp = mma->launch(p, split, h200);
+  REQUIRE(sp.steps.size() == 2);
+  REQUIRE(sp.scratch.size() == 1);
+  CHECK(sp.scratch[0].elements == 4u * 300u * 200u);
+  CHECK(sp.scratch[0].dtype == DType::f32);
+  CHECK(sp.steps[0].grid[2] == 4u);
+  CHECK(sp.steps[0].args[4].buffer == 4u);  // workspace follows A, B, C, bias
+  CHECK(sp.steps[1].entry == "gemm_mma_splitk_reduce");
+  CHECK(sp.steps[1].args[0].buffer == 4u);
+  CHECK(sp.steps[1].grid[0] >= 1u);
+
+  auto simt = make_gemm_simt_template();
+  Problem ps = make_problem(*simt, "1x1x1", {});
+  LaunchPlan one = simt->launch(ps, simt->space(ps, h200).default_config(), h200);
+  REQUIRE(one.steps.size() == 1);
+  CHECK(one.steps[0].entry == "gemm_simt");
+  CHECK(one.steps[0].grid[0] == 1u);
+  CHECK(one.steps[0].block[0] == 256u);
+  CHECK(one.steps[0].args[3].buffer == 2u);  // no bias: C stands in, unused
+}
+
+TEST_CASE("gemm templates compile for sm_90: defaults without spills, sampled configs",
+          "[gemm][nvrtc]") {
+  const Device h200 = Device::h200();
+  BuilderOptions options;
+  options.threads = 2;
+  Builder builder(options);
+  auto simt = std::shared_ptr<const KernelTemplate>(make_gemm_simt_template());
+  auto mma = std::shared_ptr<const KernelTemplate>(make_gemm_mma_template());
+  struct Case {
+    std::shared_ptr<const KernelTemplate> tmpl;
+    const char* shape;
+    std::map<std::string, std::string> attrs;
+    int extra;  // random configs besides the default
+  };
+  const std::vector<Case> cases = {
+      {simt, "1024x1024x1024", {{"layout", "NN"}}, 2},
+      {simt, "1000x1000x999", {{"layout", "TT"}, {"bias", "1"}}, 1},
+      {mma, "4096x4096x4096", {{"dtype", "f16"}, {"layout", "NT"}}, 2},
+      {mma, "4097x4095x4093", {{"dtype", "f16"}, {"layout", "TN"}, {"bias", "1"}}, 1},
+      {mma, "1024x1024x1024", {{"dtype", "bf16"}, {"layout", "NN"}, {"out", "f32"}}, 1},
+      {mma, "1024x1024x1024", {{"dtype", "tf32"}, {"layout", "TT"}}, 1},
+  };
+  for (const auto& c : cases) {
+    Problem p = make_problem(*c.tmpl, c.shape, c.attrs);
+    SearchSpace space = c.tmpl->space(p, h200);
+    std::vector<Config> configs = sample(space, c.extra, 11);
+    auto results = builder.build_all(c.tmpl, p, configs, h200);
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      INFO(c.tmpl->name() << " " << p.key() << " " << configs[i].str() << "\n" << results[i].log);
+      REQUIRE(results[i].ok);
+      CHECK(c.tmpl->can_implement(p, configs[i]));
+      const std::size_t kernels = configs[i]["SPLIT_K"] > 1 ? 2 : 1;
+      CHECK(results[i].kernels.size() == kernels);
+      if (i == 0)  // defaults: no spills in any kernel
+        for (const auto& [entry, r] : results[i].kernels) {
+          INFO(entry);
+          CHECK(r.spill_stores == 0);
+          CHECK(r.spill_loads == 0);
+        }
+    }
+  }
+}
