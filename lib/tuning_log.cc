@@ -7,6 +7,8 @@
 #include <mutex>
 #include <set>
 
+#include <sqlite3.h>
+
 #include "ktune/error.h"
 #include "ktune/log.h"
 #include "sqlite_db.h"
@@ -160,6 +162,14 @@ struct TuningLog::Impl {
   int version = 0;
   std::unique_ptr<sqlite::Connection> db;
   mutable std::mutex mutex;
+  std::optional<sqlite::Statement> insert;  // prepared on first append
+
+  /// The insert statement, ready for binding (caller holds the mutex).
+  sqlite::Statement& insert_statement() {
+    if (!insert) insert.emplace(db->prepare(kInsert));
+    insert->reset();
+    return *insert;
+  }
 
   void require_writable() const {
     if (mode != LogMode::read_write) {
@@ -196,10 +206,10 @@ std::int64_t TuningLog::append(const TrialRecord& record) {
   impl_->require_writable();
   std::lock_guard lock(impl_->mutex);
   sqlite::Transaction tx(*impl_->db);
-  auto s = impl_->db->prepare(kInsert);
+  auto& s = impl_->insert_statement();
   bind_record(s, record);
   s.run();
-  std::int64_t id = impl_->db->query_int("SELECT last_insert_rowid()");
+  std::int64_t id = sqlite3_last_insert_rowid(impl_->db->handle());
   tx.commit();
   return id;
 }
@@ -209,7 +219,7 @@ void TuningLog::append_batch(const std::vector<TrialRecord>& records) {
   if (records.empty()) return;
   std::lock_guard lock(impl_->mutex);
   sqlite::Transaction tx(*impl_->db);
-  auto s = impl_->db->prepare(kInsert);
+  auto& s = impl_->insert_statement();
   for (const auto& r : records) {
     bind_record(s, r);
     s.run();
