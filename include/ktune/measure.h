@@ -1,18 +1,25 @@
 // Measurer: the one place where configs become Trials. The GPU measurer compiles with the
-// Builder and runs candidates in an isolated worker process; the replay measurer answers from
-// recorded measurements (Kernel Tuner cache, T4 results, a ktune database) so searchers can
-// be tested and benchmarked without a GPU.
+// Builder and runs candidates in an isolated worker process (`ktune-worker`) that verifies
+// every candidate against the workload's reference before timing it; the replay measurer
+// answers from recorded measurements (Kernel Tuner cache, T4 results, a ktune database) so
+// searchers can be tested and benchmarked without a GPU.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "ktune/config.h"
+#include "ktune/device.h"
+#include "ktune/problem.h"
 #include "ktune/space.h"
 #include "ktune/trial.h"
 
 namespace ktune {
+
+class Builder;
+class KernelTemplate;
 
 /// Turns a batch of configs into trials (one per config, same order).
 class Measurer {
@@ -20,6 +27,70 @@ class Measurer {
   virtual ~Measurer() = default;
   /// Measures a batch; failures are trial statuses, not exceptions.
   virtual std::vector<Trial> measure(const std::vector<Config>& batch) = 0;
+};
+
+/// How the L2 cache is kept from helping repeated runs.
+enum class L2Policy {
+  automatic,  ///< rotate when the buffers fit in twice the L2 size, else nothing is needed
+  flush,      ///< write a buffer larger than L2 (cudaMemsetAsync) before every timed run
+  rotate,     ///< run on copies of the buffers in turn, together larger than twice the L2
+  none,       ///< measure warm caches
+};
+
+/// How a verified candidate is timed (CUDA events around each run).
+struct TimingOptions {
+  double min_time_ms = 50;    ///< keep repeating until the timed samples add up to this
+  int min_reps = 10;          ///< at least this many timed samples
+  int max_reps = 2000;        ///< at most this many timed samples
+  double warmup_ms = 5;       ///< untimed warm-up runs up to this much GPU time...
+  int min_warmup = 2;         ///< ...but at least this many
+  L2Policy l2 = L2Policy::automatic;  ///< cache policy between timed runs
+};
+
+/// Settings of the GPU measurer and its worker process.
+struct RunnerOptions {
+  std::string worker_path;          ///< ktune-worker executable; "" = find_worker_executable()
+  double timeout_ms = 0;            ///< per-trial kernel time limit; 0 = automatic (below)
+  double timeout_factor = 20;       ///< automatic limit: factor x the first good median...
+  double min_timeout_ms = 1000;     ///< ...but at least this
+  double initial_timeout_ms = 10000;  ///< automatic limit before any candidate succeeded
+  double host_timeout_ms = 600000;  ///< limit for host-side work (inputs, reference, checks)
+  std::uint64_t seed = 1;           ///< first verification seed
+  int seed_pool = 3;                ///< seeds used in turn (each reference computed once);
+                                    ///< 0 = a new seed for every candidate
+  std::size_t canary_bytes = 4096;  ///< guard bytes after every buffer
+  TimingOptions timing;             ///< timing settings sent with every candidate
+};
+
+/// Finds the ktune-worker executable: `explicit_path` when given, else $KTUNE_WORKER, else
+/// next to the running executable (or its parent folder, for build trees), else the install
+/// libexec folder. Throws Error(not_found) listing the places tried.
+std::string find_worker_executable(const std::string& explicit_path = "");
+
+/// Compiles candidates with a Builder (compiles of a batch overlap the measurement of earlier
+/// candidates) and verifies and times them in a ktune-worker process on the device, restarted
+/// automatically after a crash, a hang or a corrupted CUDA context.
+class GpuMeasurer : public Measurer {
+ public:
+  /// A measurer for one template, problem and device (device.ordinal selects the GPU). The
+  /// worker starts on the first measurement; throws Error(not_found) without a worker program.
+  GpuMeasurer(std::shared_ptr<const KernelTemplate> tmpl, Problem problem, Device device,
+              Builder& builder, RunnerOptions options = {});
+  ~GpuMeasurer() override;
+  GpuMeasurer(const GpuMeasurer&) = delete;
+  GpuMeasurer& operator=(const GpuMeasurer&) = delete;
+
+  /// Compiles and measures a batch, one trial per config in order. Throws Error only when
+  /// the worker cannot be set up at all (no device, unknown template in the worker).
+  std::vector<Trial> measure(const std::vector<Config>& batch) override;
+  /// How many times the worker was restarted after a fault.
+  int worker_restarts() const;
+  /// The per-trial kernel time limit currently applied, in ms.
+  double current_timeout_ms() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace ktune

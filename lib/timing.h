@@ -1,0 +1,38 @@
+// Timing plans: how many warm-up and timed repetitions a candidate gets from an estimate of its
+// run time, and how the L2 cache is kept cold between repetitions (flush, rotation over copies
+// of the buffers, or nothing when the buffers are much larger than L2). Pure arithmetic, so it
+// is tested without a GPU; the worker executes the plan with CUDA events.
+#pragma once
+
+#include <cstddef>
+
+#include "ktune/measure.h"
+
+namespace ktune::timing {
+
+/// What the worker does for one candidate.
+struct TimingPlan {
+  int warmup = 2;             ///< untimed runs
+  int reps = 10;              ///< timed runs
+  L2Policy l2 = L2Policy::none;  ///< resolved policy (never automatic)
+  int buffer_sets = 1;        ///< copies of the workload buffers rotated through (rotate)
+  double planned_ms = 0;      ///< expected GPU time of warm-up + timed runs
+};
+
+/// Largest number of buffer copies rotation may use before the plan falls back to flushing.
+constexpr int kMaxBufferSets = 64;
+
+/// Resolves the L2 policy and the number of buffer sets for buffers of `footprint_bytes` on a
+/// GPU with `l2_bytes` of L2 (automatic: nothing when footprint >= 2*L2, rotation when at most
+/// kMaxBufferSets copies reach 2*L2, else flush).
+void resolve_l2(TimingPlan& plan, L2Policy requested, std::size_t footprint_bytes,
+                std::size_t l2_bytes);
+
+/// Repetition counts from an estimated run time `estimate_ms` (> 0) of one run.
+void plan_repetitions(TimingPlan& plan, const TimingOptions& options, double estimate_ms);
+
+/// Resolves everything at once.
+TimingPlan make_plan(const TimingOptions& options, double estimate_ms,
+                     std::size_t footprint_bytes, std::size_t l2_bytes);
+
+}  // namespace ktune::timing

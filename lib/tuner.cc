@@ -1,0 +1,242 @@
+// The tuning loop (see tuner.h): default first, then searcher batches under budgets, every
+// trial recorded and observed, and a final interleaved re-measurement of the best few.
+#include "ktune/tuner.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <unordered_map>
+
+#include "ktune/error.h"
+#include "stats.h"
+
+namespace ktune {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+/// Configs of ok trials, fastest first, at most k, each config once.
+std::vector<Trial> fastest_ok(const std::unordered_map<std::string, Trial>& known, std::size_t k) {
+  std::vector<Trial> ok;
+  for (const auto& [key, t] : known)
+    if (t.ok()) ok.push_back(t);
+  std::sort(ok.begin(), ok.end(), [](const Trial& a, const Trial& b) {
+    return a.median_ms != b.median_ms ? a.median_ms < b.median_ms : a.config.str() < b.config.str();
+  });
+  if (ok.size() > k) ok.resize(k);
+  return ok;
+}
+
+/// State of one run, shared by the phases of Tuner::run.
+struct RunState {
+  Clock::time_point start = Clock::now();
+  std::unordered_map<std::string, Trial> known;  // every trial by config text
+  std::size_t done = 0;
+  std::size_t failures = 0;
+  std::size_t since_improvement = 0;
+  std::size_t measured_this_run = 0;
+  std::optional<Trial> best;
+  TuneResult result;
+};
+
+}  // namespace
+
+double TuneResult::speedup() const {
+  if (!default_trial || !default_trial->ok() || !best || best->median_ms <= 0) return 0;
+  return default_trial->median_ms / best->median_ms;
+}
+
+Tuner::Tuner(SearchSpace space, Searcher& searcher, Measurer& measurer, TunerOptions options)
+    : space_(std::move(space)), searcher_(searcher), measurer_(measurer), options_(std::move(options)) {
+  if (options_.batch == 0)
+    throw Error(ErrorCode::invalid_argument, "TunerOptions::batch must be at least 1");
+}
+
+TuneResult Tuner::run() {
+  RunState st;
+  searcher_.reset(space_, options_.seed);
+
+  std::size_t budget = options_.max_trials;
+  if (budget == 0) {
+    try {
+      budget = static_cast<std::size_t>(space_.count_valid(Index{1} << 22));
+    } catch (const Error&) {
+      budget = 0;  // too large to count: unknown
+    }
+  }
+
+  auto note_ok = [&](const Trial& t) {
+    if (!t.ok()) return;
+    bool improves = !st.best || t.median_ms < st.best->median_ms * (1 - options_.min_improvement);
+    if (!st.best || t.median_ms < st.best->median_ms) st.best = t;
+    if (improves) st.since_improvement = 0;
+  };
+
+  // Trials this run measures: recorded, counted, remembered.
+  auto take = [&](const Trial& t) {
+    if (sink_) sink_->record(t);
+    st.result.trials.push_back(t);
+    st.result.status_counts[t.status]++;
+    ++st.done;
+    ++st.measured_this_run;
+    ++st.since_improvement;
+    if (!t.ok()) ++st.failures;
+    st.known[t.config.str()] = t;
+    note_ok(t);
+  };
+
+  auto report = [&] {
+    if (!options_.progress) return;
+    TuneProgress p;
+    p.done = st.done;
+    p.budget = budget;
+    p.elapsed_s = seconds_since(st.start);
+    p.failures = st.failures;
+    if (st.best) {
+      p.best_ms = st.best->median_ms;
+      p.best_config = st.best->config.str();
+    }
+    if (st.result.default_trial && st.result.default_trial->ok()) {
+      p.default_ms = st.result.default_trial->median_ms;
+      if (p.best_ms > 0) p.speedup = p.default_ms / p.best_ms;
+    }
+    if (st.measured_this_run > 0) {
+      double per_trial = p.elapsed_s / static_cast<double>(st.measured_this_run);
+      if (budget > st.done) p.eta_s = per_trial * static_cast<double>(budget - st.done);
+      if (budget > 0 && st.done >= budget) p.eta_s = 0;
+      if (options_.max_seconds > 0) {
+        double left = std::max(0.0, options_.max_seconds - p.elapsed_s);
+        p.eta_s = p.eta_s < 0 ? left : std::min(p.eta_s, left);
+      }
+    }
+    options_.progress(p);
+  };
+
+  // 1. Resume: earlier trials are observed, counted, and never measured again.
+  for (const auto& t : previous_) {
+    st.known[t.config.str()] = t;
+    if (!t.ok()) ++st.failures;
+    note_ok(t);
+  }
+  st.done = st.known.size();
+  if (!previous_.empty()) searcher_.observe(previous_);
+
+  // 2. The default config, the reference of the speed-up.
+  if (options_.measure_default) {
+    Config dc = space_.default_config();
+    if (space_.valid(dc)) {
+      auto it = st.known.find(dc.str());
+      if (it != st.known.end()) {
+        st.result.default_trial = it->second;
+      } else {
+        auto trials = measurer_.measure({dc});
+        if (!trials.empty()) {
+          take(trials.front());
+          st.result.default_trial = trials.front();
+          searcher_.observe(trials);
+        }
+      }
+    } else {
+      spdlog::info("default config {} violates {}; no default measurement", dc.str(),
+                   space_.violated(dc).value_or("?"));
+    }
+    report();
+  }
+
+  // 3. The search.
+  for (;;) {
+    if (options_.max_trials > 0 && st.done >= options_.max_trials) {
+      st.result.stop_reason = "max_trials";
+      break;
+    }
+    if (options_.max_seconds > 0 && seconds_since(st.start) >= options_.max_seconds) {
+      st.result.stop_reason = "max_seconds";
+      break;
+    }
+    if (options_.patience > 0 && st.since_improvement >= options_.patience) {
+      st.result.stop_reason = "patience";
+      break;
+    }
+    std::size_t n = options_.batch;
+    if (options_.max_trials > 0) n = std::min(n, options_.max_trials - st.done);
+    auto proposed = searcher_.propose(n);
+    if (proposed.empty()) {
+      st.result.stop_reason = "exhausted";
+      break;
+    }
+    std::vector<Config> fresh;
+    std::vector<Trial> answered;
+    for (const auto& c : proposed) {
+      auto it = st.known.find(c.str());
+      if (it != st.known.end())
+        answered.push_back(it->second);
+      else if (std::none_of(fresh.begin(), fresh.end(), [&](const Config& f) { return f == c; }))
+        fresh.push_back(c);
+    }
+    if (!fresh.empty()) {
+      auto measured = measurer_.measure(fresh);
+      for (const auto& t : measured) take(t);
+      answered.insert(answered.end(), measured.begin(), measured.end());
+    }
+    searcher_.observe(answered);
+    report();
+  }
+
+  // 4. Finalists re-measured interleaved: each round measures every finalist once, in turn.
+  auto finalists = fastest_ok(st.known, options_.top_k);
+  bool remeasure = options_.top_k > 0 && options_.final_rounds > 0 && !finalists.empty();
+  if (remeasure) {
+    std::vector<Config> configs;
+    for (const auto& f : finalists) configs.push_back(f.config);
+    std::vector<std::vector<double>> round_medians(finalists.size()), pooled(finalists.size());
+    std::vector<bool> failed(finalists.size(), false);
+    for (int round = 0; round < options_.final_rounds; ++round) {
+      auto trials = measurer_.measure(configs);
+      for (std::size_t i = 0; i < trials.size() && i < finalists.size(); ++i) {
+        if (sink_ && options_.record_final) sink_->record(trials[i]);
+        if (!trials[i].ok()) {
+          failed[i] = true;  // a finalist that fails when measured again cannot win
+          continue;
+        }
+        round_medians[i].push_back(trials[i].median_ms);
+        pooled[i].insert(pooled[i].end(), trials[i].times_ms.begin(), trials[i].times_ms.end());
+      }
+    }
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < finalists.size(); ++i)
+      if (!failed[i] && !round_medians[i].empty()) order.push_back(i);
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return stats::median(round_medians[a]) < stats::median(round_medians[b]);
+    });
+    for (std::size_t i : order) {
+      Trial t = finalists[i];
+      t.times_ms = pooled[i];
+      summarize_times(t);
+      t.median_ms = stats::median(round_medians[i]);
+      st.result.finalists.push_back(t);
+    }
+    if (order.size() >= 2) {
+      auto verdict = stats::compare_rounds(round_medians[order[0]], round_medians[order[1]]);
+      st.result.top_two_within_noise = verdict.within_noise;
+      st.result.top_two_difference = verdict.difference;
+    }
+    if (!st.result.finalists.empty()) st.result.best = st.result.finalists.front();
+  }
+  // Without re-measurement the best is the fastest ok trial; with it, only a finalist that
+  // stayed correct can win.
+  if (!remeasure && st.best) st.result.best = st.best;
+  if (st.result.best && st.result.default_trial && st.result.default_trial->ok() &&
+      st.result.best->config == st.result.default_trial->config)
+    spdlog::info("the default config is the best found");
+  st.result.elapsed_s = seconds_since(st.start);
+  report();
+  return st.result;
+}
+
+}  // namespace ktune

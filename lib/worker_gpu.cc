@@ -1,0 +1,417 @@
+// The worker's GPU backend: sets up a template's workload on one device (buffers with canary
+// guards), then for every candidate verifies it on fresh random inputs (outputs poisoned,
+// canaries and inputs checked, outputs compared with the cached host reference) and only then
+// times it with CUDA events, keeping L2 cold by rotating buffer copies or flushing.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+
+#include "ktune/error.h"
+#include "ktune/template.h"
+#include "nvml.h"
+#include "timing.h"
+#include "verify.h"
+#include "worker_kernels.h"
+#include "worker_server.h"
+
+namespace ktune::worker {
+
+namespace {
+
+/// Host inputs and expected outputs for one seed (the reference runs once per seed).
+struct SeedData {
+  std::uint64_t seed = 0;
+  std::vector<HostBuffer> initial;   // contents before the run (inputs filled)
+  std::vector<HostBuffer> expected;  // after the reference
+};
+
+/// A device allocation holding a buffer at an offset, followed by canary bytes.
+class DeviceAlloc {
+ public:
+  DeviceAlloc() = default;
+  DeviceAlloc(const BufferSpec& spec, std::size_t canary) : spec_(spec), canary_(canary) {
+    bytes_ = spec.elements * dtype_size(spec.dtype);
+    total_ = spec.offset_bytes + bytes_ + canary_;
+    if (cudaMalloc(&base_, total_) != cudaSuccess) {
+      cudaGetLastError();
+      base_ = nullptr;
+    }
+  }
+  DeviceAlloc(DeviceAlloc&& o) noexcept { *this = std::move(o); }
+  DeviceAlloc& operator=(DeviceAlloc&& o) noexcept {
+    std::swap(base_, o.base_);
+    spec_ = o.spec_;
+    canary_ = o.canary_;
+    bytes_ = o.bytes_;
+    total_ = o.total_;
+    return *this;
+  }
+  ~DeviceAlloc() {
+    if (base_) cudaFree(base_);
+  }
+  bool ok() const { return base_ != nullptr; }
+  char* data() const { return static_cast<char*>(base_) + spec_.offset_bytes; }
+  char* canary() const { return data() + bytes_; }
+  std::size_t bytes() const { return bytes_; }
+  std::size_t total() const { return total_; }
+  std::size_t canary_bytes() const { return canary_; }
+  const BufferSpec& spec() const { return spec_; }
+  DeviceBufferRef ref() const { return {data(), bytes_}; }
+
+ private:
+  void* base_ = nullptr;
+  BufferSpec spec_;
+  std::size_t canary_ = 0, bytes_ = 0, total_ = 0;
+};
+
+void check_setup(cudaError_t code, const std::string& what) {
+  if (code != cudaSuccess)
+    throw Error(ErrorCode::cuda_error, what + ": " + cudaGetErrorName(code) + " (" +
+                                           cudaGetErrorString(code) + ")");
+}
+
+bool reads_input(Role r) { return r == Role::input || r == Role::inout; }
+bool is_checked_output(Role r) { return r == Role::output || r == Role::inout; }
+
+class GpuBackend : public WorkerBackend {
+ public:
+  ~GpuBackend() override {
+    for (auto e : events_) cudaEventDestroy(e);
+    if (flush_) cudaFree(flush_);
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  nlohmann::json setup(const nlohmann::json& request) override {
+    if (auto why = cuda_unavailable_reason()) throw Error(ErrorCode::no_device, *why);
+    device_ = request.value("device", 0);
+    canary_ = request.value("canary_bytes", std::size_t{4096});
+    check_setup(cudaSetDevice(device_), "selecting device " + std::to_string(device_));
+    check_setup(cudaFree(nullptr), "creating a CUDA context on device " + std::to_string(device_));
+    check_setup(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "creating a stream");
+    tmpl_ = find_template(request.at("template").get<std::string>());
+    problem_ = Problem::from_key(request.at("problem").get<std::string>());
+    tmpl_->check_problem(problem_);
+    workload_ = tmpl_->workload(problem_);
+    specs_ = workload_->buffers();
+    for (const auto& spec : specs_) {
+      primary_.emplace_back(spec, canary_);
+      if (!primary_.back().ok())
+        throw Error(ErrorCode::cuda_error, "cannot allocate workload buffer " + spec.name + " (" +
+                                               std::to_string(primary_.back().total()) + " bytes)");
+      footprint_ += primary_.back().bytes();
+    }
+    int l2 = 0;
+    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device_);
+    l2_bytes_ = static_cast<std::size_t>(l2);
+    char bus[64] = {0};
+    if (cudaDeviceGetPCIBusId(bus, sizeof bus, device_) != cudaSuccess) cudaGetLastError();
+    sensor_ = std::make_unique<nvml::GpuSensor>(bus);
+    cudaDeviceProp prop{};
+    cudaGetDeviceProperties(&prop, device_);
+    return {{"name", prop.name},         {"ordinal", device_},
+            {"l2_bytes", l2_bytes_},      {"pci_bus_id", bus},
+            {"nvml", sensor_->available()}, {"footprint_bytes", footprint_}};
+  }
+
+  WorkerResult measure(const nlohmann::json& request, const std::vector<char>& cubin,
+                       const PhaseReporter& report) override {
+    WorkerResult r;
+    try {
+      r = run_candidate(request, cubin, report);
+    } catch (const CandidateFault& f) {
+      r.status = f.status;
+      r.context_lost = f.context_lost;
+      r.message = f.message;
+    }
+    if (!r.context_lost) {
+      // A refused launch leaves the context usable; make sure nothing else is pending.
+      cudaGetLastError();
+      cudaError_t rc = cudaStreamSynchronize(stream_);
+      if (rc != cudaSuccess) {
+        auto f = classify_cuda_error(rc, "after the candidate");
+        r.context_lost = true;
+        if (r.status == Status::ok) {
+          r.status = f.status;
+          r.message = f.message;
+        }
+      }
+    }
+    return r;
+  }
+
+ private:
+  const SeedData& seed_data(std::uint64_t seed) {
+    for (const auto& d : seeds_)
+      if (d.seed == seed) return d;
+    SeedData d;
+    d.seed = seed;
+    for (const auto& spec : specs_) {
+      HostBuffer b;
+      b.spec = spec;
+      b.bytes.assign(spec.elements * dtype_size(spec.dtype), verify::poison_byte(spec.dtype));
+      d.initial.push_back(std::move(b));
+    }
+    workload_->fill(d.initial, seed);
+    for (const auto& b : d.initial)
+      if (reads_input(b.spec.role) && !b.bytes.empty() &&
+          std::all_of(b.bytes.begin(), b.bytes.end(), [](std::uint8_t x) { return x == 0; }))
+        std::fprintf(stderr, "ktune-worker: warning: input %s is all zeros after fill()\n",
+                     b.spec.name.c_str());
+    d.expected = d.initial;
+    workload_->reference(d.expected);
+    if (seeds_.size() >= 4) seeds_.pop_front();
+    seeds_.push_back(std::move(d));
+    return seeds_.back();
+  }
+
+  void sync(const std::string& where) { check_candidate(cudaStreamSynchronize(stream_), where); }
+
+  /// Initial contents for a verification run: inputs uploaded, outputs poisoned, canaries set.
+  void upload(const DeviceAlloc& a, const HostBuffer& initial) {
+    Role role = a.spec().role;
+    if (reads_input(role))
+      check_candidate(cudaMemcpyAsync(a.data(), initial.bytes.data(), a.bytes(),
+                                      cudaMemcpyHostToDevice, stream_),
+                      "uploading " + a.spec().name);
+    else if (role == Role::output)
+      check_candidate(cudaMemsetAsync(a.data(), verify::poison_byte(a.spec().dtype), a.bytes(), stream_),
+                      "poisoning " + a.spec().name);
+    check_candidate(cudaMemsetAsync(a.canary(), verify::kCanaryByte, a.canary_bytes(), stream_),
+                    "writing the canary of " + a.spec().name);
+  }
+
+  /// Downloads payload + canary of an allocation.
+  std::vector<std::uint8_t> download(const DeviceAlloc& a) {
+    std::vector<std::uint8_t> host(a.bytes() + a.canary_bytes());
+    check_candidate(cudaMemcpyAsync(host.data(), a.data(), host.size(), cudaMemcpyDeviceToHost, stream_),
+                    "downloading " + a.spec().name);
+    sync("downloading " + a.spec().name);
+    return host;
+  }
+
+  [[noreturn]] static void fail(Status status, std::string message) {
+    throw CandidateFault{status, false, std::move(message)};
+  }
+
+  /// Checks canaries, unchanged inputs and outputs; returns the largest relative L2 error.
+  double verify_run(const SeedData& data, const std::vector<DeviceAlloc>& scratch) {
+    double worst = 0;
+    for (const auto& s : scratch) {
+      auto host = download(s);
+      if (auto bad = verify::first_bad_canary(host.data() + s.bytes(), s.canary_bytes()))
+        fail(Status::wrong_result, "wrote past the end of scratch buffer " + s.spec().name +
+                                       " (guard byte " + std::to_string(*bad) + ")");
+    }
+    for (std::size_t i = 0; i < primary_.size(); ++i) {
+      const auto& a = primary_[i];
+      auto host = download(a);
+      if (auto bad = verify::first_bad_canary(host.data() + a.bytes(), a.canary_bytes()))
+        fail(Status::wrong_result, "wrote past the end of " + a.spec().name + " (guard byte " +
+                                       std::to_string(*bad) + ")");
+      Role role = a.spec().role;
+      if (role == Role::input) {
+        if (auto diff = verify::first_difference(host.data(), data.initial[i].bytes.data(), a.bytes()))
+          fail(Status::wrong_result, "modified input " + a.spec().name + " (byte " +
+                                         std::to_string(*diff) + " changed)");
+      } else if (is_checked_output(role)) {
+        HostBuffer got;
+        got.spec = a.spec();
+        got.bytes.assign(host.begin(), host.begin() + static_cast<std::ptrdiff_t>(a.bytes()));
+        auto c = verify::compare(got, data.expected[i], workload_->tolerance(a.spec()));
+        worst = std::max(worst, c.rel_l2);
+        if (!c.ok) throw WrongResult{c.message, c.rel_l2};
+      }
+    }
+    return worst;
+  }
+
+  struct WrongResult {
+    std::string message;
+    double norm;
+  };
+
+  /// Makes sure `sets` buffer sets exist for rotation (set 0 is the primary one); false when
+  /// the memory is not there.
+  bool ensure_rotation_sets(int sets) {
+    while (static_cast<int>(extra_sets_.size()) + 1 < sets) {
+      std::vector<DeviceAlloc> set;
+      for (const auto& spec : specs_) {
+        set.emplace_back(spec, 0);
+        if (!set.back().ok()) return false;
+      }
+      extra_sets_.push_back(std::move(set));
+    }
+    return true;
+  }
+
+  bool ensure_flush_buffer() {
+    std::size_t want = std::max<std::size_t>(2 * l2_bytes_, 1 << 20);
+    if (flush_bytes_ >= want) return true;
+    if (flush_) cudaFree(flush_);
+    flush_ = nullptr;
+    flush_bytes_ = 0;
+    if (cudaMalloc(&flush_, want) != cudaSuccess) {
+      cudaGetLastError();
+      flush_ = nullptr;
+      return false;
+    }
+    flush_bytes_ = want;
+    return true;
+  }
+
+  void ensure_events(std::size_t n) {
+    while (events_.size() < n) {
+      cudaEvent_t e;
+      check_candidate(cudaEventCreate(&e), "creating timing events");
+      events_.push_back(e);
+    }
+  }
+
+  WorkerResult run_candidate(const nlohmann::json& request, const std::vector<char>& cubin,
+                             const PhaseReporter& report) {
+    report("host", 0);
+    const SeedData& data = seed_data(request.value("seed", std::uint64_t{1}));
+    LaunchPlan plan = plan_from_json(request.at("plan"));
+    TimingOptions options = timing_from_json(request.value("timing", nlohmann::json::object()));
+    LoadedPlan loaded(cubin, plan);
+
+    std::vector<DeviceAlloc> scratch;
+    for (const auto& spec : plan.scratch) {
+      scratch.emplace_back(spec, canary_);
+      if (!scratch.back().ok())
+        fail(Status::launch_error, "cannot allocate scratch buffer " + spec.name + " (" +
+                                       std::to_string(scratch.back().total()) + " bytes)");
+    }
+    auto refs_for = [&](const std::vector<DeviceAlloc>& set) {
+      std::vector<DeviceBufferRef> refs;
+      for (const auto& a : set) refs.push_back(a.ref());
+      for (const auto& s : scratch) refs.push_back(s.ref());
+      return refs;
+    };
+    loaded.add_buffer_set(refs_for(primary_));
+
+    // --- verification run ---
+    for (std::size_t i = 0; i < primary_.size(); ++i) upload(primary_[i], data.initial[i]);
+    for (const auto& s : scratch)
+      check_candidate(cudaMemsetAsync(s.canary(), verify::kCanaryByte, s.canary_bytes(), stream_),
+                      "writing the canary of " + s.spec().name);
+    sync("preparing buffers");
+    report("kernel", 0);
+    loaded.enqueue(0, stream_);
+    sync("running the candidate");
+    report("host", 0);
+    WorkerResult result;
+    try {
+      result.error_norm = verify_run(data, scratch);
+    } catch (const WrongResult& w) {
+      result.status = Status::wrong_result;
+      result.message = w.message;
+      result.error_norm = w.norm;
+      return result;
+    }
+
+    // --- timing ---
+    // In-place buffers are restored from a device snapshot before every run.
+    std::vector<std::pair<std::size_t, DeviceAlloc>> snapshots;
+    for (std::size_t i = 0; i < primary_.size(); ++i)
+      if (primary_[i].spec().role == Role::inout) {
+        DeviceAlloc snap(primary_[i].spec(), 0);
+        if (!snap.ok()) fail(Status::launch_error, "no memory for a snapshot of " + primary_[i].spec().name);
+        check_candidate(cudaMemcpyAsync(snap.data(), data.initial[i].bytes.data(), snap.bytes(),
+                                        cudaMemcpyHostToDevice, stream_),
+                        "snapshot of " + snap.spec().name);
+        snapshots.emplace_back(i, std::move(snap));
+      }
+    std::vector<const std::vector<DeviceAlloc>*> sets{&primary_};
+    auto restore = [&](std::size_t set) {
+      for (const auto& [i, snap] : snapshots)
+        check_candidate(cudaMemcpyAsync((*sets[set])[i].data(), snap.data(), snap.bytes(),
+                                        cudaMemcpyDeviceToDevice, stream_),
+                        "restoring " + snap.spec().name);
+    };
+    ensure_events(2);
+    restore(0);
+    check_candidate(cudaEventRecord(events_[0], stream_), "recording an event");
+    loaded.enqueue(0, stream_);
+    check_candidate(cudaEventRecord(events_[1], stream_), "recording an event");
+    check_candidate(cudaEventSynchronize(events_[1]), "running the candidate");
+    float estimate = 0;
+    check_candidate(cudaEventElapsedTime(&estimate, events_[0], events_[1]), "reading an event");
+
+    auto tp = timing::make_plan(options, estimate, footprint_, l2_bytes_);
+    if (tp.l2 == L2Policy::rotate && !ensure_rotation_sets(tp.buffer_sets)) tp.l2 = L2Policy::flush;
+    if (tp.l2 == L2Policy::rotate) {
+      for (int s = 1; s < tp.buffer_sets; ++s) {
+        const auto& set = extra_sets_[static_cast<std::size_t>(s - 1)];
+        for (std::size_t i = 0; i < set.size(); ++i)
+          if (reads_input(set[i].spec().role))
+            check_candidate(cudaMemcpyAsync(set[i].data(), primary_[i].data(), set[i].bytes(),
+                                            cudaMemcpyDeviceToDevice, stream_),
+                            "copying inputs for rotation");
+        sets.push_back(&set);
+        loaded.add_buffer_set(refs_for(set));
+      }
+    } else {
+      tp.buffer_sets = 1;
+    }
+    if (tp.l2 == L2Policy::flush && !ensure_flush_buffer()) tp.l2 = L2Policy::none;
+
+    report("timing", tp.planned_ms);
+    auto reps = static_cast<std::size_t>(tp.reps);
+    ensure_events(2 * reps);
+    auto one_run = [&](std::size_t i, bool timed) {
+      std::size_t set = i % sets.size();
+      restore(set);
+      if (tp.l2 == L2Policy::flush)
+        check_candidate(cudaMemsetAsync(flush_, static_cast<int>(i & 0xFF), flush_bytes_, stream_),
+                        "flushing L2");
+      if (timed) cudaEventRecord(events_[2 * i], stream_);
+      loaded.enqueue(set, stream_);
+      if (timed) cudaEventRecord(events_[2 * i + 1], stream_);
+    };
+    for (int w = 0; w < tp.warmup; ++w) one_run(static_cast<std::size_t>(w) + 1, false);
+    for (std::size_t i = 0; i < reps; ++i) one_run(i, true);
+    check_candidate(cudaEventSynchronize(events_[2 * reps - 1]), "timing the candidate");
+    result.times_ms.reserve(reps);
+    for (std::size_t i = 0; i < reps; ++i) {
+      float ms = 0;
+      check_candidate(cudaEventElapsedTime(&ms, events_[2 * i], events_[2 * i + 1]), "reading events");
+      result.times_ms.push_back(ms);
+    }
+    result.reps = tp.reps;
+    result.status = Status::ok;
+    result.sm_clock_mhz = sensor_->sm_clock_mhz();
+    result.temperature_c = sensor_->temperature_c();
+    char note[160];
+    std::snprintf(note, sizeof note, "verified (rel. L2 error %.3g); %d warm-up + %d timed runs, L2 %s x%d",
+                  result.error_norm, tp.warmup, tp.reps, to_string(tp.l2), tp.buffer_sets);
+    result.message = note;
+    return result;
+  }
+
+  int device_ = 0;
+  std::size_t canary_ = 4096;
+  cudaStream_t stream_ = nullptr;
+  std::shared_ptr<const KernelTemplate> tmpl_;
+  Problem problem_;
+  std::unique_ptr<Workload> workload_;
+  std::vector<BufferSpec> specs_;
+  std::vector<DeviceAlloc> primary_;
+  std::vector<std::vector<DeviceAlloc>> extra_sets_;
+  std::size_t footprint_ = 0;
+  std::size_t l2_bytes_ = 0;
+  void* flush_ = nullptr;
+  std::size_t flush_bytes_ = 0;
+  std::deque<SeedData> seeds_;
+  std::vector<cudaEvent_t> events_;
+  std::unique_ptr<nvml::GpuSensor> sensor_;
+};
+
+}  // namespace
+
+std::unique_ptr<WorkerBackend> make_gpu_backend() { return std::make_unique<GpuBackend>(); }
+
+}  // namespace ktune::worker

@@ -1,0 +1,96 @@
+// Loading and launching a candidate inside the worker (see worker_kernels.h).
+#include "worker_kernels.h"
+
+#include <cstring>
+
+#include "ktune/error.h"
+
+namespace ktune::worker {
+
+void check_candidate(cudaError_t code, const std::string& where) {
+  if (code == cudaSuccess) return;
+  auto f = classify_cuda_error(code, where);
+  throw CandidateFault{f.status, f.context_lost, f.message};
+}
+
+LoadedPlan::LoadedPlan(const std::vector<char>& cubin, const LaunchPlan& plan) : plan_(plan) {
+  if (cubin.empty())
+    throw CandidateFault{Status::launch_error, false, "empty cubin: nothing to load"};
+  try {
+    module_ = std::make_unique<detail::CudaModule>(cubin);
+    for (const auto& step : plan_.steps)
+      if (step.kind == LaunchStep::Kind::kernel) module_->kernel(step.entry);
+  } catch (const Error& e) {
+    // A cubin that does not load or lacks an entry cannot be launched; the context is intact.
+    throw CandidateFault{Status::launch_error, false, e.what()};
+  }
+}
+
+LoadedPlan::~LoadedPlan() = default;
+
+std::size_t LoadedPlan::add_buffer_set(const std::vector<DeviceBufferRef>& buffers) {
+  auto buffer_at = [&](std::size_t index, const std::string& entry) -> const DeviceBufferRef& {
+    if (index >= buffers.size())
+      throw CandidateFault{Status::launch_error, false,
+                           entry + " refers to buffer " + std::to_string(index) + " but there are " +
+                               std::to_string(buffers.size()) + " buffers"};
+    return buffers[index];
+  };
+  std::vector<PreparedStep> steps;
+  for (std::size_t s = 0; s < plan_.steps.size(); ++s) {
+    const auto& step = plan_.steps[s];
+    PreparedStep p;
+    p.kind = step.kind;
+    p.entry = step.entry;
+    if (step.kind == LaunchStep::Kind::memset) {
+      const auto& b = buffer_at(step.memset_buffer, "memset step " + std::to_string(s));
+      p.memset_ptr = b.data;
+      p.memset_bytes = b.bytes;
+      p.memset_byte = step.memset_byte;
+    } else {
+      p.grid = dim3(step.grid[0], step.grid[1], step.grid[2]);
+      p.block = dim3(step.block[0], step.block[1], step.block[2]);
+      p.smem = step.dynamic_smem;
+      p.values.resize(step.args.size());
+      for (std::size_t a = 0; a < step.args.size(); ++a) {
+        const auto& arg = step.args[a];
+        void* slot = &p.values[a];
+        switch (arg.kind) {
+          case KernelArg::Kind::buffer: {
+            void* ptr = buffer_at(arg.buffer, "argument " + std::to_string(a) + " of " + step.entry).data;
+            std::memcpy(slot, &ptr, sizeof ptr);
+            break;
+          }
+          case KernelArg::Kind::i32: { auto v = static_cast<std::int32_t>(arg.i); std::memcpy(slot, &v, 4); break; }
+          case KernelArg::Kind::i64: { std::int64_t v = arg.i; std::memcpy(slot, &v, 8); break; }
+          case KernelArg::Kind::f32: { auto v = static_cast<float>(arg.f); std::memcpy(slot, &v, 4); break; }
+          case KernelArg::Kind::f64: { double v = arg.f; std::memcpy(slot, &v, 8); break; }
+        }
+      }
+    }
+    steps.push_back(std::move(p));
+  }
+  // Pointers into `values` are taken after the steps reached their final place.
+  for (auto& p : steps)
+    for (auto& v : p.values) p.pointers.push_back(&v);
+  sets_.push_back(std::move(steps));
+  return sets_.size() - 1;
+}
+
+void LoadedPlan::enqueue(std::size_t set, cudaStream_t stream) const {
+  for (const auto& p : sets_.at(set)) {
+    if (p.kind == LaunchStep::Kind::memset) {
+      cudaError_t rc = cudaMemsetAsync(p.memset_ptr, p.memset_byte, p.memset_bytes, stream);
+      if (rc != cudaSuccess) check_candidate(rc, "memset step");
+      continue;
+    }
+    auto status = module_->launch(p.entry, p.grid, p.block, p.smem,
+                                  const_cast<void**>(p.pointers.data()), stream);
+    if (!status.ok()) {
+      auto f = classify_cuda_error(status.error, "launch of " + p.entry);
+      throw CandidateFault{f.status, f.context_lost, status.message};
+    }
+  }
+}
+
+}  // namespace ktune::worker

@@ -1,0 +1,6 @@
+// ktune-worker: the measuring process the ktune library starts per GPU. It speaks the framed
+// protocol of lib/worker_protocol.h on stdin/stdout, so that a candidate that crashes, hangs
+// or corrupts its CUDA context takes down only this process. `--fake` is for tests.
+#include "worker_server.h"
+
+int main(int argc, char** argv) { return ktune::worker::worker_main(argc, argv); }
