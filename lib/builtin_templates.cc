@@ -6,6 +6,7 @@ namespace ktune {
 
 void register_builtin_templates() {
   register_template(make_copy_template());
+  register_template(make_faults_template());
 }
 
 }  // namespace ktune

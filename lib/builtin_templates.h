@@ -11,6 +11,9 @@ namespace ktune {
 /// The trivial "copy" template: y = alpha * x, vectorized (templates/copy).
 std::shared_ptr<KernelTemplate> make_copy_template();
 
+/// The test template "faults": deliberately broken candidates selected by MODE (templates/faults).
+std::shared_ptr<KernelTemplate> make_faults_template();
+
 /// The "elementwise" template: activations, add/mul, act(alpha*x + bias) (templates/elementwise).
 std::shared_ptr<KernelTemplate> make_elementwise_template();
 /// The "reduction" template: sum/max/mean over the last dimension (templates/reduction).
