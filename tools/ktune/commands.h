@@ -24,3 +24,10 @@ void add_export_command(CLI::App& app);
 void add_import_command(CLI::App& app);
 
 }  // namespace ktune::cli
+
+namespace ktune::cli {
+
+/// `ktune replay`: benchmarks searchers on recorded measurements (tools/ktune/cmd_replay.cc).
+void add_replay_command(CLI::App& app);
+
+}  // namespace ktune::cli

@@ -1,0 +1,134 @@
+// Kernel Tuner cache reader: zlib for .gz, nlohmann-json for the content, integer parameter
+// values only (ktune tunables are integers; booleans become 0/1).
+#include "kernel_tuner_cache.h"
+
+#include <zlib.h>
+
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "ktune/error.h"
+
+namespace ktune::kt {
+
+namespace {
+
+using nlohmann::json;
+
+Value to_value(const json& v, const std::string& origin, const std::string& what) {
+  if (v.is_boolean()) return v.get<bool>() ? 1 : 0;
+  if (v.is_number_integer()) return v.get<Value>();
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::floor(d) == d && std::abs(d) < 9e18) return static_cast<Value>(d);
+  }
+  throw Error(ErrorCode::parse_error, origin + ": " + what + " = " + v.dump() +
+                                          " is not an integer (ktune parameters are integers)");
+}
+
+json parse_tolerant(const std::string& text, const std::string& origin) {
+  json doc = json::parse(text, nullptr, false);
+  if (!doc.is_discarded()) return doc;
+  // Kernel Tuner appends entries as it goes; an interrupted run leaves the braces open.
+  std::string fixed = text;
+  while (!fixed.empty() && (std::isspace(static_cast<unsigned char>(fixed.back())) || fixed.back() == ','))
+    fixed.pop_back();
+  for (const char* tail : {"}", "}}", "\n}\n}"}) {
+    doc = json::parse(fixed + tail, nullptr, false);
+    if (!doc.is_discarded()) return doc;
+  }
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {
+    throw Error(ErrorCode::parse_error, origin + ": not valid JSON: " + e.what());
+  }
+}
+
+}  // namespace
+
+std::string read_maybe_gzip(const std::string& path) {
+  if (!std::filesystem::exists(path)) {
+    throw Error(ErrorCode::not_found, "Kernel Tuner cache file '" + path + "' does not exist");
+  }
+  gzFile file = gzopen(path.c_str(), "rb");
+  if (!file) throw Error(ErrorCode::io_error, "cannot open '" + path + "'");
+  std::string out;
+  char buffer[1 << 16];
+  int got = 0;
+  while ((got = gzread(file, buffer, sizeof buffer)) > 0) out.append(buffer, static_cast<std::size_t>(got));
+  int code = Z_OK;
+  const char* message = gzerror(file, &code);
+  const std::string why = message ? message : "";
+  gzclose(file);
+  if (got < 0 || (code != Z_OK && code != Z_STREAM_END)) {
+    throw Error(ErrorCode::io_error, "cannot read '" + path + "': " + why);
+  }
+  return out;
+}
+
+KernelTunerCache parse_kernel_tuner_cache(const std::string& text, const std::string& origin) {
+  const json doc = parse_tolerant(text, origin);
+  if (!doc.is_object()) throw Error(ErrorCode::parse_error, origin + ": expected a JSON object");
+  for (const char* key : {"tune_params_keys", "tune_params", "cache"}) {
+    if (!doc.contains(key)) {
+      throw Error(ErrorCode::parse_error,
+                  origin + ": missing \"" + key + "\" (not a Kernel Tuner cache file?)");
+    }
+  }
+  KernelTunerCache out;
+  out.device_name = doc.value("device_name", "");
+  out.kernel_name = doc.value("kernel_name", "");
+  out.objective = doc.value("objective", "time");
+  if (doc.contains("problem_size")) {
+    const json& ps = doc["problem_size"];
+    if (ps.is_array()) {
+      for (const auto& v : ps) out.problem_size.push_back(to_value(v, origin, "problem_size"));
+    } else {
+      out.problem_size.push_back(to_value(ps, origin, "problem_size"));
+    }
+  }
+  for (const auto& name : doc["tune_params_keys"]) out.param_names.push_back(name.get<std::string>());
+  for (const auto& name : out.param_names) {
+    if (!doc["tune_params"].contains(name)) {
+      throw Error(ErrorCode::parse_error, origin + ": tune_params lacks '" + name + "'");
+    }
+    std::vector<Value> values;
+    for (const auto& v : doc["tune_params"][name]) values.push_back(to_value(v, origin, "tune_params." + name));
+    out.param_values.push_back(std::move(values));
+  }
+  const json& cache = doc["cache"];
+  if (!cache.is_object()) throw Error(ErrorCode::parse_error, origin + ": \"cache\" is not an object");
+  out.entries.reserve(cache.size());
+  for (const auto& [key, item] : cache.items()) {
+    CacheEntry e;
+    for (const auto& name : out.param_names) {
+      if (!item.contains(name)) {
+        throw Error(ErrorCode::parse_error, origin + ": cache entry '" + key + "' lacks '" + name + "'");
+      }
+      e.values.push_back(to_value(item[name], origin, "cache entry '" + key + "' " + name));
+    }
+    const json time = item.contains("time") ? item["time"] : json();
+    if (time.is_number()) {
+      e.time_ms = time.get<double>();
+    } else if (time.is_string()) {
+      e.error = time.get<std::string>();
+    } else {
+      e.error = time.is_null() ? "missing time" : time.dump();
+    }
+    if (item.contains("times") && item["times"].is_array()) {
+      for (const auto& t : item["times"]) {
+        if (t.is_number()) e.times_ms.push_back(t.get<double>());
+      }
+    }
+    out.entries.push_back(std::move(e));
+  }
+  return out;
+}
+
+KernelTunerCache read_kernel_tuner_cache(const std::string& path) {
+  return parse_kernel_tuner_cache(read_maybe_gzip(path), path);
+}
+
+}  // namespace ktune::kt

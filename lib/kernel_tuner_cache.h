@@ -1,0 +1,45 @@
+// Reader of Kernel Tuner cache files (.json, or .json.gz through zlib): the device and kernel
+// names, problem size, tunable parameters with their values, and one entry per measured
+// config with its time in ms or the error Kernel Tuner wrote in the time field
+// ("InvalidConfig", "CompilationFailedConfig", "RuntimeFailedConfig"). Internal API shared by
+// the replay measurer and the database import.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ktune/config.h"
+
+namespace ktune::kt {
+
+/// One cached config.
+struct CacheEntry {
+  std::vector<Value> values;         ///< one per parameter, in KernelTunerCache::param_names order
+  std::optional<double> time_ms;     ///< the objective time (Kernel Tuner's "time"), if measured
+  std::string error;                 ///< the error text of the time field when not measured
+  std::vector<double> times_ms;      ///< the individual samples ("times"), may be empty
+};
+
+/// The content of a cache file.
+struct KernelTunerCache {
+  std::string device_name;                   ///< "device_name" (may be empty)
+  std::string kernel_name;                   ///< "kernel_name"
+  std::vector<std::int64_t> problem_size;    ///< "problem_size"
+  std::string objective;                     ///< "objective" ("time" when absent); times are always "time"
+  std::vector<std::string> param_names;      ///< "tune_params_keys"
+  std::vector<std::vector<Value>> param_values;  ///< "tune_params", per name in param_names order
+  std::vector<CacheEntry> entries;           ///< "cache", in file order
+};
+
+/// Reads a cache file (.json or gzip-compressed); throws Error(not_found / io_error /
+/// parse_error) naming the file and the bad field. A cache truncated by an interrupted run
+/// (missing closing braces) is accepted.
+KernelTunerCache read_kernel_tuner_cache(const std::string& path);
+/// Parses cache JSON text; `origin` names the source in error messages.
+KernelTunerCache parse_kernel_tuner_cache(const std::string& text, const std::string& origin);
+/// Reads a whole file, decompressing it when it is gzip (zlib reads plain files as they are).
+std::string read_maybe_gzip(const std::string& path);
+
+}  // namespace ktune::kt

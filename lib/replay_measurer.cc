@@ -1,0 +1,176 @@
+// ReplayMeasurer: trials from recorded measurements (Kernel Tuner caches), the T1 file that
+// belongs beside a data file, and the replay loop of one seeded search.
+#include <algorithm>
+#include <filesystem>
+#include <cstring>
+#include <limits>
+#include <map>
+
+#include "kernel_tuner_cache.h"
+#include "ktune/error.h"
+#include "ktune/replay.h"
+
+namespace ktune {
+
+namespace {
+
+Status status_of_kernel_tuner_error(const std::string& error) {
+  if (error == "InvalidConfig") return Status::invalid;
+  if (error == "CompilationFailedConfig") return Status::compile_error;
+  return Status::runtime_error;  // RuntimeFailedConfig and anything unknown
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+ReplayMeasurer::ReplayMeasurer(SearchSpace space,
+                               const std::vector<std::pair<Config, RecordedResult>>& records,
+                               std::string origin)
+    : space_(std::move(space)), origin_(std::move(origin)) {
+  for (const auto& [config, result] : records) {
+    if (!space_.contains(config) || !space_.valid(config)) {
+      ++ignored_;
+      continue;
+    }
+    records_[space_.index_of(config)] = result;
+  }
+}
+
+ReplayMeasurer ReplayMeasurer::from_kernel_tuner_cache(const std::string& path,
+                                                       const SearchSpace& space,
+                                                       ReplayObjective objective) {
+  const kt::KernelTunerCache cache = kt::read_kernel_tuner_cache(path);
+  for (const auto& p : space.params()) {
+    if (std::find(cache.param_names.begin(), cache.param_names.end(), p.name) == cache.param_names.end()) {
+      throw Error(ErrorCode::unknown_name, path + ": the cache has no parameter '" + p.name +
+                                               "' of the space");
+    }
+  }
+  std::vector<std::pair<Config, RecordedResult>> records;
+  records.reserve(cache.entries.size());
+  std::size_t outside = 0;
+  for (const auto& e : cache.entries) {
+    std::map<std::string, Value> named;
+    bool in_domain = true;
+    for (const auto& p : space.params()) {
+      const auto at = std::find(cache.param_names.begin(), cache.param_names.end(), p.name) -
+                      cache.param_names.begin();
+      const Value v = e.values[static_cast<std::size_t>(at)];
+      in_domain = in_domain && std::find(p.values.begin(), p.values.end(), v) != p.values.end();
+      named[p.name] = v;
+    }
+    if (!in_domain) {
+      ++outside;
+      continue;
+    }
+    RecordedResult r;
+    r.times_ms = e.times_ms;
+    if (e.time_ms) {
+      r.status = Status::ok;
+      r.time_ms = objective == ReplayObjective::median_of_samples && !e.times_ms.empty()
+                      ? median_of(e.times_ms)
+                      : *e.time_ms;
+    } else {
+      r.status = status_of_kernel_tuner_error(e.error);
+      r.message = e.error;
+    }
+    records.emplace_back(space.make(named), std::move(r));
+  }
+  ReplayMeasurer out(space, records, path);
+  out.ignored_ += outside;
+  return out;
+}
+
+std::vector<Trial> ReplayMeasurer::measure(const std::vector<Config>& batch) {
+  std::vector<Trial> out;
+  out.reserve(batch.size());
+  for (const auto& config : batch) {
+    Trial t;
+    t.config = config;
+    ++evaluations_;
+    if (auto why = space_.violated(config)) {
+      t.status = Status::invalid;
+      t.message = "violates " + *why;
+      out.push_back(std::move(t));
+      continue;
+    }
+    const auto it = records_.find(space_.index_of(config));
+    if (it == records_.end()) {
+      throw Error(ErrorCode::not_found, origin_ + " has no record of the valid config " + config.str());
+    }
+    const RecordedResult& r = it->second;
+    t.status = r.status;
+    t.message = r.message;
+    t.times_ms = r.times_ms;
+    if (r.status == Status::ok) {
+      summarize_times(t);
+      t.median_ms = r.time_ms;  // the replay objective
+      if (t.times_ms.empty()) t.min_ms = r.time_ms;
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::vector<double> ReplayMeasurer::outcome_times() const {
+  std::vector<double> out;
+  out.reserve(records_.size());
+  for (const auto& [index, r] : records_) {
+    out.push_back(r.status == Status::ok ? r.time_ms : std::numeric_limits<double>::infinity());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+double ReplayMeasurer::best_time_ms() const {
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& [index, r] : records_) {
+    if (r.status == Status::ok) best = std::min(best, r.time_ms);
+  }
+  if (!std::isfinite(best)) throw Error(ErrorCode::not_found, origin_ + " has no successful record");
+  return best;
+}
+
+std::optional<std::string> find_t1_beside(const std::string& data_path) {
+  namespace fs = std::filesystem;
+  const fs::path p(data_path);
+  std::string stem = p.filename().string();
+  for (const char* ext : {".gz", ".json"}) {
+    if (stem.size() > std::strlen(ext) && stem.ends_with(ext)) stem.resize(stem.size() - std::strlen(ext));
+  }
+  std::vector<std::string> tries = {stem};
+  if (const auto cut = stem.rfind('_'); cut != std::string::npos && cut > 0) tries.push_back(stem.substr(0, cut));
+  for (const auto& t : tries) {
+    const fs::path candidate = p.parent_path() / (t + ".T1.json");
+    if (fs::exists(candidate)) return candidate.string();
+  }
+  return std::nullopt;
+}
+
+ReplayRun replay_search(Searcher& searcher, ReplayMeasurer& measurer, std::uint64_t seed,
+                        std::size_t budget, std::size_t batch) {
+  if (batch == 0) throw Error(ErrorCode::invalid_argument, "replay batch size must be positive");
+  ReplayRun run;
+  run.best_ms.reserve(budget);
+  searcher.reset(measurer.space(), seed);
+  double best = std::numeric_limits<double>::infinity();
+  while (run.best_ms.size() < budget) {
+    const auto configs = searcher.propose(std::min(batch, budget - run.best_ms.size()));
+    if (configs.empty()) break;
+    const auto trials = measurer.measure(configs);
+    for (const auto& t : trials) {
+      if (t.ok()) best = std::min(best, t.median_ms);
+      else ++run.failures;
+      run.best_ms.push_back(best);
+    }
+    searcher.observe(trials);
+  }
+  return run;
+}
+
+}  // namespace ktune

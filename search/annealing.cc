@@ -1,0 +1,136 @@
+// `annealing`: simulated annealing over the neighbourhood structure of the space. The cost is
+// the log of the time, so the temperature is scale-free (a temperature of 0.1 accepts a 10%
+// slower neighbour with probability 1/e). The temperature cools geometrically per evaluation;
+// when it falls below `t_min`, or the current config has no unmeasured neighbour left, the
+// walk restarts from the best config found (alternating with a random valid config).
+#include <algorithm>
+
+#include "ktune/error.h"
+
+#include "searcher_base.h"
+#include "searchers.h"
+
+namespace ktune::search {
+
+namespace {
+
+class AnnealingSearcher : public SearcherBase {
+ public:
+  explicit AnnealingSearcher(const SearcherOptions& o)
+      : t0_(o.get_double("t0", 0)),
+        cooling_(o.get_double("cooling", 0)),
+        t_min_(o.get_double("t_min", 0)),
+        kind_(o.get_string("neighbourhood", "") == "adjacent" ? Neighbourhood::adjacent
+                                                              : Neighbourhood::hamming) {}
+
+  std::string name() const override { return "annealing"; }
+
+  std::vector<Config> propose(std::size_t max_batch) override {
+    std::vector<Config> batch;
+    if (max_batch == 0) return batch;
+    for (int restarts = 0; restarts < 4 && batch.empty(); ++restarts) {
+      if (!current_) {
+        auto start = random_unproposed();
+        if (!start) return batch;
+        mark_proposed(*start);
+        waiting_start_ = true;
+        batch.push_back(std::move(*start));
+        return batch;
+      }
+      auto moves = unproposed_neighbours(current_->config, kind_);
+      while (batch.size() < max_batch && !moves.empty()) {
+        const std::size_t pick = below(moves.size());
+        mark_proposed(moves[pick]);
+        batch.push_back(std::move(moves[pick]));
+        moves[pick] = std::move(moves.back());
+        moves.pop_back();
+      }
+      if (batch.empty()) restart();  // neighbourhood exhausted
+    }
+    while (batch.size() < max_batch && batch.empty()) {  // still nothing: random fill
+      auto c = random_unproposed();
+      if (!c) break;
+      mark_proposed(*c);
+      batch.push_back(std::move(*c));
+    }
+    return batch;
+  }
+
+  void observe(const std::vector<Trial>& trials) override {
+    for (const auto& t : trials) {
+      const double cost = trial_cost(t);
+      if (std::isfinite(cost) && (!best_ || cost < best_->cost)) best_ = State{t.config, cost};
+      if (!current_ || waiting_start_) {
+        if (std::isfinite(cost)) current_ = State{t.config, cost};
+        waiting_start_ = false;
+        continue;
+      }
+      if (std::isfinite(cost)) {
+        const double delta = cost - current_->cost;
+        if (delta < 0 || uniform01() < std::exp(-delta / temperature_)) {
+          current_ = State{t.config, cost};
+        }
+      }
+      temperature_ *= cooling_;
+      if (temperature_ < t_min_) restart();
+    }
+  }
+
+ private:
+  struct State {
+    Config config;
+    double cost;
+  };
+
+  void on_reset() override {
+    current_.reset();
+    best_.reset();
+    waiting_start_ = false;
+    temperature_ = t0_;
+    restarts_ = 0;
+  }
+
+  void restart() {
+    temperature_ = t0_;
+    ++restarts_;
+    // Odd restarts go back to the best config (its unmeasured neighbours), even ones explore.
+    if (best_ && restarts_ % 2 == 1 && !unproposed_neighbours(best_->config, kind_).empty()) {
+      current_ = best_;
+    } else {
+      current_.reset();
+    }
+  }
+
+  double t0_;
+  double cooling_;
+  double t_min_;
+  Neighbourhood kind_;
+  std::optional<State> current_;
+  std::optional<State> best_;
+  bool waiting_start_ = false;
+  double temperature_ = 1;
+  int restarts_ = 0;
+};
+
+}  // namespace
+
+SearcherInfo annealing_info() {
+  return {"annealing",
+          "simulated annealing over the space's neighbourhoods with geometric cooling and "
+          "restarts",
+          {{"t0", "0.2", "start temperature, in units of log(time)"},
+           {"cooling", "0.97", "temperature factor per evaluation"},
+           {"t_min", "0.005", "restart when the temperature falls below this"},
+           {"neighbourhood", "hamming", "hamming (any one parameter) or adjacent (one step)"}}};
+}
+
+std::unique_ptr<Searcher> make_annealing(const SearcherOptions& options) {
+  const std::string kind = options.get_string("neighbourhood", "hamming");
+  if (kind != "hamming" && kind != "adjacent") {
+    throw Error(ErrorCode::invalid_argument,
+                "annealing option neighbourhood='" + kind + "': expected hamming or adjacent");
+  }
+  return std::make_unique<AnnealingSearcher>(options);
+}
+
+}  // namespace ktune::search

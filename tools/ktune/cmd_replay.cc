@@ -1,0 +1,174 @@
+// `ktune replay`: runs searchers R times with different seeds against recorded measurements
+// (a Kernel Tuner cache) and prints, per budget of 25/50/100/200/400 evaluations, the mean
+// fraction of optimum with its 95% confidence interval next to the exact random-search
+// expectation, plus the methodology score of Willemsen et al. 2024; as a table and as JSON.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "ktune/error.h"
+#include "ktune/replay.h"
+#include "replay_metrics.h"
+
+namespace ktune::cli {
+
+namespace {
+
+struct ReplaySettings {
+  std::string data;
+  std::string space;
+  std::string searchers = "random";
+  std::string options;
+  std::size_t budget = 400;
+  std::size_t repeats = 20;
+  std::uint64_t seed = 1;
+  std::size_t batch = 1;
+  std::string objective = "recorded";
+  std::string json_path;
+};
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!item.empty()) out.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::vector<std::size_t> report_budgets(std::size_t budget) {
+  std::vector<std::size_t> out;
+  for (std::size_t b : {25, 50, 100, 200, 400}) {
+    if (b <= budget) out.push_back(b);
+  }
+  if (out.empty() || out.back() != budget) out.push_back(budget);
+  return out;
+}
+
+nlohmann::json replay_one(const ReplaySettings& s, const std::string& searcher_name,
+                          ReplayMeasurer& measurer, const replay::RandomSearchExpectation& random) {
+  auto searcher = make_searcher(searcher_name, SearcherOptions::parse(s.options));
+  std::vector<ReplayRun> runs;
+  const auto start = std::chrono::steady_clock::now();
+  for (std::size_t r = 0; r < s.repeats; ++r) {
+    runs.push_back(replay_search(*searcher, measurer, s.seed + r, s.budget, s.batch));
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double opt = random.optimum();
+  const auto curve = replay::mean_best_time_curve(runs, s.budget, random.worst());
+  const auto score = replay::methodology_score(random, curve);
+
+  std::printf("\nsearcher %s%s%s: %zu runs, %.1f s (%.2f ms per evaluation)\n", searcher_name.c_str(),
+              s.options.empty() ? "" : " ", s.options.c_str(), runs.size(), seconds,
+              1e3 * seconds / std::max<double>(1, static_cast<double>(s.repeats * s.budget)));
+  std::printf("  %7s  %-24s  %s\n", "budget", "fraction of optimum", "random expectation");
+  nlohmann::json j;
+  j["searcher"] = searcher_name;
+  j["options"] = s.options;
+  j["seconds"] = seconds;
+  for (std::size_t b : report_budgets(s.budget)) {
+    const auto ci = replay::mean_confidence_95(replay::fractions_at(runs, b, opt));
+    const double expect = random.expected_fraction(b);
+    std::printf("  %7zu  %.3f [%.3f, %.3f]     %.3f\n", b, ci.mean, ci.low, ci.high, expect);
+    j["budgets"].push_back({{"budget", b}, {"mean_fraction", ci.mean}, {"ci_low", ci.low},
+                            {"ci_high", ci.high}, {"random_expectation", expect}});
+  }
+  if (score.available) {
+    std::printf("  methodology score %.3f over budgets %zu..%zu%s\n", score.score, score.first,
+                score.last,
+                score.truncated ? (" (truncated: random closes 96% of the gap at " +
+                                   std::to_string(score.full_last) + ")").c_str()
+                                : "");
+  } else {
+    std::printf("  methodology score: not available (runs end before budget %zu)\n", score.first);
+  }
+  j["score"] = {{"value", score.available ? nlohmann::json(score.score) : nlohmann::json()},
+                {"first", score.first}, {"last", score.last}, {"full_last", score.full_last},
+                {"truncated", score.truncated}};
+  std::vector<double> mean_fraction;
+  for (std::size_t k = 1; k <= s.budget; ++k) {
+    mean_fraction.push_back(replay::mean_confidence_95(replay::fractions_at(runs, k, opt)).mean);
+  }
+  j["mean_fraction_curve"] = mean_fraction;
+  std::size_t failures = 0;
+  for (const auto& r : runs) failures += r.failures;
+  j["failed_evaluations_per_run"] = static_cast<double>(failures) / static_cast<double>(runs.size());
+  return j;
+}
+
+void run_replay(const ReplaySettings& s) {
+  std::string space_path = s.space;
+  if (space_path.empty()) {
+    auto found = find_t1_beside(s.data);
+    if (!found) {
+      throw Error(ErrorCode::not_found, "no --space given and no T1 file beside '" + s.data +
+                                            "' (looked for <name>.T1.json)");
+    }
+    space_path = *found;
+  }
+  if (s.objective != "recorded" && s.objective != "median") {
+    throw Error(ErrorCode::invalid_argument, "--objective '" + s.objective + "': expected recorded or median");
+  }
+  const SearchSpace space = SearchSpace::from_t1_file(space_path);
+  ReplayMeasurer measurer = ReplayMeasurer::from_kernel_tuner_cache(
+      s.data, space, s.objective == "median" ? ReplayObjective::median_of_samples : ReplayObjective::recorded);
+  const replay::RandomSearchExpectation random(measurer.outcome_times());
+  std::printf("data %s\nspace %s: %zu records (%zu ignored), %zu failed, optimum %.6g ms, median %.6g ms\n",
+              s.data.c_str(), space_path.c_str(), measurer.size(), measurer.ignored(),
+              random.size() - random.successes(), random.optimum(), random.median());
+
+  nlohmann::json out;
+  out["data"] = s.data;
+  out["space"] = space_path;
+  out["records"] = measurer.size();
+  out["failed_records"] = random.size() - random.successes();
+  out["optimum_ms"] = random.optimum();
+  out["median_ms"] = random.median();
+  out["budget"] = s.budget;
+  out["repeats"] = s.repeats;
+  out["seed"] = s.seed;
+  out["batch"] = s.batch;
+  out["objective"] = s.objective;
+  std::vector<double> random_curve;
+  for (std::size_t k = 1; k <= s.budget; ++k) random_curve.push_back(random.expected_fraction(k));
+  out["random_expectation_curve"] = random_curve;
+  for (const auto& name : split_list(s.searchers)) out["results"].push_back(replay_one(s, name, measurer, random));
+
+  if (!s.json_path.empty()) {
+    if (s.json_path == "-") {
+      std::printf("%s\n", out.dump(1).c_str());
+    } else {
+      std::ofstream f(s.json_path);
+      if (!f) throw Error(ErrorCode::io_error, "cannot write '" + s.json_path + "'");
+      f << out.dump(1) << "\n";
+    }
+  }
+}
+
+}  // namespace
+
+void add_replay_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("replay", "Benchmark searchers on recorded measurements (no GPU)");
+  auto s = std::make_shared<ReplaySettings>();
+  cmd->add_option("--data", s->data, "Kernel Tuner cache file (.json or .json.gz)")->required();
+  cmd->add_option("--space", s->space, "T1 space file (default: the <name>.T1.json beside the data)");
+  cmd->add_option("--searcher", s->searchers, "Searcher name, or several separated by commas");
+  cmd->add_option("--options", s->options, "Searcher options name=value,...");
+  cmd->add_option("--budget", s->budget, "Evaluations per run")->check(CLI::Range(1, 1000000));
+  cmd->add_option("--repeats", s->repeats, "Runs per searcher (seeds seed .. seed+repeats-1)")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--seed", s->seed, "Seed of the first run");
+  cmd->add_option("--batch", s->batch, "Configs proposed per batch")->check(CLI::Range(1, 4096));
+  cmd->add_option("--objective", s->objective, "recorded (Kernel Tuner's time) or median (of samples)");
+  cmd->add_option("--json", s->json_path, "Write the results as JSON to this file ('-' = stdout)");
+  cmd->callback([s] { run_replay(*s); });
+}
+
+}  // namespace ktune::cli
