@@ -168,3 +168,12 @@ __device__ __forceinline__ void split_k_reduce(const float* __restrict__ workspa
 }
 
 }  // namespace ktg
+
+/// Defines the extern "C" split-K reduction entry NAME of a GEMM kernel file (only when
+/// SPLIT_K > 1): sums the SPLIT_K fp32 slices of the workspace and applies the epilogue.
+#define KTG_DEFINE_SPLIT_K_REDUCE(NAME, OUT_T)                                             \
+  extern "C" __global__ void __launch_bounds__(256)                                        \
+      NAME(const float* __restrict__ workspace, OUT_T* C, const OUT_T* bias, int M, int N, \
+           float alpha, float beta) {                                                     \
+    ktg::split_k_reduce<KT_BIAS != 0>(workspace, C, bias, M, N, SPLIT_K, alpha, beta);     \
+  }

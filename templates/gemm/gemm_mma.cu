@@ -146,10 +146,5 @@ extern "C" __global__ void __launch_bounds__(kThreads)
 }
 
 #if SPLIT_K > 1
-/// Split-K second step: sums the SPLIT_K partial slices and applies the epilogue.
-extern "C" __global__ void __launch_bounds__(256)
-    gemm_mma_splitk_reduce(const float* __restrict__ workspace, OutT* C, const OutT* bias,
-                           int M, int N, float alpha, float beta) {
-  ktg::split_k_reduce<KT_BIAS != 0>(workspace, C, bias, M, N, SPLIT_K, alpha, beta);
-}
+KTG_DEFINE_SPLIT_K_REDUCE(gemm_mma_splitk_reduce, OutT)
 #endif

@@ -90,15 +90,21 @@ struct RegisterTile {
     return kChunks % kThreads == 0 || tid + i * kThreads < kChunks;
   }
 
+  /// Tile row and first column of this thread's i-th chunk.
+  __device__ __forceinline__ static void chunk_at(int i, int tid, int& r, int& c) {
+    const int idx = tid + i * kThreads;
+    r = idx / kChunksPerRow;
+    c = (idx - r * kChunksPerRow) * V;
+  }
+
   /// Reads the tile at (row0, col0); rows >= row_limit and columns >= col_limit read as 0.
   __device__ __forceinline__ void load(const float* __restrict__ g, long long ld, int row0,
                                        int col0, int row_limit, int col_limit, int tid) {
 #pragma unroll
     for (int i = 0; i < kPerThread; ++i) {
       if (!owns(i, tid)) break;
-      const int idx = tid + i * kThreads;
-      const int r = idx / kChunksPerRow;
-      const int c = (idx - r * kChunksPerRow) * V;
+      int r, c;
+      chunk_at(i, tid, r, c);
       const int grow = row0 + r;
       const int gcol = col0 + c;
       const float* p = g + grow * ld + gcol;
@@ -125,9 +131,8 @@ struct RegisterTile {
 #pragma unroll
     for (int i = 0; i < kPerThread; ++i) {
       if (!owns(i, tid)) break;
-      const int idx = tid + i * kThreads;
-      const int r = idx / kChunksPerRow;
-      const int c = (idx - r * kChunksPerRow) * V;
+      int r, c;
+      chunk_at(i, tid, r, c);
       float* p = s + r * ld + c;
       if constexpr (V == 4) {
         *reinterpret_cast<float4*>(p) = make_float4(v[i][0], v[i][1], v[i][2], v[i][3]);
@@ -144,9 +149,8 @@ struct RegisterTile {
 #pragma unroll
     for (int i = 0; i < kPerThread; ++i) {
       if (!owns(i, tid)) break;
-      const int idx = tid + i * kThreads;
-      const int r = idx / kChunksPerRow;
-      const int c = (idx - r * kChunksPerRow) * V;
+      int r, c;
+      chunk_at(i, tid, r, c);
 #pragma unroll
       for (int e = 0; e < V; ++e) s[(c + e) * ld + r] = v[i][e];
     }
@@ -287,10 +291,5 @@ extern "C" __global__ void __launch_bounds__(kThreads)
 }
 
 #if SPLIT_K > 1
-/// Split-K second step: sums the SPLIT_K partial slices and applies the epilogue.
-extern "C" __global__ void __launch_bounds__(256)
-    gemm_simt_splitk_reduce(const float* __restrict__ workspace, float* C, const float* bias,
-                            int M, int N, float alpha, float beta) {
-  ktg::split_k_reduce<KT_BIAS != 0>(workspace, C, bias, M, N, SPLIT_K, alpha, beta);
-}
+KTG_DEFINE_SPLIT_K_REDUCE(gemm_simt_splitk_reduce, float)
 #endif

@@ -49,10 +49,33 @@ class GemmTemplateBase : public KernelTemplate {
     return gemm::make_gemm_workload(gemm::gemm_shape(problem));
   }
   std::string vendor_reference() const override { return "cublas"; }
+  bool can_implement(const Problem& problem, const Config& config,
+                     std::string* why) const override {
+    check_problem(problem);
+    if (!structure_ok(gemm::gemm_shape(problem), config, why)) return false;
+    if (config["SPLIT_K"] > 65535) return reject(why, "SPLIT_K exceeds grid.z");
+    return true;
+  }
+  LaunchPlan launch(const Problem& problem, const Config& config,
+                    const Device& device) const override {
+    std::string why;
+    if (!can_implement(problem, config, &why))
+      throw Error(ErrorCode::invalid_argument, name() + " " + config.str() + ": " + why);
+    const GemmShape s = gemm::gemm_shape(problem);
+    return gemm::gemm_launch_plan(s, geometry(s, config), device);
+  }
 
  protected:
   /// Accepted dtype attribute values, default first.
   virtual std::vector<std::string> dtypes() const = 0;
+  /// The rules the kernel's static_asserts rely on; false with a reason when broken.
+  virtual bool structure_ok(const GemmShape& s, const Config& c, std::string* why) const = 0;
+  /// Entry, tiles, threads and shared memory of a config.
+  virtual gemm::GemmLaunchGeometry geometry(const GemmShape& s, const Config& c) const = 0;
+  /// "max threads per block" of a device as constraint text (1024 when unknown).
+  static std::string max_threads(const Device& device) {
+    return std::to_string(device.max_threads_per_block > 0 ? device.max_threads_per_block : 1024);
+  }
   /// The embedded source at `path` under templates/.
   static const std::string& embedded(const char* path) { return embedded_source(path); }
   /// Default split count: 1.
@@ -101,8 +124,6 @@ class GemmSimtTemplate final : public GemmTemplateBase {
   SearchSpace space(const Problem& problem, const Device& device) const override {
     check_problem(problem);
     const GemmShape s = gemm::gemm_shape(problem);
-    const std::string max_threads = std::to_string(
-        device.max_threads_per_block > 0 ? device.max_threads_per_block : 1024);
     SearchSpace::Builder b;
     b.param("BM", {32, 64, 128, 256}, 128)
         .param("BN", {32, 64, 128, 256}, 128)
@@ -117,7 +138,7 @@ class GemmSimtTemplate final : public GemmTemplateBase {
         .param("GROUP_M", {1, 4, 8, 16}, 8)
         .constraint("BM % TM == 0 and BN % TN == 0")
         .constraint("(BM // TM) * (BN // TN) % 32 == 0")
-        .constraint("32 <= (BM // TM) * (BN // TN) <= " + max_threads)
+        .constraint("32 <= (BM // TM) * (BN // TN) <= " + max_threads(device))
         .constraint("(BM // TM) % WARP_ROWS == 0 and (BN // TN) % (32 // WARP_ROWS) == 0")
         .constraint("TM * TN <= 128")
         .constraint("STAGES * BK * (BM + BN + 2 * PAD) * 4 <= " +
@@ -131,31 +152,16 @@ class GemmSimtTemplate final : public GemmTemplateBase {
     return b.build();
   }
 
-  bool can_implement(const Problem& problem, const Config& config,
-                     std::string* why) const override {
-    check_problem(problem);
-    if (!simt_structure_ok(config, why)) return false;
-    if (config["SPLIT_K"] > 65535) return reject(why, "SPLIT_K exceeds grid.z");
-    return true;
-  }
-
-  LaunchPlan launch(const Problem& problem, const Config& config,
-                    const Device& device) const override {
-    std::string why;
-    if (!can_implement(problem, config, &why))
-      throw Error(ErrorCode::invalid_argument, "gemm_simt " + config.str() + ": " + why);
-    gemm::GemmLaunchGeometry g;
-    g.entry = "gemm_simt";
-    g.bm = config["BM"];
-    g.bn = config["BN"];
-    g.split_k = config["SPLIT_K"];
-    g.threads = static_cast<unsigned>((config["BM"] / config["TM"]) * (config["BN"] / config["TN"]));
-    g.smem_bytes = static_cast<unsigned>(simt_smem_bytes(config));
-    return gemm::gemm_launch_plan(gemm::gemm_shape(problem), g, device);
-  }
-
  protected:
   std::vector<std::string> dtypes() const override { return {"f32"}; }
+  bool structure_ok(const GemmShape&, const Config& c, std::string* why) const override {
+    return simt_structure_ok(c, why);
+  }
+  gemm::GemmLaunchGeometry geometry(const GemmShape&, const Config& c) const override {
+    return {"gemm_simt", c["BM"], c["BN"], c["SPLIT_K"],
+            static_cast<unsigned>((c["BM"] / c["TM"]) * (c["BN"] / c["TN"])),
+            static_cast<unsigned>(simt_smem_bytes(c))};
+  }
 };
 
 // ---------------------------------------------------------------------------------------
@@ -199,8 +205,6 @@ class GemmMmaTemplate final : public GemmTemplateBase {
     const GemmShape s = gemm::gemm_shape(problem);
     const bool tf32 = s.precision == gemm::Precision::tf32;
     const std::int64_t elt = static_cast<std::int64_t>(dtype_size(s.input_dtype()));
-    const std::string max_threads = std::to_string(
-        device.max_threads_per_block > 0 ? device.max_threads_per_block : 1024);
     SearchSpace::Builder b;
     b.param("BM", {16, 32, 64, 128, 256}, 128)
         .param("BN", {16, 32, 64, 128, 256}, 128)
@@ -211,7 +215,7 @@ class GemmMmaTemplate final : public GemmTemplateBase {
         .param("SPLIT_K", {1, 2, 4, 8, 16}, kNoSplit)
         .param("GROUP_M", {1, 4, 8, 16}, 8)
         .constraint("BM % WM == 0 and BN % WN == 0")
-        .constraint("32 * (BM // WM) * (BN // WN) <= " + max_threads)
+        .constraint("32 * (BM // WM) * (BN // WN) <= " + max_threads(device))
         .constraint("WM * WN <= 4096")  // at most 128 fp32 accumulators per thread
         .constraint(std::string("BK % ") + (tf32 ? "8" : "16") + " == 0")
         .constraint("BM * " + std::to_string(elt) + " >= 32 and BN * " + std::to_string(elt) +
@@ -222,33 +226,16 @@ class GemmMmaTemplate final : public GemmTemplateBase {
     return b.build();
   }
 
-  bool can_implement(const Problem& problem, const Config& config,
-                     std::string* why) const override {
-    check_problem(problem);
-    const GemmShape s = gemm::gemm_shape(problem);
-    if (!mma_structure_ok(s, config, why)) return false;
-    if (config["SPLIT_K"] > 65535) return reject(why, "SPLIT_K exceeds grid.z");
-    return true;
-  }
-
-  LaunchPlan launch(const Problem& problem, const Config& config,
-                    const Device& device) const override {
-    std::string why;
-    if (!can_implement(problem, config, &why))
-      throw Error(ErrorCode::invalid_argument, "gemm_mma " + config.str() + ": " + why);
-    const GemmShape s = gemm::gemm_shape(problem);
-    gemm::GemmLaunchGeometry g;
-    g.entry = "gemm_mma";
-    g.bm = config["BM"];
-    g.bn = config["BN"];
-    g.split_k = config["SPLIT_K"];
-    g.threads = static_cast<unsigned>(32 * (config["BM"] / config["WM"]) * (config["BN"] / config["WN"]));
-    g.smem_bytes = static_cast<unsigned>(mma_smem_bytes(s, config));
-    return gemm::gemm_launch_plan(s, g, device);
-  }
-
  protected:
   std::vector<std::string> dtypes() const override { return {"f16", "bf16", "tf32"}; }
+  bool structure_ok(const GemmShape& s, const Config& c, std::string* why) const override {
+    return mma_structure_ok(s, c, why);
+  }
+  gemm::GemmLaunchGeometry geometry(const GemmShape& s, const Config& c) const override {
+    return {"gemm_mma", c["BM"], c["BN"], c["SPLIT_K"],
+            static_cast<unsigned>(32 * (c["BM"] / c["WM"]) * (c["BN"] / c["WN"])),
+            static_cast<unsigned>(mma_smem_bytes(s, c))};
+  }
 };
 
 }  // namespace
