@@ -34,4 +34,22 @@ std::int64_t floor_pow2(std::int64_t v) {
   return p;
 }
 
+bool row_grid_fits(std::int64_t rows, const Config& config, std::string* why) {
+  if (ceil_div(rows, config["THREADS"] / config["TPR"]) <= kMaxGridX) return true;
+  if (why) *why = "rows=" + std::to_string(rows) + " needs more than 2^31-1 blocks";
+  return false;
+}
+
+void check_host_buffers(const Workload& workload, const std::vector<HostBuffer>& host,
+                        const std::string& what) {
+  const auto specs = workload.buffers();
+  bool ok = host.size() == specs.size();
+  for (std::size_t i = 0; ok && i < specs.size(); ++i)
+    ok = host[i].bytes.size() == specs[i].elements * dtype_size(specs[i].dtype);
+  if (!ok)
+    throw Error(ErrorCode::invalid_argument,
+                what + " workload: host buffers do not match the " + std::to_string(specs.size()) +
+                    " buffers of the problem");
+}
+
 }  // namespace ktune::memory_bound

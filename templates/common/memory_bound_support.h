@@ -31,4 +31,11 @@ std::int64_t floor_pow2(std::int64_t v);
 /// Largest grid.x of a launch.
 constexpr std::int64_t kMaxGridX = 2147483647;
 
+/// True when rows / (THREADS / TPR) blocks fit in grid.x; else sets `why` (may be null).
+bool row_grid_fits(std::int64_t rows, const Config& config, std::string* why);
+/// Throws Error(invalid_argument) naming `what` unless `host` matches `workload.buffers()`
+/// (count, and bytes of each).
+void check_host_buffers(const Workload& workload, const std::vector<HostBuffer>& host,
+                        const std::string& what);
+
 }  // namespace ktune::memory_bound

@@ -116,14 +116,7 @@ class ElementwiseWorkload final : public Workload {
 
  private:
   void check(const std::vector<HostBuffer>& host) const {
-    const auto specs = buffers();
-    bool ok = host.size() == specs.size();
-    for (std::size_t i = 0; ok && i < specs.size(); ++i)
-      ok = host[i].bytes.size() == specs[i].elements * dtype_size(dtype_);
-    if (!ok)
-      throw Error(ErrorCode::invalid_argument,
-                  "elementwise workload: host buffers do not match the " +
-                      std::to_string(specs.size()) + " buffers of the problem");
+    memory_bound::check_host_buffers(*this, host, "elementwise");
   }
 
   std::int64_t rows_, cols_;

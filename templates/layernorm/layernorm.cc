@@ -125,14 +125,7 @@ class LayernormWorkload final : public Workload {
 
  private:
   void check(const std::vector<HostBuffer>& host) const {
-    const auto specs = buffers();
-    bool ok = host.size() == specs.size();
-    for (std::size_t i = 0; ok && i < specs.size(); ++i)
-      ok = host[i].bytes.size() == specs[i].elements * dtype_size(specs[i].dtype);
-    if (!ok)
-      throw Error(ErrorCode::invalid_argument,
-                  "layernorm workload: host buffers do not match the " +
-                      std::to_string(specs.size()) + " buffers of the problem");
+    memory_bound::check_host_buffers(*this, host, "layernorm");
   }
 
   std::int64_t rows_, hidden_;
@@ -240,11 +233,7 @@ class LayernormTemplate final : public KernelTemplate {
                       config.str();
       return false;
     }
-    if (ceil_div(rows, config["THREADS"] / config["TPR"]) > memory_bound::kMaxGridX) {
-      if (why) *why = "rows=" + std::to_string(rows) + " needs more than 2^31-1 blocks";
-      return false;
-    }
-    return true;
+    return memory_bound::row_grid_fits(rows, config, why);
   }
 
   std::vector<std::string> problem_defines(const Problem& problem) const override {

@@ -70,12 +70,8 @@ class ReductionWorkload final : public Workload {
   }
 
  private:
-  void check(const std::vector<HostBuffer>& buffers) const {
-    if (buffers.size() != 2 ||
-        buffers[0].bytes.size() != static_cast<std::size_t>(rows_ * cols_) * dtype_size(dtype_) ||
-        buffers[1].bytes.size() != static_cast<std::size_t>(rows_) * 4)
-      throw Error(ErrorCode::invalid_argument,
-                  "reduction workload: expected host buffers x [rows*cols] and out [rows]");
+  void check(const std::vector<HostBuffer>& host) const {
+    memory_bound::check_host_buffers(*this, host, "reduction");
   }
 
   std::int64_t rows_, cols_;
@@ -135,11 +131,7 @@ class ReductionTemplate final : public KernelTemplate {
                       std::to_string(cols) + " (rows would start misaligned)";
       return false;
     }
-    if (ceil_div(rows, config["THREADS"] / config["TPR"]) > memory_bound::kMaxGridX) {
-      if (why) *why = "rows=" + std::to_string(rows) + " needs more than 2^31-1 blocks";
-      return false;
-    }
-    return true;
+    return memory_bound::row_grid_fits(rows, config, why);
   }
 
   std::vector<std::string> problem_defines(const Problem& problem) const override {

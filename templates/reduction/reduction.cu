@@ -58,7 +58,7 @@ __device__ __forceinline__ float kt_row_reduce(float v, float* scratch) {
 /// as "below everything" for both the signed and the unsigned view used here.
 __device__ __forceinline__ void kt_atomic_combine(float* out, float v) {
 #if KT_FN == 1
-  if (v >= 0.0f) {
+  if (__float_as_int(v) >= 0) {  // sign bit clear (-0.0f takes the unsigned path)
     atomicMax(reinterpret_cast<int*>(out), __float_as_int(v));
   } else {
     atomicMin(reinterpret_cast<unsigned int*>(out), __float_as_uint(v));

@@ -1,0 +1,215 @@
+// GPU benchmark of the memory-bound templates (issue 6): measures the device-to-device copy
+// bandwidth (cudaMemcpyAsync of 2 GiB, read + write bytes, median of CUDA-event timings) and,
+// in the same process, tunes elementwise (gelu tanh form) and reduction (sum) over 2^28
+// elements and [32768, 4096], and LayerNorm / RMSNorm at [32768, 1024], [32768, 4096],
+// [8192, 16384], [4096, 65536], each in f32 and f16, with a searcher at a stated trial budget
+// through the isolated GPU measurer. Reports the effective bandwidth (workload bytes: each
+// input read once, each output written once, over the median time) of the tuned winner and of
+// the untuned default config as % of the copy bandwidth, and writes OUT_DIR/memory_bound.json
+// (memory_bound_<families>.json when --families is given), rewritten after every task.
+//
+// Usage: gpu_memory_bound OUT_DIR [--families=elementwise,reduction,layernorm]
+//                                 [--trials=40] [--seconds=14] [--searcher=genetic] [--seed=1]
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cuda_module.h"
+#include "ktune/build.h"
+#include "ktune/error.h"
+#include "ktune/measure.h"
+#include "ktune/searcher.h"
+#include "ktune/template.h"
+#include "ktune/tuner.h"
+
+using namespace ktune;
+using detail::check_cuda;
+using nlohmann::json;
+
+namespace {
+
+/// Command-line settings.
+struct Settings {
+  std::string out_dir;
+  std::vector<std::string> families = {"elementwise", "reduction", "layernorm"};
+  bool families_given = false;
+  std::size_t trials = 40;
+  double seconds = 14;
+  std::string searcher = "genetic";
+  std::uint64_t seed = 1;
+};
+
+/// One tuning task: template, shape text and attributes.
+struct Task {
+  std::string family;
+  std::string shape;
+  std::map<std::string, std::string> attrs;
+};
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) items.push_back(item);
+  return items;
+}
+
+Settings parse_args(int argc, char** argv) {
+  if (argc < 2)
+    throw Error(ErrorCode::invalid_argument,
+                "usage: gpu_memory_bound OUT_DIR [--families=a,b] [--trials=N] [--seconds=S] "
+                "[--searcher=NAME] [--seed=S]");
+  Settings s;
+  s.out_dir = argv[1];
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const auto eq = arg.find('=');
+    const std::string key = arg.substr(0, eq), value = eq == std::string::npos ? "" : arg.substr(eq + 1);
+    if (key == "--families") { s.families = split_list(value); s.families_given = true; }
+    else if (key == "--trials") s.trials = std::stoul(value);
+    else if (key == "--seconds") s.seconds = std::stod(value);
+    else if (key == "--searcher") s.searcher = value;
+    else if (key == "--seed") s.seed = std::stoull(value);
+    else throw Error(ErrorCode::invalid_argument, "gpu_memory_bound: unknown argument " + arg);
+  }
+  return s;
+}
+
+/// The benchmark suite of the issue, for the requested families.
+std::vector<Task> suite(const std::vector<std::string>& families) {
+  std::vector<Task> tasks;
+  auto wanted = [&](const std::string& f) {
+    return std::find(families.begin(), families.end(), f) != families.end();
+  };
+  for (const char* dtype : {"f32", "f16"}) {
+    for (const char* shape : {"1x268435456", "32768x4096"}) {
+      if (wanted("elementwise")) tasks.push_back({"elementwise", shape, {{"dtype", dtype}, {"fn", "gelu_tanh"}}});
+      if (wanted("reduction")) tasks.push_back({"reduction", shape, {{"dtype", dtype}, {"fn", "sum"}}});
+    }
+    if (wanted("layernorm"))
+      for (const char* norm : {"layernorm", "rmsnorm"})
+        for (const char* shape : {"32768x1024", "32768x4096", "8192x16384", "4096x65536"})
+          tasks.push_back({"layernorm", shape, {{"dtype", dtype}, {"norm", norm}}});
+  }
+  return tasks;
+}
+
+/// Device-to-device copy bandwidth in GB/s (bytes read + written over the median time).
+double copy_bandwidth_gbps(std::size_t bytes, int reps) {
+  void *src = nullptr, *dst = nullptr;
+  check_cuda(cudaMalloc(&src, bytes), "cudaMalloc (copy source)");
+  check_cuda(cudaMalloc(&dst, bytes), "cudaMalloc (copy destination)");
+  check_cuda(cudaMemset(src, 0x3c, bytes), "cudaMemset");
+  cudaEvent_t start, stop;
+  check_cuda(cudaEventCreate(&start), "cudaEventCreate");
+  check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
+  std::vector<double> ms;
+  for (int i = 0; i < reps + 3; ++i) {
+    check_cuda(cudaEventRecord(start), "cudaEventRecord");
+    check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice), "cudaMemcpyAsync");
+    check_cuda(cudaEventRecord(stop), "cudaEventRecord");
+    check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float t = 0;
+    check_cuda(cudaEventElapsedTime(&t, start, stop), "cudaEventElapsedTime");
+    if (i >= 3) ms.push_back(t);  // the first runs are warm-up
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaFree(src);
+  cudaFree(dst);
+  std::sort(ms.begin(), ms.end());
+  return 2.0 * static_cast<double>(bytes) / (ms[ms.size() / 2] * 1e-3) / 1e9;
+}
+
+std::string today() {
+  const std::time_t now = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M", std::localtime(&now));
+  return text;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const Settings settings = parse_args(argc, argv);
+    if (auto why = cuda_unavailable_reason()) {
+      std::fprintf(stderr, "gpu_memory_bound: %s\n", why->c_str());
+      return 77;
+    }
+    const Device device = query_device(0);
+    check_cuda(cudaSetDevice(0), "cudaSetDevice");
+    const double copy_gbps = copy_bandwidth_gbps(std::size_t{2} << 30, 20);
+    std::printf("%s: device-to-device copy %.0f GB/s (2 GiB, read + write)\n", device.name.c_str(),
+                copy_gbps);
+
+    std::string file = "memory_bound.json";
+    if (settings.families_given) {
+      file = "memory_bound";
+      for (const auto& f : settings.families) file += "_" + f;
+      file += ".json";
+    }
+    const std::string out_path = settings.out_dir + "/" + file;
+    json doc = {{"benchmark", "gpu_memory_bound"}, {"date", today()}, {"device", device.name},
+                {"sm_count", device.sm_count}, {"copy_gbps", copy_gbps},
+                {"searcher", settings.searcher}, {"trial_budget", settings.trials},
+                {"seconds_budget", settings.seconds}, {"results", json::array()}};
+
+    Builder builder(BuilderOptions{0, "", {}});
+    RunnerOptions runner;
+    runner.seed_pool = 1;
+    runner.timing.min_time_ms = 20;
+    for (const Task& task : suite(settings.families)) {
+      const auto tmpl = find_template(task.family);
+      const Problem problem = make_problem(*tmpl, task.shape, task.attrs);
+      const double bytes = tmpl->workload(problem)->bytes();
+      GpuMeasurer measurer(tmpl, problem, device, builder, runner);
+      auto searcher = make_searcher(settings.searcher);
+      TunerOptions options;
+      options.max_trials = settings.trials;
+      options.max_seconds = settings.seconds;
+      options.seed = settings.seed;
+      options.top_k = 3;
+      Tuner tuner(tmpl->space(problem, device), *searcher, measurer, options);
+      const TuneResult result = tuner.run();
+
+      auto gbps = [&](const std::optional<Trial>& t) {
+        return t && t->ok() && t->median_ms > 0 ? bytes / (t->median_ms * 1e-3) / 1e9 : 0.0;
+      };
+      const double tuned = gbps(result.best), fallback = gbps(result.default_trial);
+      json row = {{"family", task.family}, {"shape", task.shape}, {"attrs", task.attrs},
+                  {"problem", problem.key()}, {"bytes", bytes},
+                  {"tuned_ms", result.best ? result.best->median_ms : 0.0},
+                  {"tuned_gbps", tuned}, {"tuned_pct_of_copy", 100.0 * tuned / copy_gbps},
+                  {"tuned_config", result.best ? result.best->config.str() : ""},
+                  {"default_ms", result.default_trial ? result.default_trial->median_ms : 0.0},
+                  {"default_gbps", fallback},
+                  {"default_pct_of_copy", 100.0 * fallback / copy_gbps},
+                  {"default_status", result.default_trial ? to_string(result.default_trial->status) : "none"},
+                  {"trials", result.trials.size()}, {"stop_reason", result.stop_reason},
+                  {"elapsed_s", result.elapsed_s}};
+      std::printf("%-12s %-12s %-26s tuned %7.0f GB/s (%5.1f%%)  default %7.0f GB/s (%5.1f%%)  "
+                  "%zu trials %.0f s  %s\n",
+                  task.family.c_str(), task.shape.c_str(), problem.key().c_str(), tuned,
+                  100.0 * tuned / copy_gbps, fallback, 100.0 * fallback / copy_gbps,
+                  result.trials.size(), result.elapsed_s,
+                  result.best ? result.best->config.str().c_str() : "(no valid trial)");
+      std::fflush(stdout);
+      doc["results"].push_back(row);
+      std::ofstream(out_path) << doc.dump(2) << "\n";
+    }
+    std::printf("wrote %s\n", out_path.c_str());
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpu_memory_bound: %s\n", e.what());
+    return 1;
+  }
+}

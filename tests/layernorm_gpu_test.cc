@@ -1,0 +1,34 @@
+// [gpu] correctness of the "layernorm" template (LayerNorm and RMSNorm) over a sample of its
+// space covering every row mode (registers, shared memory, re-read) and both statistics
+// methods, on odd shapes (1 row, hidden = 65 with VEC = 1, hidden = 1000) and the benchmark
+// widths up to 65536, in every dtype, through the GpuMeasurer with the CPU reference (rows
+// with a large mean and small spread included).
+#include <catch2/catch.hpp>
+
+#include "gpu_guard.h"
+#include "memory_bound_test_util.h"
+
+using namespace ktune;
+
+TEST_CASE("layernorm is correct over its space and odd shapes", "[gpu][layernorm]") {
+  KTUNE_REQUIRE_GPU();
+  const auto t = find_template("layernorm");
+  std::vector<std::map<std::string, Value>> cover;
+  for (Value mode : {0, 1, 2})
+    for (Value stats : {0, 1}) cover.push_back({{"ROW_MODE", mode}, {"STATS", stats}});
+  cover.push_back({{"TPR", 8}});
+  cover.push_back({{"TPR", 1024}});
+  cover.push_back({{"CACHE_HINT", 1}});
+  struct Case { const char* shape; const char* dtype; const char* norm; };
+  const Case cases[] = {
+      {"1x64", "f32", "layernorm"},     {"3x65", "f16", "layernorm"},
+      {"5x1000", "bf16", "rmsnorm"},    {"37x4096", "f16", "layernorm"},
+      {"300x1024", "bf16", "layernorm"}, {"7x12288", "f32", "layernorm"},
+      {"16x65536", "f32", "layernorm"}, {"16x65536", "f16", "rmsnorm"},
+      {"64x16384", "f32", "rmsnorm"},   {"129x2048", "f16", "rmsnorm"}};
+  std::uint64_t seed = 200;
+  for (const Case& c : cases) {
+    const Problem p = make_problem(*t, c.shape, {{"dtype", c.dtype}, {"norm", c.norm}});
+    ktune::test::expect_all_correct("layernorm", p, ktune::test::sample_configs(*t, p, 4, seed++, cover));
+  }
+}

@@ -1,0 +1,131 @@
+// Tests of the "reduction" template without a GPU: problem checks, every constraint of its
+// space, valid defaults for odd shapes, launch plans (second pass, atomics), the CPU reference
+// against hand-computed values, and NVRTC compiles of a sample of the space for sm_90.
+#include <catch2/catch.hpp>
+
+#include "builtin_templates.h"
+#include "ktune/error.h"
+#include "memory_bound_test_util.h"
+
+using namespace ktune;
+using ktune::test::with;
+
+namespace {
+
+Problem red_problem(const std::string& shape, const std::string& dtype, const std::string& fn) {
+  return make_problem(*make_reduction_template(), shape, {{"dtype", dtype}, {"fn", fn}});
+}
+
+std::vector<double> red_reference(const Problem& p, const std::vector<double>& x) {
+  auto w = make_reduction_template()->workload(p);
+  auto buffers = ktune::test::host_buffers(*w);
+  ktune::test::set_values(buffers[0], x);
+  w->reference(buffers);
+  return ktune::test::values_of(buffers[1]);
+}
+
+}  // namespace
+
+TEST_CASE("reduction check_problem rejects bad problems", "[reduction]") {
+  auto t = make_reduction_template();
+  CHECK_THROWS_AS(red_problem("4x16", "i32", "sum"), Error);
+  CHECK_THROWS_AS(red_problem("4x16", "f32", "min"), Error);
+  CHECK_THROWS_AS(red_problem("4x0", "f32", "sum"), Error);
+  CHECK_THROWS_AS(make_problem(*t, "4x4x4", {}), Error);
+  CHECK_NOTHROW(t->check_problem(t->example_problem()));
+}
+
+TEST_CASE("reduction constraints reject what they should", "[reduction]") {
+  auto t = make_reduction_template();
+  const Device dev = Device::h200();
+  const Problem p = red_problem("64x4096", "f32", "sum");
+  const SearchSpace s = t->space(p, dev);
+  const Config d = s.default_config();
+  REQUIRE(s.valid(d));
+  const Config block = with(s, d, {{"THREADS", 256}, {"TPR", 256}, {"VEC", 4}, {"SPLIT", 1}});
+  REQUIRE(s.valid(block));
+  CHECK_FALSE(s.valid(with(s, block, {{"TPR", 512}})));                  // TPR <= THREADS
+  CHECK_FALSE(s.valid(with(s, block, {{"TPR", 32}, {"SPLIT", 2}})));     // split needs a block per row
+  CHECK(s.valid(with(s, block, {{"SPLIT", 2}})));
+  CHECK_FALSE(s.valid(with(s, block, {{"MULTI", 1}})));                  // atomics need SPLIT > 1
+  CHECK(s.valid(with(s, block, {{"SPLIT", 4}, {"MULTI", 1}})));
+  CHECK_FALSE(s.valid(with(s, block, {{"SPLIT", 8}})));                  // 8 * 256 * 4 > 4096
+  CHECK(s.valid(with(s, block, {{"THREADS", 1024}, {"TPR", 1024}})));  // 1024 * 4 == 4096 columns
+  const Problem narrow = red_problem("64x100", "f16", "max");
+  const SearchSpace sn = t->space(narrow, dev);
+  const Config dn = sn.default_config();
+  REQUIRE(sn.valid(dn));
+  CHECK_FALSE(sn.valid(with(sn, dn, {{"TPR", 64}, {"THREADS", 256}, {"VEC", 2}})));  // 128 > 100 lanes
+  CHECK(sn.valid(with(sn, dn, {{"TPR", 32}, {"THREADS", 256}, {"VEC", 2}})));
+  CHECK_FALSE(sn.valid(with(sn, dn, {{"TPR", 8}, {"VEC", 8}})));  // 8 does not divide 100
+  CHECK(sn.valid(with(sn, dn, {{"TPR", 8}, {"VEC", 4}})));
+  std::string why;
+  CHECK_FALSE(t->can_implement(narrow, with(sn, dn, {{"TPR", 8}, {"VEC", 8}}), &why));
+  CHECK(why.find("VEC=8") != std::string::npos);
+  // A single row may use any width: the tail is done element by element.
+  const Problem one = red_problem("1x100", "f16", "max");
+  const SearchSpace so = t->space(one, dev);
+  CHECK(so.valid(with(so, so.default_config(), {{"TPR", 8}, {"VEC", 8}})));
+}
+
+TEST_CASE("reduction defaults are valid for odd shapes", "[reduction]") {
+  auto t = make_reduction_template();
+  const Device dev = Device::h200();
+  for (const char* shape : {"1x268435456", "32768x4096", "1x1", "7x3", "3x10000000", "1000x17",
+                            "1x1000003", "65536x1"}) {
+    const Problem p = red_problem(shape, "bf16", "mean");
+    const SearchSpace s = t->space(p, dev);
+    INFO(shape << " " << s.default_config().str());
+    CHECK(s.valid(s.default_config()));
+    CHECK(t->can_implement(p, s.default_config()));
+  }
+  // A whole-tensor reduction spreads over the GPU by default.
+  const Problem whole = red_problem("1x268435456", "f32", "sum");
+  CHECK(t->space(whole, dev).default_config()["SPLIT"] >= 128);
+}
+
+TEST_CASE("reduction launch plans: second pass and atomics", "[reduction]") {
+  auto t = make_reduction_template();
+  const Device dev = Device::h200();
+  const Problem p = red_problem("3x1000000", "f32", "max");
+  const SearchSpace s = t->space(p, dev);
+  const Config base = with(s, s.default_config(), {{"THREADS", 256}, {"TPR", 256}, {"SPLIT", 16}});
+  LaunchPlan two = t->launch(p, with(s, base, {{"MULTI", 0}}), dev);
+  REQUIRE(two.steps.size() == 2);
+  REQUIRE(two.scratch.size() == 1);
+  CHECK(two.scratch[0].elements == 3u * 16u);
+  CHECK(two.steps[0].grid[1] == 16u);
+  CHECK(two.steps[0].args[2].buffer == 2);
+  CHECK(two.steps[1].entry == "reduce_partials");
+  LaunchPlan atomic = t->launch(p, with(s, base, {{"MULTI", 1}}), dev);
+  REQUIRE(atomic.steps.size() == 2);
+  CHECK(atomic.steps[0].kind == LaunchStep::Kind::memset);
+  CHECK(atomic.steps[0].memset_byte == 0xff);  // max starts below every value
+  CHECK(atomic.scratch.empty());
+  const Problem mean = red_problem("3x1000000", "f32", "mean");
+  LaunchPlan m = t->launch(mean, with(s, base, {{"MULTI", 1}}), dev);
+  CHECK(m.steps[0].memset_byte == 0);
+  CHECK(m.steps[1].args[5].f == Approx(1e-6));
+  LaunchPlan single = t->launch(mean, with(s, base, {{"SPLIT", 1}}), dev);
+  CHECK(single.steps.size() == 1);
+  CHECK(single.steps[0].grid[0] == 3u);
+}
+
+TEST_CASE("reduction reference matches hand-computed values", "[reduction]") {
+  const std::vector<double> x = {1, 2, 3, -4, 5, -6};
+  CHECK(red_reference(red_problem("2x3", "f32", "sum"), x) == std::vector<double>{6, -5});
+  CHECK(red_reference(red_problem("2x3", "bf16", "max"), x) == std::vector<double>{3, 5});
+  const auto mean = red_reference(red_problem("2x3", "f16", "mean"), x);
+  CHECK(mean[0] == 2.0);
+  CHECK(mean[1] == Approx(-5.0 / 3.0).epsilon(1e-7));
+  CHECK(red_reference(red_problem("1x6", "f32", "sum"), x) == std::vector<double>{1});
+  auto w = make_reduction_template()->workload(red_problem("2x3", "f16", "sum"));
+  CHECK(w->bytes() == 2 * 3 * 2 + 2 * 4);
+}
+
+TEST_CASE("reduction spaces compile with NVRTC for sm_90", "[reduction][nvrtc]") {
+  auto t = make_reduction_template();
+  ktune::test::expect_space_compiles(*t, red_problem("1x268435456", "f32", "sum"), 3, 1);
+  ktune::test::expect_space_compiles(*t, red_problem("32768x4096", "f16", "max"), 2, 2);
+  ktune::test::expect_space_compiles(*t, red_problem("5x1001", "bf16", "mean"), 2, 3);
+}
