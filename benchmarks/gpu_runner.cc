@@ -1,0 +1,164 @@
+// GPU benchmark of the measuring runner, written as JSON to argv[1]:
+//  - repeatability: the same copy candidate (a kernel of >= 50 us) measured in 10 separate
+//    runs, each with a fresh worker process; the spread of the 10 medians (target < 2%);
+//  - overhead: a 100-config tuning run of the copy template at the default settings; wall time
+//    per trial minus the kernel time spent in it (target < 20 ms per trial).
+// Usage: gpu_runner <out.json> [repeat N] [tune N]   (shapes default to 2^25 and 2^20 floats)
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "ktune/build.h"
+#include "ktune/device.h"
+#include "ktune/error.h"
+#include "ktune/measure.h"
+#include "ktune/template.h"
+#include "ktune/tuner.h"
+#include "stats.h"
+#include "tests/tuner_list_searcher.h"
+
+using namespace ktune;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+/// Passes measurements through and adds up the kernel time of every sample it returns.
+class KernelTimeCounter : public Measurer {
+ public:
+  explicit KernelTimeCounter(Measurer& inner) : inner_(inner) {}
+  std::vector<Trial> measure(const std::vector<Config>& batch) override {
+    auto trials = inner_.measure(batch);
+    for (const auto& t : trials) {
+      kernel_ms += std::accumulate(t.times_ms.begin(), t.times_ms.end(), 0.0);
+      ++measurements;
+    }
+    return trials;
+  }
+  double kernel_ms = 0;
+  std::size_t measurements = 0;
+
+ private:
+  Measurer& inner_;
+};
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+nlohmann::json repeatability(const std::shared_ptr<const KernelTemplate>& tmpl, const Device& dev,
+                             Builder& builder, const std::string& shape) {
+  Problem p = make_problem(*tmpl, shape);
+  auto space = tmpl->space(p, dev);
+  Config c = space.default_config();
+  std::vector<double> medians;
+  nlohmann::json runs = nlohmann::json::array();
+  for (int run = 0; run < 10; ++run) {
+    GpuMeasurer m(tmpl, p, dev, builder);  // a fresh worker process per run
+    Trial t = m.measure({c}).at(0);
+    if (!t.ok()) throw Error(ErrorCode::internal, "repeatability candidate failed: " + t.message);
+    medians.push_back(t.median_ms);
+    runs.push_back({{"median_ms", t.median_ms}, {"min_ms", t.min_ms}, {"spread", t.spread},
+                    {"samples", t.times_ms.size()}, {"sm_clock_mhz", t.sm_clock_mhz},
+                    {"temperature_c", t.temperature_c}, {"wall_ms", t.wall_ms}});
+    std::printf("repeatability run %d: median %.4f ms (%zu samples, spread %.3f, %d MHz)\n", run,
+                t.median_ms, t.times_ms.size(), t.spread, t.sm_clock_mhz);
+  }
+  double range = stats::relative_range(medians);
+  std::printf("repeatability: 10 medians of %s at %s, (max-min)/min = %.2f%%\n", c.str().c_str(),
+              p.key().c_str(), 100 * range);
+  return {{"problem", p.key()}, {"config", c.str()}, {"runs", runs},
+          {"median_of_medians_ms", stats::median(medians)},
+          {"relative_range_of_medians", range},
+          {"relative_spread_p90_p10_of_medians", stats::relative_spread(medians)},
+          {"target", "relative range < 0.02 for a kernel >= 0.05 ms"}};
+}
+
+nlohmann::json overhead(const std::shared_ptr<const KernelTemplate>& tmpl, const Device& dev,
+                        Builder& builder, const std::string& shape) {
+  Problem p = make_problem(*tmpl, shape);
+  auto space = tmpl->space(p, dev);
+  auto configs = testing::all_valid(space);
+  std::mt19937_64 rng(7);
+  std::shuffle(configs.begin(), configs.end(), rng);
+  GpuMeasurer gpu(tmpl, p, dev, builder);
+  KernelTimeCounter counter(gpu);
+  testing::ListSearcher searcher(configs);
+  TunerOptions o;  // defaults, except the budget
+  o.max_trials = 100;
+  auto start = Clock::now();
+  auto r = Tuner(space, searcher, counter, o).run();
+  double wall_s = seconds_since(start);
+  double trial_overhead = 0, trial_kernel = 0, compile = 0;
+  for (const auto& t : r.trials) {
+    double k = std::accumulate(t.times_ms.begin(), t.times_ms.end(), 0.0);
+    trial_kernel += k;
+    trial_overhead += t.wall_ms - k;
+    compile += t.compile_ms;
+  }
+  auto n = static_cast<double>(r.trials.size());
+  double per_measurement = (wall_s * 1000 - counter.kernel_ms) / static_cast<double>(counter.measurements);
+  std::printf("overhead: %zu trials + %zu final measurements in %.2f s; kernel time %.1f ms; "
+              "(wall - kernel) per measurement %.2f ms; worker-side (trial wall - kernel) %.2f ms/trial\n",
+              r.trials.size(), counter.measurements - r.trials.size(), wall_s, counter.kernel_ms,
+              per_measurement, trial_overhead / n);
+  nlohmann::json statuses;
+  for (const auto& [s, count] : r.status_counts) statuses[to_string(s)] = count;
+  return {{"problem", p.key()},
+          {"trials", r.trials.size()},
+          {"measurements_including_final", counter.measurements},
+          {"wall_s", wall_s},
+          {"kernel_ms_total", counter.kernel_ms},
+          {"overhead_ms_per_measurement", per_measurement},
+          {"worker_overhead_ms_per_trial", trial_overhead / n},
+          {"kernel_ms_per_trial", trial_kernel / n},
+          {"compile_ms_total", compile},
+          {"statuses", statuses},
+          {"best", r.best ? r.best->config.str() : ""},
+          {"best_ms", r.best ? r.best->median_ms : 0},
+          {"default_ms", r.default_trial ? r.default_trial->median_ms : 0},
+          {"top_two_within_noise", r.top_two_within_noise},
+          {"worker_restarts", gpu.worker_restarts()},
+          {"target", "overhead_ms_per_measurement < 20"}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string out = argc > 1 ? argv[1] : "gpu_runner.json";
+  std::string repeat_shape = argc > 2 ? argv[2] : "33554432";
+  std::string tune_shape = argc > 3 ? argv[3] : "1048576";
+  if (auto why = cuda_unavailable_reason()) {
+    std::printf("SKIPPED: gpu_runner needs a CUDA device: %s\n", why->c_str());
+    return 77;
+  }
+  try {
+    Device dev = query_device(0);
+    Builder builder;
+    auto tmpl = find_template("copy");
+    nlohmann::json result = {
+        {"benchmark", "gpu_runner"},
+        {"device", dev.name},
+        {"arch", dev.arch()},
+        {"driver_version", dev.driver_version},
+        {"runtime_version", dev.runtime_version},
+        {"nvrtc", Builder::nvrtc_version()},
+        {"defaults", {{"min_time_ms", TimingOptions{}.min_time_ms},
+                      {"min_reps", TimingOptions{}.min_reps},
+                      {"max_reps", TimingOptions{}.max_reps},
+                      {"l2", "automatic"}}},
+        {"repeatability", repeatability(tmpl, dev, builder, repeat_shape)},
+        {"overhead", overhead(tmpl, dev, builder, tune_shape)},
+    };
+    std::ofstream(out) << result.dump(2) << "\n";
+    std::printf("wrote %s\n", out.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpu_runner: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,144 @@
+// CPU tests of the runner's arithmetic: sample statistics and the noise verdict, timing plans
+// (repetitions, L2 policy), host-side verification of outputs, canaries and inputs, and the
+// classification of CUDA errors into trial statuses.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <cuda_runtime_api.h>
+
+#include "stats.h"
+#include "timing.h"
+#include "verify.h"
+#include "worker_faults.h"
+
+using namespace ktune;
+
+TEST_CASE("stats: median, min, spread and quantiles of unsorted samples", "[runner]") {
+  std::vector<double> s{5, 1, 4, 2, 3};
+  CHECK(stats::median(s) == 3);
+  CHECK(stats::minimum(s) == 1);
+  CHECK(stats::quantile(s, 0.25) == 2);
+  CHECK(stats::relative_spread(s) == Approx((4.6 - 1.4) / 3));
+  CHECK(stats::median({}) == 0);
+  CHECK(stats::relative_spread({7}) == 0);
+  CHECK(stats::relative_range({100, 101, 99}) == Approx(2.0 / 99));
+}
+
+TEST_CASE("stats: two candidates 0.2% apart with 2% round noise are within noise", "[runner]") {
+  auto v = stats::compare_rounds({1.00, 1.02, 0.99}, {1.002, 0.995, 1.021});
+  CHECK(v.within_noise);
+  auto w = stats::compare_rounds({1.00, 1.001, 0.999}, {1.20, 1.21, 1.19});
+  CHECK_FALSE(w.within_noise);
+  CHECK(w.difference == Approx(0.2));
+}
+
+TEST_CASE("timing: repetitions fill the minimum time within the bounds", "[runner]") {
+  TimingOptions o;  // 50 ms, 10..2000 reps
+  timing::TimingPlan p;
+  timing::plan_repetitions(p, o, 0.1);  // 100 us kernel -> 500 reps
+  CHECK(p.reps == 500);
+  timing::plan_repetitions(p, o, 0.001);  // 1 us -> capped
+  CHECK(p.reps == 2000);
+  timing::plan_repetitions(p, o, 100);  // 100 ms -> minimum count
+  CHECK(p.reps == 10);
+  CHECK(p.warmup >= o.min_warmup);
+  CHECK(p.planned_ms == Approx(100.0 * (p.reps + p.warmup)));
+}
+
+TEST_CASE("timing: automatic L2 policy rotates small buffers and leaves large ones", "[runner]") {
+  const std::size_t l2 = 50u << 20;
+  TimingOptions o;
+  auto small = timing::make_plan(o, 0.01, 8u << 20, l2);  // 8 MiB: rotate over >= 100 MiB
+  CHECK(small.l2 == L2Policy::rotate);
+  CHECK(small.buffer_sets * (8u << 20) >= 2 * l2);
+  auto large = timing::make_plan(o, 1, 512u << 20, l2);
+  CHECK(large.l2 == L2Policy::none);
+  CHECK(large.buffer_sets == 1);
+  auto tiny = timing::make_plan(o, 0.001, 4096, l2);  // would need thousands of copies
+  CHECK(tiny.l2 == L2Policy::flush);
+  o.l2 = L2Policy::flush;
+  CHECK(timing::make_plan(o, 1, 8u << 20, l2).l2 == L2Policy::flush);
+}
+
+namespace {
+HostBuffer floats(const std::string& name, std::vector<float> v) {
+  HostBuffer b;
+  b.spec = BufferSpec{name, DType::f32, v.size(), Role::output, 0};
+  b.bytes.resize(v.size() * 4);
+  std::memcpy(b.bytes.data(), v.data(), b.bytes.size());
+  return b;
+}
+}  // namespace
+
+TEST_CASE("verify: outputs within tolerance pass and report their error norm", "[runner]") {
+  auto ref = floats("y", {1, 2, 3, 4});
+  auto got = floats("y", {1, 2, 3, 4.000001f});
+  auto c = verify::compare(got, ref, Tolerance{1e-5});
+  CHECK(c.ok);
+  CHECK(c.rel_l2 > 0);
+  CHECK(c.rel_l2 < 1e-6);
+}
+
+TEST_CASE("verify: a wrong value, a NaN and an unwritten element are named", "[runner]") {
+  auto ref = floats("y", {1, 2, 3, 4});
+  auto wrong = verify::compare(floats("y", {1, 2, 3.5f, 4}), ref, Tolerance{1e-5});
+  CHECK_FALSE(wrong.ok);
+  CHECK(wrong.message.find("relative L2 error") != std::string::npos);
+  CHECK(wrong.rel_l2 == Approx(0.5 / std::sqrt(30.0)));
+
+  auto nan = verify::compare(floats("y", {1, NAN, 3, 4}), ref, Tolerance{1e-5});
+  CHECK_FALSE(nan.ok);
+  CHECK(nan.message.find("non-finite value in y at element 1") != std::string::npos);
+
+  auto unwritten = floats("y", {1, 2, 3, 4});
+  std::memset(unwritten.bytes.data() + 8, verify::poison_byte(DType::f32), 4);
+  auto u = verify::compare(unwritten, ref, Tolerance{1e-5});
+  CHECK_FALSE(u.ok);
+  CHECK(u.message == "element 2 of y was never written");
+}
+
+TEST_CASE("verify: per-element bound catches one bad element the L2 norm would hide", "[runner]") {
+  std::vector<float> r(1000, 1.0f), g(1000, 1.0f);
+  g[500] = 1.01f;
+  auto c = verify::compare(floats("y", g), floats("y", r), Tolerance{1e-2, 1e-3, 0});
+  CHECK_FALSE(c.ok);
+  CHECK(c.message.find("y[500]") != std::string::npos);
+}
+
+TEST_CASE("verify: f16 and bf16 elements decode exactly", "[runner]") {
+  CHECK(verify::half_to_double(0x3C00) == 1.0);
+  CHECK(verify::half_to_double(0xC000) == -2.0);
+  CHECK(verify::half_to_double(0x0001) == std::ldexp(1.0, -24));
+  CHECK(std::isnan(verify::half_to_double(0xFFFF)));
+  CHECK(verify::bf16_to_double(0x3F80) == 1.0);
+  CHECK(std::isnan(verify::bf16_to_double(0xFFFF)));
+  CHECK(verify::poison_byte(DType::i32) != verify::poison_byte(DType::f32));
+}
+
+TEST_CASE("verify: canaries and input changes are located", "[runner]") {
+  std::vector<std::uint8_t> guard(64, verify::kCanaryByte);
+  CHECK_FALSE(verify::first_bad_canary(guard.data(), guard.size()));
+  guard[17] = 0;
+  CHECK(verify::first_bad_canary(guard.data(), guard.size()) == std::optional<std::size_t>(17));
+  std::vector<std::uint8_t> a(100, 1), b(100, 1);
+  CHECK_FALSE(verify::first_difference(a.data(), b.data(), 100));
+  b[42] = 2;
+  CHECK(verify::first_difference(a.data(), b.data(), 100) == std::optional<std::size_t>(42));
+}
+
+TEST_CASE("worker faults: sticky CUDA errors lose the context, launch errors do not", "[runner]") {
+  auto illegal = worker::classify_cuda_error(cudaErrorIllegalAddress, "running k");
+  CHECK(illegal.status == Status::runtime_error);
+  CHECK(illegal.context_lost);
+  CHECK(illegal.message.find("cudaErrorIllegalAddress") != std::string::npos);
+  CHECK(illegal.message.rfind("running k: ", 0) == 0);
+  for (auto code : {cudaErrorLaunchFailure, cudaErrorMisalignedAddress, cudaErrorAssert})
+    CHECK(worker::is_sticky_cuda_error(code));
+  auto resources = worker::classify_cuda_error(cudaErrorLaunchOutOfResources, "launch");
+  CHECK(resources.status == Status::launch_error);
+  CHECK_FALSE(resources.context_lost);
+  CHECK(worker::classify_cuda_error(cudaErrorInvalidConfiguration, "launch").status ==
+        Status::launch_error);
+  CHECK(worker::classify_cuda_error(cudaErrorInvalidValue, "smem").status == Status::launch_error);
+}

@@ -1,0 +1,174 @@
+// CPU tests of the tuning loop with a scripted measurer: the default is measured first, every
+// trial is recorded and observed, budgets stop the run, resume never re-measures, progress is
+// reported, wrong results never win, and the finalists are re-measured interleaved.
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "ktune/error.h"
+#include "ktune/tuner.h"
+#include "tuner_list_searcher.h"
+
+using namespace ktune;
+using namespace ktune::testing;
+
+namespace {
+
+/// Time = 1 + |A - 5| + B/10 ms; A == 7 is a wrong result, A == 8 times out. Keeps a log of
+/// every batch it was asked to measure.
+class ScriptedMeasurer : public Measurer {
+ public:
+  std::vector<Trial> measure(const std::vector<Config>& batch) override {
+    batches.push_back({});
+    std::vector<Trial> out;
+    for (const auto& c : batch) {
+      batches.back().push_back(c.str());
+      Trial t;
+      t.config = c;
+      Value a = c["A"], b = c["B"];
+      if (a == 7) {
+        t.status = Status::wrong_result;
+        t.error_norm = 0.3;
+      } else if (a == 8) {
+        t.status = Status::timeout;
+      } else {
+        t.status = Status::ok;
+        double ms = 1 + std::abs(static_cast<double>(a - 5)) + static_cast<double>(b) / 10;
+        if (a == 6) ms = 0.5;  // fastest by its first number...
+        if (a == 6 && ++remeasures_of_6 > 1) ms = 3;  // ...but slower when measured again
+        t.times_ms = {ms, ms * 1.01, ms * 0.99};
+        summarize_times(t);
+      }
+      out.push_back(t);
+    }
+    return out;
+  }
+  std::vector<std::vector<std::string>> batches;
+  int remeasures_of_6 = 0;
+};
+
+SearchSpace test_space() {
+  SearchSpace::Builder b;
+  b.param("A", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 0).param("B", {0, 1, 2}, 2);
+  return b.build();
+}
+
+}  // namespace
+
+TEST_CASE("tuner: default first, every trial recorded and observed, winner re-measured", "[tuner]") {
+  auto space = test_space();
+  ListSearcher searcher(all_valid(space));
+  ScriptedMeasurer measurer;
+  CollectingSink sink;
+  TunerOptions o;
+  o.max_trials = 0;  // whole space
+  o.batch = 4;
+  o.top_k = 3;
+  o.final_rounds = 2;
+  o.record_final = false;
+  std::vector<TuneProgress> progress;
+  o.progress = [&](const TuneProgress& p) { progress.push_back(p); };
+  Tuner tuner(space, searcher, measurer, o);
+  tuner.set_sink(&sink);
+  auto r = tuner.run();
+
+  REQUIRE(measurer.batches.size() >= 2);
+  CHECK(measurer.batches[0] == std::vector<std::string>{"A=0,B=2"});  // the default first
+  CHECK(r.trials.size() == 30);          // default + 29 others, none twice
+  CHECK(sink.trials.size() == 30);       // every trial recorded
+  CHECK(searcher.observed.size() == 31); // default observed, and again when proposed
+  CHECK(r.stop_reason == "exhausted");
+  CHECK(r.status_counts[Status::wrong_result] == 3);
+  CHECK(r.status_counts[Status::timeout] == 3);
+  REQUIRE(r.default_trial);
+  CHECK(r.default_trial->config.str() == "A=0,B=2");
+
+  // A=6 looked fastest once but was slower in both interleaved rounds: A=5,B=0 wins.
+  REQUIRE(r.best);
+  CHECK(r.best->config.str() == "A=5,B=0");
+  CHECK(r.best->ok());
+  CHECK(r.finalists.size() == 3);
+  CHECK(r.finalists.front().config.str() == "A=5,B=0");
+  // The finalists' re-measurement alternates configs within each round.
+  auto& last = measurer.batches.back();
+  CHECK(last.size() == 3);
+  CHECK(r.speedup() == Approx(6.2 / 1.0));
+  CHECK_FALSE(r.top_two_within_noise);  // 1.0 vs 1.1 with 1% noise
+
+  REQUIRE_FALSE(progress.empty());
+  CHECK(progress.back().done == 30);
+  CHECK(progress.back().budget == 30);
+  CHECK(progress.back().failures == 6);
+  CHECK(progress.back().default_ms == Approx(6.2));
+  CHECK(progress.back().speedup > 1);
+}
+
+TEST_CASE("tuner: a wrong result is never the best even when it is the only fast one", "[tuner]") {
+  auto space = test_space();
+  auto c = [&](const char* text) { return space.parse(text); };
+  ListSearcher searcher({c("A=7,B=0"), c("A=9,B=0"), c("A=8,B=0")});
+  ScriptedMeasurer measurer;
+  TunerOptions o;
+  o.measure_default = false;
+  o.top_k = 0;
+  auto r = Tuner(space, searcher, measurer, o).run();
+  REQUIRE(r.best);
+  CHECK(r.best->config.str() == "A=9,B=0");
+}
+
+TEST_CASE("tuner: trial budget and patience stop the run", "[tuner]") {
+  auto space = test_space();
+  ScriptedMeasurer m1;
+  ListSearcher s1(all_valid(space));
+  TunerOptions o;
+  o.max_trials = 7;
+  o.batch = 3;
+  o.top_k = 0;
+  auto r = Tuner(space, s1, m1, o).run();
+  CHECK(r.trials.size() == 7);
+  CHECK(r.stop_reason == "max_trials");
+
+  ScriptedMeasurer m2;
+  ListSearcher s2(all_valid(space));
+  o.max_trials = 0;
+  o.patience = 5;
+  o.batch = 1;
+  auto p = Tuner(space, s2, m2, o).run();
+  CHECK(p.stop_reason == "patience");
+  CHECK(p.trials.size() < 30);
+}
+
+TEST_CASE("tuner: resume feeds earlier trials first and never measures them again", "[tuner]") {
+  auto space = test_space();
+  auto all = all_valid(space);
+  ScriptedMeasurer first_measurer;
+  std::vector<Trial> earlier = first_measurer.measure({all.begin(), all.begin() + 10});
+  ListSearcher searcher(all);
+  ScriptedMeasurer measurer;
+  CollectingSink sink;
+  TunerOptions o;
+  o.max_trials = 15;
+  o.top_k = 0;
+  Tuner tuner(space, searcher, measurer, o);
+  tuner.set_sink(&sink);
+  tuner.resume_from(earlier);
+  auto r = tuner.run();
+  CHECK(r.trials.size() == 5);  // 10 earlier + 5 new = budget 15
+  CHECK(sink.trials.size() == 5);
+  for (const auto& batch : measurer.batches)
+    for (const auto& text : batch)
+      for (const auto& e : earlier) CHECK(text != e.config.str());
+  CHECK(searcher.observed.size() >= 10);
+  CHECK(searcher.observed.front().config.str() == earlier.front().config.str());
+  REQUIRE(r.default_trial);  // the default A=0,B=2 was among the earlier trials
+  CHECK(r.default_trial->config.str() == "A=0,B=2");
+}
+
+TEST_CASE("tuner: a zero batch is misuse", "[tuner]") {
+  auto space = test_space();
+  ListSearcher s({});
+  ScriptedMeasurer m;
+  TunerOptions o;
+  o.batch = 0;
+  CHECK_THROWS_AS(Tuner(space, s, m, o), Error);
+}

@@ -1,0 +1,147 @@
+// CPU tests of worker isolation with the real ktune-worker program in its --fake mode: a
+// candidate that hangs is killed at its deadline (timeout), one that crashes is a
+// runtime_error naming the signal, a sticky CUDA error restarts the worker, protocol garbage
+// is survived, and the next candidate after each of these is measured normally.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdlib>
+
+#include "ktune/error.h"
+#include "ktune/measure.h"
+#include "worker_client.h"
+
+using namespace ktune;
+using namespace ktune::worker;
+
+namespace {
+
+std::string worker_program() { return std::string(KTUNE_BINARY_DIR) + "/ktune-worker"; }
+
+WorkerSpec fake_spec(const std::string& problem = "fake|N=1|") {
+  WorkerSpec s;
+  s.program = worker_program();
+  s.args = {"--fake"};
+  s.template_name = "copy";
+  s.problem_key = problem;
+  s.setup_timeout_ms = 10000;
+  return s;
+}
+
+MeasureRequest fake(const std::string& directive, double kernel_timeout_ms = 300) {
+  MeasureRequest r;
+  r.fake = directive;
+  r.kernel_timeout_ms = kernel_timeout_ms;
+  r.host_timeout_ms = 300;
+  r.cubin = std::make_shared<std::vector<char>>(std::vector<char>{'c', 'u', 'b'});
+  return r;
+}
+
+double ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+TEST_CASE("worker: a good fake candidate returns its samples and the cubin arrives", "[worker]") {
+  WorkerClient client(fake_spec());
+  auto r = client.measure(fake("ok:0.5"));
+  CHECK(r.status == Status::ok);
+  CHECK(r.times_ms == std::vector<double>(10, 0.5));
+  CHECK(r.message == "cubin bytes 3");
+  CHECK(client.running());
+  CHECK(client.restarts() == 0);
+}
+
+TEST_CASE("worker: a hanging candidate is killed at its deadline and the next one runs", "[worker]") {
+  WorkerClient client(fake_spec());
+  REQUIRE(client.measure(fake("ok")).status == Status::ok);
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = client.measure(fake("hang", 300));
+  double took = ms_since(t0);
+  CHECK(r.status == Status::timeout);
+  CHECK(r.message.find("300 ms") != std::string::npos);
+  CHECK(r.message.find("phase kernel") != std::string::npos);
+  CHECK(took >= 290);
+  CHECK(took < 3000);
+  CHECK_FALSE(client.running());
+  CHECK(client.measure(fake("ok")).status == Status::ok);
+  CHECK(client.restarts() == 1);
+}
+
+TEST_CASE("worker: host-side work has its own deadline", "[worker]") {
+  WorkerClient client(fake_spec());
+  auto r = client.measure(fake("hang_host"));
+  CHECK(r.status == Status::timeout);
+  CHECK(r.message.find("host-side") != std::string::npos);
+}
+
+TEST_CASE("worker: a crash is a runtime_error naming the signal", "[worker]") {
+  WorkerClient client(fake_spec());
+  auto segv = client.measure(fake("segv"));
+  CHECK(segv.status == Status::runtime_error);
+  CHECK(segv.message.find("SIGSEGV") != std::string::npos);
+  CHECK(segv.message.find("phase kernel") != std::string::npos);
+  auto abrt = client.measure(fake("abort"));
+  CHECK(abrt.status == Status::runtime_error);
+  CHECK(abrt.message.find("SIGABRT") != std::string::npos);
+  auto exited = client.measure(fake("exit"));
+  CHECK(exited.status == Status::runtime_error);
+  CHECK(exited.message.find("exited with status 3") != std::string::npos);
+  CHECK(client.measure(fake("ok")).status == Status::ok);
+  CHECK(client.restarts() == 3);
+}
+
+TEST_CASE("worker: a sticky CUDA error restarts the worker, a launch error does not", "[worker]") {
+  WorkerClient client(fake_spec());
+  auto launch = client.measure(fake("launch"));
+  CHECK(launch.status == Status::launch_error);
+  CHECK(launch.message.find("cudaErrorLaunchOutOfResources") != std::string::npos);
+  CHECK(client.running());
+  auto sticky = client.measure(fake("sticky"));
+  CHECK(sticky.status == Status::runtime_error);
+  CHECK(sticky.message.find("cudaErrorIllegalAddress") != std::string::npos);
+  CHECK(sticky.context_lost);
+  CHECK_FALSE(client.running());
+  CHECK(client.measure(fake("ok")).status == Status::ok);
+  CHECK(client.restarts() == 1);
+}
+
+TEST_CASE("worker: protocol garbage and backend errors cost one trial", "[worker]") {
+  WorkerClient client(fake_spec());
+  auto garbage = client.measure(fake("garbage"));
+  CHECK(garbage.status == Status::runtime_error);
+  CHECK(garbage.message.find("protocol error") != std::string::npos);
+  auto error = client.measure(fake("error"));
+  CHECK(error.status == Status::runtime_error);
+  CHECK(error.message.find("fake backend failure") != std::string::npos);
+  auto wrong = client.measure(fake("wrong"));
+  CHECK(wrong.status == Status::wrong_result);
+  CHECK(wrong.error_norm == 0.5);
+  CHECK(client.measure(fake("ok")).status == Status::ok);
+}
+
+TEST_CASE("worker: a worker that cannot be set up is an Error naming the reason", "[worker]") {
+  WorkerClient client(fake_spec("no_device"));
+  try {
+    client.measure(fake("ok"));
+    FAIL("expected ktune::Error");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::no_device);
+    CHECK(std::string(e.what()).find("no CUDA device") != std::string::npos);
+  }
+  WorkerSpec missing = fake_spec();
+  missing.program = "/nonexistent/ktune-worker";
+  WorkerClient nowhere(missing);
+  CHECK_THROWS_AS(nowhere.measure(fake("ok")), Error);
+}
+
+TEST_CASE("worker: the program is found from an explicit path or KTUNE_WORKER", "[worker]") {
+  CHECK(find_worker_executable(worker_program()) == worker_program());
+  CHECK_THROWS_AS(find_worker_executable("/nonexistent/ktune-worker"), Error);
+  setenv("KTUNE_WORKER", worker_program().c_str(), 1);
+  CHECK(find_worker_executable() == worker_program());
+  unsetenv("KTUNE_WORKER");
+  // tests/ktune_tests sits one folder below ktune-worker in the build tree
+  CHECK(find_worker_executable() == worker_program());
+}
