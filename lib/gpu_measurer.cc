@@ -15,6 +15,7 @@
 #include "ktune/measure.h"
 #include "ktune/template.h"
 #include "worker_client.h"
+#include "worker_reference_cache.h"
 
 namespace ktune {
 
@@ -62,6 +63,7 @@ struct GpuMeasurer::Impl {
   SearchSpace space;
   std::unique_ptr<worker::WorkerClient> client;
   std::optional<double> baseline_ms;  // first good median
+  std::string reference_dir;          // seed data that survives worker restarts
   std::uint64_t checks = 0;
 
   Impl(std::shared_ptr<const KernelTemplate> t, Problem p, Device d, Builder& b, RunnerOptions o)
@@ -77,7 +79,14 @@ struct GpuMeasurer::Impl {
     spec.device = device.ordinal < 0 ? 0 : device.ordinal;
     spec.canary_bytes = options.canary_bytes;
     spec.setup_timeout_ms = options.host_timeout_ms;
+    reference_dir = worker::make_reference_cache_dir();
+    spec.reference_cache_dir = reference_dir;
     client = std::make_unique<worker::WorkerClient>(std::move(spec));
+  }
+
+  ~Impl() {
+    client.reset();  // the worker ends before its folder goes
+    worker::remove_reference_cache_dir(reference_dir);
   }
 
   double timeout_ms() const {

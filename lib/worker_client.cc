@@ -53,7 +53,8 @@ void WorkerClient::ensure_started() {
                   {"template", spec_.template_name},
                   {"problem", spec_.problem_key},
                   {"device", spec_.device},
-                  {"canary_bytes", spec_.canary_bytes}};
+                  {"canary_bytes", spec_.canary_bytes},
+                  {"reference_cache_dir", spec_.reference_cache_dir}};
   std::string why;
   Frame reply;
   ReadStatus rs = ReadStatus::closed;

@@ -24,6 +24,7 @@ struct WorkerSpec {
   std::string problem_key;            ///< problem, canonical key
   int device = 0;                     ///< CUDA ordinal
   std::size_t canary_bytes = 4096;    ///< guard bytes after buffers
+  std::string reference_cache_dir;    ///< where costly seed data survives restarts ("" = none)
   double setup_timeout_ms = 600000;   ///< limit for starting and setting up
 };
 

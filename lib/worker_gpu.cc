@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -15,6 +16,7 @@
 #include "timing.h"
 #include "verify.h"
 #include "worker_kernels.h"
+#include "worker_reference_cache.h"
 #include "worker_server.h"
 
 namespace ktune::worker {
@@ -88,6 +90,7 @@ class GpuBackend : public WorkerBackend {
     if (auto why = cuda_unavailable_reason()) throw Error(ErrorCode::no_device, *why);
     device_ = request.value("device", 0);
     canary_ = request.value("canary_bytes", std::size_t{4096});
+    reference_cache_ = ReferenceCache(request.value("reference_cache_dir", std::string()));
     check_setup(cudaSetDevice(device_), "selecting device " + std::to_string(device_));
     check_setup(cudaFree(nullptr), "creating a CUDA context on device " + std::to_string(device_));
     check_setup(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "creating a stream");
@@ -154,6 +157,8 @@ class GpuBackend : public WorkerBackend {
       b.bytes.assign(spec.elements * dtype_size(spec.dtype), verify::poison_byte(spec.dtype));
       d.initial.push_back(std::move(b));
     }
+    d.expected = d.initial;
+    if (reference_cache_.load(seed, d.initial, d.expected)) return remember(std::move(d));
     workload_->fill(d.initial, seed);
     for (const auto& b : d.initial)
       if (reads_input(b.spec.role) && !b.bytes.empty() &&
@@ -161,7 +166,15 @@ class GpuBackend : public WorkerBackend {
         std::fprintf(stderr, "ktune-worker: warning: input %s is all zeros after fill()\n",
                      b.spec.name.c_str());
     d.expected = d.initial;
+    auto start = std::chrono::steady_clock::now();
     workload_->reference(d.expected);
+    // A reference that took long is kept on disk for workers restarted after a fault.
+    if (std::chrono::steady_clock::now() - start > std::chrono::milliseconds(500))
+      reference_cache_.store(seed, d.initial, d.expected);
+    return remember(std::move(d));
+  }
+
+  const SeedData& remember(SeedData d) {
     if (seeds_.size() >= 4) seeds_.pop_front();
     seeds_.push_back(std::move(d));
     return seeds_.back();
@@ -394,6 +407,7 @@ class GpuBackend : public WorkerBackend {
 
   int device_ = 0;
   std::size_t canary_ = 4096;
+  ReferenceCache reference_cache_;
   cudaStream_t stream_ = nullptr;
   std::shared_ptr<const KernelTemplate> tmpl_;
   Problem problem_;

@@ -17,19 +17,26 @@ RunnerOptions test_runner_options() {
   ro.timing.min_time_ms = 20;
   return ro;
 }
+
+/// A template, a problem of it, device 0 and a builder.
+struct GpuSetup {
+  GpuSetup(const std::string& name, const std::string& shape)
+      : tmpl(find_template(name)), problem(make_problem(*tmpl, shape)), device(query_device(0)) {}
+  std::shared_ptr<const KernelTemplate> tmpl;
+  Problem problem;
+  Device device;
+  Builder builder;
+};
 }  // namespace
 
 TEST_CASE("gpu measurer: copy candidates are verified and timed under every L2 policy", "[gpu][runner]") {
   KTUNE_REQUIRE_GPU();
-  auto tmpl = find_template("copy");
-  Problem p = make_problem(*tmpl, "3000017");
-  Device dev = query_device(0);
-  Builder builder;
-  auto space = tmpl->space(p, dev);
+  GpuSetup g("copy", "3000017");  // odd size
+  auto space = g.tmpl->space(g.problem, g.device);
   for (L2Policy policy : {L2Policy::automatic, L2Policy::flush, L2Policy::rotate, L2Policy::none}) {
     RunnerOptions ro = test_runner_options();
     ro.timing.l2 = policy;
-    GpuMeasurer m(tmpl, p, dev, builder, ro);
+    GpuMeasurer m(g.tmpl, g.problem, g.device, g.builder, ro);
     auto trials = m.measure({space.default_config()});
     REQUIRE(trials.size() == 1);
     const Trial& t = trials[0];
@@ -47,11 +54,8 @@ TEST_CASE("gpu measurer: copy candidates are verified and timed under every L2 p
 
 TEST_CASE("gpu measurer: an invalid config is rejected before compiling", "[gpu][runner]") {
   KTUNE_REQUIRE_GPU();
-  auto tmpl = find_template("faults");
-  Problem p = make_problem(*tmpl, "4096");
-  Device dev = query_device(0);
-  Builder builder;
-  GpuMeasurer m(tmpl, p, dev, builder, test_runner_options());
+  GpuSetup g("faults", "4096");
+  GpuMeasurer m(g.tmpl, g.problem, g.device, g.builder, test_runner_options());
   SearchSpace::Builder other;
   other.param("MODE", {0, 11});
   auto foreign = other.build().parse("MODE=11");
