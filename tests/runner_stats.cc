@@ -34,12 +34,12 @@ TEST_CASE("stats: two candidates 0.2% apart with 2% round noise are within noise
 }
 
 TEST_CASE("timing: repetitions fill the minimum time within the bounds", "[runner]") {
-  TimingOptions o;  // 50 ms, 10..2000 reps
+  TimingOptions o;  // 50 ms, 10..1000 reps
   timing::TimingPlan p;
   timing::plan_repetitions(p, o, 0.1);  // 100 us kernel -> 500 reps
   CHECK(p.reps == 500);
   timing::plan_repetitions(p, o, 0.001);  // 1 us -> capped
-  CHECK(p.reps == 2000);
+  CHECK(p.reps == 1000);
   timing::plan_repetitions(p, o, 100);  // 100 ms -> minimum count
   CHECK(p.reps == 10);
   CHECK(p.warmup >= o.min_warmup);

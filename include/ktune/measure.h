@@ -41,7 +41,7 @@ enum class L2Policy {
 struct TimingOptions {
   double min_time_ms = 50;    ///< keep repeating until the timed samples add up to this
   int min_reps = 10;          ///< at least this many timed samples
-  int max_reps = 2000;        ///< at most this many timed samples
+  int max_reps = 1000;        ///< at most this many timed samples
   double warmup_ms = 5;       ///< untimed warm-up runs up to this much GPU time...
   int min_warmup = 2;         ///< ...but at least this many
   L2Policy l2 = L2Policy::automatic;  ///< cache policy between timed runs
