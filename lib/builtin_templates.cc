@@ -7,6 +7,11 @@ namespace ktune {
 void register_builtin_templates() {
   register_template(make_copy_template());
   register_template(make_faults_template());
+  register_template(make_elementwise_template());
+  register_template(make_reduction_template());
+  register_template(make_layernorm_template());
+  register_template(make_gemm_simt_template());
+  register_template(make_gemm_mma_template());
 }
 
 }  // namespace ktune
