@@ -64,7 +64,6 @@ TEST_CASE("fault suite: every broken candidate is classified and a good one wins
   Device dev = query_device(0);
   Builder builder;
   RunnerOptions ro;
-  ro.worker_path = std::string(KTUNE_BINARY_DIR) + "/ktune-worker";
   ro.timing.min_time_ms = 10;
   GpuMeasurer measurer(tmpl, p, dev, builder, ro);
   auto space = tmpl->space(p, dev);

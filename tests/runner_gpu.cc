@@ -13,7 +13,6 @@ using namespace ktune;
 namespace {
 RunnerOptions test_runner_options() {
   RunnerOptions ro;
-  ro.worker_path = std::string(KTUNE_BINARY_DIR) + "/ktune-worker";
   ro.timing.min_time_ms = 20;
   return ro;
 }
