@@ -15,7 +15,7 @@ namespace ktune::kt {
 
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;  // keeps the file order of the cache entries
 
 Value to_value(const json& v, const std::string& origin, const std::string& what) {
   if (v.is_boolean()) return v.get<bool>() ? 1 : 0;

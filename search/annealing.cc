@@ -20,6 +20,7 @@ class AnnealingSearcher : public SearcherBase {
       : t0_(o.get_double("t0", 0)),
         cooling_(o.get_double("cooling", 0)),
         t_min_(o.get_double("t_min", 0)),
+        initial_(static_cast<std::size_t>(std::max<std::int64_t>(1, o.get_int("initial", 0)))),
         kind_(o.get_string("neighbourhood", "") == "adjacent" ? Neighbourhood::adjacent
                                                               : Neighbourhood::hamming) {}
 
@@ -29,12 +30,17 @@ class AnnealingSearcher : public SearcherBase {
     std::vector<Config> batch;
     if (max_batch == 0) return batch;
     for (int restarts = 0; restarts < 4 && batch.empty(); ++restarts) {
-      if (!current_) {
-        auto start = random_unproposed();
-        if (!start) return batch;
-        mark_proposed(*start);
-        waiting_start_ = true;
-        batch.push_back(std::move(*start));
+      if (!current_ && observed_ >= initial_ && best_ && !waiting_start_ && restarts_ == 0) {
+        current_ = best_;  // the walk starts from the best of the initial sample
+      }
+      if (!current_) {  // initial sample or random restart: a batch of random configs
+        while (batch.size() < max_batch) {
+          auto c = random_unproposed();
+          if (!c) break;
+          mark_proposed(*c);
+          batch.push_back(std::move(*c));
+        }
+        waiting_start_ = !batch.empty();
         return batch;
       }
       auto moves = unproposed_neighbours(current_->config, kind_);
@@ -57,12 +63,15 @@ class AnnealingSearcher : public SearcherBase {
   }
 
   void observe(const std::vector<Trial>& trials) override {
+    const bool starting = waiting_start_;
+    waiting_start_ = false;
     for (const auto& t : trials) {
       const double cost = trial_cost(t);
+      ++observed_;
       if (std::isfinite(cost) && (!best_ || cost < best_->cost)) best_ = State{t.config, cost};
-      if (!current_ || waiting_start_) {
-        if (std::isfinite(cost)) current_ = State{t.config, cost};
-        waiting_start_ = false;
+      if (observed_ <= initial_ && restarts_ == 0) continue;
+      if (starting || !current_) {  // the walk (re)starts at the best of the random batch
+        if (std::isfinite(cost) && (!current_ || cost < current_->cost)) current_ = State{t.config, cost};
         continue;
       }
       if (std::isfinite(cost)) {
@@ -88,6 +97,7 @@ class AnnealingSearcher : public SearcherBase {
     waiting_start_ = false;
     temperature_ = t0_;
     restarts_ = 0;
+    observed_ = 0;
   }
 
   void restart() {
@@ -104,6 +114,8 @@ class AnnealingSearcher : public SearcherBase {
   double t0_;
   double cooling_;
   double t_min_;
+  std::size_t initial_;
+  std::size_t observed_ = 0;
   Neighbourhood kind_;
   std::optional<State> current_;
   std::optional<State> best_;
@@ -118,7 +130,8 @@ SearcherInfo annealing_info() {
   return {"annealing",
           "simulated annealing over the space's neighbourhoods with geometric cooling and "
           "restarts",
-          {{"t0", "0.2", "start temperature, in units of log(time)"},
+          {{"initial", "8", "random configs measured before the walk starts from the best"},
+           {"t0", "0.1", "start temperature, in units of log(time)"},
            {"cooling", "0.97", "temperature factor per evaluation"},
            {"t_min", "0.005", "restart when the temperature falls below this"},
            {"neighbourhood", "hamming", "hamming (any one parameter) or adjacent (one step)"}}};

@@ -234,8 +234,8 @@ SearcherInfo bayesian_info() {
           "Gaussian-process Bayesian optimization (Matern 5/2, log time, EI / LCB / PI) over "
           "random and neighbouring candidates",
           {{"acquisition", "ei", "ei (expected improvement), lcb (lower confidence bound) or pi"},
-           {"initial", "10", "random configs measured before the model proposes"},
-           {"candidates", "128", "random valid candidates scored per proposal"},
+           {"initial", "6", "random configs measured before the model proposes"},
+           {"candidates", "96", "random valid candidates scored per proposal"},
            {"incumbents", "3", "best configs whose neighbours join the candidates"},
            {"xi", "0.01", "exploration margin of ei and pi (standardized log time)"},
            {"kappa", "2.0", "exploration weight of lcb"},

@@ -124,11 +124,11 @@ SearcherInfo genetic_info() {
   return {"genetic",
           "steady-state genetic algorithm: tournament selection, uniform crossover, "
           "constraint-repairing mutation, elitist population",
-          {{"population", "16", "number of best measured configs that breed"},
+          {{"population", "12", "number of best measured configs that breed"},
            {"tournament", "2", "configs drawn per tournament (selection pressure)"},
            {"crossover", "0.8", "probability that a child mixes two parents"},
            {"mutation", "0.15", "per-parameter mutation probability"},
-           {"initial", "16", "random configs measured before breeding starts"}}};
+           {"initial", "8", "random configs measured before breeding starts"}}};
 }
 
 std::unique_ptr<Searcher> make_genetic(const SearcherOptions& options) {

@@ -54,12 +54,13 @@ std::optional<Config> SearcherBase::random_unproposed() {
     space_.for_each_valid([&](Index index, const Config&) { remaining_.push_back(index); });
     listed_ = true;
   }
+  // Proposed entries are dropped lazily; the pick stays listed until it is proposed.
   while (!remaining_.empty()) {
     const std::size_t pick = below(remaining_.size());
     const Index index = remaining_[pick];
+    if (!proposed_.count(index)) return space_.at(index);
     remaining_[pick] = remaining_.back();
     remaining_.pop_back();
-    if (!proposed_.count(index)) return space_.at(index);
   }
   return std::nullopt;
 }

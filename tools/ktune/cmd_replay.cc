@@ -73,6 +73,7 @@ nlohmann::json replay_one(const ReplaySettings& s, const std::string& searcher_n
   j["searcher"] = searcher_name;
   j["options"] = s.options;
   j["seconds"] = seconds;
+  j["runs"] = runs.size();
   for (std::size_t b : report_budgets(s.budget)) {
     const auto ci = replay::mean_confidence_95(replay::fractions_at(runs, b, opt));
     const double expect = random.expected_fraction(b);

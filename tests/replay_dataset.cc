@@ -1,0 +1,60 @@
+// Replay on the shared benchmark_hub datasets: the exact random-search expectation at 200
+// evaluations reproduces the published reference points, and a searcher beats it at a
+// modest budget. Skips with a message when the datasets are not there.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "ktune/replay.h"
+#include "replay_metrics.h"
+
+using namespace ktune;
+
+namespace {
+
+std::string dataset(const std::string& name) {
+  return std::string(KTUNE_DATASETS_DIR) + "/" + name + ".json.gz";
+}
+
+ReplayMeasurer load(const std::string& name) {
+  const std::string data = dataset(name);
+  return ReplayMeasurer::from_kernel_tuner_cache(data, SearchSpace::from_t1_file(*find_t1_beside(data)));
+}
+
+}  // namespace
+
+TEST_CASE("random expectation at 200 evaluations reproduces the reference points", "[replay][dataset]") {
+  if (!std::filesystem::exists(dataset("convolution_milo_A4000"))) {
+    WARN("shared datasets not found under " KTUNE_DATASETS_DIR "; skipped");
+    return;
+  }
+  const std::vector<std::pair<std::string, double>> references = {
+      {"convolution_milo_A4000", 0.885}, {"convolution_milo_A6000", 0.840},
+      {"convolution_milo_W7800", 0.916}, {"dedispersion_milo_A6000", 0.993},
+      {"dedispersion_milo_MI250X", 0.893}};
+  for (const auto& [name, expected] : references) {
+    INFO(name);
+    const ReplayMeasurer m = load(name);
+    CHECK(m.ignored() == 0);
+    const replay::RandomSearchExpectation r(m.outcome_times());
+    CHECK(r.expected_fraction(200) == Approx(expected).margin(0.0005));
+  }
+}
+
+TEST_CASE("genetic beats the random expectation on a shared dataset", "[replay][dataset]") {
+  if (!std::filesystem::exists(dataset("convolution_milo_A6000"))) {
+    WARN("shared datasets not found under " KTUNE_DATASETS_DIR "; skipped");
+    return;
+  }
+  ReplayMeasurer m = load("convolution_milo_A6000");
+  const replay::RandomSearchExpectation random(m.outcome_times());
+  auto s = make_searcher("genetic");
+  std::vector<ReplayRun> runs;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) runs.push_back(replay_search(*s, m, seed, 150));
+  const auto ci = replay::mean_confidence_95(replay::fractions_at(runs, 150, random.optimum()));
+  CHECK(ci.mean > random.expected_fraction(150));
+  const auto score = replay::methodology_score(
+      random, replay::mean_best_time_curve(runs, 150, random.worst()));
+  REQUIRE(score.available);
+  CHECK(score.score > 0);
+}

@@ -1,0 +1,78 @@
+// Replay metrics: the exact expectation of random sampling without replacement against a
+// Monte Carlo simulation, confidence intervals, and the methodology score's anchors (random
+// search scores about 0, a searcher that always has the optimum scores 1).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <limits>
+#include <random>
+
+#include "replay_metrics.h"
+
+using namespace ktune;
+using namespace ktune::replay;
+
+namespace {
+
+std::vector<double> outcomes() {
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> t = {3.0, 1.0, 7.5, 2.0, inf, 4.0, 9.0, 1.5, inf, 6.0, 2.5, 12.0, 5.0, inf, 3.5};
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("exact random-search expectation matches Monte Carlo", "[replay]") {
+  const auto t = outcomes();
+  const RandomSearchExpectation r(t);
+  CHECK(r.optimum() == 1.0);
+  CHECK(r.successes() == 12);
+  std::mt19937_64 rng(11);
+  for (std::size_t k : {1, 2, 4, 8, 15}) {
+    double frac = 0, best = 0;
+    const int trials = 40000;
+    for (int i = 0; i < trials; ++i) {
+      auto pool = t;
+      std::shuffle(pool.begin(), pool.end(), rng);
+      const double b = *std::min_element(pool.begin(), pool.begin() + static_cast<long>(k));
+      frac += fraction_of_optimum(b, 1.0);
+      best += std::isfinite(b) ? b : r.worst();
+    }
+    INFO("k = " << k);
+    CHECK(r.expected_fraction(k) == Approx(frac / trials).epsilon(0.01));
+    CHECK(r.expected_best_time(k) == Approx(best / trials).epsilon(0.01));
+  }
+  CHECK(r.expected_fraction(15) == Approx(1.0));
+  CHECK(r.expected_fraction(1) == Approx((1 / 3.0 + 1 + 1 / 7.5 + 0.5 + 0.25 + 1 / 9.0 + 1 / 1.5 +
+                                          1 / 6.0 + 0.4 + 1 / 12.0 + 0.2 + 1 / 3.5) / 15));
+}
+
+TEST_CASE("mean confidence interval", "[replay]") {
+  const auto ci = mean_confidence_95({1, 2, 3, 4, 5});
+  CHECK(ci.mean == Approx(3));
+  // t(4) = 2.776, sd = sqrt(2.5), se = sd / sqrt(5)
+  CHECK(ci.high - ci.mean == Approx(2.776 * std::sqrt(2.5 / 5)).epsilon(1e-3));
+  CHECK(mean_confidence_95({2}).low == 2);
+}
+
+TEST_CASE("methodology score is 0 for the random expectation and 1 at the optimum", "[replay]") {
+  std::vector<double> t;
+  for (int i = 1; i <= 400; ++i) t.push_back(1.0 + 0.05 * i);
+  const RandomSearchExpectation r(t);
+  std::vector<double> random_curve, perfect, bad;
+  for (std::size_t k = 1; k <= 400; ++k) {
+    random_curve.push_back(r.expected_best_time(k));
+    perfect.push_back(r.optimum());
+    bad.push_back(r.worst());
+  }
+  const auto s0 = methodology_score(r, random_curve);
+  REQUIRE(s0.available);
+  CHECK(s0.score == Approx(0).margin(1e-9));
+  CHECK(s0.first >= 1);
+  CHECK(s0.last > s0.first);
+  CHECK_FALSE(s0.truncated);
+  CHECK(methodology_score(r, perfect).score == Approx(1));
+  CHECK(methodology_score(r, bad).score < 0);
+  const auto cut = methodology_score(r, std::vector<double>(perfect.begin(), perfect.begin() + 5));
+  CHECK(cut.truncated);
+}
