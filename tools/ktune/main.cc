@@ -22,6 +22,9 @@ int main(int argc, char** argv) {
   ktune::cli::add_compile_command(app);
   ktune::cli::add_export_command(app);
   ktune::cli::add_import_command(app);
+  ktune::cli::add_replay_command(app);
+  ktune::cli::add_tune_command(app);
+  ktune::cli::add_best_command(app);
 
   try {
     app.parse(argc, argv);
