@@ -125,10 +125,6 @@ int prepare_schema(Connection& connection, bool read_only) {
   }
   if (check != "ok") refuse(connection, "is corrupted (integrity check: " + check + ")");
 
-  if (!read_only) {
-    enable_wal(connection);
-    connection.exec("PRAGMA synchronous=NORMAL");
-  }
   const int latest = latest_schema_version();
   auto identify = [&](int version) {
     if (version > latest) {
@@ -151,11 +147,13 @@ int prepare_schema(Connection& connection, bool read_only) {
     }
   };
   int version = static_cast<int>(connection.query_int("PRAGMA user_version"));
-  identify(version);
+  identify(version);  // before anything writes: a foreign file stays as it is
   if (read_only) {
     if (version == 0) refuse(connection, "holds no tuning log (empty database)");
     return version;
   }
+  enable_wal(connection);
+  connection.exec("PRAGMA synchronous=NORMAL");
   if (version == latest) return version;
 
   Transaction tx(connection);
