@@ -70,18 +70,19 @@ std::vector<std::pair<std::string, Resources>> parse_ptxas_report(const std::str
           entry_name;
       continue;
     }
+    if (line.find("Used ") != std::string::npos && line.find("registers") != std::string::npos) {
+      entry->registers = number_before(line, "registers");
+      int smem = number_before(line, "bytes smem");
+      entry->shared_bytes = smem < 0 ? 0 : smem;  // ptxas omits smem when there is none
+      entry->const_bytes = number_before(line, "bytes cmem[0]");
+      continue;
+    }
     if (line.find("bytes stack frame") != std::string::npos) {
       if (!properties_of_entry) continue;
       entry->stack_bytes = number_before(line, "bytes stack frame");
       entry->spill_stores = number_before(line, "bytes spill stores");
       entry->spill_loads = number_before(line, "bytes spill loads");
       continue;
-    }
-    if (line.find("Used ") != std::string::npos && line.find("registers") != std::string::npos) {
-      entry->registers = number_before(line, "registers");
-      int smem = number_before(line, "bytes smem");
-      entry->shared_bytes = smem < 0 ? 0 : smem;  // ptxas omits smem when there is none
-      entry->const_bytes = number_before(line, "bytes cmem[0]");
     }
   }
   return kernels;

@@ -3,11 +3,10 @@
 // workload checked against a double-precision CPU reference. It exists to exercise the
 // machinery end to end and to measure copy bandwidth next to the tuned kernels.
 #include <algorithm>
-#include <bit>
-#include <cmath>
 #include <random>
 
 #include "builtin_templates.h"
+#include "host_dtype.h"
 #include "ktune/error.h"
 
 namespace ktune {
@@ -18,36 +17,6 @@ namespace {
 constexpr double kAlpha = -1.75;
 /// Largest grid.x of a launch.
 constexpr std::int64_t kMaxGridX = 2147483647;
-
-/// IEEE binary16 bits of a float, rounded to nearest even (host side, no CUDA headers).
-std::uint16_t half_bits_from_float(float value) {
-  const std::uint32_t f = std::bit_cast<std::uint32_t>(value);
-  const std::uint32_t sign = (f >> 16) & 0x8000u;
-  const std::uint32_t abs = f & 0x7fffffffu;
-  if (abs >= 0x7f800000u)  // inf or NaN
-    return static_cast<std::uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
-  if (abs >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // overflow
-  if (abs < 0x38800000u) {  // subnormal half (or zero): scale into 10 fraction bits
-    const float magnitude = std::bit_cast<float>(abs);
-    const auto q = static_cast<std::uint32_t>(std::nearbyint(magnitude * 16777216.0f));  // 2^24
-    return static_cast<std::uint16_t>(sign | q);
-  }
-  const std::uint32_t mantissa_rounding = 0xfffu + ((abs >> 13) & 1u);  // round to nearest even
-  return static_cast<std::uint16_t>(sign | ((abs - 0x38000000u + mantissa_rounding) >> 13));
-}
-
-/// Float value of IEEE binary16 bits.
-float float_from_half_bits(std::uint16_t bits) {
-  const std::uint32_t sign = (bits & 0x8000u) << 16;
-  const std::uint32_t exponent = (bits >> 10) & 0x1fu;
-  const std::uint32_t fraction = bits & 0x3ffu;
-  if (exponent == 0) {  // zero or subnormal
-    const float magnitude = static_cast<float>(fraction) / 16777216.0f;
-    return sign ? -magnitude : magnitude;
-  }
-  if (exponent == 31) return std::bit_cast<float>(sign | 0x7f800000u | (fraction << 13));
-  return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (fraction << 13));
-}
 
 /// Buffers x (input) and y (output) of N elements; y = alpha * x computed in double.
 class CopyWorkload final : public Workload {
@@ -65,14 +34,15 @@ class CopyWorkload final : public Workload {
     std::uniform_real_distribution<float> magnitude(0.5f, 2.0f);  // never zero
     for (std::int64_t i = 0; i < n_; ++i) {
       float v = (rng() & 1u) ? magnitude(rng) : -magnitude(rng);
-      store(buffers[0], i, v);
+      write_element(buffers[0], static_cast<std::size_t>(i), v);
     }
   }
 
   void reference(std::vector<HostBuffer>& buffers) const override {
     check_sizes(buffers);
     for (std::int64_t i = 0; i < n_; ++i)
-      store(buffers[1], i, static_cast<float>(kAlpha * static_cast<double>(load(buffers[0], i))));
+      write_element(buffers[1], static_cast<std::size_t>(i),
+                    kAlpha * read_element(buffers[0], static_cast<std::size_t>(i)));
   }
 
   Tolerance tolerance(const BufferSpec&) const override {
@@ -94,15 +64,6 @@ class CopyWorkload final : public Workload {
       throw Error(ErrorCode::invalid_argument,
                   "copy workload: expected 2 host buffers (x, y) of " + std::to_string(want) +
                       " bytes each");
-  }
-  float load(const HostBuffer& b, std::int64_t i) const {
-    return dtype_ == DType::f16 ? float_from_half_bits(b.as<std::uint16_t>()[i]) : b.as<float>()[i];
-  }
-  void store(HostBuffer& b, std::int64_t i, float v) const {
-    if (dtype_ == DType::f16)
-      b.as<std::uint16_t>()[i] = half_bits_from_float(v);
-    else
-      b.as<float>()[i] = v;
   }
 
   std::int64_t n_;

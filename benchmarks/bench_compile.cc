@@ -1,0 +1,74 @@
+// NVRTC compile throughput of the Builder, in configs per second (items_per_second): cold
+// (a fresh Builder without a disk cache, so every config is compiled) and cached (every
+// config already in the in-memory cache), with 1 and 2 compile threads. Configs are distinct
+// points of the built-in copy template for sm_90.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <random>
+
+#include "builtin_templates.h"
+#include "ktune/build.h"
+
+namespace {
+
+constexpr int kBatch = 8;  // configs per iteration
+
+/// The copy template, its example problem, the H200 and kBatch distinct valid configs.
+struct CompileWork {
+  std::shared_ptr<ktune::KernelTemplate> tmpl = ktune::make_copy_template();
+  ktune::Device device = ktune::Device::h200();
+  ktune::Problem problem = tmpl->example_problem();
+  std::vector<ktune::Config> configs;
+  CompileWork() {
+    ktune::SearchSpace space = tmpl->space(problem, device);
+    std::mt19937_64 rng(11);
+    while (configs.size() < kBatch) {
+      ktune::Config c = space.random(rng);
+      if (std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(c);
+    }
+    // Load NVRTC and its built-in headers once, outside the timed loops.
+    ktune::Builder warmup(ktune::BuilderOptions{1, "", {}});
+    warmup.build(*tmpl, problem, configs.front(), device);
+  }
+};
+
+const CompileWork& work() {
+  static const CompileWork w;
+  return w;
+}
+
+void BM_CompileCold(benchmark::State& state) {
+  const CompileWork& w = work();
+  const int threads = static_cast<int>(state.range(0));
+  for (auto _ : state) {
+    ktune::Builder builder(ktune::BuilderOptions{threads, "", {}});  // empty cache
+    auto results = builder.build_all(w.tmpl, w.problem, w.configs, w.device);
+    if (builder.stats().compiles != kBatch || !results.back().ok)
+      state.SkipWithError("cold batch did not compile every config");
+    benchmark::DoNotOptimize(results);
+  }
+  state.SetItemsProcessed(state.iterations() * kBatch);
+  state.counters["threads"] = threads;
+}
+BENCHMARK(BM_CompileCold)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()
+    ->Iterations(3);
+
+void BM_CompileCached(benchmark::State& state) {
+  const CompileWork& w = work();
+  const int threads = static_cast<int>(state.range(0));
+  ktune::Builder builder(ktune::BuilderOptions{threads, "", {}});
+  builder.build_all(w.tmpl, w.problem, w.configs, w.device);  // fill the memory cache
+  for (auto _ : state) {
+    auto results = builder.build_all(w.tmpl, w.problem, w.configs, w.device);
+    benchmark::DoNotOptimize(results);
+  }
+  if (builder.stats().compiles != kBatch) state.SkipWithError("cached batch recompiled");
+  state.SetItemsProcessed(state.iterations() * kBatch);
+  state.counters["threads"] = threads;
+}
+BENCHMARK(BM_CompileCached)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
