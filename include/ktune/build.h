@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <future>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,12 +22,12 @@ namespace ktune {
 /// Result of compiling one config.
 struct BuildResult {
   bool ok = false;                                 ///< cubin produced
-  std::string log;                                 ///< NVRTC log (errors or ptxas -v report)
+  std::string log;                                 ///< NVRTC log (errors, warnings, ptxas -v report)
   std::shared_ptr<const std::vector<char>> cubin;  ///< the binary (ok only)
   std::string arch;                                ///< e.g. "sm_90"
   std::string key;                                 ///< cache key (hex)
   std::vector<std::string> options;                ///< NVRTC options used
-  Resources resources;                             ///< of the first kernel in the report
+  Resources resources;                             ///< of the plan's first kernel (else the report's first)
   std::map<std::string, Resources> kernels;        ///< per kernel entry name
   double compile_ms = 0;                           ///< 0 for cache hits
   enum class Cache { miss, memory, disk } cache = Cache::miss;  ///< where it came from
