@@ -31,3 +31,14 @@ namespace ktune::cli {
 void add_replay_command(CLI::App& app);
 
 }  // namespace ktune::cli
+
+namespace ktune::cli {
+
+/// `ktune tune`: tunes one problem or a plan file into the tuning log (tools/ktune/cmd_tune.cc).
+void add_tune_command(CLI::App& app);
+/// `ktune best`: best config per problem with speed-ups (tools/ktune/cmd_best.cc).
+void add_best_command(CLI::App& app);
+/// `ktune report`: self-contained HTML report of a tuning log (tools/ktune/cmd_report.cc).
+void add_report_command(CLI::App& app);
+
+}  // namespace ktune::cli

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   ktune::cli::add_replay_command(app);
   ktune::cli::add_tune_command(app);
   ktune::cli::add_best_command(app);
+  ktune::cli::add_report_command(app);
 
   try {
     app.parse(argc, argv);

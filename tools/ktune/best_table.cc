@@ -1,0 +1,185 @@
+// The best table of a tuning log (see best_table.h).
+#include "best_table.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "ktune/error.h"
+#include "ktune/template.h"
+#include "recorded_trials.h"
+
+namespace ktune::cli {
+
+namespace {
+
+/// Data throughput of a template's problem in GB/s at `ms`, or nullopt when unknown.
+std::optional<double> bandwidth_gbs(const KernelTemplate& tmpl, const Problem& problem, double ms) {
+  if (ms <= 0) return std::nullopt;
+  try {
+    const double bytes = tmpl.workload(problem)->bytes();
+    if (bytes <= 0) return std::nullopt;
+    return bytes / (ms * 1e-3) / 1e9;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+/// The median of the default config: an ok trial of `run_id` first, else of any run.
+std::optional<double> default_median(const TuningLog& log, const TaskSummary& task,
+                                     const std::string& run_id, const SearchSpace& space) {
+  const std::string default_text = space.default_config().str();
+  LogFilter filter;
+  filter.template_name = task.template_name;
+  filter.problem_key = task.problem_key;
+  filter.device_key = task.device_key;
+  filter.status = Status::ok;
+  std::optional<double> same_run, any_run;
+  log.for_each(filter, [&](const TrialRecord& r) {
+    std::string text;
+    try {
+      text = space.parse(r.config_text).str();
+    } catch (const Error&) {
+      return;
+    }
+    if (text != default_text) return;
+    if (!any_run) any_run = r.trial.median_ms;
+    if (!same_run && r.run_id == run_id) same_run = r.trial.median_ms;
+  });
+  return same_run ? same_run : any_run;
+}
+
+/// Best copy bandwidth (GB/s) per device key among the log's "copy" template tasks.
+std::map<std::string, double> copy_bandwidth_by_device(const std::vector<TaskSummary>& tasks) {
+  std::map<std::string, double> out;
+  std::shared_ptr<const KernelTemplate> copy;
+  try {
+    copy = find_template("copy");
+  } catch (const Error&) {
+    return out;
+  }
+  for (const auto& t : tasks) {
+    if (t.template_name != "copy" || !t.best_ms) continue;
+    try {
+      if (auto bw = bandwidth_gbs(*copy, Problem::from_key(t.problem_key), *t.best_ms))
+        out[t.device_key] = std::max(out[t.device_key], *bw);
+    } catch (const Error&) {
+    }
+  }
+  return out;
+}
+
+/// Fills vendor, vendor_ratio and vendor_detail of a row.
+void add_vendor_ratio(BestRow& row, const TuningLog& log, const KernelTemplate& tmpl,
+                      const Problem& problem, const std::map<std::string, double>& copy_bw) {
+  row.vendor = tmpl.vendor_reference();
+  if (row.vendor.empty()) return;
+  char detail[160];
+  if (row.vendor == "copy") {
+    auto it = copy_bw.find(row.device_key);
+    auto bw = bandwidth_gbs(tmpl, problem, row.median_ms);
+    if (it == copy_bw.end() || !bw || it->second <= 0) return;
+    row.vendor_ratio = *bw / it->second;
+    std::snprintf(detail, sizeof detail, "%.0f GB/s of %.0f GB/s (best copy)", *bw, it->second);
+    row.vendor_detail = detail;
+    return;
+  }
+  // A vendor library measured as a pseudo-template of that name ("cublas") on the same task.
+  if (auto vendor = log.best(row.vendor, row.problem_key, row.device_key)) {
+    row.vendor_ratio = vendor->trial.median_ms / row.median_ms;
+    std::snprintf(detail, sizeof detail, "%s %.4g ms", row.vendor.c_str(), vendor->trial.median_ms);
+    row.vendor_detail = detail;
+  }
+}
+
+std::string fixed(const std::optional<double>& v, const char* format) {
+  if (!v) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, format, *v);
+  return buf;
+}
+
+}  // namespace
+
+std::vector<BestRow> best_rows(const TuningLog& log) {
+  const auto tasks = log.tasks();
+  const auto copy_bw = copy_bandwidth_by_device(tasks);
+  std::vector<BestRow> rows;
+  for (const auto& task : tasks) {
+    if (!task.best_ms) continue;
+    auto best = log.best(task.template_name, task.problem_key, task.device_key);
+    if (!best) continue;
+    BestRow row;
+    row.template_name = task.template_name;
+    row.problem_key = task.problem_key;
+    row.device_key = task.device_key;
+    row.config = best->config_text;
+    row.run_id = best->run_id;
+    row.median_ms = best->trial.median_ms;
+    row.trials = task.trials;
+    row.ok_trials = task.ok_trials;
+    try {
+      auto tmpl = find_template(task.template_name);
+      const Problem problem = Problem::from_key(task.problem_key);
+      const Device device = device_of_record(best->device);
+      row.default_ms =
+          default_median(log, task, best->run_id, tmpl->space(problem, device));
+      if (row.default_ms && row.median_ms > 0) row.speedup = *row.default_ms / row.median_ms;
+      add_vendor_ratio(row, log, *tmpl, problem, copy_bw);
+    } catch (const Error&) {
+      // A template this build does not know (or a problem it rejects): numbers stay "-".
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+nlohmann::json best_rows_json(const std::vector<BestRow>& rows) {
+  auto number = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : rows) {
+    out.push_back({{"template", r.template_name},
+                   {"problem", r.problem_key},
+                   {"device", r.device_key},
+                   {"config", r.config},
+                   {"run", r.run_id},
+                   {"median_ms", r.median_ms},
+                   {"trials", r.trials},
+                   {"ok_trials", r.ok_trials},
+                   {"default_ms", number(r.default_ms)},
+                   {"speedup", number(r.speedup)},
+                   {"vendor", r.vendor.empty() ? nlohmann::json() : nlohmann::json(r.vendor)},
+                   {"vendor_ratio", number(r.vendor_ratio)},
+                   {"vendor_detail", r.vendor_detail}});
+  }
+  return out;
+}
+
+std::string best_rows_text(const std::vector<BestRow>& rows) {
+  std::size_t wt = 8, wp = 7, wd = 6;
+  for (const auto& r : rows) {
+    wt = std::max(wt, r.template_name.size());
+    wp = std::max(wp, r.problem_key.size());
+    wd = std::max(wd, r.device_key.size());
+  }
+  std::string out;
+  char line[1024];
+  std::snprintf(line, sizeof line, "%-*s  %-*s  %-*s  %7s  %11s  %11s  %8s  %9s  %s\n",
+                static_cast<int>(wt), "template", static_cast<int>(wp), "problem",
+                static_cast<int>(wd), "device", "trials", "best ms", "default ms", "speedup",
+                "vs vendor", "config");
+  out += line;
+  for (const auto& r : rows) {
+    std::string vendor = r.vendor_ratio ? fixed(r.vendor_ratio, "%.2f") + " " + r.vendor : "-";
+    std::snprintf(line, sizeof line, "%-*s  %-*s  %-*s  %7lld  %11.5g  %11s  %8s  %9s  %s\n",
+                  static_cast<int>(wt), r.template_name.c_str(), static_cast<int>(wp),
+                  r.problem_key.c_str(), static_cast<int>(wd), r.device_key.c_str(),
+                  static_cast<long long>(r.trials), r.median_ms,
+                  fixed(r.default_ms, "%.5g").c_str(), (fixed(r.speedup, "%.2f") + (r.speedup ? "x" : "")).c_str(),
+                  vendor.c_str(), r.config.c_str());
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace ktune::cli

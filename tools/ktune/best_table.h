@@ -1,0 +1,45 @@
+// The "best config per task" table behind `ktune best` and `ktune report`: for every
+// (template, problem, device) in a tuning log, the fastest ok trial, its speed-up over the
+// template's default config (measured in the same run when possible) and, where the template
+// names a vendor reference and the log holds a measurement of it, the ratio to that reference.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ktune/log.h"
+
+namespace ktune::cli {
+
+/// One row of the best table.
+struct BestRow {
+  std::string template_name;           ///< template
+  std::string problem_key;             ///< problem
+  std::string device_key;              ///< device
+  std::string config;                  ///< best config text
+  std::string run_id;                  ///< run that measured it
+  double median_ms = 0;                ///< its median time
+  std::int64_t trials = 0;             ///< trials of the task (all runs)
+  std::int64_t ok_trials = 0;          ///< ok trials of the task
+  std::optional<double> default_ms;    ///< median of the default config (same run preferred)
+  std::optional<double> speedup;       ///< default_ms / median_ms
+  std::string vendor;                  ///< "copy", "cublas", "cudnn" or "" (template has none)
+  std::optional<double> vendor_ratio;  ///< tuned speed / vendor speed (1 = parity)
+  std::string vendor_detail;           ///< e.g. "2950 GB/s of 4100 GB/s copy"
+};
+
+/// The rows of a log, sorted by template, problem, device; tasks without an ok trial are
+/// left out.
+std::vector<BestRow> best_rows(const TuningLog& log);
+
+/// The rows as a JSON array (missing numbers are null).
+nlohmann::json best_rows_json(const std::vector<BestRow>& rows);
+
+/// The rows as an aligned text table ("-" for missing numbers).
+std::string best_rows_text(const std::vector<BestRow>& rows);
+
+}  // namespace ktune::cli

@@ -1,0 +1,33 @@
+// `ktune report`: writes a self-contained HTML page (inline SVG, no network needed) with the
+// tuned-vs-default-vs-vendor table, convergence curves, trial time distributions and failure
+// counts of a tuning log.
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "commands.h"
+#include "html_report.h"
+#include "ktune/error.h"
+#include "ktune/log.h"
+
+namespace ktune::cli {
+
+void add_report_command(CLI::App& app) {
+  auto db = std::make_shared<std::string>("ktune.db");
+  auto out = std::make_shared<std::string>("report.html");
+  auto title = std::make_shared<std::string>("ktune tuning report");
+  auto* cmd = app.add_subcommand("report", "Write an HTML report (plots inline) of a tuning log");
+  cmd->add_option("--db", *db, "Tuning log (SQLite)");
+  cmd->add_option("-o,--out", *out, "HTML file to write");
+  cmd->add_option("--title", *title, "Page title");
+  cmd->callback([db, out, title] {
+    TuningLog log(*db, LogMode::read_only);
+    const std::string html = render_html_report(log, *title);
+    std::ofstream file(*out, std::ios::binary);
+    if (!file || !(file << html) || !file.flush())
+      throw Error(ErrorCode::io_error, "cannot write the report to '" + *out + "'");
+    std::printf("wrote %s (%zu bytes)\n", out->c_str(), html.size());
+  });
+}
+
+}  // namespace ktune::cli

@@ -1,0 +1,346 @@
+// `ktune tune`: tunes one problem (--op/--template, --shape, ...) or every problem of a plan
+// file. Each task: the template's space, a searcher, the GPU measurer (or recorded
+// measurements with --replay), and the Tuner loop; every trial goes into the tuning log as it
+// is measured, a repeated command resumes where the last one stopped, and Ctrl-C stops after
+// the trials in flight with everything measured so far kept.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include "commands.h"
+#include "ktune/build.h"
+#include "ktune/error.h"
+#include "ktune/log.h"
+#include "ktune/measure.h"
+#include "ktune/tuner.h"
+#include "progress_line.h"
+#include "recorded_trials.h"
+#include "tuning_plan.h"
+
+namespace ktune::cli {
+
+namespace {
+
+struct TuneArgs {
+  ProblemOptions problem;
+  std::string plan;
+  std::string searcher = "genetic";
+  std::string options;
+  std::size_t budget = 100;
+  double seconds = 0;
+  std::size_t early_stop = 0;
+  std::size_t batch = 8;
+  int jobs = 0;
+  std::string db = "ktune.db";
+  int gpu = 0;
+  std::uint64_t seed = 1;
+  std::string replay;
+  std::string cache_dir;
+  std::string worker;
+  int progress = -1;  // -1 auto, 0 plain lines, 1 live line
+};
+
+// --- Ctrl-C -----------------------------------------------------------------------------------
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void on_sigint(int) {
+  g_stop.store(true);
+  ::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the program at once
+}
+
+/// Installs the SIGINT handler for the lifetime of a tuning command.
+class StopOnSigint {
+ public:
+  StopOnSigint() {
+    g_stop.store(false);
+    struct sigaction sa {};
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGINT, &sa, &previous_);
+  }
+  ~StopOnSigint() { ::sigaction(SIGINT, &previous_, nullptr); }
+  StopOnSigint(const StopOnSigint&) = delete;
+  StopOnSigint& operator=(const StopOnSigint&) = delete;
+
+ private:
+  struct sigaction previous_ {};
+};
+
+/// Thrown to leave the Tuner once Ctrl-C was pressed and the batch in flight is recorded.
+struct Interrupted {};
+
+/// A searcher that proposes nothing more once Ctrl-C was pressed.
+class StoppableSearcher final : public Searcher {
+ public:
+  explicit StoppableSearcher(Searcher& inner) : inner_(inner) {}
+  std::string name() const override { return inner_.name(); }
+  void reset(const SearchSpace& space, std::uint64_t seed) override { inner_.reset(space, seed); }
+  std::vector<Config> propose(std::size_t max_batch) override {
+    return g_stop.load() ? std::vector<Config>{} : inner_.propose(max_batch);
+  }
+  void observe(const std::vector<Trial>& trials) override { inner_.observe(trials); }
+
+ private:
+  Searcher& inner_;
+};
+
+/// A measurer that refuses new work (throws Interrupted) once Ctrl-C was pressed.
+class StoppableMeasurer final : public Measurer {
+ public:
+  explicit StoppableMeasurer(Measurer& inner) : inner_(inner) {}
+  std::vector<Trial> measure(const std::vector<Config>& batch) override {
+    if (g_stop.load()) throw Interrupted{};
+    return inner_.measure(batch);
+  }
+
+ private:
+  Measurer& inner_;
+};
+
+// --- recording --------------------------------------------------------------------------------
+
+/// Appends every trial to the tuning log, stamped with template, problem, device and run.
+class LogSink final : public TrialSink {
+ public:
+  LogSink(TuningLog& log, const KernelTemplate& tmpl, const Problem& problem,
+          const Device& device, std::string run_id)
+      : log_(log), tmpl_(tmpl), problem_(problem), device_(device), run_id_(std::move(run_id)) {}
+
+  void record(const Trial& trial) override {
+    // A worker killed by the terminal's Ctrl-C did not measure its candidate: leave it out,
+    // so that resuming measures it.
+    if (g_stop.load() && !trial.ok() && trial.message.find("SIGINT") != std::string::npos)
+      return;
+    Trial stamped = trial;
+    if (stamped.timestamp_us == 0)
+      stamped.timestamp_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
+    log_.append(TrialRecord::make(tmpl_, problem_, device_, stamped, run_id_));
+    ++recorded_;
+  }
+  std::size_t recorded() const { return recorded_; }
+
+ private:
+  TuningLog& log_;
+  const KernelTemplate& tmpl_;
+  const Problem& problem_;
+  const Device& device_;
+  std::string run_id_;
+  std::size_t recorded_ = 0;
+};
+
+/// Trials of this task already in the log (same template source), one per config, for resume.
+std::vector<Trial> previous_trials(const TuningLog& log, const KernelTemplate& tmpl,
+                                   const Problem& problem, const Device& device,
+                                   const SearchSpace& space) {
+  LogFilter filter;
+  filter.template_name = tmpl.name();
+  filter.problem_key = problem.key();
+  filter.device_key = device_key_of(device);
+  const std::string hash = Builder::source_hash(tmpl.source());
+  std::vector<Trial> out;
+  std::set<std::string> seen;
+  log.for_each(filter, [&](const TrialRecord& r) {
+    if (r.source_hash != hash) return;
+    try {
+      Config c = space.parse(r.config_text);
+      if (!space.valid(c) || !seen.insert(c.str()).second) return;
+      Trial t = r.trial;
+      t.config = c;
+      out.push_back(std::move(t));
+    } catch (const Error&) {
+      // a config of another version of the space: not part of this task's resume
+    }
+  });
+  return out;
+}
+
+// --- one task ---------------------------------------------------------------------------------
+
+/// What the command shares between tasks.
+struct TuneContext {
+  const TuneArgs& args;
+  TuningLog& log;
+  std::string run_id;
+  std::optional<Device> gpu;                  // live tuning
+  std::unique_ptr<Builder> builder;           // live tuning
+};
+
+void print_result(const PlanEntry& entry, const TuneResult& result, std::size_t resumed,
+                  std::size_t recorded) {
+  std::printf("%s %s: ", entry.tmpl->name().c_str(), entry.problem.key().c_str());
+  if (result.best) {
+    std::printf("best %s", format_time_ms(result.best->median_ms).c_str());
+    if (result.speedup() > 0) std::printf(" (%.2fx over the default)", result.speedup());
+    std::printf(" with %s", result.best->config.str().c_str());
+  } else {
+    std::printf("no config succeeded");
+  }
+  std::size_t failed = 0;
+  for (const auto& [status, n] : result.status_counts)
+    if (status != Status::ok) failed += n;
+  std::printf("; %zu trials recorded (%zu failed), %zu resumed, stop: %s, %s\n", recorded,
+              failed, resumed, result.stop_reason.empty() ? "-" : result.stop_reason.c_str(),
+              format_duration(result.elapsed_s).c_str());
+  if (result.best && result.top_two_within_noise)
+    std::printf("  note: the two fastest configs are within noise (%.1f%% apart)\n",
+                100 * result.top_two_difference);
+}
+
+void tune_task(TuneContext& ctx, const PlanEntry& entry, ReplayTask* replay, Searcher& searcher) {
+  const TuneArgs& args = ctx.args;
+  std::unique_ptr<Measurer> gpu_measurer;
+  Device device;
+  SearchSpace space;
+  Measurer* measurer = nullptr;
+  if (replay) {
+    device = replay->device;
+    space = replay->space;
+    measurer = replay->measurer.get();
+  } else {
+    device = *ctx.gpu;
+    space = entry.tmpl->space(entry.problem, device);
+    RunnerOptions runner;
+    runner.worker_path = args.worker;
+    runner.seed = args.seed;
+    gpu_measurer = std::make_unique<GpuMeasurer>(entry.tmpl, entry.problem, device,
+                                                 *ctx.builder, runner);
+    measurer = gpu_measurer.get();
+  }
+
+  TunerOptions options;
+  options.max_trials = entry.budget.value_or(args.budget);
+  options.max_seconds = entry.seconds.value_or(args.seconds);
+  options.patience = args.early_stop;
+  options.batch = args.batch;
+  options.seed = args.seed;
+  if (replay) options.top_k = 0;  // recorded numbers do not change when measured again
+
+  auto previous = previous_trials(ctx.log, *entry.tmpl, entry.problem, device, space);
+  const std::size_t resumed = previous.size();
+  if (options.max_trials > 0 && resumed >= options.max_trials) options.top_k = 0;
+  const std::string label = entry.tmpl->name() + " " + entry.problem.key();
+  std::printf("tuning %s on %s: %s, budget %zu trials%s%s\n", label.c_str(),
+              device.key().c_str(), searcher.name().c_str(), options.max_trials,
+              resumed ? (", resuming from " + std::to_string(resumed) + " recorded trials").c_str() : "",
+              replay ? (", replaying " + std::to_string(replay->records) + " recorded configs").c_str() : "");
+  std::fflush(stdout);
+
+  // Live line on a terminal (stderr); plain lines go to stdout, in order with the summaries.
+  const bool live = args.progress < 0 ? isatty(fileno(stderr)) != 0 : args.progress == 1;
+  ProgressLine progress(label, live ? stderr : stdout, live ? 1 : 0);
+  options.progress = [&progress](const TuneProgress& p) { progress.update(p); };
+
+  StoppableSearcher stoppable_searcher(searcher);
+  StoppableMeasurer stoppable_measurer(*measurer);
+  LogSink sink(ctx.log, *entry.tmpl, entry.problem, device, ctx.run_id);
+  Tuner tuner(space, stoppable_searcher, stoppable_measurer, options);
+  tuner.set_sink(&sink);
+  tuner.resume_from(std::move(previous));
+  try {
+    TuneResult result = tuner.run();
+    progress.finish();
+    print_result(entry, result, resumed, sink.recorded());
+    std::fflush(stdout);
+  } catch (const Interrupted&) {
+    progress.finish();
+    std::printf("%s: interrupted; %zu trials of this run are in %s\n", label.c_str(),
+                sink.recorded(), args.db.c_str());
+    throw;
+  }
+}
+
+void run_tune(const TuneArgs& args) {
+  // Everything the user typed is checked before any device or database work.
+  std::vector<PlanEntry> plan;
+  if (!args.plan.empty()) {
+    if (!args.problem.template_name.empty() || !args.problem.op.empty())
+      throw Error(ErrorCode::invalid_argument,
+                  "give either --plan or --template/--op, not both");
+    plan = read_plan_file(args.plan);
+  } else {
+    plan.push_back(plan_entry_from_options(args.problem));
+  }
+  const SearcherOptions searcher_options = SearcherOptions::parse(args.options);
+  auto searcher = make_searcher(args.searcher, searcher_options);
+
+  std::vector<ReplayTask> replays;  // one per plan entry with --replay, checked up front
+  std::optional<Device> gpu;
+  std::unique_ptr<Builder> builder;
+  if (!args.replay.empty()) {
+    const auto recorded = read_recorded_trials(args.replay);
+    for (const auto& entry : plan)
+      replays.push_back(make_replay_task(recorded, *entry.tmpl, entry.problem, args.replay));
+  } else {
+    if (auto why = cuda_unavailable_reason())
+      throw Error(ErrorCode::no_device,
+                  *why + ": use --replay FILE to tune from recorded measurements");
+    gpu = query_device(args.gpu);
+    BuilderOptions bo;
+    bo.threads = args.jobs;
+    bo.cache_dir = args.cache_dir == "none" ? "" : args.cache_dir;
+    builder = std::make_unique<Builder>(bo);
+  }
+
+  TuningLog log(args.db, LogMode::read_write);
+  TuneContext context{args, log, new_run_id(), gpu, std::move(builder)};
+  StopOnSigint stop_on_sigint;
+  std::printf("run %s -> %s\n", context.run_id.c_str(), args.db.c_str());
+  try {
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+      if (g_stop.load()) throw Interrupted{};
+      tune_task(context, plan[i], replays.empty() ? nullptr : &replays[i], *searcher);
+    }
+  } catch (const Interrupted&) {
+    std::printf("stopped by Ctrl-C; run the same command again to resume\n");
+    std::fflush(stdout);
+    throw CLI::RuntimeError(130);  // the shell's code for "ended by SIGINT"
+  }
+  std::printf("done: `ktune best --db %s` shows the best config per problem\n", args.db.c_str());
+}
+
+}  // namespace
+
+void add_tune_command(CLI::App& app) {
+  auto args = std::make_shared<TuneArgs>();
+  auto* cmd = app.add_subcommand(
+      "tune", "Tune one problem or a plan of problems; every trial is recorded in the database");
+  args->problem.add_to(*cmd);
+  cmd->add_option("--plan", args->plan,
+                  "JSON list of problems, e.g. [{\"op\": \"gemm\", \"shape\": \"1024x1024x1024\", "
+                  "\"dtype\": \"f16\"}]")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--searcher", args->searcher, "Search strategy (see `ktune list`)");
+  cmd->add_option("--options", args->options, "Searcher options name=value,... (see `ktune list`)");
+  cmd->add_option("--budget", args->budget, "Trials per problem, resumed ones included (0 = no limit)");
+  cmd->add_option("--time", args->seconds, "Wall-clock seconds per problem (0 = no limit)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--early-stop", args->early_stop,
+                  "Stop a problem after this many trials without improvement (0 = off)");
+  cmd->add_option("--batch", args->batch, "Configs proposed and measured per batch")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("-j,--jobs", args->jobs, "Parallel NVRTC compiles (0 = all cores)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--db", args->db, "Tuning log (SQLite; created when missing)");
+  cmd->add_option("--gpu", args->gpu, "CUDA device index")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seed", args->seed, "Searcher and verification seed");
+  cmd->add_option("--replay", args->replay,
+                  "Measure from recorded trials (a ktune database or JSON-lines export) "
+                  "instead of the GPU");
+  cmd->add_option("--cache-dir", args->cache_dir, "On-disk cubin cache folder (default: none)");
+  cmd->add_option("--worker", args->worker, "ktune-worker executable (default: found next to ktune)");
+  cmd->add_option("--progress", args->progress,
+                  "1 = live progress line, 0 = plain log lines, -1 = live on a terminal")
+      ->check(CLI::Range(-1, 1));
+  cmd->callback([args] { run_tune(*args); });
+}
+
+}  // namespace ktune::cli

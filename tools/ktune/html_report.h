@@ -1,0 +1,16 @@
+// `ktune report` page: a self-contained HTML file (inline SVG plots, inline CSS, no scripts or
+// network) summarizing a tuning log: the tuned-vs-default-vs-vendor table, convergence curves
+// (best-so-far median vs trial, one line per run) and the distribution of trial times per
+// task, and failure counts by status.
+#pragma once
+
+#include <string>
+
+#include "ktune/log.h"
+
+namespace ktune::cli {
+
+/// The whole HTML page for a log; `title` heads it.
+std::string render_html_report(const TuningLog& log, const std::string& title);
+
+}  // namespace ktune::cli

@@ -1,0 +1,134 @@
+// Replay of recorded ktune trials (see recorded_trials.h).
+#include "recorded_trials.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+#include <unordered_set>
+
+#include "jsonl_format.h"
+#include "ktune/error.h"
+
+namespace ktune::cli {
+
+namespace {
+
+bool is_jsonl(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(ErrorCode::not_found, "replay data '" + path + "' cannot be opened");
+  std::string first;
+  std::getline(in, first);
+  return first.find("\"ktune-trials\"") != std::string::npos;
+}
+
+/// The config of a record in `space`'s parameter order, or nullopt when it is not a valid
+/// config of the space.
+std::optional<Config> config_in(const SearchSpace& space, const std::string& text) {
+  try {
+    Config c = space.parse(text);
+    if (space.valid(c)) return c;
+  } catch (const Error&) {
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<TrialRecord> read_recorded_trials(const std::string& path) {
+  if (is_jsonl(path)) return jsonl::read_file(path);
+  TuningLog log(path, LogMode::read_only);
+  return log.records();
+}
+
+Device device_of_record(const Device& recorded) {
+  Device d;
+  try {
+    d = Device::offline("sm_" + std::to_string(recorded.cc_major) +
+                        std::to_string(recorded.cc_minor));
+  } catch (const Error&) {
+    d.cc_major = recorded.cc_major;  // unknown arch: keep what the record says
+    d.cc_minor = recorded.cc_minor;
+  }
+  d.name = recorded.name;
+  d.sm_count = recorded.sm_count;
+  d.driver_version = recorded.driver_version;
+  return d;
+}
+
+ReplayTask make_replay_task(const std::vector<TrialRecord>& records, const KernelTemplate& tmpl,
+                            const Problem& problem, const std::string& origin) {
+  const std::string key = problem.key();
+  std::map<std::string, std::size_t> per_device;
+  std::set<std::string> tasks;
+  const TrialRecord* sample = nullptr;
+  for (const auto& r : records) {
+    if (r.template_name == tmpl.name() && r.problem_key == key) {
+      if (++per_device[r.device_key()] == 1 && !sample) sample = &r;
+    } else {
+      tasks.insert(r.template_name + " " + r.problem_key);
+    }
+  }
+  if (per_device.empty()) {
+    std::string known;
+    for (const auto& t : tasks) known += (known.empty() ? "" : "; ") + t;
+    throw Error(ErrorCode::not_found, origin + " has no recorded trials of template " +
+                                          tmpl.name() + " on " + key +
+                                          (known.empty() ? " (it has no records)" : " (it has: " + known + ")"));
+  }
+  const auto chosen = std::max_element(per_device.begin(), per_device.end(),
+                                       [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+  for (const auto& r : records)
+    if (r.template_name == tmpl.name() && r.problem_key == key && r.device_key() == chosen) {
+      sample = &r;
+      break;
+    }
+
+  ReplayTask task;
+  task.device = device_of_record(sample->device);
+  const SearchSpace full = tmpl.space(problem, task.device);
+
+  // One recorded outcome per config: the first ok record, else the first record.
+  std::map<std::string, std::pair<Config, RecordedResult>> by_config;
+  for (const auto& r : records) {
+    if (r.template_name != tmpl.name() || r.problem_key != key || r.device_key() != chosen) continue;
+    auto config = config_in(full, r.config_text);
+    if (!config) continue;
+    auto it = by_config.find(config->str());
+    if (it != by_config.end() && (it->second.second.status == Status::ok || !r.trial.ok())) continue;
+    RecordedResult result;
+    result.status = r.trial.status;
+    result.time_ms = r.trial.median_ms;
+    result.times_ms = r.trial.times_ms;
+    result.message = r.trial.message;
+    by_config.insert_or_assign(config->str(), std::make_pair(*config, result));
+  }
+  if (by_config.empty())
+    throw Error(ErrorCode::not_found, origin + ": no recorded config of " + tmpl.name() + " on " +
+                                          key + " is a valid config of the template's space");
+
+  // The space narrowed to recorded values (default kept) and to recorded configs.
+  auto recorded = std::make_shared<std::unordered_set<std::string>>();
+  SearchSpace::Builder narrowed;
+  for (const auto& p : full.params()) {
+    std::set<Value> seen{p.default_value};
+    for (const auto& [text, entry] : by_config) seen.insert(entry.first[p.name]);
+    std::vector<Value> values;
+    for (Value v : p.values)
+      if (seen.count(v)) values.push_back(v);
+    narrowed.param(p.name, values, p.default_value);
+  }
+  for (const auto& [text, entry] : by_config) recorded->insert(text);
+  narrowed.constraint("recorded in " + origin,
+                      [recorded](const Config& c) { return recorded->count(c.str()) > 0; });
+  task.space = narrowed.build();
+
+  std::vector<std::pair<Config, RecordedResult>> answers;
+  for (const auto& [text, entry] : by_config)
+    answers.emplace_back(task.space.parse(text), entry.second);
+  task.records = answers.size();
+  task.measurer = std::make_unique<ReplayMeasurer>(task.space, answers, origin);
+  return task;
+}
+
+}  // namespace ktune::cli

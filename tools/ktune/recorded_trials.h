@@ -1,0 +1,39 @@
+// Recorded measurements as a stand-in for the GPU (`ktune tune --replay FILE`): reads a ktune
+// database or JSON-lines export and, for one (template, problem), builds the device the data
+// was measured on, the template's space narrowed to the recorded configs, and a
+// ReplayMeasurer that answers from the records.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ktune/device.h"
+#include "ktune/log.h"
+#include "ktune/replay.h"
+#include "ktune/template.h"
+
+namespace ktune::cli {
+
+/// Every record of a ktune SQLite database or a ktune JSON-lines file (told apart by content).
+/// Throws Error(not_found) for a missing file, Error(database_error/parse_error) otherwise.
+std::vector<TrialRecord> read_recorded_trials(const std::string& path);
+
+/// What replaying one task needs.
+struct ReplayTask {
+  Device device;                             ///< the device of the records used
+  SearchSpace space;                         ///< template space restricted to recorded configs
+  std::unique_ptr<ReplayMeasurer> measurer;  ///< answers every config of `space`
+  std::size_t records = 0;                   ///< distinct recorded configs used
+};
+
+/// Builds the replay of `tmpl` on `problem` from `records` (the device with the most records
+/// of the task is used). Throws Error(not_found) naming `origin` and the task when the data
+/// has no usable record of it, listing the tasks it does have.
+ReplayTask make_replay_task(const std::vector<TrialRecord>& records, const KernelTemplate& tmpl,
+                            const Problem& problem, const std::string& origin);
+
+/// A Device for a record's device fields (limits of an offline part of that architecture).
+Device device_of_record(const Device& recorded);
+
+}  // namespace ktune::cli

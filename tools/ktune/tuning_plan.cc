@@ -1,0 +1,116 @@
+// Reads tuning plans (JSON lists of problems) into checked (template, problem) tasks, reusing
+// the command line's problem options so that a plan entry means exactly what the same flags
+// would mean.
+#include "tuning_plan.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "ktune/error.h"
+
+namespace ktune::cli {
+
+namespace {
+
+/// Text of a scalar JSON value used as an attribute ("f16", 1 -> "1", true -> "1").
+std::string attribute_text(const nlohmann::json& v, const std::string& where) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
+  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+  throw Error(ErrorCode::invalid_argument,
+              where + ": expected a string, integer or boolean, got " + v.dump());
+}
+
+/// "4096x4096x64" from a string or an array of positive integers.
+std::string shape_text(const nlohmann::json& v, const std::string& where) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_array() && !v.empty()) {
+    std::string out;
+    for (const auto& d : v) {
+      if (!d.is_number_integer())
+        throw Error(ErrorCode::invalid_argument,
+                    where + ": shape dimensions must be integers, got " + d.dump());
+      out += (out.empty() ? "" : "x") + std::to_string(d.get<std::int64_t>());
+    }
+    return out;
+  }
+  throw Error(ErrorCode::invalid_argument,
+              where + ": \"shape\" must be text like \"4096x4096x4096\" or a list of integers");
+}
+
+PlanEntry entry_from_json(const nlohmann::json& item, const std::string& where) {
+  if (!item.is_object())
+    throw Error(ErrorCode::invalid_argument, where + ": expected an object like "
+                                                     "{\"op\": \"gemm\", \"shape\": \"1024x1024x1024\"}");
+  ProblemOptions options;
+  PlanEntry entry;
+  for (const auto& [key, value] : item.items()) {
+    const std::string field = where + " field \"" + key + "\"";
+    if (key == "template" || key == "op") {
+      if (!value.is_string())
+        throw Error(ErrorCode::invalid_argument, field + ": expected a name");
+      (key == "template" ? options.template_name : options.op) = value.get<std::string>();
+    } else if (key == "shape") {
+      options.shape = shape_text(value, field);
+    } else if (key == "budget") {
+      if (!value.is_number_integer() || value.get<std::int64_t>() < 1)
+        throw Error(ErrorCode::invalid_argument, field + ": expected a positive trial count");
+      entry.budget = static_cast<std::size_t>(value.get<std::int64_t>());
+    } else if (key == "time") {
+      if (!value.is_number() || value.get<double>() <= 0)
+        throw Error(ErrorCode::invalid_argument, field + ": expected seconds > 0");
+      entry.seconds = value.get<double>();
+    } else {
+      options.attrs.push_back(key + "=" + attribute_text(value, field));
+    }
+  }
+  if (options.template_name.empty() && options.op.empty())
+    throw Error(ErrorCode::invalid_argument, where + ": needs \"template\" or \"op\"");
+  try {
+    entry.tmpl = options.resolve_template();
+    entry.problem = options.resolve_problem(*entry.tmpl);
+  } catch (const Error& e) {
+    throw Error(e.code(), where + ": " + e.what());
+  }
+  entry.origin = where;
+  return entry;
+}
+
+}  // namespace
+
+std::vector<PlanEntry> parse_plan(const std::string& json_text, const std::string& origin) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorCode::parse_error, origin + ": not valid JSON (" + e.what() + ")");
+  }
+  if (doc.is_object() && doc.contains("problems")) doc = doc["problems"];
+  if (!doc.is_array() || doc.empty())
+    throw Error(ErrorCode::invalid_argument,
+                origin + ": expected a non-empty JSON list of problems, e.g. "
+                         "[{\"op\": \"gemm\", \"shape\": \"1024x1024x1024\", \"dtype\": \"f16\"}]");
+  std::vector<PlanEntry> plan;
+  for (std::size_t i = 0; i < doc.size(); ++i)
+    plan.push_back(entry_from_json(doc[i], origin + " entry " + std::to_string(i + 1)));
+  return plan;
+}
+
+std::vector<PlanEntry> read_plan_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(ErrorCode::not_found, "plan file '" + path + "' cannot be opened");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_plan(text.str(), path);
+}
+
+PlanEntry plan_entry_from_options(const ProblemOptions& options) {
+  PlanEntry entry;
+  entry.tmpl = options.resolve_template();
+  entry.problem = options.resolve_problem(*entry.tmpl);
+  entry.origin = "command line";
+  return entry;
+}
+
+}  // namespace ktune::cli
