@@ -1,0 +1,113 @@
+// Argument errors of every ktune subcommand (unknown op, bad shape, unknown searcher, missing
+// database, malformed plan, missing device) end with a message naming the bad input and a
+// non-zero exit status. Runs the built `ktune` binary.
+#include <catch2/catch.hpp>
+
+#include "cli_fixtures.h"
+#include "ktune/device.h"
+
+using ktune::test::CliResult;
+using ktune::test::run_ktune;
+using ktune::test::TempDir;
+
+namespace {
+
+/// Checks that a run failed and that its output mentions `needle`.
+void require_failure_mentioning(const CliResult& r, const std::string& needle) {
+  INFO("output: " << r.output);
+  CHECK(r.status != 0);
+  CHECK(r.output.find(needle) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("cli: tune rejects an unknown op, naming it and the known ops", "[cli]") {
+  TempDir dir;
+  auto r = run_ktune(dir, "tune --op nosuchop --replay x.db --db " + dir.file("o.db"));
+  require_failure_mentioning(r, "unknown op \"nosuchop\"");
+  CHECK(r.output.find("copy") != std::string::npos);  // the known ops are listed
+}
+
+TEST_CASE("cli: tune and compile reject a malformed shape", "[cli]") {
+  TempDir dir;
+  require_failure_mentioning(
+      run_ktune(dir, "tune --op copy --shape 12xbanana --replay x.db --db " + dir.file("o.db")),
+      "12xbanana");
+  require_failure_mentioning(run_ktune(dir, "compile --op copy --shape 0"), "0");
+}
+
+TEST_CASE("cli: tune rejects an unknown searcher and an unknown searcher option", "[cli]") {
+  TempDir dir;
+  auto r = run_ktune(dir, "tune --op copy --searcher nosuchsearcher --replay x.db --db " +
+                              dir.file("o.db"));
+  require_failure_mentioning(r, "nosuchsearcher");
+  r = run_ktune(dir, "tune --op copy --searcher genetic --options nosuchoption=3 --replay x.db");
+  require_failure_mentioning(r, "nosuchoption");
+}
+
+TEST_CASE("cli: tune rejects a missing or malformed plan file", "[cli]") {
+  TempDir dir;
+  require_failure_mentioning(run_ktune(dir, "tune --plan " + dir.file("missing.json")),
+                             "missing.json");
+  ktune::test::write_text(dir.file("bad.json"), "[{\"op\": \"copy\", \"shape\": \"1x2x3\"}]");
+  require_failure_mentioning(run_ktune(dir, "tune --plan " + dir.file("bad.json") + " --replay x"),
+                             "entry 1");
+  ktune::test::write_text(dir.file("notjson.json"), "{not json");
+  require_failure_mentioning(run_ktune(dir, "tune --plan " + dir.file("notjson.json")),
+                             "not valid JSON");
+}
+
+TEST_CASE("cli: tune with missing replay data names the file", "[cli]") {
+  TempDir dir;
+  require_failure_mentioning(
+      run_ktune(dir, "tune --op copy --replay " + dir.file("nothere.db") + " --db " + dir.file("o.db")),
+      "nothere.db");
+}
+
+TEST_CASE("cli: tune without a GPU and without --replay says to use --replay", "[cli]") {
+  if (ktune::cuda_unavailable_reason() == std::nullopt) {
+    WARN("a GPU is present: the no-device message cannot be checked here");
+    return;
+  }
+  TempDir dir;
+  auto r = run_ktune(dir, "tune --op copy --budget 2 --db " + dir.file("o.db"));
+  require_failure_mentioning(r, "no CUDA device");
+  CHECK(r.output.find("--replay FILE") != std::string::npos);
+}
+
+TEST_CASE("cli: best, export and report name a missing database", "[cli]") {
+  TempDir dir;
+  const std::string missing = dir.file("missing.db");
+  require_failure_mentioning(run_ktune(dir, "best --db " + missing), "missing.db");
+  require_failure_mentioning(run_ktune(dir, "best --db " + missing + " --json"), "missing.db");
+  require_failure_mentioning(run_ktune(dir, "export --db " + missing + " " + dir.file("o.jsonl")),
+                             "missing.db");
+  require_failure_mentioning(
+      run_ktune(dir, "report --db " + missing + " --out " + dir.file("r.html")), "missing.db");
+}
+
+TEST_CASE("cli: import, list and compile reject bad arguments", "[cli]") {
+  TempDir dir;
+  require_failure_mentioning(run_ktune(dir, "import --db " + dir.file("o.db") + " " +
+                                                dir.file("nothere.jsonl")),
+                             "nothere.jsonl");
+  require_failure_mentioning(run_ktune(dir, "list --arch sm_1"), "sm_1");
+  require_failure_mentioning(run_ktune(dir, "compile --template nosuchtemplate"), "nosuchtemplate");
+  require_failure_mentioning(run_ktune(dir, "nosuchcommand"), "subcommand");
+}
+
+TEST_CASE("cli: every subcommand's --help shows its options with defaults", "[cli]") {
+  TempDir dir;
+  auto r = run_ktune(dir, "tune --help");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("--budget") != std::string::npos);
+  CHECK(r.output.find("genetic") != std::string::npos);  // the default searcher is shown
+  CHECK(r.output.find("ktune.db") != std::string::npos);
+  for (const char* sub : {"best", "report", "export", "import", "list", "compile"}) {
+    auto h = run_ktune(dir, std::string(sub) + " --help");
+    INFO(sub << ": " << h.output);
+    CHECK(h.status == 0);
+    CHECK(h.output.find("Usage") != std::string::npos);
+  }
+}

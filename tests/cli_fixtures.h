@@ -1,0 +1,97 @@
+// Helpers of the command-line tests: run the built `ktune` binary with arguments and capture
+// its exit status and output, and write a recorded tuning database of plausible (synthetic)
+// copy-template measurements that `ktune tune --replay` can tune from without a GPU.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ktune/build.h"
+#include "ktune/log.h"
+#include "ktune/template.h"
+#include "log_fixtures.h"
+
+namespace ktune::test {
+
+/// Exit status and combined stdout/stderr of one ktune run.
+struct CliResult {
+  int status = -1;     ///< exit code (128 + signal when killed)
+  std::string output;  ///< stdout and stderr interleaved
+};
+
+/// Runs `KTUNE_BINARY_DIR/ktune <args>` through the shell (args are inserted verbatim, so
+/// quote them) with its output captured in a file of `dir`.
+inline CliResult run_ktune(const TempDir& dir, const std::string& args) {
+  const std::string out = dir.file("cli-output.txt");
+  const std::string command =
+      std::string("'") + KTUNE_BINARY_DIR + "/ktune' " + args + " > '" + out + "' 2>&1";
+  const int raw = std::system(command.c_str());
+  CliResult r;
+  if (raw != -1 && WIFEXITED(raw)) r.status = WEXITSTATUS(raw);
+  else if (raw != -1 && WIFSIGNALED(raw)) r.status = 128 + WTERMSIG(raw);
+  std::ifstream in(out);
+  std::stringstream text;
+  text << in.rdbuf();
+  r.output = text.str();
+  return r;
+}
+
+/// Writes a text file.
+inline void write_text(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
+
+/// Synthetic copy time: bandwidth 3000 GB/s scaled by the efficiency of each parameter, so
+/// that VEC=4, THREADS=256, ITEMS=4, GRID_STRIDE=0 is the unique optimum and the template
+/// default (ITEMS=1) is 1/0.9 slower. THREADS=1024 with ITEMS=8 fails (launch_error).
+inline Trial synthetic_copy_trial(const Config& c, std::int64_t n) {
+  Trial t;
+  t.config = c;
+  if (c["THREADS"] == 1024 && c["ITEMS"] == 8) {
+    t.status = Status::launch_error;
+    t.message = "too many resources requested for launch (synthetic)";
+    return t;
+  }
+  const double vec = c["VEC"] == 4 ? 1.0 : c["VEC"] == 2 ? 0.85 : 0.6;
+  const double threads = c["THREADS"] == 256 ? 1.0 : c["THREADS"] == 512 ? 0.99 : 0.9;
+  const double items = c["ITEMS"] == 4 ? 1.0 : c["ITEMS"] == 2 ? 0.95 : c["ITEMS"] == 1 ? 0.9 : 0.85;
+  const double stride = c["GRID_STRIDE"] ? 0.98 : 1.0;
+  const double ms = 8.0 * static_cast<double>(n) / (3000e9 * vec * threads * items * stride) * 1e3;
+  t.status = Status::ok;
+  t.times_ms = {ms * 1.01, ms, ms * 0.995, ms * 1.002, ms};
+  summarize_times(t);
+  t.median_ms = ms;
+  t.timestamp_us = 1764500000000000;
+  return t;
+}
+
+/// Records one synthetic trial of every valid copy config for each N (f32) on an H200 into
+/// `path`; returns the fastest recorded median per N, in order.
+inline std::vector<double> write_recorded_copy_db(const std::string& path,
+                                                  const std::vector<std::int64_t>& sizes) {
+  TuningLog log(path, LogMode::read_write);
+  auto tmpl = find_template("copy");
+  const Device device = Device::h200();
+  std::vector<double> best;
+  for (std::int64_t n : sizes) {
+    const Problem problem = make_problem(*tmpl, std::to_string(n), {{"dtype", "f32"}});
+    const SearchSpace space = tmpl->space(problem, device);
+    std::vector<TrialRecord> records;
+    double fastest = 1e300;
+    space.for_each_valid([&](Index, const Config& c) {
+      Trial t = synthetic_copy_trial(c, n);
+      if (t.ok()) fastest = std::min(fastest, t.median_ms);
+      records.push_back(TrialRecord::make(*tmpl, problem, device, t, "recorded-on-h200"));
+    });
+    log.append_batch(records);
+    best.push_back(fastest);
+  }
+  return best;
+}
+
+}  // namespace ktune::test

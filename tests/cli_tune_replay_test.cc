@@ -1,0 +1,192 @@
+// End to end without a GPU: `ktune tune --plan` in replay mode over a recorded database of
+// synthetic copy measurements, resume, `ktune best --json` and `ktune report`. Runs the built
+// `ktune` binary.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli_fixtures.h"
+
+using namespace ktune;
+using ktune::test::run_ktune;
+using ktune::test::TempDir;
+
+namespace {
+
+constexpr std::int64_t kSmall = 1 << 20;
+constexpr std::int64_t kLarge = 1 << 22;
+
+std::string problem_key(std::int64_t n) { return "copy|N=" + std::to_string(n) + "|dtype=f32"; }
+
+std::int64_t count_trials(const std::string& db, std::int64_t n) {
+  TuningLog log(db, LogMode::read_only);
+  LogFilter filter;
+  filter.template_name = "copy";
+  filter.problem_key = problem_key(n);
+  return log.count(filter);
+}
+
+/// A two-problem plan: the small copy with the command's budget, the large one with 20.
+std::string write_plan(const TempDir& dir) {
+  const std::string plan = dir.file("plan.json");
+  test::write_text(plan, "[{\"template\": \"copy\", \"shape\": \"" + std::to_string(kSmall) +
+                             "\", \"dtype\": \"f32\"},\n {\"op\": \"copy\", \"shape\": [" +
+                             std::to_string(kLarge) + "], \"dtype\": \"f32\", \"budget\": 20}]");
+  return plan;
+}
+
+}  // namespace
+
+TEST_CASE("cli: a replayed plan records every trial with its context, resumes, and feeds best",
+          "[cli][replay]") {
+  TempDir dir;
+  const std::string recorded = dir.file("recorded.db");
+  const auto optimum = test::write_recorded_copy_db(recorded, {kSmall, kLarge});
+  const std::string plan = write_plan(dir);
+  const std::string out = dir.file("out.db");
+  const std::string tune = "tune --plan " + plan + " --replay " + recorded + " --db " + out +
+                           " --budget 30 --seed 3";
+
+  auto r = run_ktune(dir, tune);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(count_trials(out, kSmall) == 30);
+  CHECK(count_trials(out, kLarge) == 20);  // the plan entry's own budget
+
+  // Every record carries template, source hash, problem, device, versions and one run id.
+  {
+    TuningLog log(out, LogMode::read_only);
+    const auto records = log.records();
+    REQUIRE(records.size() == 50);
+    const std::string hash = Builder::source_hash(find_template("copy")->source());
+    for (const auto& rec : records) {
+      CHECK(rec.template_name == "copy");
+      CHECK(rec.source_hash == hash);
+      CHECK(rec.device_key() == device_key_of(Device::h200()));
+      CHECK(rec.run_id == records.front().run_id);
+      CHECK_FALSE(rec.ktune_version.empty());
+      CHECK(rec.trial.timestamp_us > 0);
+    }
+    CHECK(log.runs().size() == 1);
+  }
+
+  SECTION("the same command again measures nothing new") {
+    auto again = run_ktune(dir, tune);
+    INFO(again.output);
+    REQUIRE(again.status == 0);
+    CHECK(again.output.find("30 resumed") != std::string::npos);
+    CHECK(count_trials(out, kSmall) == 30);
+    CHECK(count_trials(out, kLarge) == 20);
+  }
+
+  SECTION("a larger budget continues without measuring a config twice") {
+    auto more = run_ktune(dir, "tune --plan " + plan + " --replay " + recorded + " --db " + out +
+                                   " --budget 45 --seed 3");
+    INFO(more.output);
+    REQUIRE(more.status == 0);
+    CHECK(count_trials(out, kSmall) == 45);
+    TuningLog log(out, LogMode::read_only);
+    LogFilter filter;
+    filter.problem_key = problem_key(kSmall);
+    std::set<std::string> configs;
+    for (const auto& rec : log.records(filter)) CHECK(configs.insert(rec.config_text).second);
+  }
+
+  SECTION("best --json reports the fastest trial, its speed-up and the copy-bandwidth ratio") {
+    auto best = run_ktune(dir, "best --db " + out + " --json");
+    INFO(best.output);
+    REQUIRE(best.status == 0);
+    const auto rows = nlohmann::json::parse(best.output);
+    REQUIRE(rows.size() == 2);
+    TuningLog log(out, LogMode::read_only);
+    for (const auto& row : rows) {
+      const std::string key = row["problem"];
+      const auto fastest = log.best("copy", key, device_key_of(Device::h200()));
+      REQUIRE(fastest);
+      CHECK(row["median_ms"].get<double>() == Approx(fastest->trial.median_ms));
+      CHECK(row["median_ms"].get<double>() >= optimum[key == problem_key(kSmall) ? 0 : 1] * 0.999999);
+      // The default (ITEMS=1) is measured first in the run; the synthetic optimum is 1/0.9 faster.
+      REQUIRE(row["speedup"].is_number());
+      CHECK(row["speedup"].get<double>() >= 1.0);
+      CHECK(row["speedup"].get<double>() <= 1.0 / 0.9 + 1e-9);
+      CHECK(row["vendor"] == "copy");
+      REQUIRE(row["vendor_ratio"].is_number());
+      CHECK(row["vendor_ratio"].get<double>() > 0.5);
+      CHECK(row["vendor_ratio"].get<double>() <= 1.0 + 1e-9);
+    }
+    auto table = run_ktune(dir, "best --db " + out);
+    CHECK(table.status == 0);
+    CHECK(table.output.find(problem_key(kLarge)) != std::string::npos);
+  }
+}
+
+TEST_CASE("cli: exhaustive replay finds the recorded optimum; JSON-lines data replays too",
+          "[cli][replay]") {
+  TempDir dir;
+  const std::string recorded = dir.file("recorded.db");
+  const auto optimum = test::write_recorded_copy_db(recorded, {kSmall});
+  {
+    TuningLog log(recorded, LogMode::read_only);
+    export_file(log, dir.file("recorded.jsonl"), LogFormat::jsonl);
+  }
+  for (const std::string data : {recorded, dir.file("recorded.jsonl")}) {
+    const std::string out = dir.file("out-" + std::to_string(data.size()) + ".db");
+    auto r = run_ktune(dir, "tune --template copy --shape " + std::to_string(kSmall) +
+                                " --dtype f32 --searcher exhaustive --budget 0 --replay " + data +
+                                " --db " + out);
+    INFO(r.output);
+    REQUIRE(r.status == 0);
+    CHECK(r.output.find("stop: exhausted") != std::string::npos);
+    TuningLog log(out, LogMode::read_only);
+    const auto best = log.best("copy", problem_key(kSmall), device_key_of(Device::h200()));
+    REQUIRE(best);
+    CHECK(best->trial.median_ms == Approx(optimum[0]));
+    CHECK(best->config_text == "VEC=4,THREADS=256,ITEMS=4,GRID_STRIDE=0");
+    LogFilter failed;
+    failed.status = Status::launch_error;
+    CHECK(log.count(failed) == 6);  // THREADS=1024 with ITEMS=8: failures are recorded too
+  }
+}
+
+TEST_CASE("cli: replay of a problem the data does not hold names what the data has", "[cli][replay]") {
+  TempDir dir;
+  const std::string recorded = dir.file("recorded.db");
+  test::write_recorded_copy_db(recorded, {kSmall});
+  auto r = run_ktune(dir, "tune --op copy --shape 77 --replay " + recorded + " --db " + dir.file("o.db"));
+  INFO(r.output);
+  CHECK(r.status != 0);
+  CHECK(r.output.find("copy|N=77|dtype=f32") != std::string::npos);
+  CHECK(r.output.find(problem_key(kSmall)) != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.file("o.db")));  // nothing created on bad input
+}
+
+TEST_CASE("cli: report writes a self-contained page with plots and the best table", "[cli][report]") {
+  TempDir dir;
+  const std::string recorded = dir.file("recorded.db");
+  test::write_recorded_copy_db(recorded, {kSmall, kLarge});
+  const std::string out = dir.file("out.db");
+  REQUIRE(run_ktune(dir, "tune --plan " + write_plan(dir) + " --replay " + recorded + " --db " +
+                             out + " --budget 25")
+              .status == 0);
+  const std::string html = dir.file("report.html");
+  auto r = run_ktune(dir, "report --db " + out + " --out " + html);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  std::ifstream in(html);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string page = text.str();
+  CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
+  CHECK(page.find("</html>") != std::string::npos);
+  // Two tasks: a convergence chart and a distribution each, plus the status chart.
+  std::size_t svgs = 0;
+  for (auto at = page.find("<svg"); at != std::string::npos; at = page.find("<svg", at + 1)) ++svgs;
+  CHECK(svgs == 5);
+  CHECK(page.find("<polyline") != std::string::npos);
+  CHECK(page.find("launch_error") != std::string::npos);  // failure counts by status
+  CHECK(page.find(problem_key(kLarge)) != std::string::npos);
+  // No network needed: nothing is fetched from elsewhere.
+  CHECK(page.find("src=") == std::string::npos);
+  CHECK(page.find("href=") == std::string::npos);
+  CHECK(page.find("<script") == std::string::npos);
+}
