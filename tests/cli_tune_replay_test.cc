@@ -190,3 +190,24 @@ TEST_CASE("cli: report writes a self-contained page with plots and the best tabl
   CHECK(page.find("href=") == std::string::npos);
   CHECK(page.find("<script") == std::string::npos);
 }
+
+TEST_CASE("cli: the report renders in headless Chromium (scripts/render_report.sh)", "[cli][report]") {
+  if (std::system("command -v chromium >/dev/null 2>&1") != 0) {
+    WARN("SKIPPED: chromium is not installed (apt-get install -y chromium)");
+    return;
+  }
+  TempDir dir;
+  const std::string recorded = dir.file("recorded.db");
+  test::write_recorded_copy_db(recorded, {kSmall});
+  const std::string out = dir.file("out.db");
+  REQUIRE(run_ktune(dir, "tune --op copy --shape " + std::to_string(kSmall) + " --replay " +
+                             recorded + " --db " + out + " --budget 20")
+              .status == 0);
+  REQUIRE(run_ktune(dir, "report --db " + out + " --out " + dir.file("r.html")).status == 0);
+  const std::string png = dir.file("r.png");
+  const std::string command = std::string(KTUNE_SOURCE_DIR) + "/scripts/render_report.sh " +
+                              dir.file("r.html") + " " + png + " > /dev/null 2>&1";
+  REQUIRE(std::system(command.c_str()) == 0);
+  REQUIRE(std::filesystem::exists(png));
+  CHECK(std::filesystem::file_size(png) > 10000);  // a page with charts, not a blank image
+}

@@ -65,7 +65,7 @@ struct Frame {
     for (int i = 0; i <= 4; ++i) {
       const double x = x0 + (x1 - x0) * i / 4.0;
       s += "<text x=\"" + num(px(x)) + "\" y=\"" + num(height - bottom + 14) +
-           "\" text-anchor=\"middle\" class=\"tick\">" + num(x, "%.3g") + "</text>";
+           "\" text-anchor=\"middle\" class=\"tick\">" + num(std::round(x), "%.0f") + "</text>";
       double y = log_y ? std::pow(10, std::log10(y0) + (std::log10(y1) - std::log10(y0)) * i / 4.0)
                        : y0 + (y1 - y0) * i / 4.0;
       s += "<line x1=\"" + num(left) + "\" x2=\"" + num(width - right) + "\" y1=\"" + num(py(y)) +
