@@ -39,6 +39,31 @@ std::string shape_text(const nlohmann::json& v, const std::string& where) {
               where + ": \"shape\" must be text like \"4096x4096x4096\" or a list of integers");
 }
 
+/// The template and checked problem of the options. With --op, the first template of the op
+/// (by name) that accepts the problem is taken, so `--op gemm --dtype f32` finds the SIMT GEMM
+/// even though the tensor-core GEMM sorts first.
+void resolve(const ProblemOptions& options, PlanEntry& entry) {
+  if (!options.template_name.empty() || options.op.empty()) {
+    entry.tmpl = options.resolve_template();
+    entry.problem = options.resolve_problem(*entry.tmpl);
+    return;
+  }
+  (void)options.resolve_template();  // throws for an unknown op, listing the known ones
+  std::optional<Error> first_error;
+  for (const auto& t : all_templates()) {
+    if (t->op() != options.op) continue;
+    try {
+      entry.problem = options.resolve_problem(*t);
+      entry.tmpl = t;
+      return;
+    } catch (const Error& e) {
+      if (!first_error) first_error = e;
+    }
+  }
+  throw Error(first_error->code(), std::string("no template of op \"") + options.op +
+                                       "\" accepts the problem: " + first_error->what());
+}
+
 PlanEntry entry_from_json(const nlohmann::json& item, const std::string& where) {
   if (!item.is_object())
     throw Error(ErrorCode::invalid_argument, where + ": expected an object like "
@@ -68,8 +93,7 @@ PlanEntry entry_from_json(const nlohmann::json& item, const std::string& where) 
   if (options.template_name.empty() && options.op.empty())
     throw Error(ErrorCode::invalid_argument, where + ": needs \"template\" or \"op\"");
   try {
-    entry.tmpl = options.resolve_template();
-    entry.problem = options.resolve_problem(*entry.tmpl);
+    resolve(options, entry);
   } catch (const Error& e) {
     throw Error(e.code(), where + ": " + e.what());
   }
@@ -107,8 +131,7 @@ std::vector<PlanEntry> read_plan_file(const std::string& path) {
 
 PlanEntry plan_entry_from_options(const ProblemOptions& options) {
   PlanEntry entry;
-  entry.tmpl = options.resolve_template();
-  entry.problem = options.resolve_problem(*entry.tmpl);
+  resolve(options, entry);
   entry.origin = "command line";
   return entry;
 }
