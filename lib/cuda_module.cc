@@ -10,7 +10,6 @@ namespace ktune::detail {
 
 namespace {
 /// Dynamic shared memory a kernel may use without opting in.
-constexpr unsigned kDefaultDynamicSmem = 48 * 1024;
 }  // namespace
 
 std::string cuda_error_message(cudaError_t err, const std::string& what) {
@@ -65,7 +64,10 @@ CudaStatus CudaModule::launch(const std::string& entry, dim3 grid, dim3 block,
       return CudaStatus{cudaErrorSymbolNotFound, e.what()};
     }
     function = reinterpret_cast<const void*>(k->handle);
-    if (dynamic_smem > kDefaultDynamicSmem && dynamic_smem > k->smem_limit) {
+    // Raise the limit whenever the request exceeds what was granted so far: static shared
+    // memory counts against the default 48 KiB too, so exactly 48 KiB of dynamic memory may
+    // already need the opt-in.
+    if (dynamic_smem > k->smem_limit) {
       cudaError_t err = cudaFuncSetAttribute(function, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              static_cast<int>(dynamic_smem));
       if (err != cudaSuccess)

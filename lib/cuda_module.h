@@ -50,7 +50,7 @@ class CudaModule {
  private:
   struct KernelInfo {
     cudaKernel_t handle = nullptr;
-    unsigned smem_limit = 48 * 1024;  // dynamic shared memory allowed so far
+    unsigned smem_limit = 0;  // dynamic shared memory granted so far by the opt-in attribute
   };
   KernelInfo& info(const std::string& entry);  // caller holds mutex_
 

@@ -1,6 +1,7 @@
 // Frames and JSON forms of the parent <-> ktune-worker protocol (see worker_protocol.h).
 #include "worker_protocol.h"
 
+#include <limits>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -256,7 +257,11 @@ WorkerResult result_from_json(const nlohmann::json& j) {
     r.message = j.value("message", std::string());
     r.context_lost = j.value("context_lost", false);
     r.times_ms = j.value("times_ms", std::vector<double>{});
-    r.error_norm = j.value("error_norm", -1.0);
+    // NaN (a NaN output's error) travels as JSON null.
+    const auto norm = j.find("error_norm");
+    r.error_norm = norm == j.end() ? -1.0
+                   : norm->is_null() ? std::numeric_limits<double>::quiet_NaN()
+                                     : norm->get<double>();
     r.sm_clock_mhz = j.value("sm_clock_mhz", -1);
     r.temperature_c = j.value("temperature_c", -1);
     r.reps = j.value("reps", 0);

@@ -15,7 +15,8 @@ TEST_CASE("elementwise is correct over its space and odd shapes", "[gpu][element
   const std::vector<std::map<std::string, Value>> cover = {
       {{"GRID_MODE", 1}}, {{"CACHE_HINT", 1}}, {{"VEC", 1}}, {{"ITEMS", 16}}};
   std::uint64_t seed = 1;
-  for (const auto& fn : t->attr_domains().at("fn"))
+  const auto domains = t->attr_domains();  // a temporary's member would dangle in the loop
+  for (const auto& fn : domains.at("fn"))
     for (const char* dtype : {"f32", "f16", "bf16"}) {
       const Problem odd = make_problem(*t, "3x1001", {{"dtype", dtype}, {"fn", fn}});
       ktune::test::expect_all_correct("elementwise", odd,
