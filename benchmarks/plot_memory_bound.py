@@ -40,7 +40,7 @@ def main():
             for r in json.load(f)["results"]:
                 torch_pct[key(r)] = r["torch_pct_of_copy"]
 
-    labels = ["{} {}\n{} {}".format(*key(r)[1:]) for r in rows]
+    labels = ["{}\n{} {}".format(*key(r)[1:]) for r in rows]
     tuned = [r["tuned_pct_of_copy"] for r in rows]
     default = [r["default_pct_of_copy"] for r in rows]
     torch_vals = [torch_pct.get(key(r), 0.0) for r in rows]

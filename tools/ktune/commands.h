@@ -10,6 +10,8 @@ namespace ktune::cli {
 void add_list_command(CLI::App& app);
 /// `ktune compile`: compile-only check of a template for an offline target.
 void add_compile_command(CLI::App& app);
+/// `ktune device`: the CUDA devices ktune can measure on, or why there is none.
+void add_device_command(CLI::App& app);
 
 }  // namespace ktune::cli
 

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
 
   ktune::cli::add_list_command(app);
   ktune::cli::add_compile_command(app);
+  ktune::cli::add_device_command(app);
   ktune::cli::add_export_command(app);
   ktune::cli::add_import_command(app);
   ktune::cli::add_replay_command(app);
