@@ -99,6 +99,17 @@ struct Tolerance {
   double rel_elem = 0;       ///< see max_abs
 };
 
+/// An independent reference computed on the GPU: a deliberately simple kernel with its own
+/// source (not the template's), run once per seed on the same inputs, whose outputs become the
+/// expected values. For problems whose host reference would take too long (large GEMMs,
+/// convolutions, huge reductions). It should accumulate in higher precision than the candidates.
+struct DeviceReference {
+  std::string source;                 ///< CUDA source (extern "C" kernels), compiled by NVRTC
+  std::vector<std::string> options;   ///< extra NVRTC options, e.g. "-DREF_DTYPE=1"
+  LaunchPlan plan;                    ///< writes every output/inout buffer (workload indices;
+                                      ///< plan.scratch after them)
+};
+
 /// What a template needs verified and timed for one problem: buffers, random inputs, the
 /// independent reference and the tolerance.
 class Workload {
@@ -122,6 +133,10 @@ class Workload {
   /// GEMM); 0 = cheap. A runner may replace a reference this costly by the template's vendor
   /// library on the GPU (KernelTemplate::vendor_reference) or verify on a smaller shape.
   virtual double reference_cost() const { return 0; }
+  /// A GPU reference the worker uses instead of reference() when present (the inputs are
+  /// still filled on the host by fill()). Default: none. A workload typically returns one only
+  /// above some reference_cost(), keeping the double-precision host reference for small shapes.
+  virtual std::optional<DeviceReference> device_reference() const { return std::nullopt; }
 };
 
 /// A tunable kernel family.
