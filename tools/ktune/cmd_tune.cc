@@ -14,6 +14,7 @@
 #include <set>
 
 #include "commands.h"
+#include "dry_run.h"
 #include "ktune/build.h"
 #include "ktune/error.h"
 #include "ktune/log.h"
@@ -44,6 +45,8 @@ struct TuneArgs {
   std::string cache_dir;
   std::string worker;
   int progress = -1;  // -1 auto, 0 plain lines, 1 live line
+  bool dry_run = false;
+  std::string arch = "sm_90";  // --dry-run target without a GPU
 };
 
 // --- Ctrl-C -----------------------------------------------------------------------------------
@@ -271,6 +274,11 @@ void run_tune(const TuneArgs& args) {
   }
   const SearcherOptions searcher_options = SearcherOptions::parse(args.options);
   auto searcher = make_searcher(args.searcher, searcher_options);
+  if (args.dry_run) {
+    const Device device = cuda_unavailable_reason() ? Device::offline(args.arch) : query_device(args.gpu);
+    print_dry_run(plan, device);
+    return;
+  }
 
   std::vector<ReplayTask> replays;  // one per plan entry with --replay, checked up front
   std::optional<Device> gpu;
@@ -340,6 +348,9 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--progress", args->progress,
                   "1 = live progress line, 0 = plain log lines, -1 = live on a terminal")
       ->check(CLI::Range(-1, 1));
+  cmd->add_flag("--dry-run", args->dry_run,
+                "Check the problems, spaces, launch geometry and buffers, then stop (no GPU, no database)");
+  cmd->add_option("--arch", args->arch, "Target of --dry-run when there is no GPU");
   cmd->callback([args] { run_tune(*args); });
 }
 

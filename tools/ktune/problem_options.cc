@@ -3,6 +3,7 @@
 #include "problem_options.h"
 
 #include "ktune/error.h"
+#include "ktune/user_template.h"
 
 namespace ktune::cli {
 
@@ -13,9 +14,27 @@ void ProblemOptions::add_to(CLI::App& cmd) {
   cmd.add_option("--dtype", dtype, "Element type attribute (f32, f16, bf16)");
   cmd.add_option("--layout", layout, "Layout attribute (e.g. NT for GEMM)");
   cmd.add_option("--attr", attrs, "Other attribute name=value (repeatable)");
+  cmd.add_option("--space", space,
+                 "A user template: T1 JSON with ConfigurationSpace, KernelSpecification and "
+                 "KtuneExtensions (docs/custom_templates.md)")
+      ->check(CLI::ExistingFile);
+  cmd.add_option("--kernel", kernel, "The user template's kernel .cu (default: its KernelFile)")
+      ->check(CLI::ExistingFile);
 }
 
 std::shared_ptr<const KernelTemplate> ProblemOptions::resolve_template() const {
+  if (!kernel.empty() && space.empty())
+    throw Error(ErrorCode::invalid_argument,
+                "--kernel " + kernel + " needs --space SPEC.T1.json (its space, geometry and arguments)");
+  if (!space.empty()) {
+    if (!op.empty())
+      throw Error(ErrorCode::invalid_argument, "give either --space (a user template) or --op, not both");
+    auto tmpl = register_user_template({space, kernel});
+    if (!template_name.empty() && template_name != tmpl->name())
+      throw Error(ErrorCode::invalid_argument, "--template " + template_name + " does not match the "
+                  "user template \"" + tmpl->name() + "\" of " + space);
+    return tmpl;
+  }
   if (!template_name.empty()) return find_template(template_name);
   if (op.empty())
     throw Error(ErrorCode::invalid_argument, "name a template with --template or an op with --op");

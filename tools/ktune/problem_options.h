@@ -1,5 +1,6 @@
 // Shared command-line options that name a template and a problem (--template/--op, --shape,
-// --dtype, --layout, --attr), and their conversion into a checked Problem.
+// --dtype, --layout, --attr, or a user's own kernel: --space SPEC.T1.json [--kernel FILE.cu]),
+// and their conversion into a checked Problem.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -20,11 +21,14 @@ struct ProblemOptions {
   std::string dtype;               ///< --dtype shortcut for --attr dtype=...
   std::string layout;              ///< --layout shortcut for --attr layout=...
   std::vector<std::string> attrs;  ///< --attr k=v (repeatable)
+  std::string space;               ///< --space: T1 JSON of a user template
+  std::string kernel;              ///< --kernel: its .cu (default: the document's KernelFile)
 
   /// Adds the options to a subcommand.
   void add_to(CLI::App& cmd);
-  /// The template named by --template, or the first template of --op; throws Error naming
-  /// the unknown op/template.
+  /// The user template of --space (registered, so workers find it too), else the template
+  /// named by --template, else the first template of --op; throws Error naming the unknown
+  /// op/template or the bad field of the user template's document.
   std::shared_ptr<const KernelTemplate> resolve_template() const;
   /// The checked problem (example problem of the template when --shape is absent).
   Problem resolve_problem(const KernelTemplate& tmpl) const;

@@ -3,6 +3,7 @@
 // would mean.
 #include "tuning_plan.h"
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -64,7 +65,8 @@ void resolve(const ProblemOptions& options, PlanEntry& entry) {
                                        "\" accepts the problem: " + first_error->what());
 }
 
-PlanEntry entry_from_json(const nlohmann::json& item, const std::string& where) {
+PlanEntry entry_from_json(const nlohmann::json& item, const std::string& where,
+                          const std::filesystem::path& base_dir) {
   if (!item.is_object())
     throw Error(ErrorCode::invalid_argument, where + ": expected an object like "
                                                      "{\"op\": \"gemm\", \"shape\": \"1024x1024x1024\"}");
@@ -76,6 +78,10 @@ PlanEntry entry_from_json(const nlohmann::json& item, const std::string& where) 
       if (!value.is_string())
         throw Error(ErrorCode::invalid_argument, field + ": expected a name");
       (key == "template" ? options.template_name : options.op) = value.get<std::string>();
+    } else if (key == "space" || key == "kernel") {
+      if (!value.is_string())
+        throw Error(ErrorCode::invalid_argument, field + ": expected a file path");
+      (key == "space" ? options.space : options.kernel) = (base_dir / value.get<std::string>()).string();
     } else if (key == "shape") {
       options.shape = shape_text(value, field);
     } else if (key == "budget") {
@@ -90,8 +96,8 @@ PlanEntry entry_from_json(const nlohmann::json& item, const std::string& where) 
       options.attrs.push_back(key + "=" + attribute_text(value, field));
     }
   }
-  if (options.template_name.empty() && options.op.empty())
-    throw Error(ErrorCode::invalid_argument, where + ": needs \"template\" or \"op\"");
+  if (options.template_name.empty() && options.op.empty() && options.space.empty())
+    throw Error(ErrorCode::invalid_argument, where + ": needs \"template\", \"op\" or \"space\"");
   try {
     resolve(options, entry);
   } catch (const Error& e) {
@@ -117,7 +123,8 @@ std::vector<PlanEntry> parse_plan(const std::string& json_text, const std::strin
                          "[{\"op\": \"gemm\", \"shape\": \"1024x1024x1024\", \"dtype\": \"f16\"}]");
   std::vector<PlanEntry> plan;
   for (std::size_t i = 0; i < doc.size(); ++i)
-    plan.push_back(entry_from_json(doc[i], origin + " entry " + std::to_string(i + 1)));
+    plan.push_back(entry_from_json(doc[i], origin + " entry " + std::to_string(i + 1),
+                                   std::filesystem::path(origin).parent_path()));
   return plan;
 }
 

@@ -24,7 +24,8 @@ struct PlanEntry {
   std::string origin;                          ///< "plan.json entry 2" or "command line"
 };
 
-/// Reads a plan file: a JSON array of objects with "template" or "op", optional "shape"
+/// Reads a plan file: a JSON array of objects with "template" or "op" (or "space", with an
+/// optional "kernel", for a user template; paths relative to the plan file), optional "shape"
 /// (text "AxB" or an array of integers), "dtype", "layout", "budget", "time", and any other
 /// key as a problem attribute. Throws Error naming the file, the entry and the bad field.
 std::vector<PlanEntry> read_plan_file(const std::string& path);

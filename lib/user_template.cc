@@ -1,0 +1,810 @@
+// A generic KernelTemplate built from a user's kernel source and a T1 / Kernel Tuner JSON
+// document: the space from ConfigurationSpace, the launch geometry and arguments from
+// KernelSpecification, and named problem dimensions plus a GPU reference kernel from
+// KtuneExtensions. Every expression (sizes, geometry, scalar values) is parsed once when the
+// document is read, so errors name the file and the field before anything runs.
+#include "ktune/user_template.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "expression.h"
+#include "host_dtype.h"
+#include "ktune/error.h"
+
+namespace ktune {
+
+namespace {
+
+using Json = nlohmann::json;
+
+/// Environment variable that carries registered user templates into worker processes.
+constexpr const char* kEnvironmentVariable = "KTUNE_USER_TEMPLATES";
+/// CUDA launch limits checked before a config is compiled.
+constexpr std::int64_t kMaxGridX = 2147483647, kMaxGridYZ = 65535, kMaxBlockXY = 1024,
+                       kMaxBlockZ = 64, kMaxThreads = 1024;
+
+/// Reads fields of the document; errors read "<origin>: <field>: <what>".
+struct SpecReader {
+  const std::string& origin;
+
+  [[noreturn]] void fail(ErrorCode code, const std::string& field, const std::string& what) const {
+    throw Error(code, origin + ": " + field + ": " + what);
+  }
+  const Json* find(const Json& object, const char* key) const {
+    auto it = object.find(key);
+    return it == object.end() || it->is_null() ? nullptr : &*it;
+  }
+  const Json& member(const Json& object, const std::string& field, const char* key) const {
+    const Json* v = find(object, key);
+    if (!v) fail(ErrorCode::parse_error, field + "." + key, "missing");
+    return *v;
+  }
+  std::string text(const Json& v, const std::string& field) const {
+    if (!v.is_string()) fail(ErrorCode::parse_error, field, "expected a string, found " + v.dump());
+    return v.get<std::string>();
+  }
+  /// An expression given as a JSON number or a string.
+  std::string expression_text(const Json& v, const std::string& field) const {
+    if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+    if (v.is_number_float()) {
+      const double d = v.get<double>();
+      if (d == static_cast<double>(static_cast<std::int64_t>(d)))
+        return std::to_string(static_cast<std::int64_t>(d));
+    }
+    if (v.is_string()) return v.get<std::string>();
+    fail(ErrorCode::parse_error, field, "expected an integer or an expression string, found " + v.dump());
+  }
+};
+
+/// Names an expression may use: tunables, then problem dimensions, then ProblemSize_i.
+struct Names {
+  std::vector<std::string> all;
+  std::size_t tunables = 0;
+  std::size_t dims = 0;
+};
+
+/// A parsed expression that remembers whether it needs tunable values.
+struct Expr {
+  Expression code;
+  bool uses_tunables = false;
+  Value eval(const std::vector<Value>& values) const { return code.evaluate(values); }
+};
+
+/// " (N, M)": the dimension names for messages.
+std::string dimension_list(const Names& names) {
+  std::string out;
+  for (std::size_t i = names.tunables; i < names.tunables + names.dims && i < names.all.size(); ++i)
+    out += (out.empty() ? " (" : ", ") + names.all[i];
+  return out.empty() ? "" : out + ")";
+}
+
+/// Parses `text` ("ProblemSize[i]" rewritten to the ProblemSize_i variable) over `names`;
+/// with `problem_only`, a tunable in it is an error naming the field.
+Expr parse_expr(const SpecReader& r, const Names& names, const std::string& text,
+                const std::string& field, bool problem_only) {
+  static const std::regex indexed(R"(ProblemSize\s*\[\s*(\d+)\s*\])");
+  const std::string rewritten = std::regex_replace(text, indexed, "ProblemSize_$1");
+  Expr e;
+  try {
+    e.code = Expression::parse(rewritten, names.all);
+  } catch (const Error& err) {
+    r.fail(err.code(), field, err.what());
+  }
+  for (std::size_t p : e.code.params())
+    if (p < names.tunables) e.uses_tunables = true;
+  if (problem_only && e.uses_tunables)
+    r.fail(ErrorCode::invalid_argument, field,
+           "\"" + text + "\" uses a tuning parameter; it may depend only on the problem "
+           "dimensions" + dimension_list(names));
+  return e;
+}
+
+/// Launch geometry: block from LocalSize, grid from ProblemSize / GridDiv or GlobalSize.
+struct Geometry {
+  std::vector<Expr> block;                   // X, Y, Z
+  std::vector<std::vector<Expr>> grid_div;   // per dimension (grid_div mode)
+  std::vector<Expr> global;                  // per dimension (global mode)
+  bool global_is_threads = false;            // GlobalSizeType OpenCL
+  std::optional<Expr> shared_bytes;          // dynamic shared memory
+  std::size_t problem_dims = 0;              // ProblemSize entries (grid_div mode)
+
+  /// Grid and block for the values; `why` explains an impossible launch.
+  bool compute(const std::vector<Value>& values, const Names& names, std::int64_t grid[3],
+               std::int64_t block_out[3], std::int64_t& smem, std::string* why) const {
+    for (int d = 0; d < 3; ++d) block_out[d] = block[d].eval(values);
+    for (int d = 0; d < 3; ++d) {
+      if (global.size() == 3) {
+        const std::int64_t g = global[d].eval(values);
+        grid[d] = global_is_threads && block_out[d] > 0 ? (g + block_out[d] - 1) / block_out[d] : g;
+      } else {
+        const std::int64_t size =
+            static_cast<std::size_t>(d) < problem_dims ? values[names.tunables + names.dims + d] : 1;
+        std::int64_t div = 1;
+        for (const auto& e : grid_div[d]) div *= e.eval(values);
+        grid[d] = div > 0 ? (size + div - 1) / div : 0;
+      }
+    }
+    smem = shared_bytes ? shared_bytes->eval(values) : 0;
+    auto reject = [&](const std::string& what) {
+      if (why) *why = what;
+      return false;
+    };
+    const char* axis = "xyz";
+    for (int d = 0; d < 3; ++d) {
+      if (block_out[d] < 1)
+        return reject(std::string("block.") + axis[d] + " = " + std::to_string(block_out[d]) + " < 1");
+      if (grid[d] < 1)
+        return reject(std::string("grid.") + axis[d] + " = " + std::to_string(grid[d]) + " < 1");
+    }
+    if (block_out[0] > kMaxBlockXY || block_out[1] > kMaxBlockXY || block_out[2] > kMaxBlockZ ||
+        block_out[0] * block_out[1] * block_out[2] > kMaxThreads)
+      return reject("block " + std::to_string(block_out[0]) + "x" + std::to_string(block_out[1]) +
+                    "x" + std::to_string(block_out[2]) + " exceeds the CUDA block limits");
+    if (grid[0] > kMaxGridX || grid[1] > kMaxGridYZ || grid[2] > kMaxGridYZ)
+      return reject("grid " + std::to_string(grid[0]) + "x" + std::to_string(grid[1]) + "x" +
+                    std::to_string(grid[2]) + " exceeds the CUDA grid limits");
+    if (smem < 0) return reject("SharedMemory = " + std::to_string(smem) + " < 0");
+    return true;
+  }
+
+  /// "(bx)*(by)*(bz) <= max_threads" when the block uses tuning parameters only (so the
+  /// space can rule out oversized blocks before they are compiled), else "".
+  std::string thread_limit_constraint(const std::vector<std::string>& texts, std::size_t tunables,
+                                      int max_threads) const {
+    for (const auto& e : block)
+      for (std::size_t p : e.code.params())
+        if (p >= tunables) return "";
+    return "(" + texts[0] + ")*(" + texts[1] + ")*(" + texts[2] + ") <= " + std::to_string(max_threads);
+  }
+};
+
+/// Reads LocalSize, GridDivX/Y/Z, GlobalSize(Type) and SharedMemory of `spec`.
+Geometry parse_geometry(const SpecReader& r, const Json& spec, const std::string& field,
+                        const Names& names, std::size_t problem_dims, bool problem_only,
+                        std::vector<std::string>* block_texts = nullptr) {
+  Geometry g;
+  g.problem_dims = problem_dims;
+  const char* axes[3] = {"X", "Y", "Z"};
+  const Json* local = r.find(spec, "LocalSize");
+  if (local && !local->is_object()) r.fail(ErrorCode::parse_error, field + ".LocalSize", "expected an object {X, Y, Z}");
+  std::vector<std::string> texts;
+  for (int d = 0; d < 3; ++d) {
+    const std::string f = field + ".LocalSize." + axes[d];
+    const Json* v = local ? r.find(*local, axes[d]) : nullptr;
+    std::string text = v ? r.expression_text(*v, f) : "1";
+    if (!v && d == 0 && !local) r.fail(ErrorCode::parse_error, field + ".LocalSize", "missing");
+    texts.push_back(text);
+    g.block.push_back(parse_expr(r, names, text, f, problem_only));
+  }
+  if (block_texts) *block_texts = texts;
+  const bool has_grid_div = r.find(spec, "GridDivX") || r.find(spec, "GridDivY") || r.find(spec, "GridDivZ");
+  const Json* global = r.find(spec, "GlobalSize");
+  if (global && !has_grid_div) {
+    if (!global->is_object()) r.fail(ErrorCode::parse_error, field + ".GlobalSize", "expected an object {X, Y, Z}");
+    for (int d = 0; d < 3; ++d) {
+      const std::string f = field + ".GlobalSize." + axes[d];
+      const Json* v = r.find(*global, axes[d]);
+      g.global.push_back(parse_expr(r, names, v ? r.expression_text(*v, f) : "1", f, problem_only));
+    }
+    const Json* type = r.find(spec, "GlobalSizeType");
+    const std::string type_text = type ? r.text(*type, field + ".GlobalSizeType") : "CUDA";
+    if (type_text != "CUDA" && type_text != "OpenCL")
+      r.fail(ErrorCode::invalid_argument, field + ".GlobalSizeType",
+             "\"" + type_text + "\" is not CUDA (grid in blocks) or OpenCL (grid in threads)");
+    g.global_is_threads = type_text == "OpenCL";
+  } else {
+    if (problem_dims == 0)
+      r.fail(ErrorCode::parse_error, field, "needs ProblemSize (with GridDivX/Y/Z) or GlobalSize for its grid");
+    const char* keys[3] = {"GridDivX", "GridDivY", "GridDivZ"};
+    g.grid_div.resize(3);
+    for (int d = 0; d < 3; ++d) {
+      const std::string f = field + "." + keys[d];
+      const Json* v = r.find(spec, keys[d]);
+      if (!v) {  // Kernel Tuner's default: divide by the block size of that dimension
+        g.grid_div[d].push_back(parse_expr(r, names, texts[d], f, problem_only));
+        continue;
+      }
+      if (!v->is_array()) r.fail(ErrorCode::parse_error, f, "expected a list of expressions");
+      for (std::size_t i = 0; i < v->size(); ++i) {
+        const std::string fi = f + "[" + std::to_string(i) + "]";
+        g.grid_div[d].push_back(parse_expr(r, names, r.expression_text((*v)[i], fi), fi, problem_only));
+      }
+    }
+  }
+  if (const Json* smem = r.find(spec, "SharedMemory"))
+    g.shared_bytes = parse_expr(r, names, r.expression_text(*smem, field + ".SharedMemory"),
+                                field + ".SharedMemory", problem_only);
+  return g;
+}
+
+/// One kernel argument of the specification.
+struct ArgumentSpec {
+  std::string name;
+  bool vector = true;
+  DType dtype = DType::f32;
+  Role role = Role::input;
+  std::optional<Expr> size;        // vectors: elements
+  bool random_fill = true;         // vectors: Random, else Constant
+  double fill_value = 1.0;         // vectors: scale or constant; scalars: the value
+  std::optional<Expr> value;       // scalars: value as an expression over dimensions
+  std::optional<double> tolerance; // outputs: relative L2 bound
+};
+
+/// Maps a C type name ("float", "const int*", "__half") or a ktune dtype name to a DType.
+DType parse_type(const SpecReader& r, const std::string& type, const std::string& field) {
+  std::string t = std::regex_replace(type, std::regex(R"(\bconst\b|\*|__restrict__|\s+)"), " ");
+  t = std::regex_replace(t, std::regex(R"(^\s+|\s+$)"), "");
+  t = std::regex_replace(t, std::regex(R"(\s+)"), " ");
+  static const std::map<std::string, DType> c_names = {
+      {"float", DType::f32},        {"double", DType::f64},     {"half", DType::f16},
+      {"__half", DType::f16},       {"__nv_bfloat16", DType::bf16}, {"int", DType::i32},
+      {"int32_t", DType::i32},      {"unsigned int", DType::i32}, {"long", DType::i64},
+      {"long long", DType::i64},    {"int64_t", DType::i64},    {"char", DType::u8},
+      {"unsigned char", DType::u8}, {"uint8_t", DType::u8}};
+  if (auto it = c_names.find(t); it != c_names.end()) return it->second;
+  try {
+    return dtype_from_string(t);
+  } catch (const Error&) {
+    r.fail(ErrorCode::invalid_argument, field,
+           "type \"" + type + "\" is not one of float, double, half, __nv_bfloat16, int, "
+           "long, int64_t, char, uint8_t (or f32, f16, bf16, f64, i32, i64, u8)");
+  }
+}
+
+ArgumentSpec parse_argument(const SpecReader& r, const Json& a, const std::string& field,
+                            const Names& names) {
+  if (!a.is_object()) r.fail(ErrorCode::parse_error, field, "expected an object");
+  ArgumentSpec s;
+  s.name = r.text(r.member(a, field, "Name"), field + ".Name");
+  s.dtype = parse_type(r, r.text(r.member(a, field, "Type"), field + ".Type"), field + ".Type");
+  if (const Json* mt = r.find(a, "MemType"); mt && mt->is_string() && mt->get<std::string>() != "Global")
+    r.fail(ErrorCode::unsupported, field + ".MemType",
+           "\"" + mt->get<std::string>() + "\" memory is not supported (only global-memory "
+           "vectors and scalars; pass the data as a pointer instead)");
+  const Json* memory = r.find(a, "MemoryType");
+  const std::string memory_type = memory ? r.text(*memory, field + ".MemoryType") : "Vector";
+  if (memory_type != "Vector" && memory_type != "Scalar")
+    r.fail(ErrorCode::invalid_argument, field + ".MemoryType",
+           "\"" + memory_type + "\" is not Vector or Scalar");
+  s.vector = memory_type == "Vector";
+  if (const Json* fv = r.find(a, "FillValue")) {
+    if (!fv->is_number()) r.fail(ErrorCode::parse_error, field + ".FillValue", "expected a number");
+    s.fill_value = fv->get<double>();
+  }
+  if (!s.vector) {
+    if (s.dtype == DType::f16 || s.dtype == DType::bf16 || s.dtype == DType::u8)
+      r.fail(ErrorCode::unsupported, field + ".Type",
+             "scalar arguments are float, double, int or int64 (pass 16-bit values as float)");
+    if (const Json* v = r.find(a, "Value"))
+      s.value = parse_expr(r, names, r.expression_text(*v, field + ".Value"), field + ".Value", true);
+    else if (!r.find(a, "FillValue"))
+      r.fail(ErrorCode::parse_error, field, "a Scalar needs FillValue (a number) or Value (an expression over the dimensions)");
+    return s;
+  }
+  s.size = parse_expr(r, names, r.expression_text(r.member(a, field, "Size"), field + ".Size"),
+                      field + ".Size", true);
+  const Json* output = r.find(a, "Output");
+  const bool compared = !output || (output->is_boolean() ? output->get<bool>()
+                                                          : output->is_number() && output->get<double>() != 0);
+  const Json* access = r.find(a, "AccessType");
+  std::string access_type = access ? r.text(*access, field + ".AccessType")
+                                   : (output && compared ? "WriteOnly" : "ReadOnly");
+  if (access_type == "ReadOnly") s.role = Role::input;
+  else if (access_type == "WriteOnly") s.role = compared ? Role::output : Role::scratch;
+  else if (access_type == "ReadWrite") s.role = compared ? Role::inout : Role::scratch;
+  else
+    r.fail(ErrorCode::invalid_argument, field + ".AccessType",
+           "\"" + access_type + "\" is not ReadOnly, WriteOnly or ReadWrite");
+  const Json* fill = r.find(a, "FillType");
+  const std::string fill_type = fill ? r.text(*fill, field + ".FillType") : "Random";
+  if (fill_type != "Random" && fill_type != "Constant")
+    r.fail(ErrorCode::invalid_argument, field + ".FillType", "\"" + fill_type + "\" is not Random or Constant");
+  s.random_fill = fill_type == "Random";
+  if (const Json* tol = r.find(a, "Tolerance")) {
+    if (!tol->is_number() || tol->get<double>() < 0)
+      r.fail(ErrorCode::invalid_argument, field + ".Tolerance", "expected a relative L2 bound >= 0");
+    s.tolerance = tol->get<double>();
+  }
+  return s;
+}
+
+/// Default relative L2 bound of an output of a dtype.
+double default_tolerance(DType dtype) {
+  switch (dtype) {
+    case DType::f64: return 1e-12;
+    case DType::f32: return 1e-5;
+    case DType::f16: return 1e-2;
+    case DType::bf16: return 2e-2;
+    default: return 0;
+  }
+}
+
+/// Everything read from the document (shared by the template and its workloads).
+struct UserSpec {
+  std::string name;
+  std::string origin;
+  std::string kernel_name;
+  std::string source;
+  std::vector<std::string> compiler_options;
+  SearchSpace space;
+  std::vector<std::pair<std::string, Value>> dims;  // name, example value
+  Names names;
+  std::vector<Expr> problem_size;                   // ProblemSize_i over dimensions
+  Geometry geometry;
+  std::vector<std::string> block_texts;
+  std::vector<ArgumentSpec> args;
+  std::string reference_name;
+  std::string reference_source;
+  Geometry reference_geometry;
+  std::optional<double> tolerance;
+  std::optional<Expr> bytes, flops;
+  std::string description;
+
+  /// The value array for a problem (tunables left at 0) or a problem and a config.
+  std::vector<Value> values(const Problem& problem, const Config* config) const {
+    std::vector<Value> v(names.all.size(), 0);
+    if (config)
+      for (std::size_t i = 0; i < names.tunables; ++i) v[i] = (*config)[names.all[i]];
+    for (std::size_t i = 0; i < dims.size(); ++i) v[names.tunables + i] = problem.dim(dims[i].first);
+    for (std::size_t i = 0; i < problem_size.size(); ++i)
+      v[names.tunables + names.dims + i] = problem_size[i].eval(v);
+    return v;
+  }
+
+  /// Kernel arguments in order (vectors by their buffer index).
+  std::vector<KernelArg> kernel_args(const std::vector<Value>& values) const {
+    std::vector<KernelArg> out;
+    std::size_t buffer = 0;
+    for (const auto& a : args) {
+      if (a.vector) {
+        out.push_back(KernelArg::buf(buffer++));
+        continue;
+      }
+      const double v = a.value ? static_cast<double>(a.value->eval(values)) : a.fill_value;
+      switch (a.dtype) {
+        case DType::f32: out.push_back(KernelArg::f32(v)); break;
+        case DType::f64: out.push_back(KernelArg::f64(v)); break;
+        case DType::i64: out.push_back(KernelArg::i64(static_cast<std::int64_t>(v))); break;
+        default: out.push_back(KernelArg::i32(static_cast<std::int64_t>(v))); break;
+      }
+    }
+    return out;
+  }
+
+  /// One-step plan of `entry` with `geometry`; throws Error(unsupported) for a bad launch.
+  LaunchPlan plan(const std::string& entry, const Geometry& g, const std::vector<Value>& values,
+                  const std::string& what) const {
+    std::int64_t grid[3], block[3], smem = 0;
+    std::string why;
+    if (!g.compute(values, names, grid, block, smem, &why))
+      throw Error(ErrorCode::unsupported, name + ": " + what + ": " + why);
+    LaunchStep step;
+    step.entry = entry;
+    for (int d = 0; d < 3; ++d) {
+      step.grid[d] = static_cast<unsigned>(grid[d]);
+      step.block[d] = static_cast<unsigned>(block[d]);
+    }
+    step.dynamic_smem = static_cast<unsigned>(smem);
+    step.args = kernel_args(values);
+    LaunchPlan p;
+    p.steps.push_back(std::move(step));
+    return p;
+  }
+};
+
+/// Buffers, random inputs and the GPU reference of one problem.
+class UserWorkload final : public Workload {
+ public:
+  UserWorkload(std::shared_ptr<const UserSpec> spec, const Problem& problem)
+      : spec_(std::move(spec)), values_(spec_->values(problem, nullptr)) {
+    for (std::size_t i = 0; i < spec_->args.size(); ++i) {
+      const auto& a = spec_->args[i];
+      if (!a.vector) continue;
+      const Value n = a.size->eval(values_);
+      if (n < 1)
+        throw Error(ErrorCode::invalid_argument, spec_->origin + ": argument " + a.name +
+                                                     " has " + std::to_string(n) + " elements for " +
+                                                     problem.key() + " (expected >= 1)");
+      buffers_.push_back(BufferSpec{a.name, a.dtype, static_cast<std::size_t>(n), a.role, 0});
+      vector_args_.push_back(i);
+    }
+  }
+
+  std::vector<BufferSpec> buffers() const override { return buffers_; }
+
+  void fill(std::vector<HostBuffer>& buffers, std::uint64_t seed) const override {
+    if (buffers.size() != buffers_.size())
+      throw Error(ErrorCode::invalid_argument, spec_->name + " workload: expected " +
+                                                   std::to_string(buffers_.size()) + " buffers");
+    for (std::size_t b = 0; b < buffers.size(); ++b) {
+      const auto& a = spec_->args[vector_args_[b]];
+      if (a.role != Role::input && a.role != Role::inout) continue;
+      HostBuffer& buf = buffers[b];
+      const std::size_t n = buf.spec.elements;
+      FillRng rng(seed * 0x9e3779b97f4a7c15ull + b + 1);
+      const bool integer = a.dtype == DType::i32 || a.dtype == DType::i64 || a.dtype == DType::u8;
+      if (!a.random_fill) {
+        for (std::size_t i = 0; i < n; ++i) write_element(buf, i, a.fill_value);
+      } else if (integer) {
+        const auto hi = static_cast<std::int64_t>(std::max(1.0, a.fill_value));
+        for (std::size_t i = 0; i < n; ++i) write_element(buf, i, static_cast<double>(rng.integer(0, hi)));
+      } else {
+        fill_uniform_around(buf, rng, 0, n, 0.0, a.fill_value == 0 ? 1.0 : a.fill_value);
+      }
+    }
+  }
+
+  void reference(std::vector<HostBuffer>&) const override {
+    throw Error(ErrorCode::unsupported,
+                spec_->name + ": a user template is checked by its GPU reference kernel (" +
+                    spec_->reference_name + "), not on the host");
+  }
+
+  std::optional<DeviceReference> device_reference() const override {
+    DeviceReference ref;
+    ref.source = spec_->reference_source;
+    ref.options = spec_->compiler_options;
+    ref.plan = spec_->plan(spec_->reference_name, spec_->reference_geometry, values_,
+                           "reference kernel " + spec_->reference_name);
+    return ref;
+  }
+
+  Tolerance tolerance(const BufferSpec& output) const override {
+    for (std::size_t b = 0; b < buffers_.size(); ++b) {
+      if (buffers_[b].name != output.name) continue;
+      const auto& a = spec_->args[vector_args_[b]];
+      const double bound = a.tolerance ? *a.tolerance : spec_->tolerance ? *spec_->tolerance
+                                                                          : default_tolerance(a.dtype);
+      return Tolerance{bound, -1, 0};
+    }
+    return Tolerance{default_tolerance(output.dtype), -1, 0};
+  }
+
+  double bytes() const override {
+    if (spec_->bytes) return static_cast<double>(spec_->bytes->eval(values_));
+    double total = 0;
+    for (const auto& b : buffers_) {
+      const double size = static_cast<double>(b.elements * dtype_size(b.dtype));
+      if (b.role == Role::input || b.role == Role::output) total += size;
+      if (b.role == Role::inout) total += 2 * size;
+    }
+    return total;
+  }
+
+  double flops() const override {
+    return spec_->flops ? static_cast<double>(spec_->flops->eval(values_)) : 0.0;
+  }
+
+ private:
+  std::shared_ptr<const UserSpec> spec_;
+  std::vector<Value> values_;
+  std::vector<BufferSpec> buffers_;
+  std::vector<std::size_t> vector_args_;  // argument index of each buffer
+};
+
+class UserTemplate final : public KernelTemplate {
+ public:
+  explicit UserTemplate(std::shared_ptr<const UserSpec> spec) : spec_(std::move(spec)) {}
+
+  std::string name() const override { return spec_->name; }
+  std::string op() const override { return spec_->name; }
+  std::string description() const override { return spec_->description; }
+  const std::string& source() const override { return spec_->source; }
+  std::vector<std::string> dim_names() const override {
+    std::vector<std::string> out;
+    for (const auto& [n, v] : spec_->dims) out.push_back(n);
+    return out;
+  }
+  std::map<std::string, std::vector<std::string>> attr_domains() const override { return {}; }
+  Problem example_problem() const override {
+    Problem p;
+    p.op = spec_->name;
+    p.dims = spec_->dims;
+    return p;
+  }
+
+  SearchSpace space(const Problem& problem, const Device& device) const override {
+    check_problem(problem);
+    const int max_threads = device.max_threads_per_block > 0 ? device.max_threads_per_block
+                                                              : static_cast<int>(kMaxThreads);
+    const std::string limit = spec_->geometry.thread_limit_constraint(
+        spec_->block_texts, spec_->names.tunables, max_threads);
+    if (limit.empty()) return spec_->space;
+    SearchSpace::Builder b;
+    for (const auto& p : spec_->space.params()) b.param(p.name, p.values, p.default_value);
+    for (const auto& c : spec_->space.constraint_descriptions()) b.constraint(c);
+    b.constraint(limit);
+    return b.build();
+  }
+
+  bool can_implement(const Problem& problem, const Config& config,
+                     std::string* why) const override {
+    std::int64_t grid[3], block[3], smem = 0;
+    return spec_->geometry.compute(spec_->values(problem, &config), spec_->names, grid, block,
+                                   smem, why);
+  }
+
+  std::vector<std::string> problem_defines(const Problem&) const override {
+    return spec_->compiler_options;
+  }
+
+  LaunchPlan launch(const Problem& problem, const Config& config, const Device&) const override {
+    return spec_->plan(spec_->kernel_name, spec_->geometry, spec_->values(problem, &config),
+                       config.str());
+  }
+
+  std::unique_ptr<Workload> workload(const Problem& problem) const override {
+    check_problem(problem);
+    return std::make_unique<UserWorkload>(spec_, problem);
+  }
+
+ private:
+  std::shared_ptr<const UserSpec> spec_;
+};
+
+bool is_identifier(const std::string& s) {
+  return std::regex_match(s, std::regex("[A-Za-z_][A-Za-z0-9_]*"));
+}
+
+/// Checks a CompilerOptions entry: language standard, macro definitions and a few safe flags.
+std::string checked_compiler_option(const SpecReader& r, const std::string& option,
+                                    const std::string& field) {
+  static const std::regex allowed(
+      R"((-|--)std=c\+\+(03|11|14|17|20)|-D[A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9_.+-]*)?|)"
+      R"(--?use_fast_math|--?extra-device-vectorization|-lineinfo|--?ftz=(true|false))");
+  if (!std::regex_match(option, allowed))
+    r.fail(ErrorCode::invalid_argument, field,
+           "option \"" + option + "\" is not allowed (use -std=c++NN, -DNAME[=VALUE], "
+           "--use_fast_math, --extra-device-vectorization, -lineinfo or --ftz=...)");
+  return option;
+}
+
+std::string read_text_file(const std::string& path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorCode::not_found, "cannot open " + what + " \"" + path + "\"");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// Source text of the reference kernel named by the document, or "" when none is named.
+std::string reference_file_of(const std::string& spec_json) {
+  try {
+    const Json doc = Json::parse(spec_json);
+    return doc.at("KtuneExtensions").at("Reference").at("KernelFile").get<std::string>();
+  } catch (const Json::exception&) {
+    return "";
+  }
+}
+
+std::shared_ptr<const KernelTemplate> load(const UserTemplateFiles& files) {
+  const std::string spec_text = read_text_file(files.spec_path, "template specification");
+  const std::filesystem::path dir = std::filesystem::path(files.spec_path).parent_path();
+  std::string kernel_path = files.kernel_path;
+  if (kernel_path.empty()) {
+    try {
+      kernel_path = (dir / Json::parse(spec_text).at("KernelSpecification").at("KernelFile")
+                               .get<std::string>()).string();
+    } catch (const Json::exception&) {
+      throw Error(ErrorCode::parse_error,
+                  files.spec_path + ": KernelSpecification.KernelFile: missing (or give the kernel file)");
+    }
+  }
+  const std::string kernel = read_text_file(kernel_path, "kernel source");
+  std::string reference;
+  if (const std::string ref = reference_file_of(spec_text); !ref.empty())
+    reference = read_text_file((dir / ref).string(), "reference kernel source");
+  return make_user_template(spec_text, kernel, reference, files.spec_path);
+}
+
+}  // namespace
+
+std::shared_ptr<const KernelTemplate> make_user_template(const std::string& spec_json,
+                                                         const std::string& kernel_source,
+                                                         const std::string& reference_source,
+                                                         const std::string& origin) {
+  SpecReader r{origin};
+  Json doc;
+  try {
+    doc = Json::parse(spec_json);
+  } catch (const Json::exception& e) {
+    throw Error(ErrorCode::parse_error, origin + ": not valid JSON: " + e.what());
+  }
+  if (!doc.is_object()) r.fail(ErrorCode::parse_error, "document", "expected a JSON object");
+  auto spec = std::make_shared<UserSpec>();
+  spec->origin = origin;
+  spec->source = kernel_source;
+  spec->space = SearchSpace::from_t1_json(spec_json, origin);
+  const std::string ks = "KernelSpecification";
+  const Json& kernel = r.member(doc, "document", "KernelSpecification");
+  const Json empty = Json::object();
+  const Json* ext = r.find(doc, "KtuneExtensions");
+  if (ext && !ext->is_object()) r.fail(ErrorCode::parse_error, "KtuneExtensions", "expected an object");
+  if (!ext) ext = &empty;
+
+  if (const Json* language = r.find(kernel, "Language");
+      language && r.text(*language, ks + ".Language") != "CUDA")
+    r.fail(ErrorCode::unsupported, ks + ".Language", "\"" + language->get<std::string>() + "\": only CUDA kernels are supported");
+  spec->kernel_name = r.text(r.member(kernel, ks, "KernelName"), ks + ".KernelName");
+  if (!is_identifier(spec->kernel_name))
+    r.fail(ErrorCode::invalid_argument, ks + ".KernelName", "\"" + spec->kernel_name + "\" is not a C identifier");
+  if (kernel_source.find(spec->kernel_name) == std::string::npos)
+    r.fail(ErrorCode::not_found, ks + ".KernelName",
+           "the kernel source has no kernel \"" + spec->kernel_name + "\" (declare it extern \"C\" __global__)");
+
+  // Name: General.BenchmarkName, else KernelSpecification.BenchmarkName, else the kernel name.
+  std::string name_field = "General.BenchmarkName";
+  const Json* name = doc.contains("General") ? r.find(doc["General"], "BenchmarkName") : nullptr;
+  if (!name) {
+    name = r.find(kernel, "BenchmarkName");
+    name_field = ks + ".BenchmarkName";
+  }
+  spec->name = name ? r.text(*name, name_field) : spec->kernel_name;
+  if (!is_identifier(spec->name))
+    r.fail(ErrorCode::invalid_argument, name_field,
+           "\"" + spec->name + "\" cannot name a template (letters, digits and _ only)");
+
+  if (const Json* options = r.find(kernel, "CompilerOptions")) {
+    if (!options->is_array()) r.fail(ErrorCode::parse_error, ks + ".CompilerOptions", "expected a list of strings");
+    for (std::size_t i = 0; i < options->size(); ++i) {
+      const std::string f = ks + ".CompilerOptions[" + std::to_string(i) + "]";
+      spec->compiler_options.push_back(checked_compiler_option(r, r.text((*options)[i], f), f));
+    }
+  }
+
+  // Names of expressions: tunables, dimensions, ProblemSize_i.
+  for (const auto& p : spec->space.params()) spec->names.all.push_back(p.name);
+  spec->names.tunables = spec->names.all.size();
+  const Json* problem_size = r.find(kernel, "ProblemSize");
+  if (problem_size && !problem_size->is_array())
+    r.fail(ErrorCode::parse_error, ks + ".ProblemSize", "expected a list");
+  if (const Json* dims = r.find(*ext, "Dimensions")) {
+    if (!dims->is_array() || dims->empty())
+      r.fail(ErrorCode::parse_error, "KtuneExtensions.Dimensions", "expected a non-empty list of {Name, Default}");
+    for (std::size_t i = 0; i < dims->size(); ++i) {
+      const std::string f = "KtuneExtensions.Dimensions[" + std::to_string(i) + "]";
+      const std::string dim = r.text(r.member((*dims)[i], f, "Name"), f + ".Name");
+      const Json& def = r.member((*dims)[i], f, "Default");
+      if (!is_identifier(dim)) r.fail(ErrorCode::invalid_argument, f + ".Name", "\"" + dim + "\" is not an identifier");
+      if (!def.is_number_integer() || def.get<std::int64_t>() < 1)
+        r.fail(ErrorCode::invalid_argument, f + ".Default", "expected an integer >= 1");
+      spec->dims.emplace_back(dim, def.get<std::int64_t>());
+    }
+  } else if (problem_size) {
+    // Plain T1: the fixed ProblemSize numbers become dimensions P0, P1, ...
+    for (std::size_t i = 0; i < problem_size->size(); ++i) {
+      const Json& v = (*problem_size)[i];
+      if (!v.is_number_integer() || v.get<std::int64_t>() < 1)
+        r.fail(ErrorCode::invalid_argument, ks + ".ProblemSize[" + std::to_string(i) + "]",
+               "expected an integer >= 1 (or declare KtuneExtensions.Dimensions and use their names)");
+      spec->dims.emplace_back("P" + std::to_string(i), v.get<std::int64_t>());
+    }
+  } else {
+    r.fail(ErrorCode::parse_error, "KtuneExtensions.Dimensions", "missing (and no KernelSpecification.ProblemSize)");
+  }
+  for (const auto& [dim, v] : spec->dims) {
+    if (spec->space.find(dim))
+      r.fail(ErrorCode::invalid_argument, "KtuneExtensions.Dimensions",
+             "dimension \"" + dim + "\" has the name of a tuning parameter");
+    spec->names.all.push_back(dim);
+  }
+  spec->names.dims = spec->dims.size();
+  // ProblemSize entries: expressions over the dimensions (the dimensions themselves when
+  // ProblemSize is absent, or when the plain T1 numbers became P0, P1, ...).
+  const bool declared_dims = ext->contains("Dimensions");
+  Json ps_texts = Json::array();
+  if (problem_size && declared_dims) ps_texts = *problem_size;
+  else
+    for (const auto& [dim, v] : spec->dims) ps_texts.push_back(dim);
+  const std::size_t ps_count = ps_texts.size();
+  for (std::size_t i = 0; i < ps_count; ++i) spec->names.all.push_back("ProblemSize_" + std::to_string(i));
+  Names dims_only = spec->names;  // ProblemSize_i are computed from the dimensions alone
+  dims_only.all.resize(spec->names.tunables + spec->names.dims);
+  for (std::size_t i = 0; i < ps_count; ++i) {
+    const std::string f = ks + ".ProblemSize[" + std::to_string(i) + "]";
+    spec->problem_size.push_back(parse_expr(r, dims_only, r.expression_text(ps_texts[i], f), f, true));
+  }
+
+  spec->geometry = parse_geometry(r, kernel, ks, spec->names, ps_count, false, &spec->block_texts);
+
+  const Json& args = r.member(kernel, ks, "Arguments");
+  if (!args.is_array() || args.empty()) r.fail(ErrorCode::parse_error, ks + ".Arguments", "expected a non-empty list");
+  bool has_output = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    spec->args.push_back(parse_argument(r, args[i], ks + ".Arguments[" + std::to_string(i) + "]", spec->names));
+    has_output |= spec->args.back().vector &&
+                  (spec->args.back().role == Role::output || spec->args.back().role == Role::inout);
+  }
+  if (!has_output)
+    r.fail(ErrorCode::invalid_argument, ks + ".Arguments",
+           "no vector is written and compared (AccessType WriteOnly/ReadWrite with Output 1)");
+
+  const std::string rf = "KtuneExtensions.Reference";
+  const Json* ref = r.find(*ext, "Reference");
+  if (!ref)
+    r.fail(ErrorCode::parse_error, rf,
+           "missing: name a reference kernel ({\"KernelFile\": ..., \"KernelName\": ...}) that "
+           "computes the outputs from the same arguments; candidates are checked against it");
+  spec->reference_name = r.text(r.member(*ref, rf, "KernelName"), rf + ".KernelName");
+  r.text(r.member(*ref, rf, "KernelFile"), rf + ".KernelFile");
+  spec->reference_source = reference_source;
+  if (!is_identifier(spec->reference_name) ||
+      reference_source.find(spec->reference_name) == std::string::npos)
+    r.fail(ErrorCode::not_found, rf + ".KernelName",
+           "the reference source has no kernel \"" + spec->reference_name + "\"");
+  Json ref_geometry = *ref;
+  if (!ref_geometry.contains("LocalSize")) ref_geometry["LocalSize"] = {{"X", "256"}};
+  spec->reference_geometry = parse_geometry(r, ref_geometry, rf, spec->names, ps_count, true);
+
+  if (const Json* tol = r.find(*ext, "Tolerance")) {
+    if (!tol->is_number() || tol->get<double>() < 0)
+      r.fail(ErrorCode::invalid_argument, "KtuneExtensions.Tolerance", "expected a relative L2 bound >= 0");
+    spec->tolerance = tol->get<double>();
+  }
+  if (const Json* b = r.find(*ext, "Bytes"))
+    spec->bytes = parse_expr(r, spec->names, r.expression_text(*b, "KtuneExtensions.Bytes"), "KtuneExtensions.Bytes", true);
+  if (const Json* f = r.find(*ext, "Flops"))
+    spec->flops = parse_expr(r, spec->names, r.expression_text(*f, "KtuneExtensions.Flops"), "KtuneExtensions.Flops", true);
+  spec->description = "user kernel " + spec->kernel_name + " (" + origin + ")";
+  return std::make_shared<UserTemplate>(std::move(spec));
+}
+
+std::shared_ptr<const KernelTemplate> load_user_template(const UserTemplateFiles& files) {
+  return load(files);
+}
+
+std::shared_ptr<const KernelTemplate> register_user_template(const UserTemplateFiles& files) {
+  auto tmpl = load(files);
+  for (const auto& existing : all_templates())
+    if (existing->name() == tmpl->name() && !dynamic_cast<const UserTemplate*>(existing.get()))
+      throw Error(ErrorCode::invalid_argument,
+                  files.spec_path + ": the name \"" + tmpl->name() +
+                      "\" is a built-in template's; set General.BenchmarkName to another name");
+  register_template(tmpl);
+  // Announce it to worker processes started from now on.
+  Json list = Json::array();
+  if (const char* current = std::getenv(kEnvironmentVariable)) {
+    try {
+      list = Json::parse(current);
+    } catch (const Json::exception&) {
+      list = Json::array();
+    }
+  }
+  auto absolute = [](const std::string& p) {
+    return p.empty() ? p : std::filesystem::absolute(p).lexically_normal().string();
+  };
+  const Json entry = {{"spec", absolute(files.spec_path)}, {"kernel", absolute(files.kernel_path)}};
+  if (std::find(list.begin(), list.end(), entry) == list.end()) list.push_back(entry);
+  ::setenv(kEnvironmentVariable, list.dump().c_str(), 1);
+  return tmpl;
+}
+
+void register_user_templates_from_environment() {
+  const char* text = std::getenv(kEnvironmentVariable);
+  if (!text || !*text) return;
+  Json list;
+  try {
+    list = Json::parse(text);
+  } catch (const Json::exception& e) {
+    std::fprintf(stderr, "ktune: ignoring %s: not JSON (%s)\n", kEnvironmentVariable, e.what());
+    return;
+  }
+  if (!list.is_array()) return;
+  for (const auto& entry : list) {
+    try {
+      register_template(load({entry.value("spec", ""), entry.value("kernel", "")}));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ktune: ignoring user template %s: %s\n", entry.dump().c_str(), e.what());
+    }
+  }
+}
+
+}  // namespace ktune

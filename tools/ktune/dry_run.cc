@@ -1,0 +1,87 @@
+// The task descriptions of `ktune tune --dry-run` (see dry_run.h).
+#include "dry_run.h"
+
+#include <cstdio>
+
+#include "ktune/error.h"
+
+namespace ktune::cli {
+
+namespace {
+
+/// "grid 128x512x1 block 32x8x1, 0 B dynamic shared memory, entry k" for each step.
+std::string describe_plan(const LaunchPlan& plan) {
+  std::string out;
+  for (const auto& s : plan.steps) {
+    if (s.kind == LaunchStep::Kind::memset) {
+      out += "    memset of buffer " + std::to_string(s.memset_buffer) + "\n";
+      continue;
+    }
+    out += "    " + s.entry + "<<<" + std::to_string(s.grid[0]) + "x" + std::to_string(s.grid[1]) +
+           "x" + std::to_string(s.grid[2]) + ", " + std::to_string(s.block[0]) + "x" +
+           std::to_string(s.block[1]) + "x" + std::to_string(s.block[2]) + ", " +
+           std::to_string(s.dynamic_smem) + " B>>> (" + std::to_string(s.args.size()) + " arguments)\n";
+  }
+  return out;
+}
+
+const char* role_name(Role role) {
+  switch (role) {
+    case Role::input: return "input";
+    case Role::output: return "output";
+    case Role::inout: return "inout";
+    case Role::scratch: return "scratch";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string describe_task(const PlanEntry& entry, const Device& device) {
+  const KernelTemplate& tmpl = *entry.tmpl;
+  const SearchSpace space = tmpl.space(entry.problem, device);
+  std::string out = entry.origin + ": " + tmpl.name() + " " + entry.problem.key() + " on " +
+                    device.key() + "\n";
+  std::string valid;
+  try {
+    valid = std::to_string(space.count_valid(Index{1} << 24));
+  } catch (const Error&) {
+    valid = "too many to count";
+  }
+  out += "  space: " + std::to_string(space.dims()) + " parameters, " +
+         std::to_string(space.size()) + " points, " + valid + " valid\n";
+  for (const auto& p : space.params()) {
+    out += "    " + p.name + " in {";
+    for (std::size_t i = 0; i < p.values.size(); ++i)
+      out += (i ? ", " : "") + std::to_string(p.values[i]);
+    out += "} default " + std::to_string(p.default_value) + "\n";
+  }
+  for (const auto& c : space.constraint_descriptions()) out += "    constraint: " + c + "\n";
+  const Config def = space.default_config();
+  std::string why;
+  if (auto broken = space.violated(def)) {
+    out += "  default " + def.str() + ": INVALID (" + *broken + ")\n";
+  } else if (!tmpl.can_implement(entry.problem, def, &why)) {
+    out += "  default " + def.str() + ": cannot implement the problem (" + why + ")\n";
+  } else {
+    out += "  default " + def.str() + ":\n" + describe_plan(tmpl.launch(entry.problem, def, device));
+  }
+  auto workload = tmpl.workload(entry.problem);
+  out += "  buffers:";
+  for (const auto& b : workload->buffers())
+    out += std::string(" ") + b.name + " (" + to_string(b.dtype) + " x " + std::to_string(b.elements) +
+           ", " + role_name(b.role) + ")";
+  out += "\n";
+  if (auto ref = workload->device_reference())
+    out += "  reference: GPU kernel\n" + describe_plan(ref->plan);
+  else
+    out += "  reference: host (double precision)\n";
+  return out;
+}
+
+void print_dry_run(const std::vector<PlanEntry>& plan, const Device& device) {
+  for (const auto& entry : plan) std::printf("%s", describe_task(entry, device).c_str());
+  std::printf("dry run: %zu task(s) checked; nothing was measured or recorded\n", plan.size());
+}
+
+}  // namespace ktune::cli
