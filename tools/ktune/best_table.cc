@@ -8,6 +8,7 @@
 #include "ktune/error.h"
 #include "ktune/template.h"
 #include "recorded_trials.h"
+#include "vendor_records.h"
 
 namespace ktune::cli {
 
@@ -80,12 +81,17 @@ void add_vendor_ratio(BestRow& row, const TuningLog& log, const KernelTemplate& 
     auto bw = bandwidth_gbs(tmpl, problem, row.median_ms);
     if (it == copy_bw.end() || !bw || it->second <= 0) return;
     row.vendor_ratio = *bw / it->second;
+    row.vendor_ms = row.median_ms * *row.vendor_ratio;  // the same bytes at copy bandwidth
     std::snprintf(detail, sizeof detail, "%.0f GB/s of %.0f GB/s (best copy)", *bw, it->second);
     row.vendor_detail = detail;
     return;
   }
-  // A vendor library measured as a pseudo-template of that name ("cublas") on the same task.
-  if (auto vendor = log.best(row.vendor, row.problem_key, row.device_key)) {
+  // A vendor library measured on the same problem and device, recorded under the reserved
+  // name "vendor:cublas" (vendor_records.h); older logs used the plain name "cublas".
+  auto vendor = log.best(vendor_template_name(row.vendor), row.problem_key, row.device_key);
+  if (!vendor) vendor = log.best(row.vendor, row.problem_key, row.device_key);
+  if (vendor) {
+    row.vendor_ms = vendor->trial.median_ms;
     row.vendor_ratio = vendor->trial.median_ms / row.median_ms;
     std::snprintf(detail, sizeof detail, "%s %.4g ms", row.vendor.c_str(), vendor->trial.median_ms);
     row.vendor_detail = detail;
@@ -106,7 +112,7 @@ std::vector<BestRow> best_rows(const TuningLog& log) {
   const auto copy_bw = copy_bandwidth_by_device(tasks);
   std::vector<BestRow> rows;
   for (const auto& task : tasks) {
-    if (!task.best_ms) continue;
+    if (!task.best_ms || is_vendor_template(task.template_name)) continue;
     auto best = log.best(task.template_name, task.problem_key, task.device_key);
     if (!best) continue;
     BestRow row;
@@ -149,6 +155,7 @@ nlohmann::json best_rows_json(const std::vector<BestRow>& rows) {
                    {"default_ms", number(r.default_ms)},
                    {"speedup", number(r.speedup)},
                    {"vendor", r.vendor.empty() ? nlohmann::json() : nlohmann::json(r.vendor)},
+                   {"vendor_ms", number(r.vendor_ms)},
                    {"vendor_ratio", number(r.vendor_ratio)},
                    {"vendor_detail", r.vendor_detail}});
   }
@@ -164,19 +171,19 @@ std::string best_rows_text(const std::vector<BestRow>& rows) {
   }
   std::string out;
   char line[1024];
-  std::snprintf(line, sizeof line, "%-*s  %-*s  %-*s  %7s  %11s  %11s  %8s  %9s  %s\n",
+  std::snprintf(line, sizeof line, "%-*s  %-*s  %-*s  %7s  %11s  %11s  %8s  %11s  %12s  %s\n",
                 static_cast<int>(wt), "template", static_cast<int>(wp), "problem",
                 static_cast<int>(wd), "device", "trials", "best ms", "default ms", "speedup",
-                "vs vendor", "config");
+                "vendor ms", "vs vendor", "config");
   out += line;
   for (const auto& r : rows) {
     std::string vendor = r.vendor_ratio ? fixed(r.vendor_ratio, "%.2f") + " " + r.vendor : "-";
-    std::snprintf(line, sizeof line, "%-*s  %-*s  %-*s  %7lld  %11.5g  %11s  %8s  %9s  %s\n",
+    std::snprintf(line, sizeof line, "%-*s  %-*s  %-*s  %7lld  %11.5g  %11s  %8s  %11s  %12s  %s\n",
                   static_cast<int>(wt), r.template_name.c_str(), static_cast<int>(wp),
                   r.problem_key.c_str(), static_cast<int>(wd), r.device_key.c_str(),
                   static_cast<long long>(r.trials), r.median_ms,
                   fixed(r.default_ms, "%.5g").c_str(), (fixed(r.speedup, "%.2f") + (r.speedup ? "x" : "")).c_str(),
-                  vendor.c_str(), r.config.c_str());
+                  fixed(r.vendor_ms, "%.5g").c_str(), vendor.c_str(), r.config.c_str());
     out += line;
   }
   return out;

@@ -28,12 +28,14 @@ struct BestRow {
   std::optional<double> default_ms;    ///< median of the default config (same run preferred)
   std::optional<double> speedup;       ///< default_ms / median_ms
   std::string vendor;                  ///< "copy", "cublas", "cudnn" or "" (template has none)
+  std::optional<double> vendor_ms;     ///< the vendor's time for this problem (copy: at best copy bandwidth)
   std::optional<double> vendor_ratio;  ///< tuned speed / vendor speed (1 = parity)
   std::string vendor_detail;           ///< e.g. "2950 GB/s of 4100 GB/s copy"
 };
 
 /// The rows of a log, sorted by template, problem, device; tasks without an ok trial are
-/// left out.
+/// left out, and so are vendor reference tasks ("vendor:cublas"), which appear as the vendor
+/// columns of the rows of their problem.
 std::vector<BestRow> best_rows(const TuningLog& log);
 
 /// The rows as a JSON array (missing numbers are null).

@@ -6,6 +6,7 @@
 
 #include "best_table.h"
 #include "commands.h"
+#include "ktune/user_template.h"
 #include "ktune/log.h"
 
 namespace ktune::cli {
@@ -17,7 +18,12 @@ void add_best_command(CLI::App& app) {
       "best", "Best config per problem and device, with speed-up over the default and vs vendor");
   cmd->add_option("--db", *db, "Tuning log (SQLite)");
   cmd->add_flag("--json", *json, "Print a JSON array instead of a table");
-  cmd->callback([db, json] {
+  auto spaces = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("--space", *spaces,
+                  "User template documents (T1 JSON) whose tasks the log holds (repeatable)")
+      ->check(CLI::ExistingFile);
+  cmd->callback([db, json, spaces] {
+    for (const auto& s : *spaces) register_user_template({s, ""});
     TuningLog log(*db, LogMode::read_only);
     const auto rows = best_rows(log);
     if (*json) {
@@ -30,8 +36,9 @@ void add_best_command(CLI::App& app) {
     }
     std::printf("%s", best_rows_text(rows).c_str());
     std::printf("speedup: default config median / best median (default measured in the best's "
-                "run when possible); vs vendor: tuned speed / vendor speed (copy: bandwidth "
-                "relative to the best copy in the log), '-' when not measured\n");
+                "run when possible); vendor ms: the vendor's time (`ktune vendor` records cuBLAS/cuDNN "
+                "times; copy: the same bytes at the best copy bandwidth in the log); vs vendor: "
+                "tuned speed / vendor speed, '-' when not measured\n");
   });
 }
 

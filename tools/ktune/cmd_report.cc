@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "ktune/user_template.h"
 #include "html_report.h"
 #include "ktune/error.h"
 #include "ktune/log.h"
@@ -20,7 +21,12 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--db", *db, "Tuning log (SQLite)");
   cmd->add_option("-o,--out", *out, "HTML file to write");
   cmd->add_option("--title", *title, "Page title");
-  cmd->callback([db, out, title] {
+  auto spaces = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("--space", *spaces,
+                  "User template documents (T1 JSON) whose tasks the log holds (repeatable)")
+      ->check(CLI::ExistingFile);
+  cmd->callback([db, out, title, spaces] {
+    for (const auto& s : *spaces) register_user_template({s, ""});
     TuningLog log(*db, LogMode::read_only);
     const std::string html = render_html_report(log, *title);
     std::ofstream file(*out, std::ios::binary);

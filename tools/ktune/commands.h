@@ -42,5 +42,7 @@ void add_tune_command(CLI::App& app);
 void add_best_command(CLI::App& app);
 /// `ktune report`: self-contained HTML report of a tuning log (tools/ktune/cmd_report.cc).
 void add_report_command(CLI::App& app);
+/// `ktune vendor`: records vendor reference times in a tuning log (tools/ktune/cmd_vendor.cc).
+void add_vendor_command(CLI::App& app);
 
 }  // namespace ktune::cli

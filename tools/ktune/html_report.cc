@@ -2,6 +2,7 @@
 // elements: a convergence chart with a logarithmic time axis, histograms of time relative to
 // the task's best, and a bar chart of trial statuses.
 #include "html_report.h"
+#include "vendor_records.h"
 
 #include <algorithm>
 #include <cmath>
@@ -214,13 +215,16 @@ std::string cell(const std::optional<double>& v, const char* format) {
 std::string best_table_html(const std::vector<BestRow>& rows) {
   std::string s =
       "<table><tr><th>template</th><th>problem</th><th>device</th><th>trials (ok)</th>"
-      "<th>tuned</th><th>default</th><th>speed-up</th><th>vs vendor</th><th>best config</th></tr>";
+      "<th>tuned</th><th>default</th><th>speed-up</th><th>vendor</th><th>vs vendor</th>"
+      "<th>best config</th></tr>";
   for (const auto& r : rows) {
     s += "<tr><td>" + esc(r.template_name) + "</td><td>" + esc(r.problem_key) + "</td><td>" +
          esc(r.device_key) + "</td><td>" + std::to_string(r.trials) + " (" +
          std::to_string(r.ok_trials) + ")</td><td>" + esc(format_time_ms(r.median_ms)) +
          "</td><td>" + (r.default_ms ? esc(format_time_ms(*r.default_ms)) : "-") + "</td><td>" +
-         cell(r.speedup, "%.2fx") + "</td><td title=\"" + esc(r.vendor_detail) + "\">" +
+         cell(r.speedup, "%.2fx") + "</td><td>" +
+         (r.vendor_ms ? esc(format_time_ms(*r.vendor_ms)) + " " + esc(r.vendor) : "-") +
+         "</td><td title=\"" + esc(r.vendor_detail) + "\">" +
          (r.vendor_ratio ? num(*r.vendor_ratio, "%.2f") + " of " + esc(r.vendor) : "-") +
          "</td><td class=\"mono\">" + esc(r.config) + "</td></tr>";
   }
@@ -248,6 +252,7 @@ std::string render_html_report(const TuningLog& log, const std::string& title) {
   std::map<std::string, std::int64_t> statuses;
   std::int64_t total = 0;
   log.for_each({}, [&](const TrialRecord& r) {
+    if (is_vendor_template(r.template_name)) return;  // shown in the table's vendor columns
     const std::string key = r.template_name + " | " + r.problem_key + " | " + r.device_key();
     auto& task = tasks[key];
     task.runs[r.run_id].push_back(r);
@@ -268,9 +273,10 @@ std::string render_html_report(const TuningLog& log, const std::string& title) {
       << " runs. Generated " << stamp << " by ktune report.</p>\n";
   out << "<h2>Tuned vs default vs vendor</h2>\n" << best_table_html(rows)
       << "\n<p class=\"note\">speed-up: default config median / tuned median (default from the "
-         "same run when possible). vs vendor: tuned speed relative to the vendor reference "
-         "(copy: bandwidth relative to the best copy kernel in this log); - when the log holds "
-         "no vendor measurement.</p>\n";
+         "same run when possible). vendor: the vendor library's time for the problem (recorded "
+         "with ktune vendor; copy: the same bytes at the best copy bandwidth of this log). vs "
+         "vendor: tuned speed relative to the vendor reference; - when the log holds no vendor "
+         "measurement.</p>\n";
   out << "<h2>Trials by status</h2>\n" << status_svg(statuses) << "\n";
   for (const auto& [key, task] : tasks) {
     out << "<h2>" << esc(key) << "</h2>\n<p class=\"note\">";

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   ktune::cli::add_tune_command(app);
   ktune::cli::add_best_command(app);
   ktune::cli::add_report_command(app);
+  ktune::cli::add_vendor_command(app);
 
   try {
     app.parse(argc, argv);

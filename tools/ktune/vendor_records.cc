@@ -1,0 +1,132 @@
+// Vendor reference trials: the reserved "vendor:<library>" template names, device keys, and
+// reading vendor times out of GPU benchmark result files (see vendor_records.h).
+#include "vendor_records.h"
+
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "ktune/build.h"
+#include "ktune/error.h"
+#include "ktune/problem.h"
+#include "ktune/template.h"
+
+namespace ktune::cli {
+
+namespace {
+
+/// Vendor libraries whose "<name>_ms" fields benchmark rows may carry.
+const std::vector<std::string>& known_vendors() {
+  static const std::vector<std::string> names = {"cublas", "cudnn", "cublaslt", "cutlass", "torch"};
+  return names;
+}
+
+bool is_vendor_name(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_'))
+      return false;
+  return true;
+}
+
+}  // namespace
+
+std::string vendor_template_name(const std::string& vendor) {
+  if (!is_vendor_name(vendor))
+    throw Error(ErrorCode::invalid_argument,
+                "vendor name \"" + vendor + "\": expected lower-case letters, digits and _ (e.g. cublas)");
+  return kVendorPrefix + vendor;
+}
+
+bool is_vendor_template(const std::string& template_name) {
+  return template_name.rfind(kVendorPrefix, 0) == 0;
+}
+
+Device device_from_key(const std::string& key) {
+  const auto a = key.find('|');
+  const auto b = a == std::string::npos ? a : key.find('|', a + 1);
+  Device d;
+  try {
+    if (b == std::string::npos || key.compare(a + 1, 3, "sm_") != 0) throw std::invalid_argument(key);
+    std::size_t used = 0;
+    const int arch = std::stoi(key.substr(a + 4, b - a - 4), &used);
+    if (arch < 10 || used != b - a - 4) throw std::invalid_argument(key);
+    d.name = key.substr(0, a);
+    d.cc_major = arch / 10;
+    d.cc_minor = arch % 10;
+    d.sm_count = std::stoi(key.substr(b + 1), &used);
+    if (used != key.size() - b - 1 || d.sm_count < 1 || d.name.empty()) throw std::invalid_argument(key);
+  } catch (const std::exception&) {
+    throw Error(ErrorCode::parse_error,
+                "device key \"" + key + "\": expected \"name|sm_XY|sm_count\", e.g. \"NVIDIA H200|sm_90|132\"");
+  }
+  return d;
+}
+
+TrialRecord make_vendor_record(const std::string& vendor, const std::string& problem_key,
+                               const std::string& device_key, double median_ms,
+                               const std::vector<double>& samples, const std::string& run_id) {
+  if (!(median_ms > 0))
+    throw Error(ErrorCode::invalid_argument,
+                vendor + " time for " + problem_key + ": expected milliseconds > 0");
+  Trial t;
+  t.status = Status::ok;
+  t.times_ms = samples;
+  if (!samples.empty()) summarize_times(t);
+  t.median_ms = median_ms;
+  if (samples.empty()) t.min_ms = median_ms;
+  t.message = "vendor reference";
+  t.timestamp_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  // TrialRecord::make stamps the ktune and NVRTC versions; the template-specific fields are
+  // then replaced by the vendor's.
+  const Device device = device_from_key(device_key);
+  TrialRecord r = TrialRecord::make(*find_template("copy"), Problem::from_key(problem_key), device,
+                                    t, run_id);
+  r.template_name = vendor_template_name(vendor);
+  r.source_hash = "";
+  r.problem_key = problem_key;
+  r.config_text = "";
+  r.trial.config = Config();
+  return r;
+}
+
+std::vector<TrialRecord> vendor_records_from_benchmark(const std::string& path,
+                                                       const std::string& run_id) {
+  std::ifstream in(path);
+  if (!in) throw Error(ErrorCode::not_found, "benchmark result file '" + path + "' cannot be opened");
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorCode::parse_error, path + ": not valid JSON (" + e.what() + ")");
+  }
+  if (!doc.is_object() || !doc.contains("device") || !doc["device"].is_string() ||
+      !doc.contains("results") || !doc["results"].is_array())
+    throw Error(ErrorCode::parse_error,
+                path + ": expected {\"device\": \"name|sm_XY|sm_count\", \"results\": [...]} "
+                       "(the output of a benchmarks/gpu_* program)");
+  const std::string device_key = doc["device"].get<std::string>();
+  std::vector<TrialRecord> out;
+  for (std::size_t i = 0; i < doc["results"].size(); ++i) {
+    const auto& row = doc["results"][i];
+    const std::string where = path + ": results[" + std::to_string(i) + "]";
+    if (!row.is_object() || !row.contains("problem") || !row["problem"].is_string()) continue;
+    for (const auto& vendor : known_vendors()) {
+      const auto it = row.find(vendor + "_ms");
+      if (it == row.end() || !it->is_number()) continue;
+      try {
+        out.push_back(make_vendor_record(vendor, row["problem"].get<std::string>(), device_key,
+                                         it->get<double>(), {}, run_id));
+      } catch (const Error& e) {
+        throw Error(e.code(), where + ": " + e.what());
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace ktune::cli
