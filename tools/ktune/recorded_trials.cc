@@ -26,7 +26,16 @@ bool is_jsonl(const std::string& path) {
 /// config of the space.
 std::optional<Config> config_in(const SearchSpace& space, const std::string& text) {
   try {
-    Config c = space.parse(text);
+    // Parameters the template gained after the recording take their defaults (a new
+    // parameter's default keeps the kernel as it was); unknown or out-of-domain ones drop it.
+    const Config recorded = parse_config_text(text);
+    std::map<std::string, Value> values;
+    for (const auto& p : space.params()) values[p.name] = p.default_value;
+    for (std::size_t i = 0; i < recorded.size(); ++i) {
+      if (!space.find(recorded.names()[i])) return std::nullopt;
+      values[recorded.names()[i]] = recorded.values()[i];
+    }
+    Config c = space.make(values);
     if (space.valid(c)) return c;
   } catch (const Error&) {
   }
