@@ -1,8 +1,8 @@
 // [gpu] correctness of the "layernorm" template (LayerNorm and RMSNorm) over a sample of its
 // space covering every row mode (registers, shared memory, re-read) and both statistics
-// methods, on odd shapes (1 row, hidden = 65 with VEC = 1, hidden = 1000) and the benchmark
-// widths up to 65536, in every dtype, through the GpuMeasurer with the CPU reference (rows
-// with a large mean and small spread included).
+// methods, the cluster split and several rows per group, on odd shapes (1 row, hidden = 65
+// with VEC = 1, hidden = 1000) and the benchmark widths up to 65536, in every dtype, through
+// the GpuMeasurer with the reference (rows with a large mean and small spread included).
 #include <catch2/catch.hpp>
 
 #include "gpu_guard.h"
@@ -19,13 +19,17 @@ TEST_CASE("layernorm is correct over its space and odd shapes", "[gpu][layernorm
   cover.push_back({{"TPR", 8}});
   cover.push_back({{"TPR", 1024}});
   cover.push_back({{"CACHE_HINT", 1}});
+  for (Value cluster : {2, 4, 8}) cover.push_back({{"CLUSTER", cluster}});
+  cover.push_back({{"RPG", 4}});
+  cover.push_back({{"RPG", 2}, {"STATS", 1}});
   struct Case { const char* shape; const char* dtype; const char* norm; };
   const Case cases[] = {
       {"1x64", "f32", "layernorm"},     {"3x65", "f16", "layernorm"},
       {"5x1000", "bf16", "rmsnorm"},    {"37x4096", "f16", "layernorm"},
       {"300x1024", "bf16", "layernorm"}, {"7x12288", "f32", "layernorm"},
       {"16x65536", "f32", "layernorm"}, {"16x65536", "f16", "rmsnorm"},
-      {"64x16384", "f32", "rmsnorm"},   {"129x2048", "f16", "rmsnorm"}};
+      {"64x16384", "f32", "rmsnorm"},   {"129x2048", "f16", "rmsnorm"},
+      {"9x65536", "bf16", "layernorm"}, {"33x1024", "f16", "layernorm"}};
   std::uint64_t seed = 200;
   for (const Case& c : cases) {
     const Problem p = make_problem(*t, c.shape, {{"dtype", c.dtype}, {"norm", c.norm}});

@@ -62,12 +62,67 @@ TEST_CASE("layernorm constraints reject what they should", "[layernorm]") {
   // RMSNorm has no statistics choice.
   CHECK(so.params()[so.find("STATS").value()].values == std::vector<Value>{0});
   // f32 rows of 65536 never fit shared memory (256 KiB); registers need > 64 per thread.
+  // ... so the default splits the row over a cluster of 4 CTAs of 512 threads (32 values each).
   const Problem big = ln_problem("64x65536", "f32", "layernorm");
   const SearchSpace sb = t->space(big, dev);
-  CHECK(sb.default_config()["ROW_MODE"] == 2);
-  CHECK_FALSE(sb.valid(with(sb, sb.default_config(), {{"THREADS", 1024}, {"TPR", 1024}, {"ROW_MODE", 1}})));
-  CHECK_FALSE(sb.valid(with(sb, sb.default_config(), {{"THREADS", 1024}, {"TPR", 1024}, {"ROW_MODE", 0}})));
-  CHECK(t->space(ln_problem("64x65536", "f16", "layernorm"), dev).default_config()["ROW_MODE"] == 1);
+  const Config db = sb.default_config();
+  CHECK(db["ROW_MODE"] == 0);
+  CHECK(db["CLUSTER"] == 4);
+  CHECK(db["TPR"] == 512);
+  const Config one = with(sb, db, {{"THREADS", 1024}, {"TPR", 1024}, {"CLUSTER", 1}});
+  CHECK_FALSE(sb.valid(with(sb, one, {{"ROW_MODE", 1}})));
+  CHECK_FALSE(sb.valid(one));  // 64 values per thread + bookkeeping > 64 registers
+  CHECK(sb.valid(with(sb, one, {{"ROW_MODE", 2}})));
+  const Config f16 = t->space(ln_problem("64x65536", "f16", "layernorm"), dev).default_config();
+  CHECK(f16["ROW_MODE"] == 0);
+  CHECK(f16["CLUSTER"] == 4);
+}
+
+TEST_CASE("layernorm cluster and rows-per-group constraints", "[layernorm]") {
+  auto t = make_layernorm_template();
+  const Device dev = Device::h200();
+  const Problem big = ln_problem("64x65536", "f16", "layernorm");
+  const SearchSpace s = t->space(big, dev);
+  const Config c = s.default_config();
+  REQUIRE(c["CLUSTER"] > 1);
+  CHECK(s.valid(with(s, c, {{"CLUSTER", 8}})));
+  CHECK(s.valid(with(s, c, {{"CLUSTER", 8}, {"THREADS", 256}, {"TPR", 256}})));
+  CHECK_FALSE(s.valid(with(s, c, {{"THREADS", 1024}})));      // a cluster CTA holds one row part
+  CHECK_FALSE(s.valid(with(s, c, {{"STATS", 1}})));           // two-pass only across a cluster
+  CHECK_FALSE(s.valid(with(s, c, {{"RPG", 2}})));             // one row per cluster
+  CHECK_FALSE(s.valid(with(s, c, {{"ROW_MODE", 2}})));        // registers only
+  // 2 CTAs: 32768 halves / 512 threads = 64 values (+ bookkeeping) within 128 registers.
+  CHECK(s.valid(with(s, c, {{"CLUSTER", 2}})));
+  CHECK_FALSE(s.valid(with(s, c, {{"CLUSTER", 1}})));          // 128 values do not fit
+  // The launch: CLUSTER blocks per row.
+  CHECK(t->launch(big, c, dev).steps[0].grid[0] == 64u * 4u);
+  // VEC * CLUSTER must divide hidden; every lane of every CTA busy.
+  const Problem odd = ln_problem("10x1000", "f32", "rmsnorm");
+  const SearchSpace so = t->space(odd, dev);
+  const Config base = with(so, so.default_config(), {{"THREADS", 64}, {"TPR", 64}, {"VEC", 4}, {"ROW_MODE", 0}});
+  REQUIRE(so.valid(base));
+  CHECK(so.valid(with(so, base, {{"CLUSTER", 2}})));
+  CHECK_FALSE(so.valid(with(so, base, {{"CLUSTER", 4}})));     // 64 * 4 * 4 > 1000
+  CHECK_FALSE(so.valid(with(so, base, {{"CLUSTER", 8}, {"TPR", 32}, {"THREADS", 32}})));  // 1000 % 32
+  std::string why;
+  CHECK_FALSE(t->can_implement(odd, with(so, base, {{"CLUSTER", 8}, {"TPR", 32}, {"THREADS", 32}}), &why));
+  CHECK(why.find("hidden=1000") != std::string::npos);
+  // Rows per group: gamma/beta held too; grid shrinks by RPG.
+  const Problem small = ln_problem("32768x1024", "f16", "layernorm");
+  const SearchSpace ss = t->space(small, dev);
+  const Config ds = ss.default_config();
+  CHECK(ds["TPR"] == 32);  // 128 vectors of 8: four per lane of a warp
+  CHECK(ds["THREADS"] == 256);
+  const Config r4 = with(ss, ds, {{"RPG", 4}});
+  REQUIRE(ss.valid(r4));
+  CHECK(t->launch(small, r4, dev).steps[0].grid[0] == 32768u / 8u / 4u);
+  CHECK_FALSE(ss.valid(with(ss, r4, {{"ROW_MODE", 1}})));
+  // 4096 halves on 32 lanes: 128 values, plus gamma and beta: no register room.
+  const Problem wide = ln_problem("64x4096", "f16", "layernorm");
+  const SearchSpace sw = t->space(wide, dev);
+  const Config w = with(sw, sw.default_config(), {{"THREADS", 64}, {"TPR", 32}, {"VEC", 8}, {"ROW_MODE", 0}});
+  CHECK(sw.valid(w));
+  CHECK_FALSE(sw.valid(with(sw, w, {{"RPG", 2}})));
 }
 
 TEST_CASE("layernorm defaults are valid for the benchmark and odd shapes", "[layernorm]") {
@@ -164,4 +219,17 @@ TEST_CASE("layernorm spaces compile with NVRTC for sm_90", "[layernorm][nvrtc]")
   ktune::test::expect_space_compiles(*t, ln_problem("4096x65536", "f32", "layernorm"), 2, 2);
   ktune::test::expect_space_compiles(*t, ln_problem("5x1000", "bf16", "rmsnorm"), 2, 3);
   ktune::test::expect_space_compiles(*t, ln_problem("8192x16384", "f16", "rmsnorm"), 1, 4);
+  // The cluster split (distributed shared memory) and several rows per group.
+  const auto p = ln_problem("4096x65536", "bf16", "layernorm");
+  const SearchSpace s = t->space(p, Device::h200());
+  std::vector<Config> extra = {ktune::test::with(s, s.default_config(), {{"CLUSTER", 8}, {"THREADS", 256}, {"TPR", 256}})};
+  const auto q = ln_problem("32768x1024", "f32", "rmsnorm");
+  const SearchSpace sq = t->space(q, Device::h200());
+  extra.push_back(ktune::test::with(sq, sq.default_config(), {{"RPG", 4}}));
+  Builder builder(BuilderOptions{2, "", {}});
+  CHECK(builder.build(*t, p, extra[0], Device::h200()).ok);
+  const BuildResult r = builder.build(*t, q, extra[1], Device::h200());
+  INFO(r.log);
+  CHECK(r.ok);
+  CHECK(r.resources.spill_stores == 0);
 }

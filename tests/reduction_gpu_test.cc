@@ -14,7 +14,8 @@ TEST_CASE("reduction is correct over its space and odd shapes", "[gpu][reduction
   const auto t = find_template("reduction");
   const std::vector<std::map<std::string, Value>> cover = {
       {{"SPLIT", 8}, {"MULTI", 0}}, {{"SPLIT", 16}, {"MULTI", 1}}, {{"TREE", 1}},
-      {{"TPR", 8}}, {{"TPR", 32}, {"ITEMS", 8}}, {{"TPR", 1024}, {"TREE", 1}}};
+      {{"TPR", 8}}, {{"TPR", 32}, {"ITEMS", 8}}, {{"TPR", 1024}, {"TREE", 1}},
+      {{"SPLIT", 4}, {"MULTI", 2}}, {{"SPLIT", 64}, {"MULTI", 2}, {"TREE", 1}}};
   struct Case { const char* shape; const char* dtype; const char* fn; };
   const Case cases[] = {
       {"1x1", "f32", "sum"},          {"7x3", "f16", "max"},         {"1000x17", "bf16", "mean"},

@@ -42,7 +42,7 @@ TEST_CASE("reduction constraints reject what they should", "[reduction]") {
   const SearchSpace s = t->space(p, dev);
   const Config d = s.default_config();
   REQUIRE(s.valid(d));
-  const Config block = with(s, d, {{"THREADS", 256}, {"TPR", 256}, {"VEC", 4}, {"SPLIT", 1}});
+  const Config block = with(s, d, {{"THREADS", 256}, {"TPR", 256}, {"VEC", 4}, {"SPLIT", 1}, {"MULTI", 0}});
   REQUIRE(s.valid(block));
   CHECK_FALSE(s.valid(with(s, block, {{"TPR", 512}})));                  // TPR <= THREADS
   CHECK_FALSE(s.valid(with(s, block, {{"TPR", 32}, {"SPLIT", 2}})));     // split needs a block per row
@@ -109,6 +109,30 @@ TEST_CASE("reduction launch plans: second pass and atomics", "[reduction]") {
   LaunchPlan single = t->launch(mean, with(s, base, {{"SPLIT", 1}}), dev);
   CHECK(single.steps.size() == 1);
   CHECK(single.steps[0].grid[0] == 3u);
+  // Last block combines: partials plus per-row arrival counters, the counters zeroed first.
+  LaunchPlan last = t->launch(p, with(s, base, {{"MULTI", 2}}), dev);
+  REQUIRE(last.steps.size() == 2);
+  REQUIRE(last.scratch.size() == 2);
+  CHECK(last.scratch[0].elements == 3u * 16u);
+  CHECK(last.scratch[1].elements == 3u);
+  CHECK(last.steps[0].kind == LaunchStep::Kind::memset);
+  CHECK(last.steps[0].memset_buffer == 3);
+  CHECK(last.steps[0].memset_byte == 0);
+  CHECK(last.steps[1].args[2].buffer == 2);
+  CHECK(last.steps[1].args[6].buffer == 3);
+  CHECK(two.steps[0].args[6].kind == KernelArg::Kind::i64);  // no counters without MULTI 2
+}
+
+TEST_CASE("reduction default fills every SM for a whole-tensor sum", "[reduction]") {
+  auto t = make_reduction_template();
+  const Device dev = Device::h200();
+  const Config d = t->space(red_problem("1x268435456", "f32", "sum"), dev).default_config();
+  // 132 SMs x 8 resident blocks of 256 threads -> 1024 blocks, 4 loads in flight each, and
+  // the last block combining the partials (no second launch).
+  CHECK(d["SPLIT"] == 1024);
+  CHECK(d["ITEMS"] == 4);
+  CHECK(d["MULTI"] == 2);
+  CHECK(t->space(red_problem("32768x4096", "f32", "sum"), dev).default_config()["MULTI"] == 0);
 }
 
 TEST_CASE("reduction reference matches hand-computed values", "[reduction]") {

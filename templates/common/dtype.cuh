@@ -9,7 +9,7 @@
 #define KT_DTYPE 0
 #endif
 
-/// fp32 storage: conversions are the identity.
+/// fp32 storage: conversions are the identity (no packed form: from_float2 is not used).
 struct KtF32 {
   typedef float storage;
   static __device__ __forceinline__ float to_float(float v) { return v; }
@@ -29,6 +29,12 @@ struct KtF16 {
     asm("cvt.rn.f16.f32 %0, %1;" : "=h"(v) : "f"(f));
     return v;
   }
+  /// Two values packed in one instruction (lo in the low half), same rounding as from_float.
+  static __device__ __forceinline__ unsigned int from_float2(float lo, float hi) {
+    unsigned int v;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(v) : "f"(hi), "f"(lo));
+    return v;
+  }
 };
 
 /// bfloat16 storage (bits in an unsigned short), round-to-nearest-even on store (sm_80+).
@@ -40,6 +46,12 @@ struct KtBF16 {
   static __device__ __forceinline__ unsigned short from_float(float f) {
     unsigned short v;
     asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(v) : "f"(f));
+    return v;
+  }
+  /// Two values packed in one instruction (lo in the low half), same rounding as from_float.
+  static __device__ __forceinline__ unsigned int from_float2(float lo, float hi) {
+    unsigned int v;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(v) : "f"(hi), "f"(lo));
     return v;
   }
 };

@@ -52,4 +52,32 @@ void check_host_buffers(const Workload& workload, const std::vector<HostBuffer>&
                     " buffers of the problem");
 }
 
+DeviceReference reference_program(DType dtype, std::vector<std::string> options) {
+  DeviceReference ref;
+  ref.source = embedded_source("common/memory_bound_reference.cu");
+  const int code = dtype == DType::f16 ? 1 : (dtype == DType::bf16 ? 2 : 0);
+  if (dtype != DType::f32 && dtype != DType::f16 && dtype != DType::bf16)
+    throw Error(ErrorCode::unsupported,
+                std::string("memory-bound reference: dtype ") + to_string(dtype) +
+                    " is not one of f32, f16, bf16");
+  ref.options = {"-DREF_DTYPE=" + std::to_string(code)};
+  for (auto& o : options) ref.options.push_back(std::move(o));
+  return ref;
+}
+
+LaunchStep reference_step(const std::string& entry, std::int64_t grid_x, std::int64_t grid_y,
+                          std::vector<KernelArg> args) {
+  if (grid_x < 1 || grid_x > kMaxGridX || grid_y < 1 || grid_y > 65535)
+    throw Error(ErrorCode::unsupported, "memory-bound reference " + entry + ": grid " +
+                                            std::to_string(grid_x) + " x " +
+                                            std::to_string(grid_y) + " is out of range");
+  LaunchStep step;
+  step.entry = entry;
+  step.grid[0] = static_cast<unsigned>(grid_x);
+  step.grid[1] = static_cast<unsigned>(grid_y);
+  step.block[0] = kReferenceThreads;
+  step.args = std::move(args);
+  return step;
+}
+
 }  // namespace ktune::memory_bound

@@ -1,6 +1,7 @@
 // Host-side helpers shared by the memory-bound template families (elementwise, reduction,
 // layernorm): the dtype attribute and its KT_DTYPE define, the vector widths that fit a
-// 16-byte access, small integer helpers and the shared "dtype" attribute domain.
+// 16-byte access, small integer helpers, the shared "dtype" attribute domain, and the pieces
+// of their GPU references (templates/common/memory_bound_reference.cu).
 #pragma once
 
 #include <cstdint>
@@ -37,5 +38,17 @@ bool row_grid_fits(std::int64_t rows, const Config& config, std::string* why);
 /// (count, and bytes of each).
 void check_host_buffers(const Workload& workload, const std::vector<HostBuffer>& host,
                         const std::string& what);
+
+/// Host-reference cost (Workload::reference_cost, elements visited) above which the families
+/// verify with their GPU reference instead of the double-precision host loop.
+constexpr double kDeviceReferenceCost = 4194304.0;  // 2^22
+/// Threads per block of every reference kernel (REF_THREADS in the reference source).
+constexpr unsigned kReferenceThreads = 256;
+/// A device reference over the shared reference source, compiled with "-DREF_DTYPE=<dtype>"
+/// plus `options`; its plan is empty (the caller adds steps and scratch).
+DeviceReference reference_program(DType dtype, std::vector<std::string> options);
+/// A kernel step of the reference source with kReferenceThreads threads per block.
+LaunchStep reference_step(const std::string& entry, std::int64_t grid_x, std::int64_t grid_y,
+                          std::vector<KernelArg> args);
 
 }  // namespace ktune::memory_bound

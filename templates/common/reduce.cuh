@@ -1,6 +1,7 @@
 // Cross-thread reductions for the kernel templates: warp shuffles, groups of kGroup consecutive
 // threads of a block (kGroup a power of two from 1 to 1024) by shuffle + shared memory or by a
-// shared-memory tree, and Welford/Chan merging of (count, mean, M2) statistics.
+// shared-memory tree, Welford/Chan merging of (count, mean, M2) statistics, and sums over the
+// CTAs of a thread-block cluster through distributed shared memory (sm_90).
 // Every group function contains __syncthreads() when kGroup > 32 (or always, for the tree): all
 // threads of the block must call it, in uniform control flow.
 #ifndef KTUNE_COMMON_REDUCE_CUH
@@ -133,6 +134,40 @@ __device__ __forceinline__ KtWelford kt_group_welford(KtWelford s, float* scratc
     s = kt_warp_welford<32>(r);
   }
   return s;
+}
+
+/// Barrier over every thread of the thread-block cluster, ordering shared-memory writes before
+/// it with reads of them (local or remote) after it. All threads of the cluster must call it.
+__device__ __forceinline__ void kt_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
+               "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+/// Reads the float at `local` (a __shared__ address of this kernel) in the shared memory of
+/// cluster CTA `rank` (distributed shared memory, sm_90).
+__device__ __forceinline__ float kt_cluster_load(const float* local, unsigned int rank) {
+  unsigned long long shared_addr;
+  asm("cvta.to.shared.u64 %0, %1;" : "=l"(shared_addr) : "l"(local));
+  unsigned int remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+               : "=r"(remote) : "r"((unsigned int)shared_addr), "r"(rank));
+  float v;
+  asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
+  return v;
+}
+
+/// Sum over the kCluster CTAs of a cluster of v (a value every thread of a CTA holds, e.g. a
+/// block reduction's result), through `slot`: a __shared__ float used by this exchange only
+/// (it must stay untouched, and the CTA alive, until every CTA has read it: end the kernel
+/// with kt_cluster_sync()). Every CTA adds in rank order, so all get the same bits.
+template <int kCluster>
+__device__ __forceinline__ float kt_cluster_sum(float v, float* slot) {
+  if (threadIdx.x == 0) *slot = v;
+  kt_cluster_sync();
+  float total = 0.0f;
+#pragma unroll
+  for (int r = 0; r < kCluster; ++r) total += kt_cluster_load(slot, (unsigned int)r);
+  return total;
 }
 
 #endif  // KTUNE_COMMON_REDUCE_CUH

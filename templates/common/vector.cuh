@@ -32,6 +32,17 @@ __device__ __forceinline__ void kt_store_raw(R* p, R v) {
   }
 }
 
+/// Packs two fp32 values into two 16-bit elements through C::from_float2 (KtF16, KtBF16);
+/// for KtF32 it is never called (the overload keeps the template well-formed).
+template <class C>
+__device__ __forceinline__ unsigned int kt_pack2(float lo, float hi) {
+  return C::from_float2(lo, hi);
+}
+template <>
+__device__ __forceinline__ unsigned int kt_pack2<KtF32>(float, float) {
+  return 0u;
+}
+
 /// N elements of storage type S, loaded and stored as one access (sizeof(S)*N must be
 /// 2, 4, 8 or 16 and the address a multiple of it).
 template <class S, int N>
@@ -59,10 +70,17 @@ struct KtVec {
     for (int i = 0; i < N; ++i) out[i] = C::to_float(v[i]);
   }
   /// Sets every element from fp32 with conversion type C (rounding to nearest even).
+  /// 16-bit storage converts pairs with one packed cvt (f16x2 / bf16x2) where N allows.
   template <class C>
   __device__ __forceinline__ void from_float(const float (&in)[N]) {
+    if (sizeof(S) == 2 && N % 2 == 0) {
+      unsigned int* pairs = reinterpret_cast<unsigned int*>(v);
 #pragma unroll
-    for (int i = 0; i < N; ++i) v[i] = C::from_float(in[i]);
+      for (int i = 0; i < N / 2; ++i) pairs[i] = kt_pack2<C>(in[2 * i], in[2 * i + 1]);
+    } else {
+#pragma unroll
+      for (int i = 0; i < N; ++i) v[i] = C::from_float(in[i]);
+    }
   }
 };
 

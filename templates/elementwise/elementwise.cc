@@ -114,6 +114,28 @@ class ElementwiseWorkload final : public Workload {
     return (inputs + 1.0) * n * s + (fn_.kind == 3 ? static_cast<double>(cols_) * s : 0.0);
   }
 
+  double reference_cost() const override {
+    return static_cast<double>(rows_) * static_cast<double>(cols_);
+  }
+
+  /// Above kDeviceReferenceCost: ref_elementwise (double math) over the same buffers.
+  std::optional<DeviceReference> device_reference() const override {
+    if (reference_cost() <= memory_bound::kDeviceReferenceCost) return std::nullopt;
+    DeviceReference ref = memory_bound::reference_program(
+        dtype_, {"-DREF_KIND=" + std::to_string(fn_.kind), "-DREF_ACT=" + std::to_string(fn_.act)});
+    const std::int64_t n = rows_ * cols_;
+    const bool binary = fn_.kind == 1 || fn_.kind == 2;
+    const KernelArg none = KernelArg::i64(0);
+    const std::int64_t grid = std::min<std::int64_t>(
+        ceil_div(n, memory_bound::kReferenceThreads), 65536);
+    ref.plan.steps.push_back(memory_bound::reference_step(
+        "ref_elementwise", grid, 1,
+        {KernelArg::buf(0), binary ? KernelArg::buf(1) : none,
+         fn_.kind == 3 ? KernelArg::buf(1) : none, KernelArg::buf(buffers().size() - 1),
+         KernelArg::i64(n), KernelArg::i64(cols_), KernelArg::f64(kAlpha)}));
+    return ref;
+  }
+
  private:
   void check(const std::vector<HostBuffer>& host) const {
     memory_bound::check_host_buffers(*this, host, "elementwise");
@@ -155,10 +177,13 @@ class ElementwiseTemplate final : public KernelTemplate {
     const DType dtype = memory_bound::io_dtype(problem);
     const auto widths = memory_bound::vector_widths(dtype);
     const int inputs = function_of(problem).kind == 1 || function_of(problem).kind == 2 ? 2 : 1;
+    // Default: 16-byte vectors, 256 threads, one block per tile; 16-bit types take two
+    // vectors per thread (a 16-byte access holds only 8 of their elements).
+    const Value items = dtype_size(dtype) == 2 ? 2 : 1;
     SearchSpace::Builder b;
     b.param("VEC", widths, widths.back())
-        .param("ITEMS", {1, 2, 4, 8, 16}, 1)
-        .param("UNROLL", {1, 2, 4, 8, 16}, 1)
+        .param("ITEMS", {1, 2, 4, 8, 16}, items)
+        .param("UNROLL", {1, 2, 4, 8, 16}, items)
         .param("THREADS", {64, 128, 256, 512, 1024}, 256)
         .param("GRID_MODE", {0, 1}, 0)
         .param("GRID_MULT", {1, 2, 4, 8, 16, 32}, 1)

@@ -3,7 +3,8 @@
 // row-major [rows, hidden] tensor, hidden 64..65536, f32 / f16 / bf16 I/O, fp32 statistics,
 // eps = 1e-5. Problem shape convention: "rows x hidden"; attribute norm=layernorm|rmsnorm.
 // Tunables: threads per row and per block, vector width, row kept in registers / shared
-// memory / re-read, two-pass vs Welford statistics, streaming cache hints.
+// memory / re-read, two-pass vs Welford statistics, streaming cache hints, a row split over a
+// thread-block cluster (distributed shared memory) and several rows per thread group.
 #include <algorithm>
 #include <cmath>
 
@@ -123,6 +124,29 @@ class LayernormWorkload final : public Workload {
     return 2.0 * n * s + params + stats;
   }
 
+  double reference_cost() const override {
+    return 3.0 * static_cast<double>(rows_) * static_cast<double>(hidden_);  // 2 passes + y
+  }
+
+  /// Above kDeviceReferenceCost: ref_norm, one block per row, two-pass statistics in double.
+  std::optional<DeviceReference> device_reference() const override {
+    if (reference_cost() <= memory_bound::kDeviceReferenceCost) return std::nullopt;
+    DeviceReference ref =
+        memory_bound::reference_program(dtype_, {std::string("-DREF_NORM=") + (rms_ ? "1" : "0")});
+    const KernelArg none = KernelArg::i64(0);
+    std::vector<KernelArg> args;
+    if (rms_)
+      args = {KernelArg::buf(0), KernelArg::buf(1), none, KernelArg::buf(2), none,
+              KernelArg::buf(3)};
+    else
+      args = {KernelArg::buf(0), KernelArg::buf(1), KernelArg::buf(2), KernelArg::buf(3),
+              KernelArg::buf(4), KernelArg::buf(5)};
+    args.push_back(KernelArg::i64(hidden_));
+    args.push_back(KernelArg::f64(kEps));
+    ref.plan.steps.push_back(memory_bound::reference_step("ref_norm", rows_, 1, std::move(args)));
+    return ref;
+  }
+
  private:
   void check(const std::vector<HostBuffer>& host) const {
     memory_bound::check_host_buffers(*this, host, "layernorm");
@@ -133,15 +157,33 @@ class LayernormWorkload final : public Workload {
   bool rms_;
 };
 
-/// Register-mode row: fp32 values each thread holds.
-std::int64_t values_per_thread(std::int64_t hidden, const Config& c) {
-  return ceil_div(hidden / c["VEC"], c["TPR"]) * c["VEC"];
+/// Register-mode geometry: what one thread holds for its part of a row.
+struct RegisterRow {
+  std::int64_t hidden, vec, tpr, threads, cluster, rpg;
+  bool rms;
+  /// fp32 row values each thread holds (its CTA holds hidden / cluster of the row).
+  std::int64_t values() const { return ceil_div(hidden / cluster / vec, tpr) * vec; }
+  /// Values plus gamma (and beta) kept across RPG > 1 rows plus bookkeeping.
+  std::int64_t registers() const {
+    return values() * (1 + (rpg > 1 ? (rms ? 1 : 2) : 0)) + kBookkeepingRegs;
+  }
+  /// Within the per-thread register budget of THREADS threads.
+  bool fits() const { return registers() <= std::min<std::int64_t>(255, 65536 / threads); }
+};
+
+/// The register-mode geometry of a config.
+RegisterRow register_row(std::int64_t hidden, bool rms, const Config& c) {
+  return {hidden, c["VEC"], c["TPR"], c["THREADS"], c["CLUSTER"], c["RPG"], rms};
 }
 
-/// Register-mode fit: the held values plus bookkeeping within the per-thread register budget.
-bool registers_fit(std::int64_t hidden, const Config& c) {
-  const std::int64_t budget = std::min<std::int64_t>(255, 65536 / c["THREADS"]);
-  return values_per_thread(hidden, c) + kBookkeepingRegs <= budget;
+/// Register-mode fit of a config.
+bool registers_fit(std::int64_t hidden, bool rms, const Config& c) {
+  return register_row(hidden, rms, c).fits();
+}
+
+/// Blocks of a launch: one per RPG rows of a group, CLUSTER per row group.
+std::int64_t grid_blocks(std::int64_t rows, const Config& c) {
+  return ceil_div(rows, c["THREADS"] / c["TPR"] * c["RPG"]) * c["CLUSTER"];
 }
 
 /// Shared-memory-mode bytes: THREADS / TPR rows of hidden elements.
@@ -184,19 +226,30 @@ class LayernormTemplate final : public KernelTemplate {
     const std::int64_t smem_limit =
         std::max(device.smem_per_block_optin, device.smem_per_block) - kStaticSmemReserve;
 
-    // Default: widest vector dividing hidden, a block of up to 256 threads per row, the row in
-    // registers when it fits, else shared memory, else re-read; two-pass statistics.
+    // Default: widest vector dividing hidden; up to 4 vectors per thread for short rows (a
+    // group of 8..256 threads per row, 256-thread blocks); the row in registers when it fits,
+    // else split over a cluster of 2..8 CTAs of 512 threads holding at most 32 values each,
+    // else shared memory, else re-read; two-pass statistics, one row per group.
     Value vec = 1;
     for (Value v : widths)
       if (hidden % v == 0) vec = v;
-    const Value tpr = std::min<std::int64_t>(256, std::max<std::int64_t>(8, memory_bound::floor_pow2(hidden / vec)));
-    const Value threads = std::max<Value>(tpr, 128);
-    const Config probe(std::make_shared<const std::vector<std::string>>(
-                           std::vector<std::string>{"THREADS", "TPR", "VEC"}),
-                       {threads, tpr, vec});
+    const std::int64_t vectors = hidden / vec;
+    Value tpr = std::min<std::int64_t>(256, std::max<std::int64_t>(8, memory_bound::floor_pow2(vectors / 4)));
+    Value threads = std::max<Value>(tpr, 256), cluster = 1;
     Value mode = 2;
-    if (registers_fit(hidden, probe)) mode = 0;
-    else if (row_smem_bytes(hidden, dtype, probe) <= smem_limit) mode = 1;
+    if (RegisterRow{hidden, vec, tpr, threads, 1, 1, rms}.fits()) {
+      mode = 0;
+    } else {
+      for (Value c : {2, 4, 8}) {
+        const RegisterRow split{hidden, vec, 512, 512, c, 1, rms};
+        if (hidden % (vec * c) == 0 && 512 * vec * c <= hidden && split.values() <= 32) {
+          mode = 0, cluster = c, tpr = 512, threads = 512;
+          break;
+        }
+      }
+      if (mode != 0 && threads / tpr * hidden * static_cast<std::int64_t>(dtype_size(dtype)) <= smem_limit)
+        mode = 1;
+    }
 
     SearchSpace::Builder b;
     b.param("THREADS", {32, 64, 128, 256, 512, 1024}, threads)
@@ -205,12 +258,16 @@ class LayernormTemplate final : public KernelTemplate {
         .param("ROW_MODE", {0, 1, 2}, mode)
         .param("STATS", rms ? std::vector<Value>{0} : std::vector<Value>{0, 1}, 0)
         .param("CACHE_HINT", {0, 1}, 0)
+        .param("CLUSTER", {1, 2, 4, 8}, cluster)
+        .param("RPG", {1, 2, 4, 8}, 1)
         .constraint("TPR <= THREADS")
-        .constraint("TPR * VEC <= " + std::to_string(hidden))
-        .constraint("VEC divides hidden=" + std::to_string(hidden),
-                    [hidden](const Config& c) { return hidden % c["VEC"] == 0; })
+        .constraint("TPR * VEC * CLUSTER <= " + std::to_string(hidden))
+        .constraint("VEC * CLUSTER divides hidden=" + std::to_string(hidden),
+                    [hidden](const Config& c) { return hidden % (c["VEC"] * c["CLUSTER"]) == 0; })
+        .constraint("CLUSTER == 1 or (ROW_MODE == 0 and TPR == THREADS and STATS == 0 and RPG == 1)")
+        .constraint("RPG == 1 or ROW_MODE == 0")
         .constraint("ROW_MODE 0: the row fits in registers",
-                    [hidden](const Config& c) { return c["ROW_MODE"] != 0 || registers_fit(hidden, c); })
+                    [hidden, rms](const Config& c) { return c["ROW_MODE"] != 0 || registers_fit(hidden, rms, c); })
         .constraint("ROW_MODE 1: rows fit in shared memory (" + std::to_string(smem_limit) + " B)",
                     [hidden, dtype, smem_limit](const Config& c) {
                       return c["ROW_MODE"] != 1 || row_smem_bytes(hidden, dtype, c) <= smem_limit;
@@ -228,12 +285,21 @@ class LayernormTemplate final : public KernelTemplate {
                       std::to_string(hidden);
       return false;
     }
-    if (config["ROW_MODE"] == 0 && !registers_fit(hidden, config)) {
+    if (hidden % (config["VEC"] * config["CLUSTER"]) != 0) {
+      if (why) *why = "VEC * CLUSTER = " + std::to_string(config["VEC"] * config["CLUSTER"]) +
+                      " does not divide hidden=" + std::to_string(hidden);
+      return false;
+    }
+    if (config["ROW_MODE"] == 0 && !registers_fit(hidden, problem.attr("norm") == "rmsnorm", config)) {
       if (why) *why = "hidden=" + std::to_string(hidden) + " does not fit in registers with " +
                       config.str();
       return false;
     }
-    return memory_bound::row_grid_fits(rows, config, why);
+    if (grid_blocks(rows, config) > memory_bound::kMaxGridX) {
+      if (why) *why = "rows=" + std::to_string(rows) + " needs more than 2^31-1 blocks";
+      return false;
+    }
+    return true;
   }
 
   std::vector<std::string> problem_defines(const Problem& problem) const override {
@@ -249,7 +315,11 @@ class LayernormTemplate final : public KernelTemplate {
     const bool rms = problem.attr("norm") == "rmsnorm";
     LaunchStep step;
     step.entry = "layernorm_fwd";
-    step.grid[0] = static_cast<unsigned>(ceil_div(rows, config["THREADS"] / config["TPR"]));
+    const std::int64_t blocks = grid_blocks(rows, config);
+    if (blocks > memory_bound::kMaxGridX)
+      throw Error(ErrorCode::unsupported, "layernorm: " + config.str() + " cannot cover rows=" +
+                                              std::to_string(rows));
+    step.grid[0] = static_cast<unsigned>(blocks);  // CLUSTER > 1: the kernel's cluster dims
     step.block[0] = static_cast<unsigned>(config["THREADS"]);
     if (config["ROW_MODE"] == 1)
       step.dynamic_smem = static_cast<unsigned>(

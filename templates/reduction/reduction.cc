@@ -69,6 +69,30 @@ class ReductionWorkload final : public Workload {
                static_cast<double>(dtype_size(dtype_)) + 4.0 * static_cast<double>(rows_);
   }
 
+  double reference_cost() const override {
+    return static_cast<double>(rows_) * static_cast<double>(cols_);
+  }
+
+  /// Above kDeviceReferenceCost: ref_reduce_chunks (double partials of chunks of a row, one
+  /// block each) then ref_reduce_finish (one thread per row).
+  std::optional<DeviceReference> device_reference() const override {
+    if (reference_cost() <= memory_bound::kDeviceReferenceCost) return std::nullopt;
+    DeviceReference ref =
+        memory_bound::reference_program(dtype_, {"-DREF_FN=" + std::to_string(fn_)});
+    const std::int64_t chunk = std::max<std::int64_t>(65536, ceil_div(cols_, 65535));
+    const std::int64_t chunks = ceil_div(cols_, chunk);
+    ref.plan.scratch.push_back({"ref_partial", DType::f64,
+                                static_cast<std::size_t>(rows_ * chunks), Role::scratch, 0});
+    ref.plan.steps.push_back(memory_bound::reference_step(
+        "ref_reduce_chunks", rows_, chunks,
+        {KernelArg::buf(0), KernelArg::buf(2), KernelArg::i64(cols_), KernelArg::i64(chunk)}));
+    ref.plan.steps.push_back(memory_bound::reference_step(
+        "ref_reduce_finish", ceil_div(rows_, memory_bound::kReferenceThreads), 1,
+        {KernelArg::buf(2), KernelArg::buf(1), KernelArg::i64(rows_), KernelArg::i32(chunks),
+         KernelArg::i64(cols_)}));
+    return ref;
+  }
+
  private:
   void check(const std::vector<HostBuffer>& host) const {
     memory_bound::check_host_buffers(*this, host, "reduction");
@@ -104,9 +128,9 @@ class ReductionTemplate final : public KernelTemplate {
     b.param("THREADS", {64, 128, 256, 512, 1024}, d.threads)
         .param("TPR", {8, 16, 32, 64, 128, 256, 512, 1024}, d.tpr)
         .param("VEC", widths, d.vec)
-        .param("ITEMS", {1, 2, 4, 8}, 1)
-        .param("SPLIT", {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}, d.split)
-        .param("MULTI", {0, 1}, 0)
+        .param("ITEMS", {1, 2, 4, 8}, 4)
+        .param("SPLIT", {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048}, d.split)
+        .param("MULTI", {0, 1, 2}, d.split > 1 ? 2 : 0)
         .param("TREE", {0, 1}, 0)
         .param("CACHE_HINT", {0, 1}, 0)
         .constraint("TPR <= THREADS")
@@ -147,6 +171,7 @@ class ReductionTemplate final : public KernelTemplate {
     const std::int64_t split = config["SPLIT"];
     const bool two_pass = split > 1 && config["MULTI"] == 0;
     const bool atomics = split > 1 && config["MULTI"] == 1;
+    const bool last_block = split > 1 && config["MULTI"] == 2;
     const std::int64_t grid = ceil_div(rows, config["THREADS"] / config["TPR"]);
     if (grid > memory_bound::kMaxGridX)
       throw Error(ErrorCode::unsupported, "reduction: " + config.str() + " cannot cover rows=" +
@@ -155,11 +180,19 @@ class ReductionTemplate final : public KernelTemplate {
     if (two_pass)
       plan.scratch.push_back({"partial", DType::f32, static_cast<std::size_t>(rows * split),
                               Role::scratch, 0});
-    if (atomics) {  // sums start at 0.0f; max starts at 0xffffffff (below every value)
+    if (last_block) {  // partials, then one arrival counter per row (zeroed here)
+      plan.scratch.push_back({"partial", DType::f32, static_cast<std::size_t>(rows * split),
+                              Role::scratch, 0});
+      plan.scratch.push_back({"arrivals", DType::i32, static_cast<std::size_t>(rows),
+                              Role::scratch, 0});
+    }
+    if (atomics || last_block) {
+      // atomics: sums start at 0.0f, max at 0xffffffff (below every value); last block: the
+      // arrival counters start at 0.
       LaunchStep clear;
       clear.kind = LaunchStep::Kind::memset;
-      clear.memset_buffer = 1;
-      clear.memset_byte = fn == 1 ? 0xff : 0;
+      clear.memset_buffer = atomics ? 1 : 3;
+      clear.memset_byte = atomics && fn == 1 ? 0xff : 0;
       plan.steps.push_back(clear);
     }
     LaunchStep main;
@@ -168,8 +201,9 @@ class ReductionTemplate final : public KernelTemplate {
     main.grid[1] = static_cast<unsigned>(split);
     main.block[0] = static_cast<unsigned>(config["THREADS"]);
     main.args = {KernelArg::buf(0), KernelArg::buf(1),
-                 two_pass ? KernelArg::buf(2) : KernelArg::i64(0), KernelArg::i64(rows),
-                 KernelArg::i64(cols), KernelArg::f32(scale)};
+                 two_pass || last_block ? KernelArg::buf(2) : KernelArg::i64(0),
+                 KernelArg::i64(rows), KernelArg::i64(cols), KernelArg::f32(scale),
+                 last_block ? KernelArg::buf(3) : KernelArg::i64(0)};
     plan.steps.push_back(main);
     if (two_pass) {
       LaunchStep second;
@@ -205,10 +239,11 @@ class ReductionTemplate final : public KernelTemplate {
     // A block per long row, a warp per medium row, 8 lanes per short row.
     d.tpr = vectors >= 256 ? 256 : (vectors >= 32 ? 32 : 8);
     if (d.tpr == 8 && d.vec * 8 > cols) d.vec = 1;
-    if (d.tpr == d.threads) {  // few long rows: enough blocks per row to fill the GPU twice
-      const std::int64_t want = ceil_div(2 * std::max(1, device.sm_count), rows);
+    if (d.tpr == d.threads) {  // few long rows: enough blocks per row to fill every SM
+      const std::int64_t resident = std::max(1, device.sm_count) * (2048 / d.threads);
+      const std::int64_t want = ceil_div(resident, rows);
       const std::int64_t fit = std::max<std::int64_t>(1, cols / (d.threads * d.vec));
-      d.split = std::min<std::int64_t>({memory_bound::floor_pow2(std::min(want, fit)), 1024});
+      d.split = std::min<std::int64_t>({memory_bound::floor_pow2(std::min(want, fit)), 2048});
     }
     return d;
   }

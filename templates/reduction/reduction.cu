@@ -3,8 +3,9 @@
 // and fp32 output. Groups of TPR consecutive threads own one row each (THREADS / TPR rows per
 // block; TPR = 32 is warp-per-row, TPR = THREADS block-per-row). With SPLIT > 1 a row is cut
 // into SPLIT chunks done by SPLIT blocks (grid.y), combined either by a second kernel over a
-// [rows, SPLIT] partial buffer (MULTI = 0) or by atomics into the zero/0xff-filled output
-// (MULTI = 1). Each thread keeps ITEMS vector loads of VEC elements in flight; the group
+// [rows, SPLIT] partial buffer (MULTI = 0), by atomics into the zero/0xff-filled output
+// (MULTI = 1), or by the last block of the row to finish (MULTI = 2: partials plus a per-row
+// arrival counter that the launch zeroes and the last block resets). Each thread keeps ITEMS vector loads of VEC elements in flight; the group
 // result is combined by warp shuffles (TREE = 0) or a shared-memory tree (TREE = 1).
 // Rows must start 16-byte aligned for VEC > 1: rows == 1 or cols % VEC == 0 (the space says so);
 // the cols % VEC tail is done element by element.
@@ -27,7 +28,7 @@
 #define SPLIT 1  // blocks per row (launch geometry; the kernel reads gridDim.y)
 #endif
 #ifndef MULTI
-#define MULTI 0  // SPLIT > 1: 0 = second pass over partials, 1 = atomics into the output
+#define MULTI 0  // SPLIT > 1: 0 second pass over partials, 1 atomics, 2 last block combines
 #endif
 #ifndef TREE
 #define TREE 0  // 0 = warp shuffles, 1 = shared-memory tree
@@ -70,11 +71,12 @@ __device__ __forceinline__ void kt_atomic_combine(float* out, float v) {
 
 typedef KtVec<kt_io_t, VEC> Vec;
 
-/// out[row] (SPLIT = 1 or MULTI = 1) or partial[row * gridDim.y + blockIdx.y] (MULTI = 0)
+/// out[row] (SPLIT = 1, MULTI = 1 or 2) or partial[row * gridDim.y + blockIdx.y] (MULTI = 0)
 /// = reduction of x[row, :] (or of this block's chunk of it), times `scale` when final.
+/// `arrivals` (MULTI = 2 only) holds one zeroed counter per row.
 extern "C" __global__ void __launch_bounds__(THREADS)
 reduce_rows(const kt_io_t* x, float* out, float* partial, long long rows, long long cols,
-            float scale) {
+            float scale, unsigned int* arrivals) {
   __shared__ float scratch[TREE == 1 ? THREADS : THREADS / 32 + 1];
   const int lane = threadIdx.x % TPR;
   const long long row = (long long)blockIdx.x * (THREADS / TPR) + threadIdx.x / TPR;
@@ -116,6 +118,31 @@ reduce_rows(const kt_io_t* x, float* out, float* partial, long long rows, long l
   for (int i = 1; i < ITEMS; ++i) total = Op::combine(total, acc[i]);
   total = kt_row_reduce(total, scratch);
 
+#if MULTI == 2
+  if (gridDim.y > 1) {  // one row per block here (SPLIT > 1 needs TPR == THREADS)
+    __shared__ int is_last;
+    if (threadIdx.x == 0) {
+      partial[row * gridDim.y + blockIdx.y] = total;
+      __threadfence();  // the partial is visible before the arrival is counted
+      is_last = atomicAdd(arrivals + row, 1u) == gridDim.y - 1;
+    }
+    __syncthreads();
+    if (is_last) {  // block-uniform
+      __threadfence();
+      float acc = Op::identity();
+      for (int i = threadIdx.x; i < (int)gridDim.y; i += THREADS)
+        acc = Op::combine(acc, __ldcg(partial + row * gridDim.y + i));
+      acc = kt_row_reduce(acc, scratch);
+      if (threadIdx.x == 0) {
+        out[row] = acc * scale;
+        arrivals[row] = 0u;  // ready for the next launch
+      }
+    }
+    return;
+  }
+#else
+  (void)arrivals;
+#endif
   if (active && lane == 0) {
     if (gridDim.y == 1) {
       out[row] = total * scale;
