@@ -6,9 +6,12 @@
 // through the isolated GPU measurer. Reports the effective bandwidth (workload bytes: each
 // input read once, each output written once, over the median time) of the tuned winner and of
 // the untuned default config as % of the copy bandwidth, and writes OUT_DIR/memory_bound.json
-// (memory_bound_<families>.json when --families is given), rewritten after every task.
+// (memory_bound_<families>[_<norms>][_<dtypes>].json when a selection is given), rewritten after
+// every task. Large shapes are verified by the workloads' GPU references
+// (Workload::device_reference), so the trial budget, not the host reference, bounds each task.
 //
 // Usage: gpu_memory_bound OUT_DIR [--families=elementwise,reduction,layernorm]
+//                                 [--norms=layernorm,rmsnorm] [--dtypes=f32,f16]
 //                                 [--trials=40] [--seconds=14] [--searcher=genetic] [--seed=1]
 #include <cuda_runtime.h>
 
@@ -40,7 +43,9 @@ namespace {
 struct Settings {
   std::string out_dir;
   std::vector<std::string> families = {"elementwise", "reduction", "layernorm"};
-  bool families_given = false;
+  std::vector<std::string> norms = {"layernorm", "rmsnorm"};
+  std::vector<std::string> dtypes = {"f32", "f16"};
+  std::string selection;  ///< file-name suffix naming what was selected ("" = everything)
   std::size_t trials = 40;
   double seconds = 14;
   std::string searcher = "genetic";
@@ -62,18 +67,27 @@ std::vector<std::string> split_list(const std::string& text) {
   return items;
 }
 
+/// "a_b_c" of a list (file-name suffixes).
+std::string join(const std::vector<std::string>& items) {
+  std::string text;
+  for (const auto& item : items) text += (text.empty() ? "" : "_") + item;
+  return text;
+}
+
 Settings parse_args(int argc, char** argv) {
   if (argc < 2)
     throw Error(ErrorCode::invalid_argument,
-                "usage: gpu_memory_bound OUT_DIR [--families=a,b] [--trials=N] [--seconds=S] "
-                "[--searcher=NAME] [--seed=S]");
+                "usage: gpu_memory_bound OUT_DIR [--families=a,b] [--norms=a,b] [--dtypes=a,b] "
+                "[--trials=N] [--seconds=S] [--searcher=NAME] [--seed=S]");
   Settings s;
   s.out_dir = argv[1];
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     const auto eq = arg.find('=');
     const std::string key = arg.substr(0, eq), value = eq == std::string::npos ? "" : arg.substr(eq + 1);
-    if (key == "--families") { s.families = split_list(value); s.families_given = true; }
+    if (key == "--families") { s.families = split_list(value); s.selection += "_" + join(s.families); }
+    else if (key == "--norms") { s.norms = split_list(value); s.selection += "_" + join(s.norms); }
+    else if (key == "--dtypes") { s.dtypes = split_list(value); s.selection += "_" + join(s.dtypes); }
     else if (key == "--trials") s.trials = std::stoul(value);
     else if (key == "--seconds") s.seconds = std::stod(value);
     else if (key == "--searcher") s.searcher = value;
@@ -83,22 +97,24 @@ Settings parse_args(int argc, char** argv) {
   return s;
 }
 
-/// The benchmark suite of the issue, for the requested families.
-std::vector<Task> suite(const std::vector<std::string>& families) {
+/// The benchmark suite of the issue, for the selected families, norms and dtypes.
+std::vector<Task> suite(const Settings& s) {
   std::vector<Task> tasks;
-  auto wanted = [&](const std::string& f) {
-    return std::find(families.begin(), families.end(), f) != families.end();
+  auto in = [](const std::vector<std::string>& list, const std::string& item) {
+    return std::find(list.begin(), list.end(), item) != list.end();
   };
-  for (const char* dtype : {"f32", "f16"}) {
+  for (const std::string& dtype : s.dtypes) {
     for (const char* shape : {"1x268435456", "32768x4096"}) {
-      if (wanted("elementwise")) tasks.push_back({"elementwise", shape, {{"dtype", dtype}, {"fn", "gelu_tanh"}}});
-      if (wanted("reduction")) tasks.push_back({"reduction", shape, {{"dtype", dtype}, {"fn", "sum"}}});
+      if (in(s.families, "elementwise")) tasks.push_back({"elementwise", shape, {{"dtype", dtype}, {"fn", "gelu_tanh"}}});
+      if (in(s.families, "reduction")) tasks.push_back({"reduction", shape, {{"dtype", dtype}, {"fn", "sum"}}});
     }
-    if (wanted("layernorm"))
-      for (const char* norm : {"layernorm", "rmsnorm"})
+    if (in(s.families, "layernorm"))
+      for (const std::string& norm : s.norms)
         for (const char* shape : {"32768x1024", "32768x4096", "8192x16384", "4096x65536"})
           tasks.push_back({"layernorm", shape, {{"dtype", dtype}, {"norm", norm}}});
   }
+  if (tasks.empty())
+    throw Error(ErrorCode::invalid_argument, "gpu_memory_bound: the selection names no task");
   return tasks;
 }
 
@@ -151,13 +167,7 @@ int main(int argc, char** argv) {
     std::printf("%s: device-to-device copy %.0f GB/s (2 GiB, read + write)\n", device.name.c_str(),
                 copy_gbps);
 
-    std::string file = "memory_bound.json";
-    if (settings.families_given) {
-      file = "memory_bound";
-      for (const auto& f : settings.families) file += "_" + f;
-      file += ".json";
-    }
-    const std::string out_path = settings.out_dir + "/" + file;
+    const std::string out_path = settings.out_dir + "/memory_bound" + settings.selection + ".json";
     json doc = {{"benchmark", "gpu_memory_bound"}, {"date", today()}, {"device", device.name},
                 {"sm_count", device.sm_count}, {"copy_gbps", copy_gbps},
                 {"searcher", settings.searcher}, {"trial_budget", settings.trials},
@@ -167,10 +177,12 @@ int main(int argc, char** argv) {
     RunnerOptions runner;
     runner.seed_pool = 1;
     runner.timing.min_time_ms = 20;
-    for (const Task& task : suite(settings.families)) {
+    for (const Task& task : suite(settings)) {
       const auto tmpl = find_template(task.family);
       const Problem problem = make_problem(*tmpl, task.shape, task.attrs);
-      const double bytes = tmpl->workload(problem)->bytes();
+      const auto workload = tmpl->workload(problem);
+      const double bytes = workload->bytes();
+      const char* verified_by = workload->device_reference() ? "gpu reference" : "host reference";
       GpuMeasurer measurer(tmpl, problem, device, builder, runner);
       auto searcher = make_searcher(settings.searcher);
       TunerOptions options;
@@ -195,6 +207,7 @@ int main(int argc, char** argv) {
                   {"default_pct_of_copy", 100.0 * fallback / copy_gbps},
                   {"default_status", result.default_trial ? to_string(result.default_trial->status) : "none"},
                   {"trials", result.trials.size()}, {"stop_reason", result.stop_reason},
+                  {"verified_by", verified_by},
                   {"elapsed_s", result.elapsed_s}};
       std::printf("%-12s %-12s %-26s tuned %7.0f GB/s (%5.1f%%)  default %7.0f GB/s (%5.1f%%)  "
                   "%zu trials %.0f s  %s\n",

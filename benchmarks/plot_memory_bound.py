@@ -2,68 +2,100 @@
 """Bar chart of the memory-bound benchmark: % of device-to-device copy bandwidth per shape for
 the tuned ktune kernel, its untuned default config and PyTorch (issue 6).
 
-Usage: python3 benchmarks/plot_memory_bound.py OUT.png KTUNE.json [KTUNE2.json ...] [--torch TORCH.json]
-KTUNE*.json come from gpu_memory_bound (several when it ran per family); TORCH.json from
-benchmarks/peers/torch_memory_bound.py. Each side is normalized by its own copy bandwidth.
+Usage: python3 benchmarks/plot_memory_bound.py OUT.png KTUNE.json [KTUNE2.json ...]
+           [--torch TORCH.json [TORCH2.json ...]] [--table]
+KTUNE*.json come from gpu_memory_bound (several when it ran in parts); TORCH*.json from
+benchmarks/peers/torch_memory_bound.py (one per part, same device call as its ktune part).
+Each side is normalized by the copy bandwidth its own program measured. --table also prints a
+Markdown table (tuned / default / torch % of copy and tuned/torch ratio) for the results README.
+Without matplotlib only the table is printed.
 """
 import argparse
 import json
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
 
 def key(row):
+    """(family, op, shape, dtype) of a result row of either program."""
     attrs = row["attrs"]
     op = attrs.get("fn") or attrs.get("norm")
     return (row["family"], op, row["shape"], attrs["dtype"])
+
+
+def order(row):
+    """Issue order: elementwise, reduction, layernorm, rmsnorm; f32 before f16; by shape."""
+    _, op, shape, dtype = key(row)
+    ops = ["gelu_tanh", "sum", "layernorm", "rmsnorm"]
+    dims = [int(v) for v in shape.split("x")]
+    return (ops.index(op) if op in ops else len(ops), dtype != "f32", dims[-1], dims[0])
+
+
+def draw(out_png, rows, torch_vals, title):
+    """Writes the grouped bar chart; returns False when matplotlib is missing."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    labels = ["{}\n{} {}".format(*key(r)[1:]) for r in rows]
+    width = 0.27
+    xs = list(range(len(rows)))
+    fig, ax = plt.subplots(figsize=(max(10, 0.75 * len(rows)), 5.5))
+    ax.bar([x - width for x in xs], [r["tuned_pct_of_copy"] for r in rows], width,
+           label="ktune tuned")
+    ax.bar(xs, [r["default_pct_of_copy"] for r in rows], width, label="ktune default config")
+    if any(torch_vals):
+        ax.bar([x + width for x in xs], torch_vals, width, label="torch")
+    ax.axhline(100, color="black", linewidth=0.8)
+    ax.axhline(95, color="gray", linestyle="--", linewidth=0.8)
+    ax.axhline(90, color="gray", linestyle=":", linewidth=0.8)
+    ax.set_xticks(xs)
+    ax.set_xticklabels(labels, rotation=90, fontsize=7)
+    ax.set_ylabel("% of device-to-device copy bandwidth")
+    ax.set_ylim(0, 110)
+    ax.set_title(title)
+    ax.legend(loc="lower left")
+    fig.tight_layout()
+    fig.savefig(out_png, dpi=130)
+    return True
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out_png")
     parser.add_argument("ktune_json", nargs="+")
-    parser.add_argument("--torch", dest="torch_json")
+    parser.add_argument("--torch", dest="torch_json", nargs="+", default=[])
+    parser.add_argument("--table", action="store_true")
     args = parser.parse_args()
 
-    rows, copy = [], []
+    rows, copy, device = [], [], "GPU"
     for path in args.ktune_json:
         with open(path) as f:
             doc = json.load(f)
         rows += doc["results"]
         copy.append(doc["copy_gbps"])
+        device = doc.get("device", device)
     torch_pct = {}
-    if args.torch_json:
-        with open(args.torch_json) as f:
+    for path in args.torch_json:
+        with open(path) as f:
             for r in json.load(f)["results"]:
                 torch_pct[key(r)] = r["torch_pct_of_copy"]
-
-    labels = ["{}\n{} {}".format(*key(r)[1:]) for r in rows]
-    tuned = [r["tuned_pct_of_copy"] for r in rows]
-    default = [r["default_pct_of_copy"] for r in rows]
+    rows.sort(key=order)
     torch_vals = [torch_pct.get(key(r), 0.0) for r in rows]
 
-    width = 0.27
-    xs = range(len(rows))
-    fig, ax = plt.subplots(figsize=(max(10, 0.75 * len(rows)), 5.5))
-    ax.bar([x - width for x in xs], tuned, width, label="ktune tuned")
-    ax.bar(list(xs), default, width, label="ktune default config")
-    if torch_pct:
-        ax.bar([x + width for x in xs], torch_vals, width, label="torch")
-    ax.axhline(100, color="black", linewidth=0.8)
-    ax.axhline(95, color="gray", linestyle="--", linewidth=0.8)
-    ax.axhline(90, color="gray", linestyle=":", linewidth=0.8)
-    ax.set_xticks(list(xs))
-    ax.set_xticklabels(labels, rotation=90, fontsize=7)
-    ax.set_ylabel("% of device-to-device copy bandwidth")
-    ax.set_title("Memory-bound templates on {} (copy {:.0f} GB/s)".format(
-        doc.get("device", "GPU"), sum(copy) / len(copy)))
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(args.out_png, dpi=130)
-    print("wrote", args.out_png)
+    title = "Memory-bound templates on {} (copy {:.0f} GB/s)".format(device, sum(copy) / len(copy))
+    if draw(args.out_png, rows, torch_vals, title):
+        print("wrote", args.out_png)
+    else:
+        print("matplotlib is not installed: no chart")
+    if args.table:
+        print("| op | shape | dtype | tuned | default | torch | tuned / torch | trials |")
+        print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |")
+        for r, t in zip(rows, torch_vals):
+            ratio = "{:.2f}x".format(r["tuned_pct_of_copy"] / t) if t else "-"
+            print("| {} | {} | {} | {:.1f} % | {:.1f} % | {} | {} | {} |".format(
+                key(r)[1], r["shape"], r["attrs"]["dtype"], r["tuned_pct_of_copy"],
+                r["default_pct_of_copy"], "{:.1f} %".format(t) if t else "-", ratio, r["trials"]))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ RMSNorm (gamma) at [32768, 1024], [32768, 4096], [8192, 16384], [4096, 65536], f
 plus the device-to-device copy of 2 GiB. Median of CUDA-event timings after warm-up.
 
 Usage: python3 benchmarks/peers/torch_memory_bound.py OUT_DIR [--reps 30]
-Writes OUT_DIR/torch_memory_bound.json.
+           [--families elementwise,reduction,layernorm] [--norms layernorm,rmsnorm] [--dtypes f32,f16]
+Writes OUT_DIR/torch_memory_bound.json, or torch_memory_bound_<selection>.json when a
+selection is given (the same suffix as gpu_memory_bound's file for the same selection).
 """
 import argparse
 import datetime
@@ -44,9 +46,16 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out_dir")
     parser.add_argument("--reps", type=int, default=30)
+    parser.add_argument("--families", default=None)
+    parser.add_argument("--norms", default=None)
+    parser.add_argument("--dtypes", default=None)
     args = parser.parse_args()
     dev = torch.device("cuda")
-    dtypes = {"f32": torch.float32, "f16": torch.float16}
+    families = (args.families or "elementwise,reduction,layernorm").split(",")
+    norms = (args.norms or "layernorm,rmsnorm").split(",")
+    all_dtypes = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+    dtypes = {k: all_dtypes[k] for k in (args.dtypes or "f32,f16").split(",")}
+    selection = "".join("_" + v.replace(",", "_") for v in (args.families, args.norms, args.dtypes) if v)
 
     copy_bytes = 2 << 30
     src = torch.empty(copy_bytes, dtype=torch.uint8, device=dev).fill_(60)
@@ -68,19 +77,21 @@ def main():
 
     for name, dt in dtypes.items():
         size = torch.tensor([], dtype=dt).element_size()
-        for shape in ["1x268435456", "32768x4096"]:
+        for shape in ["1x268435456", "32768x4096"] if {"elementwise", "reduction"} & set(families) else []:
             rows, cols = parse_shape(shape)
             x = torch.randn(rows, cols, device=dev, dtype=dt)
             n = rows * cols
-            ms = median_ms(lambda: F.gelu(x, approximate="tanh"), args.reps)
-            record("elementwise", shape, {"dtype": name, "fn": "gelu_tanh"}, 2 * n * size, ms)
-            if rows == 1:
-                ms = median_ms(lambda: torch.sum(x, dtype=torch.float32), args.reps)
-            else:
-                ms = median_ms(lambda: torch.sum(x, dim=-1, dtype=torch.float32), args.reps)
-            record("reduction", shape, {"dtype": name, "fn": "sum"}, n * size + 4 * rows, ms)
+            if "elementwise" in families:
+                ms = median_ms(lambda: F.gelu(x, approximate="tanh"), args.reps)
+                record("elementwise", shape, {"dtype": name, "fn": "gelu_tanh"}, 2 * n * size, ms)
+            if "reduction" in families:
+                if rows == 1:
+                    ms = median_ms(lambda: torch.sum(x, dtype=torch.float32), args.reps)
+                else:
+                    ms = median_ms(lambda: torch.sum(x, dim=-1, dtype=torch.float32), args.reps)
+                record("reduction", shape, {"dtype": name, "fn": "sum"}, n * size + 4 * rows, ms)
             del x
-        for norm in ["layernorm", "rmsnorm"]:
+        for norm in norms if "layernorm" in families else []:
             for shape in ["32768x1024", "32768x4096", "8192x16384", "4096x65536"]:
                 rows, hidden = parse_shape(shape)
                 x = torch.randn(rows, hidden, device=dev, dtype=dt)
@@ -101,7 +112,7 @@ def main():
            "device": torch.cuda.get_device_name(), "torch": torch.__version__,
            "copy_gbps": copy_gbps, "reps": args.reps, "results": results}
     os.makedirs(args.out_dir, exist_ok=True)
-    path = os.path.join(args.out_dir, "torch_memory_bound.json")
+    path = os.path.join(args.out_dir, "torch_memory_bound" + selection + ".json")
     with open(path, "w") as f:
         json.dump(doc, f, indent=2)
     print(f"wrote {path}")
