@@ -96,6 +96,23 @@ std::int64_t smem_limit(const Device& device) {
   return std::max<std::int64_t>({device.smem_per_block_optin, device.smem_per_block, 48 * 1024});
 }
 
+std::int64_t tile_cover(std::int64_t value, std::int64_t floor) {
+  std::int64_t tile = std::max<std::int64_t>(floor, 1);
+  while (tile < value) tile *= 2;
+  return tile;
+}
+
+std::int64_t default_split_k(const GemmShape& s, std::int64_t bm, std::int64_t bn,
+                             std::int64_t bk, const Device& device, int waves,
+                             std::int64_t min_k_tiles) {
+  const std::int64_t tiles = ((s.M + bm - 1) / bm) * ((s.N + bn - 1) / bn);
+  const std::int64_t target = static_cast<std::int64_t>(waves) * (device.sm_count > 0 ? device.sm_count : 132);
+  const std::int64_t k_tiles = (s.K + bk - 1) / bk;
+  std::int64_t split = 1;
+  while (split < 16 && tiles * split < target && k_tiles / (split * 2) >= min_k_tiles) split *= 2;
+  return split;
+}
+
 LaunchPlan gemm_launch_plan(const GemmShape& s, const GemmLaunchGeometry& g,
                             const Device& device) {
   const std::int64_t tiles = ((s.M + g.bm - 1) / g.bm) * ((s.N + g.bn - 1) / g.bn);

@@ -71,6 +71,17 @@ std::vector<std::string> gemm_problem_defines(const GemmShape& shape);
 /// Shared memory a block may use on `device` (opt-in limit, at least 48 KiB).
 std::int64_t smem_limit(const Device& device);
 
+/// The smallest power of two >= value, and at least `floor`: the useful tile size along a
+/// dimension (a larger tile only pads).
+std::int64_t tile_cover(std::int64_t value, std::int64_t floor);
+
+/// Default split-K count: the smallest power of two S <= 16 such that tiles * S fills `waves`
+/// waves of the device's SMs (132 when unknown), without leaving any split fewer than
+/// `min_k_tiles` k tiles of `bk`; 1 when the output tiles already fill the device.
+std::int64_t default_split_k(const GemmShape& shape, std::int64_t bm, std::int64_t bn,
+                             std::int64_t bk, const Device& device, int waves,
+                             std::int64_t min_k_tiles);
+
 /// Geometry of a gemm config that the launch plan needs.
 struct GemmLaunchGeometry {
   std::string entry;        ///< main kernel; the split-K step is entry + "_splitk_reduce"
@@ -90,6 +101,15 @@ LaunchPlan gemm_launch_plan(const GemmShape& shape, const GemmLaunchGeometry& ge
 /// Buffers, inputs (uniform in [-1, 1], never zero), double-precision reference and
 /// tolerance of a gemm problem.
 std::unique_ptr<Workload> make_gemm_workload(const GemmShape& shape);
+
+/// reference_cost() (multiply-adds) above which a gemm workload verifies with its device
+/// reference instead of the host one (2e9 is about two seconds of host reference).
+constexpr double kDeviceReferenceMinCost = 2e9;
+
+/// The GPU reference of a shape (templates/gemm/gemm_reference.cu: fp64 accumulation, rounded
+/// once to the output type): source, defines and a one-kernel plan over A, B, C (read for
+/// beta, then overwritten) and bias. Throws Error(invalid_argument) when the grid is too big.
+DeviceReference make_device_reference(const GemmShape& shape);
 
 /// Double-precision reference, in place: c = alpha * op(a) * op(b) + beta * c (+ bias),
 /// with a and b stored as the shape's layout says and c row-major M x N; results are rounded

@@ -1,8 +1,10 @@
 // The gemm workload: buffers A, B, C (read and updated: beta != 0) and bias, random inputs in
 // [-1, 1] that are never zero, the double-precision host reference (blocked, converting
-// panels on the fly) and the tolerance of each precision.
+// panels on the fly), the GPU reference above kDeviceReferenceMinCost multiply-adds
+// (gemm_reference.cc) and the tolerance of each precision.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "gemm_problem.h"
 #include "host_dtype.h"
@@ -99,6 +101,11 @@ class GemmWorkload final : public Workload {
 
   double reference_cost() const override {
     return static_cast<double>(s_.M) * static_cast<double>(s_.N) * static_cast<double>(s_.K);
+  }
+
+  std::optional<DeviceReference> device_reference() const override {
+    if (reference_cost() <= kDeviceReferenceMinCost) return std::nullopt;
+    return make_device_reference(s_);
   }
 
  private:
