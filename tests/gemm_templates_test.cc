@@ -234,6 +234,60 @@ TEST_CASE("gemm spaces: defaults valid; shared memory and split-K constraints re
   CHECK(sk2.valid(sk2.default_config()));
 }
 
+TEST_CASE("gemm defaults follow the shape: skinny tiles, split-K to fill the SMs, pruning",
+          "[gemm]") {
+  const Device h200 = Device::h200();
+  auto simt = make_gemm_simt_template();
+  auto mma = make_gemm_mma_template();
+  struct Case {
+    const KernelTemplate* tmpl;
+    const char* shape;
+    const char* dtype;
+    Value bm, bn, split_k;
+  };
+  const std::vector<Case> cases = {
+      {mma.get(), "1x8192x8192", "f16", 16, 64, 4},  // 128 tiles x 4 >= 3 waves of 132
+      {mma.get(), "16x8192x8192", "bf16", 16, 64, 4},
+      {mma.get(), "32x8192x8192", "f16", 32, 64, 4},
+      {mma.get(), "64x8192x8192", "tf32", 64, 64, 4},
+      {mma.get(), "8192x16x8192", "f16", 64, 16, 4},  // skinny N: the same, transposed
+      {mma.get(), "127x8192x8192", "f16", 128, 128, 4},  // regular: 64 tiles -> one wave
+      {mma.get(), "4096x4096x4096", "f16", 128, 128, 1},
+      {mma.get(), "512x512x65536", "f16", 128, 128, 16},
+      {mma.get(), "1024x1024x1024", "f16", 128, 128, 2},  // 32 k tiles: >= 16 per split
+      {mma.get(), "1x1x1", "f16", 16, 16, 1},
+      {simt.get(), "1x8192x8192", "f32", 16, 128, 8},  // 64 tiles x 8 = 512 blocks
+      {simt.get(), "64x8192x8192", "f32", 64, 128, 8},
+      {simt.get(), "8192x32x8192", "f32", 128, 32, 8},
+      {simt.get(), "4096x4096x4096", "f32", 128, 128, 1},
+      {simt.get(), "3x5x7", "f32", 16, 32, 1},
+  };
+  for (const auto& c : cases) {
+    Problem p = make_problem(*c.tmpl, c.shape, {{"dtype", c.dtype}, {"layout", "NT"}});
+    SearchSpace space = c.tmpl->space(p, h200);
+    const Config d = space.default_config();
+    INFO(p.key() << " " << d.str() << " " << space.violated(d).value_or("valid"));
+    CHECK(space.valid(d));
+    CHECK(c.tmpl->can_implement(p, d));
+    CHECK(d["BM"] == c.bm);
+    CHECK(d["BN"] == c.bn);
+    CHECK(d["SPLIT_K"] == c.split_k);
+  }
+  // Tiles larger than the padded problem are left out: M = 16 allows BM = 16 only.
+  Problem skinny = make_problem(*mma, "16x8192x8192", {{"dtype", "f16"}, {"layout", "NT"}});
+  SearchSpace ss = mma->space(skinny, h200);
+  Config padded = ss.default_config();
+  std::vector<Value> values = padded.values();
+  values[*ss.find("BM")] = 32;
+  values[*ss.find("WM")] = 32;
+  const Config bm32(ss.names(), values);
+  REQUIRE_FALSE(ss.valid(bm32));
+  CHECK_THAT(*ss.violated(bm32), Catch::Contains("BM <= 16"));
+  // The f32 template keeps 32-wide tiles for tiny shapes (whole warps need them).
+  Problem tiny = make_problem(*simt, "1x1x1", {});
+  CHECK(simt->space(tiny, h200).valid(simt->space(tiny, h200).default_config()));
+}
+
 TEST_CASE("gemm launch plans: grid, block, shared memory, split-K step and workspace", "[gemm]") {
   const Device h200 = Device::h200();
   auto mma = make_gemm_mma_template();
@@ -271,7 +325,7 @@ TEST_CASE("gemm launch plans: grid, block, shared memory, split-K step and works
   REQUIRE(one.steps.size() == 1);
   CHECK(one.steps[0].entry == "gemm_simt");
   CHECK(one.steps[0].grid[0] == 1u);
-  CHECK(one.steps[0].block[0] == 256u);
+  CHECK(one.steps[0].block[0] == 32u);  // skinny default: 16 x 32 tile of 4 x 4 per thread
   CHECK(one.steps[0].args[3].buffer == 2u);  // no bias: C stands in, unused
 }
 
@@ -296,6 +350,11 @@ TEST_CASE("gemm templates compile for sm_90: defaults without spills, sampled co
       {mma, "4097x4095x4093", {{"dtype", "f16"}, {"layout", "TN"}, {"bias", "1"}}, 1},
       {mma, "1024x1024x1024", {{"dtype", "bf16"}, {"layout", "NN"}, {"out", "f32"}}, 1},
       {mma, "1024x1024x1024", {{"dtype", "tf32"}, {"layout", "TT"}}, 1},
+      // skinny defaults: BK = 128 (f16) / 64 (tf32), split-K; sampled configs may take BK 256
+      {mma, "16x8192x8192", {{"dtype", "f16"}, {"layout", "NT"}}, 1},
+      {mma, "64x8192x8192", {{"dtype", "bf16"}, {"layout", "TN"}, {"bias", "1"}}, 1},
+      {mma, "8192x16x8192", {{"dtype", "tf32"}, {"layout", "NN"}}, 0},
+      {simt, "1x8192x8192", {{"layout", "NT"}}, 1},
   };
   for (const auto& c : cases) {
     Problem p = make_problem(*c.tmpl, c.shape, c.attrs);
@@ -315,5 +374,18 @@ TEST_CASE("gemm templates compile for sm_90: defaults without spills, sampled co
           CHECK(r.spill_loads == 0);
         }
     }
+  }
+  // The deepest k tiles (512-byte rows) in both orientations of B.
+  for (const char* layout : {"NT", "TN"}) {
+    Problem p = make_problem(*mma, "16x8192x8192", {{"dtype", "f16"}, {"layout", layout}});
+    SearchSpace space = mma->space(p, h200);
+    Config deep = space.make({{"BM", 16}, {"BN", 64}, {"BK", 256}, {"WM", 16}, {"WN", 16},
+                              {"STAGES", 3}, {"SPLIT_K", 8}, {"GROUP_M", 1}});
+    INFO(p.key() << " " << space.violated(deep).value_or("valid"));
+    REQUIRE(space.valid(deep));
+    BuildResult r = builder.build(*mma, p, deep, h200);
+    INFO(r.log);
+    CHECK(r.ok);
+    CHECK(r.resources.spill_stores == 0);
   }
 }

@@ -78,9 +78,37 @@ class GemmTemplateBase : public KernelTemplate {
   }
   /// The embedded source at `path` under templates/.
   static const std::string& embedded(const char* path) { return embedded_source(path); }
-  /// Default split count: 1.
-  static constexpr Value kNoSplit = 1;
+  /// Constraints leaving out tiles larger than the padded problem (pure padding); tiles up to
+  /// `floor` stay allowed (the smallest tiles a template needs to have whole warps).
+  static void prune_oversized_tiles(SearchSpace::Builder& b, const GemmShape& s, Value floor) {
+    b.constraint("BM <= " + std::to_string(gemm::tile_cover(s.M, floor)))
+        .constraint("BN <= " + std::to_string(gemm::tile_cover(s.N, floor)));
+  }
 };
+
+/// gemm_simt tiles up to 32 x 32 stay in every space: smaller tiles (4 x 4 per thread) would
+/// leave fewer than 32 threads.
+constexpr Value kSimtTileFloor = 32;
+
+/// The shape class a default config is chosen for.
+enum class ShapeClass {
+  regular,     ///< both M and N above 64
+  skinny_m,    ///< M <= 64 (GEMV-like: a stream over B)
+  skinny_n     ///< N <= 64 < M (a stream over A)
+};
+
+/// Skinny rows first: M <= 64 is a stream over B whatever N is.
+ShapeClass shape_class(const GemmShape& s) {
+  if (s.M <= 64) return ShapeClass::skinny_m;
+  if (s.N <= 64) return ShapeClass::skinny_n;
+  return ShapeClass::regular;
+}
+
+/// Waves of blocks the default split-K aims for, and the fewest k tiles a split keeps:
+/// skinny shapes are bandwidth streams (many blocks in flight), others need one full wave.
+int default_waves(ShapeClass c) { return c == ShapeClass::regular ? 1 : 3; }
+/// See default_waves.
+std::int64_t default_min_k_tiles(ShapeClass c) { return c == ShapeClass::regular ? 16 : 8; }
 
 // ---------------------------------------------------------------------------------------
 // gemm_simt
@@ -112,6 +140,41 @@ std::int64_t simt_register_estimate(const Config& c) {
   return c["TM"] * c["TN"] + c["TM"] + c["TN"] + staging;
 }
 
+/// Default tiles of gemm_simt for a shape (see benchmarks/NOTES.md, GEMM second round).
+struct SimtDefaults {
+  Value bm = 128, bn = 128, bk = 8, tm = 8, tn = 8, warp_rows = 4, split_k = 1;
+};
+
+/// The first WARP_ROWS (a power of two) whose warp shape tiles a rows x cols thread grid.
+Value simt_warp_rows(Value rows, Value cols) {
+  for (Value wr = 1; wr < 32; wr *= 2)
+    if (rows % wr == 0 && cols % (32 / wr) == 0) return wr;
+  return 32;
+}
+
+/// Regular shapes: 128 x 128 x 8 tiles of 8 x 8 per thread (256 threads). Skinny M: a 16-64
+/// row tile over up to 128 columns (128 threads when N allows), k tiles of 16, split-K for
+/// three waves; skinny N the same transposed.
+SimtDefaults simt_defaults(const GemmShape& s, const Device& device) {
+  SimtDefaults d;
+  const ShapeClass c = shape_class(s);
+  // short side: the padded skinny dimension; long side: up to 128 of the other one.
+  auto skinny = [&](std::int64_t short_dim, std::int64_t long_dim, Value& short_tile,
+                    Value& long_tile, Value& short_thread, Value& long_thread) {
+    short_tile = gemm::tile_cover(short_dim, 16);
+    long_tile = std::min<Value>(128, gemm::tile_cover(long_dim, kSimtTileFloor));
+    short_thread = short_tile == 64 ? 8 : 4;
+    long_thread = short_tile == 16 || long_tile / 8 * (short_tile / short_thread) < 32 ? 4 : 8;
+    d.bk = 16;
+  };
+  if (c == ShapeClass::skinny_m) skinny(s.M, s.N, d.bm, d.bn, d.tm, d.tn);
+  if (c == ShapeClass::skinny_n) skinny(s.N, s.M, d.bn, d.bm, d.tn, d.tm);
+  if (c != ShapeClass::regular) d.warp_rows = simt_warp_rows(d.bm / d.tm, d.bn / d.tn);
+  d.split_k = gemm::default_split_k(s, d.bm, d.bn, d.bk, device, default_waves(c),
+                                    default_min_k_tiles(c));
+  return d;
+}
+
 class GemmSimtTemplate final : public GemmTemplateBase {
  public:
   std::string name() const override { return "gemm_simt"; }
@@ -124,17 +187,18 @@ class GemmSimtTemplate final : public GemmTemplateBase {
   SearchSpace space(const Problem& problem, const Device& device) const override {
     check_problem(problem);
     const GemmShape s = gemm::gemm_shape(problem);
+    const SimtDefaults d = simt_defaults(s, device);
     SearchSpace::Builder b;
-    b.param("BM", {32, 64, 128, 256}, 128)
-        .param("BN", {32, 64, 128, 256}, 128)
-        .param("BK", {8, 16, 32}, 8)
-        .param("TM", {4, 8, 16}, 8)
-        .param("TN", {4, 8, 16}, 8)
-        .param("WARP_ROWS", {1, 2, 4, 8, 16}, 4)
+    b.param("BM", {16, 32, 64, 128, 256}, d.bm)
+        .param("BN", {16, 32, 64, 128, 256}, d.bn)
+        .param("BK", {8, 16, 32}, d.bk)
+        .param("TM", {4, 8, 16}, d.tm)
+        .param("TN", {4, 8, 16}, d.tn)
+        .param("WARP_ROWS", {1, 2, 4, 8, 16}, d.warp_rows)
         .param("VEC", {1, 2, 4}, std::min<Value>(4, std::max(s.align_a(), s.align_b())))
         .param("STAGES", {1, 2}, 2)
         .param("PAD", {0, 4}, 4)
-        .param("SPLIT_K", {1, 2, 4, 8, 16}, kNoSplit)
+        .param("SPLIT_K", {1, 2, 4, 8, 16}, d.split_k)
         .param("GROUP_M", {1, 4, 8, 16}, 8)
         .constraint("BM % TM == 0 and BN % TN == 0")
         .constraint("(BM // TM) * (BN // TN) % 32 == 0")
@@ -149,6 +213,7 @@ class GemmSimtTemplate final : public GemmTemplateBase {
         .constraint("VEC <= " + std::to_string(std::max(s.align_a(), s.align_b())))
         // Every split gets at least one k tile.
         .constraint("SPLIT_K * BK < " + std::to_string(s.K) + " + BK");
+    prune_oversized_tiles(b, s, kSimtTileFloor);
     return b.build();
   }
 
@@ -191,6 +256,36 @@ std::int64_t mma_smem_bytes(const GemmShape& s, const Config& c) {
          static_cast<std::int64_t>(dtype_size(s.input_dtype()));
 }
 
+/// Default tiles of gemm_mma for a shape (see benchmarks/NOTES.md, GEMM second round).
+struct MmaDefaults {
+  Value bm = 128, bn = 128, bk = 32, wm = 64, wn = 32, split_k = 1;
+};
+
+/// Regular shapes: 128 x 128 tiles, BK of 64 bytes, 8 warps of 64 x 32. Skinny M: a 16-64
+/// row tile over up to 64 columns with 256-byte k rows and up to 4 warps, split-K for three
+/// waves (a stream over B with many loads in flight, each row read in 256-byte runs rather
+/// than scattered 128-byte sectors); skinny N the same transposed.
+MmaDefaults mma_defaults(const GemmShape& s, const Device& device) {
+  MmaDefaults d;
+  const bool tf32 = s.precision == gemm::Precision::tf32;
+  d.bk = tf32 ? 16 : 32;
+  const ShapeClass c = shape_class(s);
+  // short side: the padded skinny dimension; long side: up to 64 of the other one.
+  auto skinny = [&](std::int64_t short_dim, std::int64_t long_dim, Value& short_tile,
+                    Value& long_tile, Value& short_warp, Value& long_warp) {
+    short_tile = gemm::tile_cover(short_dim, 16);
+    long_tile = std::min<Value>(64, gemm::tile_cover(long_dim, 16));
+    short_warp = std::min<Value>(short_tile, 32);
+    long_warp = std::min<Value>(long_tile, short_tile == 64 ? 32 : 16);  // 1 x 4 or 2 x 2 warps
+    d.bk = tf32 ? 64 : 128;  // 256-byte runs of each row per k tile (DRAM locality)
+  };
+  if (c == ShapeClass::skinny_m) skinny(s.M, s.N, d.bm, d.bn, d.wm, d.wn);
+  if (c == ShapeClass::skinny_n) skinny(s.N, s.M, d.bn, d.bm, d.wn, d.wm);
+  d.split_k = gemm::default_split_k(s, d.bm, d.bn, d.bk, device, default_waves(c),
+                                    default_min_k_tiles(c));
+  return d;
+}
+
 class GemmMmaTemplate final : public GemmTemplateBase {
  public:
   std::string name() const override { return "gemm_mma"; }
@@ -205,14 +300,15 @@ class GemmMmaTemplate final : public GemmTemplateBase {
     const GemmShape s = gemm::gemm_shape(problem);
     const bool tf32 = s.precision == gemm::Precision::tf32;
     const std::int64_t elt = static_cast<std::int64_t>(dtype_size(s.input_dtype()));
+    const MmaDefaults d = mma_defaults(s, device);
     SearchSpace::Builder b;
-    b.param("BM", {16, 32, 64, 128, 256}, 128)
-        .param("BN", {16, 32, 64, 128, 256}, 128)
-        .param("BK", {8, 16, 32, 64}, tf32 ? 16 : 32)
-        .param("WM", {16, 32, 64, 128}, 64)
-        .param("WN", {16, 32, 64, 128}, 32)
+    b.param("BM", {16, 32, 64, 128, 256}, d.bm)
+        .param("BN", {16, 32, 64, 128, 256}, d.bn)
+        .param("BK", {8, 16, 32, 64, 128, 256}, d.bk)
+        .param("WM", {16, 32, 64, 128}, d.wm)
+        .param("WN", {16, 32, 64, 128}, d.wn)
         .param("STAGES", {2, 3, 4, 5}, 4)
-        .param("SPLIT_K", {1, 2, 4, 8, 16}, kNoSplit)
+        .param("SPLIT_K", {1, 2, 4, 8, 16}, d.split_k)
         .param("GROUP_M", {1, 4, 8, 16}, 8)
         .constraint("BM % WM == 0 and BN % WN == 0")
         .constraint("32 * (BM // WM) * (BN // WN) <= " + max_threads(device))
@@ -223,6 +319,7 @@ class GemmMmaTemplate final : public GemmTemplateBase {
         .constraint("STAGES * (BM + BN) * BK * " + std::to_string(elt) + " <= " +
                     std::to_string(gemm::smem_limit(device)))
         .constraint("SPLIT_K * BK < " + std::to_string(s.K) + " + BK");
+    prune_oversized_tiles(b, s, 16);
     return b.build();
   }
 
