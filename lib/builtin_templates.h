@@ -26,6 +26,11 @@ std::shared_ptr<KernelTemplate> make_gemm_simt_template();
 /// The "gemm_mma" template: f16/bf16/tf32 GEMM on tensor cores with mma.sync (templates/gemm).
 std::shared_ptr<KernelTemplate> make_gemm_mma_template();
 
+/// The "conv2d_simt" template: fp32 implicit-GEMM convolution on CUDA cores (templates/conv).
+std::shared_ptr<KernelTemplate> make_conv2d_simt_template();
+/// The "conv2d_mma" template: f16/bf16 implicit-GEMM convolution with mma.sync (templates/conv).
+std::shared_ptr<KernelTemplate> make_conv2d_mma_template();
+
 /// Registers every built-in template (idempotent; called by the registry on first access).
 void register_builtin_templates();
 

@@ -1,0 +1,287 @@
+// The conv2d template family: "conv2d_mma" (f16 / bf16 on tensor cores with mma.sync,
+// templates/conv/conv2d_mma.cu) and "conv2d_simt" (fp32 on CUDA cores,
+// templates/conv/conv2d_simt.cu), both implicit GEMMs over NHWC / KRSC. Each declares its
+// tunables and constraints, the structural checks its kernel's static_asserts rely on, and
+// its launch geometry; problem parsing, launch plans and the workload are shared
+// (conv_problem.h).
+#include <algorithm>
+
+#include "builtin_templates.h"
+#include "conv_problem.h"
+#include "ktune/error.h"
+#include "templates/gemm/gemm_problem.h"
+
+namespace ktune {
+
+namespace {
+
+using conv::ConvShape;
+
+/// True when `value` is a power of two.
+bool is_pow2(Value value) { return value > 0 && (value & (value - 1)) == 0; }
+
+/// Sets `why` (when given) and returns false.
+bool reject(std::string* why, const std::string& reason) {
+  if (why) *why = reason;
+  return false;
+}
+
+/// Elements per activation copy of a config: the power of two dividing the channels the
+/// kernel sees (padded on the small-C path), capped by `max_elems`.
+Value activation_vector(const ConvShape& s, bool small_c, Value max_elems) {
+  const std::int64_t channels = small_c ? s.padded_channels() : s.C;
+  Value v = max_elems;
+  while (v > 1 && channels % v != 0) v /= 2;
+  return v;
+}
+
+/// What both conv templates share: op, dimensions, attributes, checks, defines, workload,
+/// the small-C / split-K / iterator rules and the launch.
+class ConvTemplateBase : public KernelTemplate {
+ public:
+  std::string op() const override { return "conv2d"; }
+  std::vector<std::string> dim_names() const override {
+    return {"N", "H", "W", "C", "K", "R", "S"};
+  }
+  std::map<std::string, std::vector<std::string>> attr_domains() const override {
+    return conv::conv_attr_domains(dtypes());
+  }
+  void check_problem(const Problem& problem) const override {
+    KernelTemplate::check_problem(problem);
+    conv::check_conv_geometry(problem);
+  }
+  Problem example_problem() const override {
+    return make_problem(*this, "32x56x56x64x64x3x3", {{"pad", "1"}, {"dtype", dtypes()[0]}});
+  }
+  std::vector<std::string> problem_defines(const Problem& problem) const override {
+    check_problem(problem);
+    return conv::conv_problem_defines(conv::conv_shape(problem));
+  }
+  std::unique_ptr<Workload> workload(const Problem& problem) const override {
+    check_problem(problem);
+    return conv::make_conv_workload(conv::conv_shape(problem));
+  }
+  std::string vendor_reference() const override { return "cudnn"; }
+  bool can_implement(const Problem& problem, const Config& config,
+                     std::string* why) const override {
+    check_problem(problem);
+    const ConvShape s = conv::conv_shape(problem);
+    if (!structure_ok(s, config, why)) return false;
+    if (config["SMALL_C"] != 0 && !conv::small_c_applies(s))
+      return reject(why, "SMALL_C = 1 needs C not a multiple of 4 and at most 16 (C = " +
+                             std::to_string(s.C) + ")");
+    if (config["SPLIT_K"] < 1 || config["SPLIT_K"] > 65535)
+      return reject(why, "SPLIT_K must be in [1, 65535]");
+    if (config["ITER"] != 0 && threads(config) % chunks_per_row(s, config) != 0)
+      return reject(why, "ITER = 1 (precomputed offsets) needs the threads to be a multiple "
+                         "of the BK / vector chunks of a tile row");
+    return true;
+  }
+  LaunchPlan launch(const Problem& problem, const Config& config,
+                    const Device& device) const override {
+    std::string why;
+    if (!can_implement(problem, config, &why))
+      throw Error(ErrorCode::invalid_argument, name() + " " + config.str() + ": " + why);
+    const ConvShape s = conv::conv_shape(problem);
+    return conv::conv_launch_plan(
+        s,
+        {name(), config["BM"], config["BN"], config["SPLIT_K"], config["SMALL_C"] != 0,
+         static_cast<unsigned>(threads(config)), static_cast<unsigned>(smem_bytes(s, config))},
+        device);
+  }
+
+ protected:
+  /// Accepted dtype attribute values, default first.
+  virtual std::vector<std::string> dtypes() const = 0;
+  /// The rules the kernel's static_asserts rely on; false with a reason when broken.
+  virtual bool structure_ok(const ConvShape& s, const Config& c, std::string* why) const = 0;
+  /// Threads per block of a (structurally valid) config.
+  virtual Value threads(const Config& c) const = 0;
+  /// Dynamic shared memory of a config (bytes).
+  virtual std::int64_t smem_bytes(const ConvShape& s, const Config& c) const = 0;
+  /// Widest activation copy (elements) the config allows before channel alignment.
+  virtual Value max_copy_elems(const ConvShape& s, const Config& c) const = 0;
+
+  /// Activation chunks per tile row (BK / elements per copy) of a config.
+  Value chunks_per_row(const ConvShape& s, const Config& c) const {
+    return c["BK"] / activation_vector(s, c["SMALL_C"] != 0, max_copy_elems(s, c));
+  }
+  /// The space's rule for ITER = 1: the correctness condition of can_implement, and at most
+  /// 8 activation chunks per thread (4 registers each are kept).
+  SearchSpace::Predicate precomputed_rule(const ConvShape& s) const {
+    return [this, s](const Config& c) {
+      if (c["ITER"] == 0) return true;
+      const Value t = threads(c), per_row = chunks_per_row(s, c);
+      return t > 0 && t % per_row == 0 && c["BM"] * per_row <= 8 * t;
+    };
+  }
+  /// Default ITER of a shape: precomputed when copies are at least 4 elements wide.
+  static Value default_iter(const ConvShape& s) {
+    return activation_vector(s, conv::small_c_applies(s), 8) >= 4 ? 1 : 0;
+  }
+  /// SMALL_C values offered for a shape (1 first, the default, when it applies).
+  static std::vector<Value> small_c_values(const ConvShape& s) {
+    return conv::small_c_applies(s) ? std::vector<Value>{1, 0} : std::vector<Value>{0};
+  }
+  /// Constraint text: every split of R*S*C gets at least one k tile.
+  static std::string split_k_rule(const ConvShape& s, bool small_c_possible) {
+    const std::int64_t k = small_c_possible ? s.R * s.S * s.padded_channels() : s.gemm_k();
+    return "SPLIT_K * BK < " + std::to_string(k) + " + BK";
+  }
+  /// "max threads per block" of a device as constraint text (1024 when unknown).
+  static std::string max_threads(const Device& device) {
+    return std::to_string(device.max_threads_per_block > 0 ? device.max_threads_per_block : 1024);
+  }
+};
+
+// ---------------------------------------------------------------------------------------
+// conv2d_mma
+
+class Conv2dMmaTemplate final : public ConvTemplateBase {
+ public:
+  std::string name() const override { return "conv2d_mma"; }
+  std::string description() const override {
+    return "f16/bf16 conv2d as implicit GEMM on tensor cores (mma.sync, cp.async pipeline, "
+           "NHWC/KRSC, stride/pad/dilation, analytic or precomputed offsets, small-C path, "
+           "split-K, bias+ReLU)";
+  }
+  const std::string& source() const override {
+    return embedded_source("conv/conv2d_mma.cu");
+  }
+
+  SearchSpace space(const Problem& problem, const Device& device) const override {
+    check_problem(problem);
+    const ConvShape s = conv::conv_shape(problem);
+    const std::string threads = "32 * (BM // WM) * (BN // WN)";
+    const Value bn_default = s.K <= 64 ? 64 : 128;
+    SearchSpace::Builder b;
+    b.param("BM", {32, 64, 128, 256}, 128)
+        .param("BN", {16, 32, 64, 128, 256}, bn_default)
+        .param("BK", {16, 32, 64}, 32)
+        .param("WM", {16, 32, 64, 128}, 64)
+        .param("WN", {16, 32, 64, 128}, 32)
+        .param("STAGES", {2, 3, 4, 5}, 4)
+        .param("SPLIT_K", {1, 2, 4, 8, 16}, 1)
+        .param("GROUP_M", {1, 4, 8, 16}, 8)
+        .param("ITER", {0, 1}, default_iter(s))
+        .param("SMALL_C", small_c_values(s))
+        .constraint("BM % WM == 0 and BN % WN == 0")
+        .constraint(threads + " <= " + max_threads(device))
+        .constraint("WM * WN <= 4096")  // at most 128 fp32 accumulators per thread
+        // Register file: accumulators + ~40 for addresses and fragments, 64 K per block.
+        .constraint("(WM * WN // 32 + 40) * " + threads + " <= 65536")
+        .constraint("STAGES * (BM + BN) * BK * 2 <= " +
+                    std::to_string(gemm::smem_limit(device)))
+        .constraint(split_k_rule(s, conv::small_c_applies(s)))
+        .constraint("ITER = 1: threads a multiple of the chunks per row, <= 8 chunks per thread",
+                    precomputed_rule(s));
+    return b.build();
+  }
+
+ protected:
+  std::vector<std::string> dtypes() const override { return {"f16", "bf16"}; }
+  bool structure_ok(const ConvShape&, const Config& c, std::string* why) const override {
+    const Value bm = c["BM"], bn = c["BN"], bk = c["BK"], wm = c["WM"], wn = c["WN"];
+    if (!is_pow2(bm) || !is_pow2(bn) || !is_pow2(bk) || bk < 16)
+      return reject(why, "BM, BN, BK must be powers of two, BK >= 16 (swizzled tiles, mma k)");
+    if (bn < 16) return reject(why, "BN must be >= 16 (swizzled filter tile rows)");
+    if (wm % 16 != 0 || wn % 16 != 0 || bm % wm != 0 || bn % wn != 0)
+      return reject(why, "warp tile WM x WN must be multiples of 16 dividing BM x BN");
+    if (threads(c) > 1024) return reject(why, std::to_string(threads(c)) + " threads exceed 1024");
+    if (c["STAGES"] < 2) return reject(why, "STAGES must be >= 2");
+    return true;
+  }
+  Value threads(const Config& c) const override {
+    return 32 * (c["BM"] / c["WM"]) * (c["BN"] / c["WN"]);
+  }
+  std::int64_t smem_bytes(const ConvShape&, const Config& c) const override {
+    return c["STAGES"] * (c["BM"] + c["BN"]) * c["BK"] * 2;
+  }
+  Value max_copy_elems(const ConvShape&, const Config&) const override { return 8; }
+};
+
+// ---------------------------------------------------------------------------------------
+// conv2d_simt
+
+/// Rough registers per thread of a conv2d_simt config: accumulators, fragments, staging.
+std::int64_t simt_register_estimate(const Config& c) {
+  const Value threads = (c["BM"] / c["TM"]) * (c["BN"] / c["TN"]);
+  const Value staging = (c["BM"] + c["BN"]) * c["BK"] / std::max<Value>(1, threads);
+  return c["TM"] * c["TN"] + c["TM"] + c["TN"] + staging;
+}
+
+class Conv2dSimtTemplate final : public ConvTemplateBase {
+ public:
+  std::string name() const override { return "conv2d_simt"; }
+  std::string description() const override {
+    return "fp32 conv2d as implicit GEMM on CUDA cores (register-staged double buffering, "
+           "NHWC/KRSC, stride/pad/dilation, analytic or precomputed offsets, small-C path, "
+           "split-K, bias+ReLU)";
+  }
+  const std::string& source() const override {
+    return embedded_source("conv/conv2d_simt.cu");
+  }
+
+  SearchSpace space(const Problem& problem, const Device& device) const override {
+    check_problem(problem);
+    const ConvShape s = conv::conv_shape(problem);
+    const std::string threads = "(BM // TM) * (BN // TN)";
+    SearchSpace::Builder b;
+    b.param("BM", {32, 64, 128, 256}, 128)
+        .param("BN", {32, 64, 128, 256}, s.K <= 32 ? 32 : 64)
+        .param("BK", {8, 16, 32}, 16)
+        .param("TM", {4, 8}, 8)
+        .param("TN", {4, 8}, 4)
+        .param("VEC", {1, 2, 4}, 4)
+        .param("SPLIT_K", {1, 2, 4, 8, 16}, 1)
+        .param("GROUP_M", {1, 8}, 8)
+        .param("ITER", {0, 1}, default_iter(s))
+        .param("SMALL_C", small_c_values(s))
+        .constraint(threads + " % 32 == 0")
+        .constraint("32 <= " + threads + " <= " + max_threads(device))
+        .constraint("2 * BK * (BM + BN + 8) * 4 <= " + std::to_string(gemm::smem_limit(device)))
+        .constraint("registers: TM*TN + TM + TN + staging <= 160",
+                    [](const Config& c) { return simt_register_estimate(c) <= 160; })
+        .constraint("registers: (estimate + 24) * threads <= 65536", [](const Config& c) {
+          const Value t = (c["BM"] / c["TM"]) * (c["BN"] / c["TN"]);
+          return (simt_register_estimate(c) + 24) * t <= 65536;
+        })
+        .constraint(split_k_rule(s, conv::small_c_applies(s)))
+        .constraint("ITER = 1: threads a multiple of the chunks per row, <= 8 chunks per thread",
+                    precomputed_rule(s));
+    return b.build();
+  }
+
+ protected:
+  std::vector<std::string> dtypes() const override { return {"f32"}; }
+  bool structure_ok(const ConvShape&, const Config& c, std::string* why) const override {
+    const Value bm = c["BM"], bn = c["BN"], tm = c["TM"], tn = c["TN"];
+    if (tm % 4 != 0 || tn % 4 != 0) return reject(why, "TM and TN must be multiples of 4");
+    if (bm % tm != 0 || bn % tn != 0) return reject(why, "BM/BN must be multiples of TM/TN");
+    const Value t = threads(c);
+    if (t % 32 != 0 || t > 1024)
+      return reject(why, "(BM/TM)*(BN/TN) = " + std::to_string(t) +
+                             " threads is not a multiple of 32 up to 1024");
+    if (!is_pow2(c["VEC"]) || c["VEC"] > 4) return reject(why, "VEC must be 1, 2 or 4");
+    return true;
+  }
+  Value threads(const Config& c) const override {
+    return (c["BM"] / c["TM"]) * (c["BN"] / c["TN"]);
+  }
+  std::int64_t smem_bytes(const ConvShape&, const Config& c) const override {
+    return 2 * c["BK"] * (c["BM"] + c["BN"] + 8) * 4;
+  }
+  Value max_copy_elems(const ConvShape&, const Config& c) const override { return c["VEC"]; }
+};
+
+}  // namespace
+
+std::shared_ptr<KernelTemplate> make_conv2d_mma_template() {
+  return std::make_shared<Conv2dMmaTemplate>();
+}
+
+std::shared_ptr<KernelTemplate> make_conv2d_simt_template() {
+  return std::make_shared<Conv2dSimtTemplate>();
+}
+
+}  // namespace ktune
