@@ -51,6 +51,18 @@ struct SpecReader {
     if (!v.is_string()) fail(ErrorCode::parse_error, field, "expected a string, found " + v.dump());
     return v.get<std::string>();
   }
+  /// The text of `object[key]` (`fallback` when absent), which must be one of `allowed`.
+  std::string one_of(const Json& object, const std::string& field, const char* key,
+                     const std::string& fallback, const std::vector<std::string>& allowed) const {
+    const Json* v = find(object, key);
+    const std::string f = field + "." + key;
+    const std::string value = v ? text(*v, f) : fallback;
+    if (std::find(allowed.begin(), allowed.end(), value) != allowed.end()) return value;
+    std::string list;
+    for (std::size_t i = 0; i < allowed.size(); ++i)
+      list += (i == 0 ? "" : i + 1 == allowed.size() ? " or " : ", ") + allowed[i];
+    fail(ErrorCode::invalid_argument, f, "\"" + value + "\" is not " + list);
+  }
   /// An expression given as a JSON number or a string.
   std::string expression_text(const Json& v, const std::string& field) const {
     if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
@@ -194,12 +206,8 @@ Geometry parse_geometry(const SpecReader& r, const Json& spec, const std::string
       const Json* v = r.find(*global, axes[d]);
       g.global.push_back(parse_expr(r, names, v ? r.expression_text(*v, f) : "1", f, problem_only));
     }
-    const Json* type = r.find(spec, "GlobalSizeType");
-    const std::string type_text = type ? r.text(*type, field + ".GlobalSizeType") : "CUDA";
-    if (type_text != "CUDA" && type_text != "OpenCL")
-      r.fail(ErrorCode::invalid_argument, field + ".GlobalSizeType",
-             "\"" + type_text + "\" is not CUDA (grid in blocks) or OpenCL (grid in threads)");
-    g.global_is_threads = type_text == "OpenCL";
+    // CUDA: the grid in blocks; OpenCL: the grid in threads.
+    g.global_is_threads = r.one_of(spec, field, "GlobalSizeType", "CUDA", {"CUDA", "OpenCL"}) == "OpenCL";
   } else {
     if (problem_dims == 0)
       r.fail(ErrorCode::parse_error, field, "needs ProblemSize (with GridDivX/Y/Z) or GlobalSize for its grid");
@@ -269,12 +277,7 @@ ArgumentSpec parse_argument(const SpecReader& r, const Json& a, const std::strin
     r.fail(ErrorCode::unsupported, field + ".MemType",
            "\"" + mt->get<std::string>() + "\" memory is not supported (only global-memory "
            "vectors and scalars; pass the data as a pointer instead)");
-  const Json* memory = r.find(a, "MemoryType");
-  const std::string memory_type = memory ? r.text(*memory, field + ".MemoryType") : "Vector";
-  if (memory_type != "Vector" && memory_type != "Scalar")
-    r.fail(ErrorCode::invalid_argument, field + ".MemoryType",
-           "\"" + memory_type + "\" is not Vector or Scalar");
-  s.vector = memory_type == "Vector";
+  s.vector = r.one_of(a, field, "MemoryType", "Vector", {"Vector", "Scalar"}) == "Vector";
   if (const Json* fv = r.find(a, "FillValue")) {
     if (!fv->is_number()) r.fail(ErrorCode::parse_error, field + ".FillValue", "expected a number");
     s.fill_value = fv->get<double>();
@@ -294,20 +297,13 @@ ArgumentSpec parse_argument(const SpecReader& r, const Json& a, const std::strin
   const Json* output = r.find(a, "Output");
   const bool compared = !output || (output->is_boolean() ? output->get<bool>()
                                                           : output->is_number() && output->get<double>() != 0);
-  const Json* access = r.find(a, "AccessType");
-  std::string access_type = access ? r.text(*access, field + ".AccessType")
-                                   : (output && compared ? "WriteOnly" : "ReadOnly");
+  const std::string access_type =
+      r.one_of(a, field, "AccessType", output && compared ? "WriteOnly" : "ReadOnly",
+               {"ReadOnly", "WriteOnly", "ReadWrite"});
   if (access_type == "ReadOnly") s.role = Role::input;
   else if (access_type == "WriteOnly") s.role = compared ? Role::output : Role::scratch;
-  else if (access_type == "ReadWrite") s.role = compared ? Role::inout : Role::scratch;
-  else
-    r.fail(ErrorCode::invalid_argument, field + ".AccessType",
-           "\"" + access_type + "\" is not ReadOnly, WriteOnly or ReadWrite");
-  const Json* fill = r.find(a, "FillType");
-  const std::string fill_type = fill ? r.text(*fill, field + ".FillType") : "Random";
-  if (fill_type != "Random" && fill_type != "Constant")
-    r.fail(ErrorCode::invalid_argument, field + ".FillType", "\"" + fill_type + "\" is not Random or Constant");
-  s.random_fill = fill_type == "Random";
+  else s.role = compared ? Role::inout : Role::scratch;
+  s.random_fill = r.one_of(a, field, "FillType", "Random", {"Random", "Constant"}) == "Random";
   if (const Json* tol = r.find(a, "Tolerance")) {
     if (!tol->is_number() || tol->get<double>() < 0)
       r.fail(ErrorCode::invalid_argument, field + ".Tolerance", "expected a relative L2 bound >= 0");

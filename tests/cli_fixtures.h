@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -24,12 +25,32 @@ struct CliResult {
   std::string output;  ///< stdout and stderr interleaved
 };
 
-/// Runs `KTUNE_BINARY_DIR/ktune <args>` through the shell (args are inserted verbatim, so
-/// quote them) with its output captured in a file of `dir`.
+/// The ktune program under test: $KTUNE_CLI, else `ktune` in the folder above the test binary
+/// (build trees copied to another machine keep working), else KTUNE_BINARY_DIR/ktune.
+inline std::string ktune_program() {
+  if (const char* explicit_path = std::getenv("KTUNE_CLI"); explicit_path && *explicit_path)
+    return explicit_path;
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto beside = self.parent_path().parent_path() / "ktune";
+    if (std::filesystem::is_regular_file(beside, ec)) return beside.string();
+  }
+  return std::string(KTUNE_BINARY_DIR) + "/ktune";
+}
+
+/// A path of the source tree (`relative` to its root): in place, else relative to the working
+/// directory (a checkout copied to another machine and run from its root).
+inline std::string source_path(const std::string& relative) {
+  const std::string in_tree = std::string(KTUNE_SOURCE_DIR) + "/" + relative;
+  return std::filesystem::exists(in_tree) ? in_tree : std::filesystem::absolute(relative).string();
+}
+
+/// Runs `ktune_program() <args>` through the shell (args are inserted verbatim, so quote
+/// them) with its output captured in a file of `dir`.
 inline CliResult run_ktune(const TempDir& dir, const std::string& args) {
   const std::string out = dir.file("cli-output.txt");
-  const std::string command =
-      std::string("'") + KTUNE_BINARY_DIR + "/ktune' " + args + " > '" + out + "' 2>&1";
+  const std::string command = "'" + ktune_program() + "' " + args + " > '" + out + "' 2>&1";
   const int raw = std::system(command.c_str());
   CliResult r;
   if (raw != -1 && WIFEXITED(raw)) r.status = WEXITSTATUS(raw);

@@ -1,0 +1,130 @@
+// `ktune` with a user's own kernel (examples/custom_template): `tune --space ... --dry-run`
+// and `compile --space ...` without a GPU, plan entries naming a space, the argument errors,
+// and on a GPU a short real tune of the example whose trials land in the database and whose
+// winner `best` prints.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli_fixtures.h"
+#include "gpu_guard.h"
+
+using namespace ktune;
+using ktune::test::run_ktune;
+using ktune::test::TempDir;
+
+namespace {
+
+std::string example_space() { return test::source_path("examples/custom_template/transpose.T1.json"); }
+
+}  // namespace
+
+TEST_CASE("cli: tune --space --dry-run shows the user template's space, geometry and reference",
+          "[cli][user_template]") {
+  TempDir dir;
+  auto r = run_ktune(dir, "tune --space " + example_space() + " --shape 1000x3000 --dry-run --db " +
+                              dir.file("never.db"));
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("my_transpose my_transpose|rows=1000,cols=3000|") != std::string::npos);
+  CHECK(r.output.find("5 parameters, 180 points, 126 valid") != std::string::npos);
+  CHECK(r.output.find("transpose<<<94x125x1, 32x8x1, 0 B>>> (4 arguments)") != std::string::npos);
+  CHECK(r.output.find("transpose_reference<<<4096x1x1, 256x1x1, 0 B>>>") != std::string::npos);
+  CHECK(r.output.find("out (f32 x 3000000, output) in (f32 x 3000000, input)") != std::string::npos);
+  CHECK(r.output.find("nothing was measured") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.file("never.db")));
+}
+
+TEST_CASE("cli: compile --space builds the user kernel for sm_90 with NVRTC", "[cli][user_template][nvrtc]") {
+  TempDir dir;
+  auto r = run_ktune(dir, "compile --space " + example_space() + " --arch sm_90 --samples 3 --seed 5");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("my_transpose on my_transpose|rows=4096,cols=4096| (sm_90)") != std::string::npos);
+  CHECK(r.output.find("(default)") != std::string::npos);
+  CHECK(r.output.find("FAILED") == std::string::npos);
+}
+
+TEST_CASE("cli: a plan entry names a user template by its space file", "[cli][user_template]") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path / "kernels");
+  for (const char* f : {"transpose.T1.json", "transpose.cu", "transpose_reference.cu"})
+    std::filesystem::copy_file(test::source_path(std::string("examples/custom_template/") + f),
+                               dir.path / "kernels" / f);
+  const std::string plan = dir.file("plan.json");
+  test::write_text(plan, R"([{"space": "kernels/transpose.T1.json", "shape": "512x256", "budget": 10},
+                             {"template": "copy", "shape": "1024", "dtype": "f32"}])");
+  auto r = run_ktune(dir, "tune --plan " + plan + " --dry-run");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("entry 1: my_transpose my_transpose|rows=512,cols=256|") != std::string::npos);
+  CHECK(r.output.find("entry 2: copy copy|N=1024|dtype=f32") != std::string::npos);
+  CHECK(r.output.find("2 task(s) checked") != std::string::npos);
+
+  test::write_text(plan, R"([{"space": "kernels/missing.T1.json"}])");
+  r = run_ktune(dir, "tune --plan " + plan + " --dry-run");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("entry 1") != std::string::npos);
+  CHECK(r.output.find("missing.T1.json") != std::string::npos);
+}
+
+TEST_CASE("cli: user template argument errors name the option or the field", "[cli][user_template]") {
+  TempDir dir;
+  auto doc = nlohmann::json::parse(std::ifstream(example_space()));
+  doc["KernelSpecification"]["GridDivY"] = {"block_size_y", "tile_size_q"};
+  doc["KtuneExtensions"]["Reference"]["KernelFile"] =
+      test::source_path("examples/custom_template/transpose_reference.cu");  // absolute
+  const std::string bad = dir.file("bad.T1.json");
+  test::write_text(bad, doc.dump());
+  const std::string kernel = test::source_path("examples/custom_template/transpose.cu");
+  struct Case {
+    std::string args;                   // after "tune", before " --dry-run"
+    std::vector<std::string> expected;  // in the output
+  };
+  const std::vector<Case> cases = {
+      {"--kernel " + kernel, {"--kernel", "needs --space"}},
+      {"--space " + example_space() + " --op gemm", {"not both"}},
+      {"--space " + bad + " --kernel " + kernel,
+       {"bad.T1.json: KernelSpecification.GridDivY[1]", "tile_size_q"}},
+      {"--space " + example_space() + " --shape 1000", {"rows"}},
+  };
+  for (const auto& c : cases) {
+    auto r = run_ktune(dir, "tune " + c.args + " --dry-run");
+    INFO(c.args << "\n" << r.output);
+    CHECK(r.status == 2);
+    for (const auto& e : c.expected) CHECK(r.output.find(e) != std::string::npos);
+  }
+  // A missing file is refused by the option check itself (a usage error).
+  auto r = run_ktune(dir, "tune --space " + dir.file("nope.json") + " --dry-run");
+  CHECK(r.status != 0);
+  CHECK(r.output.find("nope.json") != std::string::npos);
+}
+
+TEST_CASE("cli: a short GPU tune of the custom template example records trials and a winner",
+          "[cli][user_template][gpu]") {
+  KTUNE_REQUIRE_GPU();
+  TempDir dir;
+  const std::string db = dir.file("custom.db");
+  auto r = run_ktune(dir, "tune --space " + example_space() +
+                              " --shape 2048x3000 --budget 16 --seed 2 --progress 0 --db " + db);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  {
+    TuningLog log(db, LogMode::read_only);
+    LogFilter filter;
+    filter.template_name = "my_transpose";
+    filter.problem_key = "my_transpose|rows=2048,cols=3000|";
+    CHECK(log.count(filter) >= 16);
+    filter.status = Status::ok;
+    CHECK(log.count(filter) >= 8);  // every config of the space is correct
+    filter.status = Status::wrong_result;
+    CHECK(log.count(filter) == 0);
+  }
+  auto best = run_ktune(dir, "best --json --space " + example_space() + " --db " + db);
+  INFO(best.output);
+  REQUIRE(best.status == 0);
+  const auto rows = nlohmann::json::parse(best.output);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["template"] == "my_transpose");
+  CHECK(rows[0]["median_ms"].get<double>() > 0);
+  CHECK(rows[0]["speedup"].is_number());  // the default config was measured and is known
+}

@@ -1,0 +1,105 @@
+// scripts/demo end to end with the built ktune program (KTUNE_DEMO_KTUNE, so no set-up and no
+// build): on a GPU it tunes examples/demo_plan.json and the custom template example on the
+// device; without one (or with KTUNE_DEMO_REPLAY=1) it replays the recorded H200 log. Both
+// must store trials of every demo task, print a `best` table with a winner per task, and
+// write the HTML report.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "cli_fixtures.h"
+#include "gpu_guard.h"
+
+using namespace ktune;
+using ktune::test::TempDir;
+
+namespace {
+
+/// Runs scripts/demo with `env` prepended; returns exit status and output.
+test::CliResult run_demo(const TempDir& dir, const std::string& env) {
+  const std::string out = dir.file("demo-output.txt");
+  const std::string command = env + " KTUNE_DEMO_KTUNE='" + test::ktune_program() +
+                              "' KTUNE_DEMO_DB='" + dir.file("ktune.db") + "' '" +
+                              test::source_path("scripts/demo") + "' > '" + out + "' 2>&1";
+  const int raw = std::system(command.c_str());
+  test::CliResult r;
+  r.status = raw != -1 && WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  std::ifstream in(out);
+  std::stringstream text;
+  text << in.rdbuf();
+  r.output = text.str();
+  return r;
+}
+
+/// The demo's database holds ok trials of every plan task; returns the templates seen.
+std::set<std::string> check_demo_database(const std::string& db) {
+  TuningLog log(db, LogMode::read_only);
+  std::set<std::string> templates;
+  for (const auto& task : log.tasks()) {
+    INFO(task.template_name << " " << task.problem_key);
+    CHECK(task.ok_trials > 0);
+    CHECK(task.best_ms.has_value());
+    templates.insert(task.template_name);
+  }
+  for (const char* t : {"gemm_mma", "layernorm", "reduction", "copy"}) {
+    INFO(t);
+    CHECK(templates.count(t) == 1);
+  }
+  return templates;
+}
+
+/// The `best` table printed by the demo has a row with a winning config for `tmpl`.
+void check_best_row(const std::string& output, const std::string& tmpl) {
+  const auto table = output.find("== ktune best");
+  REQUIRE(table != std::string::npos);
+  const auto row = output.find("\n" + tmpl + " ", table);
+  INFO("no best row for " << tmpl);
+  REQUIRE(row != std::string::npos);
+  const std::string line = output.substr(row + 1, output.find('\n', row + 1) - row - 1);
+  INFO(line);
+  CHECK(line.find("NVIDIA H200|sm_90|132") != std::string::npos);
+  CHECK(line.find('=') != std::string::npos);  // the winning config "A=1,B=2"
+}
+
+}  // namespace
+
+TEST_CASE("demo: without a GPU the demo replays the recorded H200 log into best and a report",
+          "[cli][demo]") {
+  TempDir dir;
+  auto r = run_demo(dir, "KTUNE_DEMO_REPLAY=1");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("replaying the tuning log recorded on an H200") != std::string::npos);
+  CHECK(r.output.find("dry run: 1 task(s) checked") != std::string::npos);
+  check_demo_database(dir.file("ktune.db"));
+  for (const char* t : {"gemm_mma", "layernorm", "reduction", "copy"}) check_best_row(r.output, t);
+  CHECK(std::filesystem::file_size(dir.file("ktune-report.html")) > 1000);
+}
+
+TEST_CASE("demo: on a GPU the demo tunes the plan and the custom kernel, stores trials, and best "
+          "prints a winner for each", "[cli][demo][gpu]") {
+  KTUNE_REQUIRE_GPU();
+  TempDir dir;
+  auto r = run_demo(dir, "");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("on the GPU into") != std::string::npos);
+  const auto templates = check_demo_database(dir.file("ktune.db"));
+  CHECK(templates.count("my_transpose") == 1);
+  {
+    TuningLog log(dir.file("ktune.db"), LogMode::read_only);
+    LogFilter filter;
+    filter.template_name = "gemm_mma";
+    CHECK(log.count(filter) >= 60);  // the plan entry's budget
+    filter.template_name = "my_transpose";
+    CHECK(log.count(filter) >= 30);
+  }
+  // The table rows are of the GPU the test runs on, which need not be an H200: check names.
+  const auto table = r.output.find("== ktune best");
+  REQUIRE(table != std::string::npos);
+  for (const char* t : {"gemm_mma", "layernorm", "reduction", "copy", "my_transpose"}) {
+    INFO(t);
+    CHECK(r.output.find(std::string("\n") + t + " ", table) != std::string::npos);
+  }
+  CHECK(std::filesystem::file_size(dir.file("ktune-report.html")) > 1000);
+}

@@ -1,0 +1,145 @@
+// Vendor reference rows: `ktune vendor` records cuBLAS times (by hand or from a GPU benchmark
+// result file) as "vendor:cublas" trials, and `ktune best` / `ktune report` show them next to
+// the tuned GEMM of the same problem and device with the ratio, never as tasks of their own.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+#include "cli_fixtures.h"
+
+using namespace ktune;
+using ktune::test::run_ktune;
+using ktune::test::TempDir;
+
+namespace {
+
+constexpr const char* kDevice = "NVIDIA H200|sm_90|132";
+
+/// A log with two ok trials of gemm_mma on one problem: the default config at 0.02 ms and
+/// another valid config at 0.01 ms; returns the problem key.
+std::string write_gemm_log(const std::string& path) {
+  auto tmpl = find_template("gemm_mma");
+  const Problem problem = make_problem(*tmpl, "512x512x512", {{"dtype", "f16"}, {"layout", "NT"}});
+  const Device device = Device::h200();
+  const SearchSpace space = tmpl->space(problem, device);
+  std::mt19937_64 rng(3);
+  Config other = space.random(rng);
+  while (other == space.default_config()) other = space.random(rng);
+  TuningLog log(path, LogMode::read_write);
+  std::vector<TrialRecord> records;
+  for (auto [config, ms] : {std::pair{space.default_config(), 0.02}, std::pair{other, 0.01}}) {
+    Trial t;
+    t.config = config;
+    t.status = Status::ok;
+    t.times_ms = {ms, ms, ms};
+    summarize_times(t);
+    t.timestamp_us = 1764500000000000;
+    records.push_back(TrialRecord::make(*tmpl, problem, device, t, "run-1"));
+  }
+  log.append_batch(records);
+  return problem.key();
+}
+
+nlohmann::json best_json(const TempDir& dir, const std::string& db) {
+  auto r = run_ktune(dir, "best --json --db " + db);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  return nlohmann::json::parse(r.output);
+}
+
+}  // namespace
+
+TEST_CASE("cli: vendor times recorded by hand appear as the vendor columns of best and report",
+          "[cli][vendor]") {
+  TempDir dir;
+  const std::string db = dir.file("v.db");
+  const std::string key = write_gemm_log(db);
+
+  auto before = best_json(dir, db);
+  REQUIRE(before.size() == 1);
+  CHECK(before[0]["vendor"] == "cublas");
+  CHECK(before[0]["vendor_ms"].is_null());
+
+  auto r = run_ktune(dir, "vendor --db " + db + " --name cublas --problem '" + key + "' --device '" +
+                              kDevice + "' --ms 0.0125");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("vendor:cublas") != std::string::npos);
+
+  auto rows = best_json(dir, db);
+  REQUIRE(rows.size() == 1);  // the vendor trial is not a task row of its own
+  CHECK(rows[0]["template"] == "gemm_mma");
+  CHECK(rows[0]["median_ms"].get<double>() == Approx(0.01));
+  CHECK(rows[0]["speedup"].get<double>() == Approx(2.0));
+  CHECK(rows[0]["vendor_ms"].get<double>() == Approx(0.0125));
+  CHECK(rows[0]["vendor_ratio"].get<double>() == Approx(1.25));
+
+  auto table = run_ktune(dir, "best --db " + db);
+  CHECK(table.output.find("vendor ms") != std::string::npos);
+  CHECK(table.output.find("1.25 cublas") != std::string::npos);
+  CHECK(table.output.find("vendor:cublas") == std::string::npos);
+
+  auto report = run_ktune(dir, "report --db " + db + " --out " + dir.file("r.html"));
+  REQUIRE(report.status == 0);
+  std::ifstream in(dir.file("r.html"));
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(html.find("<th>vendor</th>") != std::string::npos);
+  CHECK(html.find("1.25 of cublas") != std::string::npos);
+  CHECK(html.find("<h2>vendor:cublas") == std::string::npos);
+}
+
+TEST_CASE("cli: vendor times come from GPU benchmark result files", "[cli][vendor]") {
+  TempDir dir;
+  const std::string db = dir.file("v.db");
+  const std::string key = write_gemm_log(db);
+  const std::string bench = dir.file("gpu_gemm.json");
+  test::write_text(bench, nlohmann::json{{"device", kDevice},
+                                         {"results", {{{"problem", key}, {"cublas_ms", 0.008},
+                                                       {"ktune_ms", 0.01}}}}}
+                              .dump());
+  auto r = run_ktune(dir, "vendor " + bench + " --db " + db);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("recorded 1 vendor time") != std::string::npos);
+  auto rows = best_json(dir, db);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["vendor_ratio"].get<double>() == Approx(0.8));
+  {
+    TuningLog log(db, LogMode::read_only);
+    LogFilter f;
+    f.template_name = "vendor:cublas";
+    const auto records = log.records(f);
+    REQUIRE(records.size() == 1);
+    CHECK(records[0].config_text.empty());
+    CHECK(records[0].device_key() == kDevice);
+  }
+}
+
+TEST_CASE("cli: vendor argument errors name what is wrong", "[cli][vendor]") {
+  TempDir dir;
+  const std::string db = dir.file("v.db");
+  SECTION("bad device key") {
+    auto r = run_ktune(dir, "vendor --db " + db + " --name cublas --problem 'gemm|M=1,N=1,K=1|' "
+                            "--device 'H200' --ms 1");
+    CHECK(r.status == 2);
+    CHECK(r.output.find("device key \"H200\"") != std::string::npos);
+  }
+  SECTION("bad vendor name") {
+    auto r = run_ktune(dir, "vendor --db " + db + " --name 'cu BLAS' --problem 'gemm|M=1,N=1,K=1|' "
+                            "--device '" + std::string(kDevice) + "' --ms 1");
+    CHECK(r.status == 2);
+    CHECK(r.output.find("vendor name") != std::string::npos);
+  }
+  SECTION("nothing given") {
+    auto r = run_ktune(dir, "vendor --db " + db);
+    CHECK(r.status == 2);
+    CHECK(r.output.find("--ms") != std::string::npos);
+  }
+  SECTION("a file that is no benchmark result") {
+    test::write_text(dir.file("x.json"), "[1, 2]");
+    auto r = run_ktune(dir, "vendor " + dir.file("x.json") + " --db " + db);
+    CHECK(r.status == 2);
+    CHECK(r.output.find("x.json") != std::string::npos);
+  }
+}

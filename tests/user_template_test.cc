@@ -1,0 +1,311 @@
+// User templates from a T1 document plus a kernel file (lib/user_template.cc), checked on the
+// shipped example examples/custom_template (a tunable transpose): the space, the launch
+// geometry from LocalSize / GridDiv, buffers, fills and the GPU reference plan, errors that
+// name the offending field, the announcement to worker processes, and NVRTC compiles of
+// the kernel and its reference for sm_90 (no GPU needed).
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "host_dtype.h"
+#include "ktune/build.h"
+#include "ktune/error.h"
+#include "ktune/user_template.h"
+#include "cli_fixtures.h"
+#include "nvrtc_compile.h"
+
+using namespace ktune;
+using Json = nlohmann::json;
+
+namespace {
+
+/// A file of examples/custom_template.
+std::string example_file(const std::string& name) {
+  return test::source_path("examples/custom_template/" + name);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Json example_json() { return Json::parse(read_file(example_file("transpose.T1.json"))); }
+
+/// The example template built from (possibly edited) JSON and the shipped sources.
+std::shared_ptr<const KernelTemplate> make_example(const Json& doc) {
+  return make_user_template(doc.dump(), read_file(example_file("transpose.cu")),
+                            read_file(example_file("transpose_reference.cu")), "transpose.T1.json");
+}
+
+/// The message of the Error the edited document raises ("" when none).
+std::string error_of(const Json& doc) {
+  try {
+    make_example(doc);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("user template: the transpose example reads as a template with its space and dimensions",
+          "[user_template]") {
+  auto tmpl = load_user_template({example_file("transpose.T1.json"), ""});
+  CHECK(tmpl->name() == "my_transpose");
+  CHECK(tmpl->op() == "my_transpose");
+  CHECK(tmpl->dim_names() == std::vector<std::string>{"rows", "cols"});
+  CHECK(tmpl->source().find("extern \"C\" __global__") != std::string::npos);
+  CHECK(tmpl->example_problem().key() == "my_transpose|rows=4096,cols=4096|");
+  const Problem p = make_problem(*tmpl, "1000x3000");
+  const SearchSpace space = tmpl->space(p, Device::h200());
+  CHECK(space.size() == 3 * 5 * 3 * 2 * 2);
+  // bx*by >= 32 leaves 14 block shapes; shared/padding leaves 3 of 4 pairs.
+  CHECK(space.count_valid() == 14 * 3 * 3);
+  CHECK(space.default_config().str() ==
+        "block_size_x=32,block_size_y=8,tile_size_y=1,use_shared=0,use_padding=0");
+  CHECK(tmpl->problem_defines(p) == std::vector<std::string>{"-std=c++17"});
+}
+
+TEST_CASE("user template: grid and block follow LocalSize and GridDiv over ProblemSize",
+          "[user_template]") {
+  auto tmpl = make_example(example_json());
+  const Problem p = make_problem(*tmpl, "1000x3000");  // rows x cols
+  const SearchSpace space = tmpl->space(p, Device::h200());
+  const Config c = space.parse("block_size_x=32,block_size_y=8,tile_size_y=4,use_shared=1,use_padding=1");
+  REQUIRE(tmpl->can_implement(p, c));
+  const LaunchPlan plan = tmpl->launch(p, c, Device::h200());
+  REQUIRE(plan.steps.size() == 1);
+  const LaunchStep& s = plan.steps[0];
+  CHECK(s.entry == "transpose");
+  CHECK(s.grid[0] == 94);  // ceil(3000 / 32)
+  CHECK(s.grid[1] == 32);  // ceil(1000 / (8 * 4))
+  CHECK(s.grid[2] == 1);
+  CHECK(s.block[0] == 32);
+  CHECK(s.block[1] == 8);
+  CHECK(s.block[2] == 1);
+  REQUIRE(s.args.size() == 4);
+  CHECK(s.args[0].kind == KernelArg::Kind::buffer);
+  CHECK(s.args[0].buffer == 0);
+  CHECK(s.args[1].buffer == 1);
+  CHECK(s.args[2].kind == KernelArg::Kind::i32);
+  CHECK(s.args[2].i == 1000);
+  CHECK(s.args[3].i == 3000);
+
+  // 100000 rows with one row per block need grid.y > 65535: rejected before compiling.
+  const Problem tall = make_problem(*tmpl, "100000x64");
+  std::string why;
+  CHECK_FALSE(tmpl->can_implement(
+      tall, space.parse("block_size_x=32,block_size_y=1,tile_size_y=1,use_shared=0,use_padding=0"), &why));
+  CHECK(why.find("grid") != std::string::npos);
+  CHECK_THROWS_AS(tmpl->launch(tall, space.parse("block_size_x=32,block_size_y=1,tile_size_y=1,"
+                                                 "use_shared=0,use_padding=0"),
+                               Device::h200()),
+                  Error);
+}
+
+TEST_CASE("user template: buffers, random inputs and the GPU reference plan", "[user_template]") {
+  auto tmpl = make_example(example_json());
+  const Problem p = make_problem(*tmpl, "1000x3000");
+  auto w = tmpl->workload(p);
+  const auto specs = w->buffers();
+  REQUIRE(specs.size() == 2);
+  CHECK(specs[0].name == "out");
+  CHECK(specs[0].role == Role::output);
+  CHECK(specs[0].elements == 3000000);
+  CHECK(specs[1].name == "in");
+  CHECK(specs[1].role == Role::input);
+  CHECK(w->bytes() == 2.0 * 4 * 3000000);
+  CHECK(w->tolerance(specs[0]).rel_l2 == 0);  // KtuneExtensions.Tolerance
+
+  std::vector<HostBuffer> a, b;
+  for (const auto& spec : specs) {
+    a.push_back(make_host_buffer(spec));
+    b.push_back(make_host_buffer(spec));
+  }
+  w->fill(a, 7);
+  w->fill(b, 7);
+  CHECK(a[1].bytes == b[1].bytes);  // deterministic per seed
+  std::size_t zeros = 0;
+  double largest = 0;
+  for (std::size_t i = 0; i < specs[1].elements; ++i) {
+    const double v = read_element(a[1], i);
+    zeros += v == 0;
+    largest = std::max(largest, std::abs(v));
+  }
+  CHECK(zeros == 0);
+  CHECK(largest <= 1.0);  // FillValue 1.0
+  w->fill(b, 8);
+  CHECK(a[1].bytes != b[1].bytes);
+
+  auto ref = w->device_reference();
+  REQUIRE(ref);
+  CHECK(ref->source.find("transpose_reference") != std::string::npos);
+  REQUIRE(ref->plan.steps.size() == 1);
+  CHECK(ref->plan.steps[0].entry == "transpose_reference");
+  CHECK(ref->plan.steps[0].grid[0] == 4096);
+  CHECK(ref->plan.steps[0].block[0] == 256);
+  CHECK(ref->plan.steps[0].args.size() == 4);
+  CHECK(ref->plan.steps[0].args[3].i == 3000);
+  CHECK_THROWS_AS(w->reference(a), Error);  // verified on the GPU only
+}
+
+TEST_CASE("user template: a bad specification names the field", "[user_template]") {
+  struct Case {
+    const char* what;
+    std::function<void(Json&)> edit;
+    const char* field;
+  };
+  const std::vector<Case> cases = {
+      {"missing kernel name", [](Json& d) { d["KernelSpecification"].erase("KernelName"); },
+       "KernelSpecification.KernelName: missing"},
+      {"kernel not in the source", [](Json& d) { d["KernelSpecification"]["KernelName"] = "transpose_v2"; },
+       "KernelSpecification.KernelName: the kernel source has no kernel"},
+      {"unknown type", [](Json& d) { d["KernelSpecification"]["Arguments"][1]["Type"] = "float3*"; },
+       "KernelSpecification.Arguments[1].Type"},
+      {"size uses a tunable",
+       [](Json& d) { d["KernelSpecification"]["Arguments"][0]["Size"] = "rows * block_size_x"; },
+       "KernelSpecification.Arguments[0].Size: \"rows * block_size_x\" uses a tuning parameter"},
+      {"size names nothing", [](Json& d) { d["KernelSpecification"]["Arguments"][0]["Size"] = "rows * depth"; },
+       "KernelSpecification.Arguments[0].Size"},
+      {"bad block expression", [](Json& d) { d["KernelSpecification"]["LocalSize"]["X"] = "block_size_x +"; },
+       "KernelSpecification.LocalSize.X"},
+      {"bad grid divisor", [](Json& d) { d["KernelSpecification"]["GridDivY"][1] = "tile_size_z"; },
+       "KernelSpecification.GridDivY[1]"},
+      {"constant memory", [](Json& d) { d["KernelSpecification"]["Arguments"][1]["MemType"] = "Constant"; },
+       "KernelSpecification.Arguments[1].MemType"},
+      {"bad access type", [](Json& d) { d["KernelSpecification"]["Arguments"][0]["AccessType"] = "Write"; },
+       "KernelSpecification.Arguments[0].AccessType"},
+      {"scalar without value", [](Json& d) { d["KernelSpecification"]["Arguments"][2].erase("Value"); },
+       "KernelSpecification.Arguments[2]: a Scalar needs"},
+      {"compiler option", [](Json& d) { d["KernelSpecification"]["CompilerOptions"] = {"-I/etc"}; },
+       "KernelSpecification.CompilerOptions[0]"},
+      {"no reference", [](Json& d) { d["KtuneExtensions"].erase("Reference"); },
+       "KtuneExtensions.Reference: missing"},
+      {"reference uses a tunable",
+       [](Json& d) { d["KtuneExtensions"]["Reference"]["LocalSize"]["X"] = "block_size_x"; },
+       "KtuneExtensions.Reference.LocalSize.X"},
+      {"dimension without default", [](Json& d) { d["KtuneExtensions"]["Dimensions"][1].erase("Default"); },
+       "KtuneExtensions.Dimensions[1].Default: missing"},
+      {"no output", [](Json& d) { d["KernelSpecification"]["Arguments"][0]["AccessType"] = "ReadOnly"; },
+       "KernelSpecification.Arguments: no vector is written"},
+      {"bad condition", [](Json& d) { d["ConfigurationSpace"]["Conditions"][0]["Expression"] = "block_size_x >"; },
+       "ConfigurationSpace.Conditions[0].Expression"},
+  };
+  for (const auto& c : cases) {
+    Json doc = example_json();
+    c.edit(doc);
+    const std::string message = error_of(doc);
+    INFO(c.what << ": " << message);
+    CHECK(message.rfind("transpose.T1.json: ", 0) == 0);
+    CHECK(message.find(c.field) != std::string::npos);
+  }
+  CHECK_THROWS_AS(make_user_template("{not json", "", "", "x.json"), Error);
+}
+
+TEST_CASE("user template: plain T1 documents of the benchmark hub are read or refused by field",
+          "[user_template]") {
+  const std::string path = std::string(KTUNE_DATASETS_DIR) + "/convolution_milo.T1.json";
+  if (!std::filesystem::exists(path)) {
+    WARN("SKIPPED: no dataset at " << path);
+    return;
+  }
+  Json doc = Json::parse(read_file(path));
+  // Kernel Tuner's max(param) sizes and constant memory are outside what ktune runs.
+  try {
+    make_user_template(doc.dump(), "extern \"C\" __global__ void convolution_kernel() {}", "", path);
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("KernelSpecification.Arguments[1].Size") != std::string::npos);
+  }
+  // With those arguments replaced, ProblemSize becomes the dimensions P0, P1 and the grid
+  // divides them by GridDivX / GridDivY.
+  doc["KernelSpecification"]["Arguments"][1]["Size"] = "(ProblemSize[0]+14) * (ProblemSize[1]+14)";
+  doc["KernelSpecification"]["Arguments"][2].erase("MemType");
+  doc["KernelSpecification"]["Arguments"][2]["Size"] = "225";
+  doc["KtuneExtensions"] = {{"Reference", {{"KernelFile", "ref.cu"}, {"KernelName", "ref"}}}};
+  auto tmpl = make_user_template(doc.dump(), "extern \"C\" __global__ void convolution_kernel() {}",
+                                 "extern \"C\" __global__ void ref() {}", path);
+  CHECK(tmpl->name() == "convolution_milo");
+  CHECK(tmpl->dim_names() == std::vector<std::string>{"P0", "P1"});
+  const Problem p = tmpl->example_problem();
+  const SearchSpace space = tmpl->space(p, Device::h200());
+  const Config c = space.parse("block_size_x=32,block_size_y=4,tile_size_x=2,tile_size_y=3,read_only=0,"
+                               "use_padding=0,use_shmem=1,use_cmem=1,filter_height=15,filter_width=15");
+  const LaunchStep s = tmpl->launch(p, c, Device::h200()).steps.at(0);
+  CHECK(s.grid[0] == 64);   // 4096 / (32 * 2)
+  CHECK(s.grid[1] == 342);  // ceil(4096 / (4 * 3))
+  CHECK(s.block[0] == 32);
+  CHECK(s.block[1] == 4);
+  CHECK(tmpl->workload(p)->buffers().at(1).elements == 4110u * 4110u);
+}
+
+TEST_CASE("user template: registering announces it to worker processes", "[user_template]") {
+  auto tmpl = register_user_template({example_file("transpose.T1.json"), ""});
+  CHECK(find_template("my_transpose") == tmpl);
+  const char* env = std::getenv("KTUNE_USER_TEMPLATES");
+  REQUIRE(env);
+  const Json list = Json::parse(env);
+  REQUIRE(list.is_array());
+  bool found = false;
+  for (const auto& e : list)
+    found |= e.value("spec", "").find("examples/custom_template/transpose.T1.json") != std::string::npos &&
+             std::filesystem::path(e.value("spec", "")).is_absolute();
+  CHECK(found);
+  // What a worker does at start-up: the entry loads again into an equal template.
+  register_user_templates_from_environment();
+  auto again = find_template("my_transpose");
+  CHECK(again->source() == tmpl->source());
+  CHECK(again.get() != tmpl.get());
+
+  // A user template may not take a built-in's name.
+  test::TempDir dir;
+  Json doc = example_json();
+  doc["General"]["BenchmarkName"] = "copy";
+  std::ofstream(dir.file("copy.T1.json")) << doc.dump();
+  std::filesystem::copy_file(example_file("transpose.cu"), dir.file("transpose.cu"));
+  std::filesystem::copy_file(example_file("transpose_reference.cu"), dir.file("transpose_reference.cu"));
+  try {
+    register_user_template({dir.file("copy.T1.json"), ""});
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::invalid_argument);
+    CHECK(std::string(e.what()).find("built-in") != std::string::npos);
+  }
+  CHECK(find_template("copy")->description().find("user kernel") == std::string::npos);
+  CHECK_THROWS_AS(load_user_template({dir.file("missing.T1.json"), ""}), Error);
+}
+
+TEST_CASE("user template: the example kernel and its reference compile with NVRTC for sm_90",
+          "[user_template][nvrtc]") {
+  auto tmpl = make_example(example_json());
+  const Problem p = make_problem(*tmpl, "1000x3000");
+  const Device device = Device::h200();
+  const SearchSpace space = tmpl->space(p, device);
+  Builder builder;
+  const std::vector<Config> configs = {
+      space.default_config(),
+      space.parse("block_size_x=64,block_size_y=16,tile_size_y=4,use_shared=1,use_padding=1")};
+  const auto results = builder.build_all(tmpl, p, configs, device);
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    INFO(configs[i].str() << "\n" << results[i].log);
+    CHECK(results[i].ok);
+    CHECK(results[i].arch == "sm_90");
+    CHECK(results[i].resources.registers > 0);
+  }
+  // The shared-memory variant holds a 64-row tile of 64 + 1 floats.
+  CHECK(results[1].resources.shared_bytes == 64 * 65 * 4);
+
+  auto ref = tmpl->workload(p)->device_reference();
+  REQUIRE(ref);
+  std::vector<std::string> options = ref->options;
+  options.push_back("--gpu-architecture=sm_90");
+  const auto out = detail::nvrtc_compile(ref->source, "transpose_reference.cu", {}, options);
+  INFO(out.log);
+  CHECK(out.ok);
+}
