@@ -126,15 +126,15 @@ Settings parse_settings(int argc, char** argv) {
     else if (key == "--layers") s.layers = value == "all" ? std::vector<std::string>{} : comma_items(value);
     else if (key == "--seed") s.seed = std::stoull(value);
     else if (key == "--min-time-ms") s.min_time_ms = std::stod(value);
-    else throw Error(ErrorCode::invalid_argument, "gpu_conv: unknown option " + arg);
+    else throw Error(ErrorCode::invalid_argument, "unknown option " + arg);
   }
   for (const auto& d : s.dtypes)
     if (d != "f16" && d != "f32" && d != "bf16")
-      throw Error(ErrorCode::invalid_argument, "gpu_conv: --dtypes takes f16, bf16, f32, not " + d);
+      throw Error(ErrorCode::invalid_argument, "--dtypes takes f16, bf16, f32, not " + d);
   for (const auto& name : s.layers) {
     const auto& all = resnet50_layers();
     if (std::none_of(all.begin(), all.end(), [&](const Layer& l) { return name == l.name; }))
-      throw Error(ErrorCode::invalid_argument, "gpu_conv: unknown layer " + name +
+      throw Error(ErrorCode::invalid_argument, "unknown layer " + name +
                                                    " (see resnet50_layers in gpu_conv.cc)");
   }
   return s;

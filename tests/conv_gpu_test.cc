@@ -3,13 +3,20 @@
 // deep R*S*C for split-K, 1x1x1), the default config, a random sample of each space and one
 // config for each iterator strategy / split-K / small-C choice are measured through the
 // GpuMeasurer: outputs poisoned, canaries checked, compared with the fp64 host reference
-// under the workload's tolerance.
+// under the workload's tolerance. The GPU reference (used to verify the ResNet-50 layers) is
+// checked against the host reference on shapes just above its cost threshold.
 #include <catch2/catch.hpp>
 
+#include "cuda_module.h"
 #include "gpu_guard.h"
+#include "launch_plan_runner.h"
 #include "memory_bound_test_util.h"
+#include "nvrtc_compile.h"
+#include "templates/conv/conv_problem.h"
+#include "verify.h"
 
 using namespace ktune;
+using detail::check_cuda;
 
 namespace {
 
@@ -63,4 +70,67 @@ TEST_CASE("conv2d_simt is correct for f32 on odd shapes and sampled configs", "[
   KTUNE_REQUIRE_GPU();
   std::uint64_t seed = 50;
   for (const auto& c : sweep()) check_conv("conv2d_simt", c, "f32", 3, ++seed);
+}
+
+TEST_CASE("conv GPU reference agrees with the fp64 host reference", "[gpu][conv]") {
+  KTUNE_REQUIRE_GPU();
+  check_cuda(cudaSetDevice(0), "cudaSetDevice(0)");
+  const Device device = query_device(0);
+  struct RefCase {
+    const char* tmpl;
+    const char* shape;
+    std::map<std::string, std::string> attrs;
+  };
+  // Each just above kDeviceReferenceCost (2^26 multiply-adds), so device_reference() is offered.
+  const std::vector<RefCase> cases = {
+      {"conv2d_simt", "2x28x28x128x96x3x3", {{"pad", "1"}}},
+      {"conv2d_mma", "2x28x28x128x96x3x3", {{"pad", "1"}, {"dtype", "f16"}, {"bias", "1"}}},
+      {"conv2d_mma", "8x31x29x64x80x3x3",
+       {{"stride", "2"}, {"pad", "2"}, {"dilation", "2"}, {"dtype", "bf16"}, {"relu", "1"}}},
+      {"conv2d_simt", "8x64x64x3x64x7x7",
+       {{"stride", "2"}, {"pad", "3"}, {"bias", "1"}, {"relu", "1"}}},
+  };
+  std::uint64_t seed = 90;
+  for (const auto& c : cases) {
+    const auto tmpl = find_template(c.tmpl);
+    const Problem p = make_problem(*tmpl, c.shape, c.attrs);
+    INFO(p.key());
+    const auto workload = tmpl->workload(p);
+    const auto ref = workload->device_reference();
+    REQUIRE(ref.has_value());
+    std::vector<HostBuffer> host = test::host_buffers(*workload);
+    workload->fill(host, ++seed);
+    std::vector<HostBuffer> expected = host;
+    workload->reference(expected);
+
+    std::vector<std::string> options = ref->options;
+    options.push_back("--gpu-architecture=" + device.arch());
+    const detail::NvrtcOutput built = detail::nvrtc_compile(
+        ref->source, "conv2d_reference.cu",
+        {{"common/dtype.cuh", embedded_source("common/dtype.cuh")}}, options);
+    INFO(built.log);
+    REQUIRE(built.ok);
+    detail::CudaModule module(built.cubin);
+    std::vector<detail::DeviceMemory> memory;
+    std::vector<detail::DeviceBuffer> buffers;
+    memory.reserve(host.size());
+    for (const auto& b : host) {
+      memory.emplace_back(b.bytes.size());
+      buffers.push_back({memory.back().get(), b.bytes.size()});
+      check_cuda(cudaMemcpy(memory.back().get(), b.bytes.data(), b.bytes.size(),
+                            cudaMemcpyHostToDevice), "upload " + b.spec.name);
+    }
+    check_cuda(cudaMemset(buffers[2].ptr, 0xff, buffers[2].bytes), "poison y");
+    REQUIRE(detail::run_launch_plan(module, ref->plan, buffers, nullptr).ok());
+    check_cuda(cudaDeviceSynchronize(), "conv2d_reference");
+    HostBuffer got{host[2].spec, std::vector<std::uint8_t>(host[2].bytes.size())};
+    check_cuda(cudaMemcpy(got.bytes.data(), buffers[2].ptr, got.bytes.size(),
+                          cudaMemcpyDeviceToHost), "download y");
+    // Both accumulate in fp64; they differ only where a rounding to the dtype flips.
+    Tolerance tight;
+    tight.rel_l2 = host[2].spec.dtype == DType::f32 ? 1e-6 : 2e-3;
+    const verify::Comparison cmp = verify::compare(got, expected[2], tight);
+    INFO(cmp.message);
+    CHECK(cmp.ok);
+  }
 }

@@ -14,6 +14,7 @@
 #include "ktune/error.h"
 #include "ktune/template.h"
 #include "memory_bound_test_util.h"
+#include "nvrtc_compile.h"
 #include "templates/conv/conv_problem.h"
 
 using namespace ktune;
@@ -420,4 +421,26 @@ TEST_CASE("conv templates compile for sm_90: defaults without spills, sampled co
       1, 5);
   test::expect_space_compiles(
       *simt, make_problem(*simt, "2x31x29x6x33x5x5", {{"stride", "2"}, {"bias", "1"}}), 1, 6);
+}
+
+TEST_CASE("conv GPU reference compiles for sm_90 in every dtype", "[conv][nvrtc]") {
+  auto simt = make_conv2d_simt_template();
+  auto mma = make_conv2d_mma_template();
+  const std::vector<Problem> problems = {
+      make_problem(*simt, "32x56x56x64x64x3x3", {{"pad", "1"}}),
+      make_problem(*mma, "32x56x56x64x64x3x3", {{"pad", "1"}, {"dtype", "f16"}}),
+      make_problem(*mma, "32x56x56x64x64x3x3", {{"pad", "1"}, {"dtype", "bf16"}})};
+  for (const Problem& p : problems) {
+    INFO(p.key());
+    const auto ref = (p.attr("dtype") == "f32" ? simt : mma)->workload(p)->device_reference();
+    REQUIRE(ref.has_value());
+    std::vector<std::string> options = ref->options;
+    options.push_back("--gpu-architecture=sm_90");
+    const detail::NvrtcOutput out = detail::nvrtc_compile(
+        ref->source, "conv2d_reference.cu",
+        {{"common/dtype.cuh", embedded_source("common/dtype.cuh")}}, options);
+    INFO(out.log);
+    REQUIRE(out.ok);
+    CHECK_FALSE(out.cubin.empty());
+  }
 }
