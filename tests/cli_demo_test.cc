@@ -5,6 +5,7 @@
 // write the HTML report.
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "cli_fixtures.h"
@@ -89,8 +90,15 @@ TEST_CASE("demo: on a GPU the demo tunes the plan and the custom kernel, stores 
   {
     TuningLog log(dir.file("ktune.db"), LogMode::read_only);
     LogFilter filter;
-    filter.template_name = "gemm_mma";
-    CHECK(log.count(filter) >= 60);  // the plan entry's budget
+    // Every plan entry spent its budget (plus the final re-measurement trials).
+    const auto plan = nlohmann::json::parse(std::ifstream(test::source_path("examples/demo_plan.json")));
+    const std::vector<std::string> templates_in_order = {"gemm_mma", "layernorm", "reduction", "copy"};
+    REQUIRE(plan.size() == templates_in_order.size());
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+      filter.template_name = templates_in_order[i];
+      INFO(templates_in_order[i]);
+      CHECK(log.count(filter) >= plan[i]["budget"].get<std::int64_t>());
+    }
     filter.template_name = "my_transpose";
     CHECK(log.count(filter) >= 30);
   }
