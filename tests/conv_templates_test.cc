@@ -282,6 +282,17 @@ TEST_CASE("conv spaces: defaults valid on ResNet-50 and odd shapes; rules reject
     }
   CHECK(mma->space(make_problem(*mma, "1x1x1x1x1x1x1", {}), h200).count_valid() > 100);
 
+  // Defaults fill the H200: stage 4 (M = 1568) gets 64-row tiles and a split of R*S*C,
+  // stage 1 (M = 100352) neither.
+  Problem s4 = make_problem(*mma, "32x7x7x512x512x3x3", {{"pad", "1"}});
+  const Config d4 = mma->space(s4, h200).default_config();
+  CHECK(d4["BM"] == 64);
+  CHECK(d4["SPLIT_K"] == 2);  // 25 x 4 tiles x 2 splits <= 2 blocks per SM
+  const Config d1 = mma->space(make_problem(*mma, "32x56x56x64x64x3x3", {{"pad", "1"}}), h200)
+                        .default_config();
+  CHECK(d1["BM"] == 128);
+  CHECK(d1["SPLIT_K"] == 1);
+
   // Small C: SMALL_C is offered (default on) only where it applies.
   Problem stem = make_problem(*mma, "32x224x224x3x64x7x7", {{"stride", "2"}, {"pad", "3"}});
   SearchSpace ss = mma->space(stem, h200);

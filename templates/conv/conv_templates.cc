@@ -119,6 +119,24 @@ class ConvTemplateBase : public KernelTemplate {
   static Value default_iter(const ConvShape& s) {
     return activation_vector(s, conv::small_c_applies(s), 8) >= 4 ? 1 : 0;
   }
+  /// Default block rows: 128, or 64 when 128-row tiles would not give every SM one block.
+  static Value default_bm(const ConvShape& s, Value bn, const Device& device) {
+    const std::int64_t tiles = (s.pixels() + 127) / 128 * ((s.K + bn - 1) / bn);
+    return tiles < std::max(1, device.sm_count) ? 64 : 128;
+  }
+  /// Default split of R*S*C: doubled while the blocks stay within two per SM and every split
+  /// keeps at least one k tile (stage-4 layers: 50-100 tiles on 132 SMs).
+  static Value default_split(const ConvShape& s, Value bm, Value bn, Value bk,
+                             const Device& device) {
+    const std::int64_t tiles = (s.pixels() + bm - 1) / bm * ((s.K + bn - 1) / bn);
+    const std::int64_t reduced = conv::small_c_applies(s) ? s.R * s.S * s.padded_channels()
+                                                          : s.gemm_k();
+    Value split = 1;
+    while (split < 16 && tiles * split * 2 <= 2 * std::max(1, device.sm_count) &&
+           split * 2 * bk < reduced + bk)
+      split *= 2;
+    return split;
+  }
   /// SMALL_C values offered for a shape (1 first, the default, when it applies).
   static std::vector<Value> small_c_values(const ConvShape& s) {
     return conv::small_c_applies(s) ? std::vector<Value>{1, 0} : std::vector<Value>{0};
@@ -154,14 +172,16 @@ class Conv2dMmaTemplate final : public ConvTemplateBase {
     const ConvShape s = conv::conv_shape(problem);
     const std::string threads = "32 * (BM // WM) * (BN // WN)";
     const Value bn_default = s.K <= 64 ? 64 : 128;
+    const Value bm_default = default_bm(s, bn_default, device);
     SearchSpace::Builder b;
-    b.param("BM", {32, 64, 128, 256}, 128)
+    b.param("BM", {32, 64, 128, 256}, bm_default)
         .param("BN", {16, 32, 64, 128, 256}, bn_default)
         .param("BK", {16, 32, 64}, 32)
         .param("WM", {16, 32, 64, 128}, 64)
         .param("WN", {16, 32, 64, 128}, 32)
         .param("STAGES", {2, 3, 4, 5}, 4)
-        .param("SPLIT_K", {1, 2, 4, 8, 16}, 1)
+        .param("SPLIT_K", {1, 2, 4, 8, 16},
+               default_split(s, bm_default, bn_default, 32, device))
         .param("GROUP_M", {1, 4, 8, 16}, 8)
         .param("ITER", {0, 1}, default_iter(s))
         .param("SMALL_C", small_c_values(s))
@@ -227,13 +247,14 @@ class Conv2dSimtTemplate final : public ConvTemplateBase {
     const ConvShape s = conv::conv_shape(problem);
     const std::string threads = "(BM // TM) * (BN // TN)";
     SearchSpace::Builder b;
+    const Value bn_default = s.K <= 32 ? 32 : 64;
     b.param("BM", {32, 64, 128, 256}, 128)
-        .param("BN", {32, 64, 128, 256}, s.K <= 32 ? 32 : 64)
+        .param("BN", {32, 64, 128, 256}, bn_default)
         .param("BK", {8, 16, 32}, 16)
         .param("TM", {4, 8}, 8)
         .param("TN", {4, 8}, 4)
         .param("VEC", {1, 2, 4}, 4)
-        .param("SPLIT_K", {1, 2, 4, 8, 16}, 1)
+        .param("SPLIT_K", {1, 2, 4, 8, 16}, default_split(s, 128, bn_default, 16, device))
         .param("GROUP_M", {1, 8}, 8)
         .param("ITER", {0, 1}, default_iter(s))
         .param("SMALL_C", small_c_values(s))
