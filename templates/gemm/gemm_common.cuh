@@ -1,7 +1,8 @@
 // Shared pieces of the GEMM template family (and of implicit-GEMM convolution): the mapping of
 // the problem defines to element types, float conversions, the swizzled order in which thread
 // blocks visit output tiles (rasterization), the split-K range of a block, and the epilogue
-// (C = alpha * acc + beta * C + bias[col]) with its split-K reduction step.
+// (C = alpha * acc + beta * C + bias[col]; element by element or in aligned column pairs)
+// with its split-K reduction step.
 //
 // Problem defines (set by the host template from the checked problem; defaults here let the
 // file compile on its own):
@@ -147,6 +148,60 @@ __device__ __forceinline__ void store_accumulator(OutT* C, const OutT* bias, flo
     store_output<HasBias>(C, bias, M, N, row, col, acc, alpha, beta);
   else
     store_partial(workspace, split, M, N, row, col, acc);
+}
+
+/// Two elements of one type stored together (one 2-element memory access when aligned).
+template <class T>
+struct alignas(2 * sizeof(T)) ElementPair {
+  T x;  ///< first column
+  T y;  ///< second column
+};
+
+/// True when element pairs (even column, N even) of C, and of the workspace when it is used,
+/// can be accessed as one aligned access: N even and both base pointers aligned.
+template <int Splits, class OutT>
+__device__ __forceinline__ bool pairs_aligned(const OutT* C, const float* workspace, int N) {
+  const unsigned long long c = reinterpret_cast<unsigned long long>(C);
+  const unsigned long long w = reinterpret_cast<unsigned long long>(workspace);
+  return N % 2 == 0 && c % (2 * sizeof(OutT)) == 0 && (Splits == 1 || w % 8 == 0);
+}
+
+/// Two accumulators of adjacent columns (col even) written as store_accumulator writes them,
+/// with one 2-element access of C (and of the workspace) when `paired` (pairs_aligned) and
+/// both columns lie inside the matrix.
+template <int Splits, bool HasBias, class OutT>
+__device__ __forceinline__ void store_accumulator_pair(OutT* C, const OutT* bias,
+                                                       float* workspace, int split, int M, int N,
+                                                       int row, int col, float acc0, float acc1,
+                                                       float alpha, float beta, bool paired) {
+  if (!paired || row >= M || col + 1 >= N) {
+    store_accumulator<Splits, HasBias>(C, bias, workspace, split, M, N, row, col, acc0, alpha,
+                                       beta);
+    store_accumulator<Splits, HasBias>(C, bias, workspace, split, M, N, row, col + 1, acc1,
+                                       alpha, beta);
+    return;
+  }
+  if constexpr (Splits == 1) {
+    const long long i = static_cast<long long>(row) * N + col;
+    float v0 = alpha * acc0;
+    float v1 = alpha * acc1;
+    if (beta != 0.0f) {
+      const ElementPair<OutT> old = *reinterpret_cast<const ElementPair<OutT>*>(C + i);
+      v0 += beta * to_float(old.x);
+      v1 += beta * to_float(old.y);
+    }
+    if constexpr (HasBias) {
+      v0 += to_float(bias[col]);
+      v1 += to_float(bias[col + 1]);
+    }
+    ElementPair<OutT> out;
+    out.x = from_float<OutT>(v0);
+    out.y = from_float<OutT>(v1);
+    *reinterpret_cast<ElementPair<OutT>*>(C + i) = out;
+  } else {
+    *reinterpret_cast<float2*>(workspace + (static_cast<long long>(split) * M + row) * N + col) =
+        make_float2(acc0, acc1);
+  }
 }
 
 /// Second step of split-K: sums the `splits` fp32 slices of the workspace and applies the

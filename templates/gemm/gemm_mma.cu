@@ -130,18 +130,21 @@ extern "C" __global__ void __launch_bounds__(kThreads)
   }
   ktg::cp_async_wait<0>();
 
+  // Each thread holds column pairs (2t, 2t + 1): one 2-element access per pair when aligned.
   const int g = lane >> 2;
   const int t4 = lane & 3;
+  const bool paired = ktg::pairs_aligned<SPLIT_K>(C, workspace, N);
 #pragma unroll
   for (int mi = 0; mi < Warp::kMi; ++mi)
 #pragma unroll
     for (int ni = 0; ni < Warp::kNi; ++ni)
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int row = m0 + wm0 + mi * 16 + g + (q >> 1) * 8;
-        const int col = n0 + wn0 + ni * 8 + t4 * 2 + (q & 1);
-        ktg::store_accumulator<SPLIT_K, KT_BIAS != 0>(C, bias, workspace, blockIdx.z, M, N, row,
-                                                     col, acc[mi][ni][q], alpha, beta);
+      for (int h = 0; h < 2; ++h) {
+        const int row = m0 + wm0 + mi * 16 + g + h * 8;
+        const int col = n0 + wn0 + ni * 8 + t4 * 2;
+        ktg::store_accumulator_pair<SPLIT_K, KT_BIAS != 0>(
+            C, bias, workspace, blockIdx.z, M, N, row, col, acc[mi][ni][2 * h],
+            acc[mi][ni][2 * h + 1], alpha, beta, paired);
       }
 }
 
