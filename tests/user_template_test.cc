@@ -246,6 +246,17 @@ TEST_CASE("user template: plain T1 documents of the benchmark hub are read or re
 }
 
 TEST_CASE("user template: registering announces it to worker processes", "[user_template]") {
+  // Later tests of this process start ktune and worker processes: leave the variable as found.
+  struct RestoreEnvironment {
+    std::optional<std::string> saved;
+    RestoreEnvironment() {
+      if (const char* v = std::getenv("KTUNE_USER_TEMPLATES")) saved = v;
+    }
+    ~RestoreEnvironment() {
+      if (saved) ::setenv("KTUNE_USER_TEMPLATES", saved->c_str(), 1);
+      else ::unsetenv("KTUNE_USER_TEMPLATES");
+    }
+  } restore;
   auto tmpl = register_user_template({example_file("transpose.T1.json"), ""});
   CHECK(find_template("my_transpose") == tmpl);
   const char* env = std::getenv("KTUNE_USER_TEMPLATES");
