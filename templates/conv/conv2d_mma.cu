@@ -95,7 +95,7 @@ __device__ __forceinline__ void load_stage(char* smem, int stage, int kt, const 
   char* sB = sA + ALayout::kBytes;
   const int k0 = kt * BK;
   load_a(sA, x, it, k0, d, tid);
-  it.advance();
+  it.advance(d);
   BLoader::load(sB, w, ktc::kGemmK, n0, k0, d.K, ktc::kGemmK, tid);  // w is K x (R*S*C)
 }
 

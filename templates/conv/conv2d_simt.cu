@@ -105,7 +105,7 @@ struct StagedTiles {
       const long long off = it.offset(i, k0, d);
       load_vec<kVecA>(a[i], x + (off >= 0 ? off : 0), off >= 0);
     }
-    it.advance();
+    it.advance(d);
 #pragma unroll
     for (int i = 0; i < kBPerThread; ++i) {
       if (!owns_b(i, tid)) break;

@@ -123,10 +123,11 @@ __device__ __forceinline__ long long tap_offset(const PixelOrigin& o, const Filt
 
 /// The A tile (Rows output pixels x Cols reduced indices) of the implicit GEMM, cut into
 /// chunks of V consecutive channels; chunk idx = tid + i * Threads sits at row idx / (Cols/V),
-/// column (idx % (Cols/V)) * V. Precomputed = true keeps each chunk's pixel origin in
-/// registers and advances one shared (r, s, c) position per tile (needs every chunk of a
-/// thread in the same column: Threads a multiple of Cols / V); false recomputes both from m
-/// and k for every tile (fewer registers, more integer work).
+/// column (idx % (Cols/V)) * V. Precomputed = true keeps each chunk's pixel origin (and the
+/// offset of its top-left tap) in registers and advances one shared (r, s, c) position and
+/// its offset delta per tile, so a chunk costs two range checks and an add (needs every
+/// chunk of a thread in the same column: Threads a multiple of Cols / V); false recomputes
+/// both from m and k for every tile (fewer registers, more integer work).
 template <int Rows, int Cols, int V, int Threads, bool Precomputed>
 struct ImplicitGemmA {
   static constexpr int kChunksPerRow = Cols / V;                ///< chunks per tile row
@@ -137,7 +138,9 @@ struct ImplicitGemmA {
                 "precomputed offsets need every chunk of a thread in one column");
 
   PixelOrigin origin[Precomputed ? kPerThread : 1];  ///< per chunk (precomputed only)
+  long long corner[Precomputed ? kPerThread : 1];    ///< offset of tap (0, 0, 0) per chunk
   FilterTap tap;                                     ///< of this thread's column (precomputed)
+  long long delta;                                   ///< offset of `tap` from tap (0, 0, 0)
   int m0;                                            ///< first pixel of the tile
   int tid;                                           ///< this thread
 
@@ -160,9 +163,13 @@ struct ImplicitGemmA {
     tid = t;
     if constexpr (Precomputed) {
 #pragma unroll
-      for (int i = 0; i < kPerThread; ++i)
+      for (int i = 0; i < kPerThread; ++i) {
         origin[i] = pixel_origin(owns(i, tid) ? m0 + row_of(i, tid) : d.pixels(), d);
+        corner[i] = origin[i].image +
+                    (static_cast<long long>(origin[i].h0) * d.W + origin[i].w0) * kChannels;
+      }
       tap = filter_tap(k_begin + col_of(0, tid));
+      update_delta(d);
     }
   }
 
@@ -170,7 +177,11 @@ struct ImplicitGemmA {
   /// a chunk of zeros.
   __device__ __forceinline__ long long offset(int i, int k0, const ConvDims& d) const {
     if constexpr (Precomputed) {
-      return tap_offset(origin[i], tap, d);
+      const int h = origin[i].h0 + tap.r * KT_DIL;
+      const int w = origin[i].w0 + tap.s * KT_DIL;
+      const bool inside = tap.r < KT_R && static_cast<unsigned>(h) < static_cast<unsigned>(d.H) &&
+                          static_cast<unsigned>(w) < static_cast<unsigned>(d.W);
+      return inside ? corner[i] + delta : -1;
     } else {
       const int k = k0 + col_of(i, tid);
       if (k >= kGemmK) return -1;
@@ -179,7 +190,7 @@ struct ImplicitGemmA {
   }
 
   /// Moves to the next k tile (precomputed: constant-time carry of c into s into r).
-  __device__ __forceinline__ void advance() {
+  __device__ __forceinline__ void advance(const ConvDims& d) {
     if constexpr (Precomputed) {
       tap.c += Cols % kChannels;
       int carry = Cols / kChannels;
@@ -190,7 +201,14 @@ struct ImplicitGemmA {
       tap.s += carry;
       tap.r += tap.s / KT_S;
       tap.s %= KT_S;
+      update_delta(d);
     }
+  }
+
+ private:
+  /// delta = offset of (r, s, c) relative to tap (0, 0, 0) of the same pixel.
+  __device__ __forceinline__ void update_delta(const ConvDims& d) {
+    delta = (static_cast<long long>(tap.r * KT_DIL) * d.W + tap.s * KT_DIL) * kChannels + tap.c;
   }
 };
 
