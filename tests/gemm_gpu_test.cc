@@ -9,6 +9,7 @@
 
 #include "builtin_templates.h"
 #include "cuda_module.h"
+#include "gemm_device_buffers.h"
 #include "gpu_guard.h"
 #include "host_dtype.h"
 #include "ktune/build.h"
@@ -45,30 +46,15 @@ std::string run_and_compare(const KernelTemplate& tmpl, const Problem& problem,
   if (!built.ok) return "compile failed:\n" + built.log;
   detail::CudaModule module(*built.cubin);
   LaunchPlan plan = tmpl.launch(problem, config, device);
-  std::vector<detail::DeviceMemory> memory;
-  std::vector<detail::DeviceBuffer> buffers;
-  memory.reserve(host.size() + plan.scratch.size());
-  for (const auto& b : host) {
-    memory.emplace_back(b.bytes.size());
-    buffers.push_back({memory.back().get(), b.bytes.size()});
-    check_cuda(cudaMemcpy(memory.back().get(), b.bytes.data(), b.bytes.size(),
-                          cudaMemcpyHostToDevice), "upload " + b.spec.name);
-  }
-  for (const auto& s : plan.scratch) {
-    const std::size_t bytes = s.elements * dtype_size(s.dtype);
-    memory.emplace_back(bytes);
-    buffers.push_back({memory.back().get(), bytes});
-    check_cuda(cudaMemset(memory.back().get(), 0xff, bytes), "poison scratch");  // NaN
-  }
-  detail::CudaStatus status = detail::run_launch_plan(module, plan, buffers, nullptr);
+  const gemm_test::DeviceCopies device_copies = gemm_test::upload(host, plan.scratch);
+  detail::CudaStatus status =
+      detail::run_launch_plan(module, plan, device_copies.buffers, nullptr);
   if (!status.ok()) return "launch: " + status.message;
   if (cudaError_t err = cudaDeviceSynchronize(); err != cudaSuccess)
     return detail::cuda_error_message(err, "kernel");
   std::string failure;
   for (std::size_t i = 0; i < host.size(); ++i) {
-    HostBuffer got{host[i].spec, std::vector<std::uint8_t>(host[i].bytes.size())};
-    check_cuda(cudaMemcpy(got.bytes.data(), buffers[i].ptr, got.bytes.size(),
-                          cudaMemcpyDeviceToHost), "download " + host[i].spec.name);
+    const HostBuffer got = gemm_test::download(device_copies, i, host[i]);
     if (host[i].spec.role == Role::input) {
       if (got.bytes != host[i].bytes) failure += "input " + host[i].spec.name + " changed; ";
       continue;

@@ -7,6 +7,7 @@
 
 #include "builtin_templates.h"
 #include "cuda_module.h"
+#include "gemm_device_buffers.h"
 #include "gpu_guard.h"
 #include "host_dtype.h"
 #include "ktune/template.h"
@@ -138,21 +139,12 @@ TEST_CASE("gemm device reference agrees with the fp64 host reference", "[gpu][ge
     INFO(built.log);
     REQUIRE(built.ok);
     detail::CudaModule module(built.cubin);
-    std::vector<detail::DeviceMemory> memory;
-    std::vector<detail::DeviceBuffer> buffers;
-    memory.reserve(host.size());
-    for (const auto& b : host) {
-      memory.emplace_back(b.bytes.size());
-      buffers.push_back({memory.back().get(), b.bytes.size()});
-      check_cuda(cudaMemcpy(memory.back().get(), b.bytes.data(), b.bytes.size(),
-                            cudaMemcpyHostToDevice), "upload " + b.spec.name);
-    }
-    const detail::CudaStatus status = detail::run_launch_plan(module, ref.plan, buffers, nullptr);
+    const gemm_test::DeviceCopies copies = gemm_test::upload(host);
+    const detail::CudaStatus status =
+        detail::run_launch_plan(module, ref.plan, copies.buffers, nullptr);
     REQUIRE(status.ok());
     check_cuda(cudaDeviceSynchronize(), "gemm_reference");
-    HostBuffer got{host[2].spec, std::vector<std::uint8_t>(host[2].bytes.size())};
-    check_cuda(cudaMemcpy(got.bytes.data(), buffers[2].ptr, got.bytes.size(),
-                          cudaMemcpyDeviceToHost), "download C");
+    const HostBuffer got = gemm_test::download(copies, 2, host[2]);
     // Both accumulate in fp64; they differ only where rounding to the output type flips.
     Tolerance tight;
     tight.rel_l2 = s.output_dtype() == DType::f32 ? 1e-6 : 2e-3;

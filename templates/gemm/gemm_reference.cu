@@ -70,31 +70,25 @@ __device__ __forceinline__ unsigned short double_to_bits(double v, int code) {
 #endif
 }
 
-/// Input element i as a double.
-__device__ __forceinline__ double load_in(const in_t* p, long long i) {
-#if REF_IN == 0
+/// Element i of an fp32 buffer as a double.
+__device__ __forceinline__ double load_element(const float* p, long long i, int) {
   return static_cast<double>(p[i]);
-#else
-  return bits_to_double(p[i], REF_IN);
-#endif
 }
 
-/// Output-typed element i as a double.
-__device__ __forceinline__ double load_out(const out_t* p, long long i) {
-#if REF_OUT == 0
-  return static_cast<double>(p[i]);
-#else
-  return bits_to_double(p[i], REF_OUT);
-#endif
+/// Element i of a 16-bit float buffer (code 1 = f16, 2 = bf16) as a double.
+__device__ __forceinline__ double load_element(const unsigned short* p, long long i, int code) {
+  return bits_to_double(p[i], code);
 }
 
-/// Stores a double, rounded once, as output element i.
-__device__ __forceinline__ void store_out(out_t* p, long long i, double v) {
-#if REF_OUT == 0
+/// Stores a double, rounded once, as element i of an fp32 buffer.
+__device__ __forceinline__ void store_element(float* p, long long i, double v, int) {
   p[i] = static_cast<float>(v);
-#else
-  p[i] = double_to_bits(v, REF_OUT);
-#endif
+}
+
+/// Stores a double, rounded once, as element i of a 16-bit float buffer.
+__device__ __forceinline__ void store_element(unsigned short* p, long long i, double v,
+                                              int code) {
+  p[i] = double_to_bits(v, code);
 }
 
 }  // namespace
@@ -124,15 +118,19 @@ extern "C" __global__ void __launch_bounds__(256)
       const int ak = REF_A_T ? e / kTile : e % kDepth;
       const int gm = m0 + am, gak = k0 + ak;
       sa[ak][am] = gm < M && gak < K
-                       ? load_in(A, REF_A_T ? static_cast<long long>(gak) * M + gm
-                                            : static_cast<long long>(gm) * K + gak)
+                       ? load_element(A,
+                                      REF_A_T ? static_cast<long long>(gak) * M + gm
+                                              : static_cast<long long>(gm) * K + gak,
+                                      REF_IN)
                        : 0.0;
       const int bn = REF_B_T ? e / kDepth : e % kTile;
       const int bk = REF_B_T ? e % kDepth : e / kTile;
       const int gn = n0 + bn, gbk = k0 + bk;
       sb[bk][bn] = gn < N && gbk < K
-                       ? load_in(B, REF_B_T ? static_cast<long long>(gn) * K + gbk
-                                            : static_cast<long long>(gbk) * N + gn)
+                       ? load_element(B,
+                                      REF_B_T ? static_cast<long long>(gn) * K + gbk
+                                              : static_cast<long long>(gbk) * N + gn,
+                                      REF_IN)
                        : 0.0;
     }
     __syncthreads();
@@ -159,10 +157,10 @@ extern "C" __global__ void __launch_bounds__(256)
       if (row >= M || col >= N) continue;
       const long long idx = static_cast<long long>(row) * N + col;
       double v = alpha * acc[i][j];
-      if (beta != 0.0) v += beta * load_out(C, idx);
+      if (beta != 0.0) v += beta * load_element(C, idx, REF_OUT);
 #if REF_BIAS
-      v += load_out(bias, col);
+      v += load_element(bias, col, REF_OUT);
 #endif
-      store_out(C, idx, v);
+      store_element(C, idx, v, REF_OUT);
     }
 }
