@@ -1,9 +1,10 @@
 // GPU benchmark of the gemm templates against cuBLAS in the same process (issue 8): for each
 // shape of the suite (square, LLM, skinny M, K-heavy, odd) and dtype (f32 -> gemm_simt,
 // f16 / bf16 -> gemm_mma), tunes the template with a searcher at a stated trial budget
-// through the isolated GPU measurer, re-times the winner and cuBLAS with one identical
-// CUDA-event loop, checks the winner's output against cuBLAS's, and prints TFLOP/s, the
-// ratio to cuBLAS, the fraction of HBM bandwidth and geometric means per dtype and group.
+// through the isolated GPU measurer, re-times the winner, the template's default config and
+// cuBLAS with one identical CUDA-event loop, checks both configs' outputs against cuBLAS's,
+// and prints TFLOP/s, the ratio to cuBLAS, the fraction of HBM bandwidth and geometric means
+// per dtype and group.
 //
 // Usage: gpu_gemm OUT.json [--budget=N] [--seconds=S] [--searcher=NAME]
 //                          [--dtypes=f32,f16,bf16] [--groups=square,llm,skinny,kheavy,odd]
@@ -28,6 +29,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -278,7 +280,40 @@ std::shared_ptr<const KernelTemplate> gemm_template_for(const std::string& dtype
   return dtype == "f32" ? simt : mma;
 }
 
-/// Tunes one shape and times the winner next to cuBLAS.
+/// One config compiled, loaded and bound to the shared workload buffers plus its own scratch
+/// (split-K workspace), ready to be launched repeatedly.
+class LoadedConfig {
+ public:
+  /// Builds and loads `config`; throws Error when it does not compile.
+  LoadedConfig(const KernelTemplate& tmpl, const Problem& problem, const Config& config,
+               const Device& device, Builder& builder,
+               const std::vector<detail::DeviceBuffer>& workload_buffers)
+      : plan_(tmpl.launch(problem, config, device)), buffers_(workload_buffers) {
+    BuildResult built = builder.build(tmpl, problem, config, device);
+    if (!built.ok)
+      throw Error(ErrorCode::compile_error, config.str() + " does not compile: " + built.log);
+    module_ = std::make_unique<detail::CudaModule>(*built.cubin);
+    scratch_.reserve(plan_.scratch.size());
+    for (const auto& sc : plan_.scratch) {
+      const std::size_t bytes = sc.elements * dtype_size(sc.dtype);
+      scratch_.emplace_back(bytes);
+      buffers_.push_back({scratch_.back().get(), bytes});
+    }
+  }
+  /// Enqueues every step of the plan on the default stream; throws Error on launch failures.
+  void run() {
+    detail::CudaStatus status = detail::run_launch_plan(*module_, plan_, buffers_, nullptr);
+    if (!status.ok()) throw Error(ErrorCode::cuda_error, status.message);
+  }
+
+ private:
+  LaunchPlan plan_;
+  std::unique_ptr<detail::CudaModule> module_;
+  std::vector<detail::DeviceMemory> scratch_;
+  std::vector<detail::DeviceBuffer> buffers_;  // workload buffers, then scratch
+};
+
+/// Tunes one shape and times the winner and the default config next to cuBLAS.
 json run_shape(const Settings& settings, const std::string& dtype, const Shape& shape,
                const Device& device, Builder& builder, cublasHandle_t handle) {
   auto tmpl = gemm_template_for(dtype);
@@ -317,29 +352,23 @@ json run_shape(const Settings& settings, const std::string& dtype, const Shape& 
   row["best_config"] = best.str();
   row["tuned_ms"] = result.best->median_ms;
 
-  // 2. Same process, same event loop: the winner and cuBLAS on the same buffers.
+  // 2. Same process, same event loop: the winner, the default config and cuBLAS on the same
+  //    buffers (each config with its own split-K workspace).
   auto workload = tmpl->workload(problem);
   std::vector<HostBuffer> host;
   for (const auto& spec : workload->buffers()) host.push_back(make_host_buffer(spec));
   workload->fill(host, 42);
-  LaunchPlan plan = tmpl->launch(problem, best, device);
-  BuildResult built = builder.build(*tmpl, problem, best, device);
-  if (!built.ok) throw Error(ErrorCode::compile_error, "winner does not compile: " + built.log);
-  detail::CudaModule module(*built.cubin);
   std::vector<detail::DeviceMemory> memory;
   std::vector<detail::DeviceBuffer> buffers;
-  memory.reserve(host.size() + plan.scratch.size());
+  memory.reserve(host.size());
   for (const auto& b : host) {
     memory.emplace_back(b.bytes.size());
     buffers.push_back({memory.back().get(), b.bytes.size()});
     check_cuda(cudaMemcpy(memory.back().get(), b.bytes.data(), b.bytes.size(),
                           cudaMemcpyHostToDevice), "upload");
   }
-  for (const auto& sc : plan.scratch) {
-    const std::size_t bytes = sc.elements * dtype_size(sc.dtype);
-    memory.emplace_back(bytes);
-    buffers.push_back({memory.back().get(), bytes});
-  }
+  LoadedConfig tuned(*tmpl, problem, best, device, builder, buffers);
+  LoadedConfig fallback(*tmpl, problem, space.default_config(), device, builder, buffers);
   HostBuffer& c_host = host[2];
   auto reset_c = [&] {
     check_cuda(cudaMemcpy(buffers[2].ptr, c_host.bytes.data(), c_host.bytes.size(),
@@ -351,10 +380,8 @@ json run_shape(const Settings& settings, const std::string& dtype, const Shape& 
                "download C");
     return c;
   };
-  auto run_ktune = [&] {
-    detail::CudaStatus status = detail::run_launch_plan(module, plan, buffers, nullptr);
-    if (!status.ok()) throw Error(ErrorCode::cuda_error, status.message);
-  };
+  auto run_ktune = [&] { tuned.run(); };
+  auto run_default = [&] { fallback.run(); };
   auto run_cublas = [&] { cublas_gemm(handle, s, buffers[0].ptr, buffers[1].ptr, buffers[2].ptr); };
 
   reset_c();
@@ -362,21 +389,29 @@ json run_shape(const Settings& settings, const std::string& dtype, const Shape& 
   check_cuda(cudaDeviceSynchronize(), "ktune run");
   HostBuffer ours = download_c();
   reset_c();
+  run_default();
+  check_cuda(cudaDeviceSynchronize(), "default config run");
+  HostBuffer defaults = download_c();
+  reset_c();
   run_cublas();
   check_cuda(cudaDeviceSynchronize(), "cublas run");
   HostBuffer theirs = download_c();
-  const double rel = relative_l2(ours, theirs);
-  row["rel_l2_vs_cublas"] = rel;
+  row["rel_l2_vs_cublas"] = relative_l2(ours, theirs);
+  row["default_rel_l2_vs_cublas"] = relative_l2(defaults, theirs);
   row["tolerance"] = workload->tolerance(c_host.spec).rel_l2;
 
   const double ktune_ms = median_ms(run_ktune);
+  const double default_ms = median_ms(run_default);
   const double cublas_ms = median_ms(run_cublas);
   const double flops = workload->flops(), bytes = workload->bytes();
   row["ktune_ms"] = ktune_ms;
+  row["default_same_loop_ms"] = default_ms;
   row["cublas_ms"] = cublas_ms;
   row["ktune_tflops"] = flops / ktune_ms / 1e9;
+  row["default_tflops"] = flops / default_ms / 1e9;
   row["cublas_tflops"] = flops / cublas_ms / 1e9;
   row["ratio"] = cublas_ms / ktune_ms;
+  row["default_ratio"] = cublas_ms / default_ms;
   row["ktune_hbm_fraction"] = bytes / ktune_ms / 1e6 / kCopyGBps;
   row["cublas_hbm_fraction"] = bytes / cublas_ms / 1e6 / kCopyGBps;
   return row;
@@ -416,8 +451,9 @@ int main(int argc, char** argv) {
     out["results"] = json::array();
     std::map<std::string, std::vector<double>> ratios;  // "dtype" and "dtype/group"
     std::vector<std::vector<double>> target_ratios(issue_targets().size());
-    std::printf("%-5s %-7s %-18s %10s %10s %8s %7s %8s %10s  %s\n", "dtype", "group", "shape",
-                "ktune TF/s", "cuBLAS TF/s", "ratio", "target", "HBM %", "rel_l2", "best config");
+    std::printf("%-5s %-7s %-18s %10s %10s %10s %8s %7s %8s %10s  %s\n", "dtype", "group",
+                "shape", "ktune TF/s", "default", "cuBLAS TF/s", "ratio", "target", "HBM %",
+                "rel_l2", "best config");
     for (const auto& dtype : settings.dtypes)
       for (const auto& shape : suite(settings.groups, settings.shapes)) {
         json row;
@@ -434,9 +470,10 @@ int main(int argc, char** argv) {
           for (std::size_t t = 0; t < issue_targets().size(); ++t)
             if (issue_targets()[t].judges(dtype, shape))
               target_ratios[t].push_back(row["ratio"].get<double>());
-          std::printf("%-5s %-7s %-18s %10.1f %10.1f %8.3f %7s %8.1f %10.2e  %s\n", dtype.c_str(),
-                      shape.group.c_str(), row["shape"].get<std::string>().c_str(),
-                      row["ktune_tflops"].get<double>(), row["cublas_tflops"].get<double>(),
+          std::printf("%-5s %-7s %-18s %10.1f %10.1f %10.1f %8.3f %7s %8.1f %10.2e  %s\n",
+                      dtype.c_str(), shape.group.c_str(), row["shape"].get<std::string>().c_str(),
+                      row["ktune_tflops"].get<double>(), row["default_tflops"].get<double>(),
+                      row["cublas_tflops"].get<double>(),
                       row["ratio"].get<double>(), row_target(dtype, shape).c_str(),
                       100 * row["ktune_hbm_fraction"].get<double>(),
                       row["rel_l2_vs_cublas"].get<double>(),

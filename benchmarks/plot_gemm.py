@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Chart of the GEMM benchmark (issue 8): per shape, the tuned ktune kernel's TFLOP/s next to
-cuBLAS's from the same run (top), and the ratio ktune / cuBLAS with the issue's targets as
+its default config's and cuBLAS's from the same run (top), and the ratio ktune / cuBLAS with the issue's targets as
 lines (bottom), one panel column per dtype.
 
 Usage: python3 benchmarks/plot_gemm.py OUT.png GEMM.json [GEMM2.json ...] [--table]
@@ -50,14 +50,15 @@ def geomean(values):
 
 
 def print_table(rows):
-    print("| dtype | group | shape (MxNxK) | ktune TFLOP/s | cuBLAS TFLOP/s | ratio | target | "
-          "ktune % of HBM copy | best config |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| dtype | group | shape (MxNxK) | ktune TFLOP/s | default TFLOP/s | cuBLAS TFLOP/s | "
+          "ratio | target | ktune % of HBM copy | best config |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for dtype in DTYPES:
         for r in sorted((r for r in rows if r["dtype"] == dtype), key=order):
             t = target(r)
+            default = f"{r['default_tflops']:.1f}" if "default_tflops" in r else ""
             print(f"| {dtype} | {r['group']} | {r['shape']} | {r['ktune_tflops']:.1f} | "
-                  f"{r['cublas_tflops']:.1f} | {r['ratio']:.2f} | "
+                  f"{default} | {r['cublas_tflops']:.1f} | {r['ratio']:.2f} | "
                   f"{'>= %.2f' % t if t else ''} | {100 * r['ktune_hbm_fraction']:.1f} | "
                   f"`{r['best_config']}` |")
     print()
@@ -88,8 +89,10 @@ def plot(rows, out_path):
         labels = [f"{r['group']}\n{r['shape']}" for r in mine]
         xs = range(len(mine))
         top, bottom = axes[0][col], axes[1][col]
-        top.bar([x - 0.2 for x in xs], [r["ktune_tflops"] for r in mine], 0.4, label="ktune (tuned)")
-        top.bar([x + 0.2 for x in xs], [r["cublas_tflops"] for r in mine], 0.4, label="cuBLAS")
+        top.bar([x - 0.27 for x in xs], [r["ktune_tflops"] for r in mine], 0.27, label="ktune (tuned)")
+        top.bar(list(xs), [r.get("default_tflops", 0) for r in mine], 0.27,
+                label="ktune (default config)")
+        top.bar([x + 0.27 for x in xs], [r["cublas_tflops"] for r in mine], 0.27, label="cuBLAS")
         top.set_ylabel("TFLOP/s")
         top.set_title(f"GEMM {dtype}")
         top.set_xticks(list(xs))
