@@ -1,5 +1,5 @@
 // `annealing`: simulated annealing over the neighbourhood structure of the space. The cost is
-// the log of the time, so the temperature is scale-free (a temperature of 0.1 accepts a 10%
+// the log of the time, so the temperature is scale-free (a temperature of 0.05 accepts a 5%
 // slower neighbour with probability 1/e). The temperature cools geometrically per evaluation;
 // when it falls below `t_min`, or the current config has no unmeasured neighbour left, the
 // walk restarts from the best config found (alternating with a random valid config).
@@ -130,8 +130,8 @@ SearcherInfo annealing_info() {
   return {"annealing",
           "simulated annealing over the space's neighbourhoods with geometric cooling and "
           "restarts",
-          {{"initial", "8", "random configs measured before the walk starts from the best"},
-           {"t0", "0.1", "start temperature, in units of log(time)"},
+          {{"initial", "12", "random configs measured before the walk starts from the best"},
+           {"t0", "0.05", "start temperature, in units of log(time)"},
            {"cooling", "0.97", "temperature factor per evaluation"},
            {"t_min", "0.005", "restart when the temperature falls below this"},
            {"neighbourhood", "hamming", "hamming (any one parameter) or adjacent (one step)"}}};

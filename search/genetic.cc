@@ -1,8 +1,9 @@
-// `genetic`: a steady-state genetic algorithm. The population is the best `population`
-// configs measured so far (elitism); parents are picked by tournament, mixed by uniform
-// crossover of parameter positions and mutated (a step to an adjacent value or a jump to any
-// value). Children that violate a constraint or were proposed before are repaired by further
-// mutation, then by a neighbour of the first parent, then by a random valid config.
+// `genetic`: a steady-state genetic algorithm. It starts from a spread-out random design (each
+// config the farthest, in Hamming distance, of a few random draws). The population is the
+// best `population` configs measured so far (elitism); parents are picked by tournament, mixed
+// by uniform crossover of parameter positions and mutated (a step to an adjacent value or a
+// jump to any value). Children that violate a constraint or were proposed before are repaired
+// by further mutation, then by a neighbour of the first parent, then by a random valid config.
 #include <algorithm>
 #include <map>
 
@@ -20,7 +21,9 @@ class GeneticSearcher : public SearcherBase {
         tournament_(static_cast<std::size_t>(std::max<std::int64_t>(1, o.get_int("tournament", 0)))),
         crossover_(o.get_double("crossover", 0)),
         mutation_(o.get_double("mutation", 0)),
-        initial_(static_cast<std::size_t>(std::max<std::int64_t>(2, o.get_int("initial", 0)))) {}
+        initial_(static_cast<std::size_t>(std::max<std::int64_t>(2, o.get_int("initial", 0)))),
+        jump_(o.get_double("jump", 0)),
+        design_draws_(static_cast<std::size_t>(std::max<std::int64_t>(1, o.get_int("design_draws", 0)))) {}
 
   std::string name() const override { return "genetic"; }
 
@@ -29,7 +32,7 @@ class GeneticSearcher : public SearcherBase {
     while (batch.size() < max_batch) {
       std::optional<Config> child;
       if (proposed_count() < initial_ || elite_.size() < 2) {
-        child = random_unproposed();
+        child = spread_unproposed();
       } else {
         child = breed();
       }
@@ -57,7 +60,36 @@ class GeneticSearcher : public SearcherBase {
     double cost;
   };
 
-  void on_reset() override { elite_.clear(); }
+  void on_reset() override {
+    elite_.clear();
+    design_.clear();
+  }
+
+  /// Initial design: the best spread of `design_draws` random unproposed configs (the one
+  /// farthest, in Hamming distance, from the closest config of the design so far).
+  std::optional<Config> spread_unproposed() {
+    std::optional<Config> chosen;
+    std::size_t chosen_distance = 0;
+    std::vector<std::uint32_t> chosen_positions;
+    for (std::size_t draw = 0; draw < design_draws_; ++draw) {
+      auto c = random_unproposed();
+      if (!c) break;
+      auto pos = space().positions(*c);
+      std::size_t nearest = pos.size() + 1;
+      for (const auto& d : design_) {
+        std::size_t differing = 0;
+        for (std::size_t g = 0; g < pos.size(); ++g) differing += pos[g] != d[g];
+        nearest = std::min(nearest, differing);
+      }
+      if (!chosen || nearest > chosen_distance) {
+        chosen = std::move(c);
+        chosen_distance = nearest;
+        chosen_positions = std::move(pos);
+      }
+    }
+    if (chosen) design_.push_back(std::move(chosen_positions));
+    return chosen;
+  }
 
   const Member& tournament() {
     const Member* best = &elite_[below(elite_.size())];
@@ -71,7 +103,7 @@ class GeneticSearcher : public SearcherBase {
   void mutate_gene(std::vector<std::uint32_t>& pos, std::size_t gene) {
     const auto n = static_cast<std::uint32_t>(space().params()[gene].values.size());
     if (n < 2) return;
-    if (uniform01() < 0.5) {  // step to an adjacent value
+    if (uniform01() >= jump_) {  // step to an adjacent value
       if (pos[gene] == 0) pos[gene] = 1;
       else if (pos[gene] + 1 == n) pos[gene] = n - 2;
       else pos[gene] += uniform01() < 0.5 ? -1 : 1;
@@ -115,7 +147,10 @@ class GeneticSearcher : public SearcherBase {
   double crossover_;
   double mutation_;
   std::size_t initial_;
+  double jump_;
+  std::size_t design_draws_;
   std::vector<Member> elite_;
+  std::vector<std::vector<std::uint32_t>> design_;  // positions of the initial design
 };
 
 }  // namespace
@@ -124,11 +159,13 @@ SearcherInfo genetic_info() {
   return {"genetic",
           "steady-state genetic algorithm: tournament selection, uniform crossover, "
           "constraint-repairing mutation, elitist population",
-          {{"population", "12", "number of best measured configs that breed"},
+          {{"population", "4", "number of best measured configs that breed"},
            {"tournament", "2", "configs drawn per tournament (selection pressure)"},
            {"crossover", "0.8", "probability that a child mixes two parents"},
            {"mutation", "0.15", "per-parameter mutation probability"},
-           {"initial", "8", "random configs measured before breeding starts"}}};
+           {"initial", "12", "configs of the spread-out random design measured before breeding"},
+           {"jump", "0.5", "probability that a mutation jumps to any value (else one step)"},
+           {"design_draws", "3", "random draws per initial config; the most spread-out one is kept"}}};
 }
 
 std::unique_ptr<Searcher> make_genetic(const SearcherOptions& options) {
