@@ -283,6 +283,15 @@ TEST_CASE("gemm defaults follow the shape: skinny tiles, split-K to fill the SMs
   const Config bm32(ss.names(), values);
   REQUIRE_FALSE(ss.valid(bm32));
   CHECK_THAT(*ss.violated(bm32), Catch::Contains("BM <= 16"));
+  // One row of tiles: every GROUP_M visits tiles in the same order, only GROUP_M = 1 stays.
+  CHECK(padded["GROUP_M"] == 1);
+  values = padded.values();
+  values[*ss.find("GROUP_M")] = 8;
+  const Config grouped(ss.names(), values);
+  REQUIRE_FALSE(ss.valid(grouped));
+  CHECK_THAT(*ss.violated(grouped), Catch::Contains("GROUP_M == 1"));
+  Problem square = make_problem(*mma, "4096x4096x4096", {{"dtype", "f16"}, {"layout", "NT"}});
+  CHECK(mma->space(square, h200).default_config()["GROUP_M"] == 8);
   // The f32 template keeps 32-wide tiles for tiny shapes (whole warps need them).
   Problem tiny = make_problem(*simt, "1x1x1", {});
   CHECK(simt->space(tiny, h200).valid(simt->space(tiny, h200).default_config()));

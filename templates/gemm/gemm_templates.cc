@@ -78,11 +78,16 @@ class GemmTemplateBase : public KernelTemplate {
   }
   /// The embedded source at `path` under templates/.
   static const std::string& embedded(const char* path) { return embedded_source(path); }
-  /// Constraints leaving out tiles larger than the padded problem (pure padding); tiles up to
-  /// `floor` stay allowed (the smallest tiles a template needs to have whole warps).
-  static void prune_oversized_tiles(SearchSpace::Builder& b, const GemmShape& s, Value floor) {
+  /// Constraints leaving out configs that only repeat others: tiles larger than the padded
+  /// problem (pure padding; tiles up to `floor` stay allowed, the smallest a template needs
+  /// for whole warps), and GROUP_M > 1 when there is a single row or column of tiles (the
+  /// visiting order is then the same for every GROUP_M).
+  static void prune_equivalent_configs(SearchSpace::Builder& b, const GemmShape& s,
+                                       Value floor) {
     b.constraint("BM <= " + std::to_string(gemm::tile_cover(s.M, floor)))
-        .constraint("BN <= " + std::to_string(gemm::tile_cover(s.N, floor)));
+        .constraint("BN <= " + std::to_string(gemm::tile_cover(s.N, floor)))
+        .constraint("GROUP_M == 1 or (BM < " + std::to_string(s.M) + " and BN < " +
+                    std::to_string(s.N) + ")");
   }
 };
 
@@ -142,7 +147,7 @@ std::int64_t simt_register_estimate(const Config& c) {
 
 /// Default tiles of gemm_simt for a shape (see benchmarks/NOTES.md, GEMM second round).
 struct SimtDefaults {
-  Value bm = 128, bn = 128, bk = 8, tm = 8, tn = 8, warp_rows = 4, split_k = 1;
+  Value bm = 128, bn = 128, bk = 8, tm = 8, tn = 8, warp_rows = 4, split_k = 1, group_m = 8;
 };
 
 /// The first WARP_ROWS (a power of two) whose warp shape tiles a rows x cols thread grid.
@@ -172,6 +177,7 @@ SimtDefaults simt_defaults(const GemmShape& s, const Device& device) {
   if (c != ShapeClass::regular) d.warp_rows = simt_warp_rows(d.bm / d.tm, d.bn / d.tn);
   d.split_k = gemm::default_split_k(s, d.bm, d.bn, d.bk, device, default_waves(c),
                                     default_min_k_tiles(c));
+  if (d.bm >= s.M || d.bn >= s.N) d.group_m = 1;  // one tile row or column: no grouping
   return d;
 }
 
@@ -199,7 +205,7 @@ class GemmSimtTemplate final : public GemmTemplateBase {
         .param("STAGES", {1, 2}, 2)
         .param("PAD", {0, 4}, 4)
         .param("SPLIT_K", {1, 2, 4, 8, 16}, d.split_k)
-        .param("GROUP_M", {1, 4, 8, 16}, 8)
+        .param("GROUP_M", {1, 4, 8, 16}, d.group_m)
         .constraint("BM % TM == 0 and BN % TN == 0")
         .constraint("(BM // TM) * (BN // TN) % 32 == 0")
         .constraint("32 <= (BM // TM) * (BN // TN) <= " + max_threads(device))
@@ -213,7 +219,7 @@ class GemmSimtTemplate final : public GemmTemplateBase {
         .constraint("VEC <= " + std::to_string(std::max(s.align_a(), s.align_b())))
         // Every split gets at least one k tile.
         .constraint("SPLIT_K * BK < " + std::to_string(s.K) + " + BK");
-    prune_oversized_tiles(b, s, kSimtTileFloor);
+    prune_equivalent_configs(b, s, kSimtTileFloor);
     return b.build();
   }
 
@@ -258,7 +264,7 @@ std::int64_t mma_smem_bytes(const GemmShape& s, const Config& c) {
 
 /// Default tiles of gemm_mma for a shape (see benchmarks/NOTES.md, GEMM second round).
 struct MmaDefaults {
-  Value bm = 128, bn = 128, bk = 32, wm = 64, wn = 32, split_k = 1;
+  Value bm = 128, bn = 128, bk = 32, wm = 64, wn = 32, split_k = 1, group_m = 8;
 };
 
 /// Regular shapes: 128 x 128 tiles, BK of 64 bytes, 8 warps of 64 x 32. Skinny M: a 16-64
@@ -283,6 +289,7 @@ MmaDefaults mma_defaults(const GemmShape& s, const Device& device) {
   if (c == ShapeClass::skinny_n) skinny(s.N, s.M, d.bn, d.bm, d.wn, d.wm);
   d.split_k = gemm::default_split_k(s, d.bm, d.bn, d.bk, device, default_waves(c),
                                     default_min_k_tiles(c));
+  if (d.bm >= s.M || d.bn >= s.N) d.group_m = 1;  // one tile row or column: no grouping
   return d;
 }
 
@@ -309,7 +316,7 @@ class GemmMmaTemplate final : public GemmTemplateBase {
         .param("WN", {16, 32, 64, 128}, d.wn)
         .param("STAGES", {2, 3, 4, 5}, 4)
         .param("SPLIT_K", {1, 2, 4, 8, 16}, d.split_k)
-        .param("GROUP_M", {1, 4, 8, 16}, 8)
+        .param("GROUP_M", {1, 4, 8, 16}, d.group_m)
         .constraint("BM % WM == 0 and BN % WN == 0")
         .constraint("32 * (BM // WM) * (BN // WN) <= " + max_threads(device))
         .constraint("WM * WN <= 4096")  // at most 128 fp32 accumulators per thread
@@ -319,7 +326,7 @@ class GemmMmaTemplate final : public GemmTemplateBase {
         .constraint("STAGES * (BM + BN) * BK * " + std::to_string(elt) + " <= " +
                     std::to_string(gemm::smem_limit(device)))
         .constraint("SPLIT_K * BK < " + std::to_string(s.K) + " + BK");
-    prune_oversized_tiles(b, s, 16);
+    prune_equivalent_configs(b, s, 16);
     return b.build();
   }
 
