@@ -132,7 +132,7 @@ SearcherInfo annealing_info() {
           "restarts",
           {{"initial", "12", "random configs measured before the walk starts from the best"},
            {"t0", "0.05", "start temperature, in units of log(time)"},
-           {"cooling", "0.97", "temperature factor per evaluation"},
+           {"cooling", "0.99", "temperature factor per evaluation"},
            {"t_min", "0.005", "restart when the temperature falls below this"},
            {"neighbourhood", "hamming", "hamming (any one parameter) or adjacent (one step)"}}};
 }
