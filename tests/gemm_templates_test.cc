@@ -273,6 +273,15 @@ TEST_CASE("gemm defaults follow the shape: skinny tiles, split-K to fill the SMs
     CHECK(d["BN"] == c.bn);
     CHECK(d["SPLIT_K"] == c.split_k);
   }
+  // Devices with less shared memory (sm_86: 99 KiB per block) get defaults that fit.
+  const Device sm86 = Device::offline("sm_86");
+  for (const char* dtype : {"f16", "tf32"})
+    for (const char* shape : {"64x8192x8192", "8192x64x8192", "4096x4096x4096"}) {
+      Problem p = make_problem(*mma, shape, {{"dtype", dtype}, {"layout", "TN"}});
+      SearchSpace space = mma->space(p, sm86);
+      INFO(p.key() << " " << space.violated(space.default_config()).value_or("valid"));
+      CHECK(space.valid(space.default_config()));
+    }
   // Tiles larger than the padded problem are left out: M = 16 allows BM = 16 only.
   Problem skinny = make_problem(*mma, "16x8192x8192", {{"dtype", "f16"}, {"layout", "NT"}});
   SearchSpace ss = mma->space(skinny, h200);

@@ -264,7 +264,7 @@ std::int64_t mma_smem_bytes(const GemmShape& s, const Config& c) {
 
 /// Default tiles of gemm_mma for a shape (see benchmarks/NOTES.md, GEMM second round).
 struct MmaDefaults {
-  Value bm = 128, bn = 128, bk = 32, wm = 64, wn = 32, split_k = 1, group_m = 8;
+  Value bm = 128, bn = 128, bk = 32, wm = 64, wn = 32, stages = 4, split_k = 1, group_m = 8;
 };
 
 /// Regular shapes: 128 x 128 tiles, BK of 64 bytes, 8 warps of 64 x 32. Skinny M: a 16-64
@@ -287,6 +287,11 @@ MmaDefaults mma_defaults(const GemmShape& s, const Device& device) {
   };
   if (c == ShapeClass::skinny_m) skinny(s.M, s.N, d.bm, d.bn, d.wm, d.wn);
   if (c == ShapeClass::skinny_n) skinny(s.N, s.M, d.bn, d.bm, d.wn, d.wm);
+  // Devices with less shared memory than the H200: fewer stages, then shallower k tiles.
+  const auto elt = static_cast<Value>(dtype_size(s.input_dtype()));
+  auto smem = [&] { return d.stages * (d.bm + d.bn) * d.bk * elt; };
+  while (smem() > gemm::smem_limit(device) && d.stages > 2) --d.stages;
+  while (smem() > gemm::smem_limit(device) && d.bk * elt > 32) d.bk /= 2;
   d.split_k = gemm::default_split_k(s, d.bm, d.bn, d.bk, device, default_waves(c),
                                     default_min_k_tiles(c));
   if (d.bm >= s.M || d.bn >= s.N) d.group_m = 1;  // one tile row or column: no grouping
@@ -314,7 +319,7 @@ class GemmMmaTemplate final : public GemmTemplateBase {
         .param("BK", {8, 16, 32, 64, 128, 256}, d.bk)
         .param("WM", {16, 32, 64, 128}, d.wm)
         .param("WN", {16, 32, 64, 128}, d.wn)
-        .param("STAGES", {2, 3, 4, 5}, 4)
+        .param("STAGES", {2, 3, 4, 5}, d.stages)
         .param("SPLIT_K", {1, 2, 4, 8, 16}, d.split_k)
         .param("GROUP_M", {1, 4, 8, 16}, d.group_m)
         .constraint("BM % WM == 0 and BN % WN == 0")
