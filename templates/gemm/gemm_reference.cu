@@ -91,6 +91,24 @@ __device__ __forceinline__ void store_element(unsigned short* p, long long i, do
   p[i] = double_to_bits(v, code);
 }
 
+/// Row (of op(A), or column of op(B)) and k of the e-th element a block reads of a 64 x 16
+/// panel, so that consecutive threads read consecutive addresses of the stored layout.
+__device__ __forceinline__ void panel_position(int e, bool k_contiguous, int& r, int& k) {
+  r = k_contiguous ? e / kDepth : e % kTile;
+  k = k_contiguous ? e % kDepth : e / kTile;
+}
+
+/// Element (r, k) of an operand viewed as rows x K: stored rows x K when k_contiguous (A 'N',
+/// B 'T'), else K x rows; zero outside the matrix.
+__device__ __forceinline__ double operand_element(const in_t* p, bool k_contiguous, int r, int k,
+                                                  int rows, int K) {
+  if (r >= rows || k >= K) return 0.0;
+  return load_element(p,
+                      k_contiguous ? static_cast<long long>(r) * K + k
+                                   : static_cast<long long>(k) * rows + r,
+                      REF_IN);
+}
+
 }  // namespace
 
 /// C = alpha * op(A) * op(B) + beta * C (+ bias[col]) in fp64. Grid: one block per 64 x 64
@@ -114,24 +132,11 @@ extern "C" __global__ void __launch_bounds__(256)
   for (int k0 = 0; k0 < K; k0 += kDepth) {
     // Consecutive threads read consecutive addresses of each operand's stored layout.
     for (int e = threadIdx.x; e < kTile * kDepth; e += kSide * kSide) {
-      const int am = REF_A_T ? e % kTile : e / kDepth;
-      const int ak = REF_A_T ? e / kTile : e % kDepth;
-      const int gm = m0 + am, gak = k0 + ak;
-      sa[ak][am] = gm < M && gak < K
-                       ? load_element(A,
-                                      REF_A_T ? static_cast<long long>(gak) * M + gm
-                                              : static_cast<long long>(gm) * K + gak,
-                                      REF_IN)
-                       : 0.0;
-      const int bn = REF_B_T ? e / kDepth : e % kTile;
-      const int bk = REF_B_T ? e % kDepth : e / kTile;
-      const int gn = n0 + bn, gbk = k0 + bk;
-      sb[bk][bn] = gn < N && gbk < K
-                       ? load_element(B,
-                                      REF_B_T ? static_cast<long long>(gn) * K + gbk
-                                              : static_cast<long long>(gbk) * N + gn,
-                                      REF_IN)
-                       : 0.0;
+      int r, k;
+      panel_position(e, !REF_A_T, r, k);
+      sa[k][r] = operand_element(A, !REF_A_T, m0 + r, k0 + k, M, K);
+      panel_position(e, REF_B_T, r, k);
+      sb[k][r] = operand_element(B, REF_B_T, n0 + r, k0 + k, N, K);
     }
     __syncthreads();
 #pragma unroll
