@@ -102,6 +102,16 @@ nlohmann::json overhead(const std::shared_ptr<const KernelTemplate>& tmpl, const
   }
   auto n = static_cast<double>(r.trials.size());
   double per_measurement = (wall_s * 1000 - counter.kernel_ms) / static_cast<double>(counter.measurements);
+  auto split = gpu.time_split();
+  auto per = [&](double ms) { return ms / static_cast<double>(std::max<std::size_t>(split.candidates, 1)); };
+  std::printf("overhead split per candidate (%zu): compile wait %.2f ms, round trip %.2f ms = worker "
+              "prepare %.2f + verify %.2f + timing %.2f (kernel %.2f) + transport %.2f; outside the "
+              "measurer (searcher, tuner, log) %.2f ms\n",
+              split.candidates, per(split.compile_wait_ms), per(split.round_trip_ms),
+              per(split.worker_prepare_ms), per(split.worker_verify_ms), per(split.worker_timing_ms),
+              per(split.kernel_ms),
+              per(split.round_trip_ms - split.worker_prepare_ms - split.worker_verify_ms - split.worker_timing_ms),
+              per(wall_s * 1000 - split.round_trip_ms - split.compile_wait_ms));
   std::printf("overhead: %zu trials + %zu final measurements in %.2f s; kernel time %.1f ms; "
               "(wall - kernel) per measurement %.2f ms; worker-side (trial wall - kernel) %.2f ms/trial\n",
               r.trials.size(), counter.measurements - r.trials.size(), wall_s, counter.kernel_ms,
@@ -123,6 +133,15 @@ nlohmann::json overhead(const std::shared_ptr<const KernelTemplate>& tmpl, const
           {"default_ms", r.default_trial ? r.default_trial->median_ms : 0},
           {"top_two_within_noise", r.top_two_within_noise},
           {"worker_restarts", gpu.worker_restarts()},
+          {"split_ms_per_candidate",
+           {{"candidates", split.candidates},
+            {"compile_wait", per(split.compile_wait_ms)},
+            {"round_trip", per(split.round_trip_ms)},
+            {"worker_prepare", per(split.worker_prepare_ms)},
+            {"worker_verify", per(split.worker_verify_ms)},
+            {"worker_timing", per(split.worker_timing_ms)},
+            {"kernel", per(split.kernel_ms)},
+            {"outside_measurer", per(wall_s * 1000 - split.round_trip_ms - split.compile_wait_ms)}}},
           {"target", "overhead_ms_per_measurement < 20"}};
 }
 

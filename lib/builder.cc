@@ -76,11 +76,15 @@ class ThreadPool {
   std::vector<std::thread> workers_;
 };
 
-/// Every embedded *.cuh under templates/, given to NVRTC by relative path so that templates
-/// can `#include "common/vec.cuh"`.
-const std::vector<detail::NvrtcHeader>& shared_headers() {
-  static const std::vector<detail::NvrtcHeader> headers = [] {
-    std::vector<detail::NvrtcHeader> list;
+const std::vector<detail::NvrtcHeader>& shared_headers() { return detail::template_headers(); }
+
+}  // namespace
+
+namespace detail {
+
+const std::vector<NvrtcHeader>& template_headers() {
+  static const std::vector<NvrtcHeader> headers = [] {
+    std::vector<NvrtcHeader> list;
     for (const auto& [path, text] : detail::embedded_sources())
       if (path.size() > 4 && path.compare(path.size() - 4, 4, ".cuh") == 0)
         list.push_back({path, text});
@@ -88,6 +92,10 @@ const std::vector<detail::NvrtcHeader>& shared_headers() {
   }();
   return headers;
 }
+
+}  // namespace detail
+
+namespace {
 
 /// Hash of every shared header's name and text (part of every cache key).
 const std::string& shared_headers_hash() {

@@ -65,6 +65,7 @@ struct GpuMeasurer::Impl {
   std::optional<double> baseline_ms;  // first good median
   std::string reference_dir;          // seed data that survives worker restarts
   std::uint64_t checks = 0;
+  MeasurerTimeSplit split;
 
   Impl(std::shared_ptr<const KernelTemplate> t, Problem p, Device d, Builder& b, RunnerOptions o)
       : tmpl(std::move(t)), problem(std::move(p)), device(std::move(d)), builder(b),
@@ -134,6 +135,12 @@ struct GpuMeasurer::Impl {
     auto start = Clock::now();
     worker::WorkerResult r = client->measure(req);
     trial.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    split.candidates += 1;
+    split.round_trip_ms += trial.wall_ms;
+    split.worker_prepare_ms += r.prepare_ms;
+    split.worker_verify_ms += r.verify_ms;
+    split.worker_timing_ms += r.timing_ms;
+    for (double t : r.times_ms) split.kernel_ms += t;
     trial.status = r.status;
     trial.message = r.message;
     trial.times_ms = std::move(r.times_ms);
@@ -168,12 +175,14 @@ std::vector<Trial> GpuMeasurer::measure(const std::vector<Config>& batch) {
   for (std::size_t i = 0; i < batch.size(); ++i) {
     if (builds[i]) {
       BuildResult built;
+      auto wait_start = Clock::now();
       try {
         built = builds[i]->get();
       } catch (const std::exception& e) {
         built.ok = false;
         built.log = e.what();
       }
+      m.split.compile_wait_ms += std::chrono::duration<double, std::milli>(Clock::now() - wait_start).count();
       m.measure_built(trials[i], std::move(built));
     }
     trials[i].timestamp_us = now_us();
@@ -186,5 +195,7 @@ std::vector<Trial> GpuMeasurer::measure(const std::vector<Config>& batch) {
 int GpuMeasurer::worker_restarts() const { return impl_->client->restarts(); }
 
 double GpuMeasurer::current_timeout_ms() const { return impl_->timeout_ms(); }
+
+MeasurerTimeSplit GpuMeasurer::time_split() const { return impl_->split; }
 
 }  // namespace ktune

@@ -29,6 +29,10 @@ NvrtcOutput nvrtc_compile(const std::string& source, const std::string& program_
                           const std::vector<NvrtcHeader>& headers,
                           const std::vector<std::string>& options);
 
+/// Every embedded *.cuh under templates/, named by relative path ("common/dtype.cuh"), as
+/// NVRTC headers, so sources can include them (defined with the Builder, lib/builder.cc).
+const std::vector<NvrtcHeader>& template_headers();
+
 /// NVRTC version as "13.0".
 std::string nvrtc_version_string();
 

@@ -1,7 +1,10 @@
 // The worker's GPU backend: sets up a template's workload on one device (buffers with canary
 // guards), then for every candidate verifies it on fresh random inputs (outputs poisoned,
-// canaries and inputs checked, outputs compared with the cached host reference) and only then
-// times it with CUDA events, keeping L2 cold by rotating buffer copies or flushing.
+// canaries and inputs checked, outputs compared with the reference of the seed, computed once
+// on the host or by the workload's GPU reference kernel) and only then times it with CUDA
+// events, keeping L2 cold by rotating buffer copies or flushing. Each seed's inputs and expected
+// outputs stay on the device so verification is device-to-device copies and GPU-side checks;
+// only a failed check downloads the buffers so the host can name the first bad element.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -10,6 +13,8 @@
 #include <cstring>
 #include <deque>
 
+#include "device_checks.h"
+#include "device_reference.h"
 #include "ktune/error.h"
 #include "ktune/template.h"
 #include "nvml.h"
@@ -29,6 +34,18 @@ struct SeedData {
   std::vector<HostBuffer> initial;   // contents before the run (inputs filled)
   std::vector<HostBuffer> expected;  // after the reference
 };
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+/// Result slots of the GPU-side checks: enough for canaries, inputs and outputs of the workload
+/// and a plan's scratch buffers; plans with more buffers are verified on the host.
+constexpr int kCheckSlots = 256;
+/// Seeds whose data is kept on the device at once (the default seed pool is 3).
+constexpr std::size_t kDeviceSeeds = 3;
 
 /// A device allocation holding a buffer at an offset, followed by canary bytes.
 class DeviceAlloc {
@@ -67,6 +84,14 @@ class DeviceAlloc {
   void* base_ = nullptr;
   BufferSpec spec_;
   std::size_t canary_ = 0, bytes_ = 0, total_ = 0;
+};
+
+/// One seed's inputs and expected outputs on the device (index-aligned with the workload's
+/// buffers; allocations of roles that need none stay empty).
+struct DeviceSeed {
+  std::uint64_t seed = 0;
+  std::vector<DeviceAlloc> initial;   // inputs and inouts as filled
+  std::vector<DeviceAlloc> expected;  // outputs and inouts after the reference
 };
 
 void check_setup(cudaError_t code, const std::string& what) {
@@ -114,9 +139,24 @@ class GpuBackend : public WorkerBackend {
     sensor_ = std::make_unique<nvml::GpuSensor>(bus);
     cudaDeviceProp prop{};
     cudaGetDeviceProperties(&prop, device_);
+    arch_ = "sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
+    try {
+      checks_ = std::make_unique<DeviceChecks>(arch_, kCheckSlots);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ktune-worker: warning: verifying on the host only: %s\n", e.what());
+      checks_.reset();
+    }
+    device_reference_ = workload_->device_reference();
+    if (device_reference_) {
+      std::vector<std::size_t> outputs;
+      for (std::size_t i = 0; i < specs_.size(); ++i)
+        if (is_checked_output(specs_[i].role)) outputs.push_back(i);
+      detail::check_device_reference_plan(*device_reference_, specs_.size(), outputs);
+    }
     return {{"name", prop.name},         {"ordinal", device_},
             {"l2_bytes", l2_bytes_},      {"pci_bus_id", bus},
-            {"nvml", sensor_->available()}, {"footprint_bytes", footprint_}};
+            {"nvml", sensor_->available()}, {"footprint_bytes", footprint_},
+            {"gpu_checks", checks_ != nullptr}, {"device_reference", device_reference_.has_value()}};
   }
 
   WorkerResult measure(const nlohmann::json& request, const std::vector<char>& cubin,
@@ -167,7 +207,10 @@ class GpuBackend : public WorkerBackend {
                      b.spec.name.c_str());
     d.expected = d.initial;
     auto start = std::chrono::steady_clock::now();
-    workload_->reference(d.expected);
+    if (device_reference_)
+      run_device_reference(d);
+    else
+      workload_->reference(d.expected);
     // A reference that took long is kept on disk for workers restarted after a fault.
     if (std::chrono::steady_clock::now() - start > std::chrono::milliseconds(500))
       reference_cache_.store(seed, d.initial, d.expected);
@@ -182,10 +225,148 @@ class GpuBackend : public WorkerBackend {
 
   void sync(const std::string& where) { check_candidate(cudaStreamSynchronize(stream_), where); }
 
-  /// Initial contents for a verification run: inputs uploaded, outputs poisoned, canaries set.
-  void upload(const DeviceAlloc& a, const HostBuffer& initial) {
+  /// Runs the workload's GPU reference on `d.initial` and stores its outputs in `d.expected`.
+  /// A reference that fails is a setup error (Error), never a candidate's fault.
+  void run_device_reference(SeedData& d) {
+    const DeviceReference& ref = *device_reference_;
+    if (reference_cubin_.empty()) {
+      auto out = detail::compile_device_reference(ref, arch_);
+      if (!out.ok)
+        throw Error(ErrorCode::internal, "the GPU reference of " + tmpl_->name() +
+                                             " does not compile for " + arch_ + ":\n" + out.log);
+      reference_cubin_ = std::move(out.cubin);
+    }
+    try {
+      LoadedPlan loaded(reference_cubin_, ref.plan);
+      std::vector<DeviceAlloc> scratch;
+      for (const auto& spec : ref.plan.scratch) {
+        scratch.emplace_back(spec, 0);
+        if (!scratch.back().ok())
+          throw Error(ErrorCode::cuda_error, "no memory for scratch buffer " + spec.name +
+                                                 " of the GPU reference");
+      }
+      std::vector<DeviceBufferRef> refs;
+      for (const auto& a : primary_) refs.push_back(a.ref());
+      for (const auto& a : scratch) refs.push_back(a.ref());
+      loaded.add_buffer_set(refs);
+      for (std::size_t i = 0; i < primary_.size(); ++i) upload(primary_[i], d.initial[i], nullptr);
+      loaded.enqueue(0, stream_);
+      sync("running the GPU reference");
+      for (std::size_t i = 0; i < primary_.size(); ++i) {
+        if (!is_checked_output(primary_[i].spec().role)) continue;
+        auto& out = d.expected[i].bytes;
+        check_candidate(cudaMemcpy(out.data(), primary_[i].data(), out.size(), cudaMemcpyDeviceToHost),
+                        "downloading the GPU reference's " + primary_[i].spec().name);
+        DType t = primary_[i].spec().dtype;
+        std::size_t size = dtype_size(t);
+        std::uint8_t p = verify::poison_byte(t);
+        for (std::size_t e = 0; e < primary_[i].spec().elements; ++e)
+          if (std::all_of(out.begin() + static_cast<std::ptrdiff_t>(e * size),
+                          out.begin() + static_cast<std::ptrdiff_t>((e + 1) * size),
+                          [p](std::uint8_t b) { return b == p; }))
+            throw Error(ErrorCode::internal, "the GPU reference of " + tmpl_->name() +
+                                                 " left element " + std::to_string(e) + " of " +
+                                                 primary_[i].spec().name + " unwritten");
+      }
+    } catch (const CandidateFault& f) {
+      throw Error(ErrorCode::internal, "the GPU reference of " + tmpl_->name() + " failed: " + f.message);
+    }
+  }
+
+  /// The device copy of a seed's data, uploaded on first use; nullptr when GPU-side checks are
+  /// off or the memory is not there (verification then runs on the host).
+  const DeviceSeed* device_seed(const SeedData& d) {
+    if (!checks_) return nullptr;
+    for (const auto& s : device_seeds_)
+      if (s.seed == d.seed) return &s;
+    if (device_seeds_.size() >= kDeviceSeeds) device_seeds_.pop_front();
+    std::size_t need = 0;
+    for (const auto& spec : specs_)
+      need += (reads_input(spec.role) + is_checked_output(spec.role)) * spec.elements * dtype_size(spec.dtype);
+    std::size_t free_bytes = 0, total_bytes = 0;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+      cudaGetLastError();
+      return nullptr;
+    }
+    if (need + (std::size_t{1} << 30) > free_bytes) return nullptr;
+    DeviceSeed s;
+    s.seed = d.seed;
+    for (std::size_t i = 0; i < specs_.size(); ++i) {
+      const auto& spec = specs_[i];
+      BufferSpec plain = spec;
+      plain.offset_bytes = 0;
+      s.initial.emplace_back();
+      s.expected.emplace_back();
+      if (reads_input(spec.role)) {
+        s.initial.back() = DeviceAlloc(plain, 0);
+        if (!s.initial.back().ok() ||
+            cudaMemcpy(s.initial.back().data(), d.initial[i].bytes.data(), s.initial.back().bytes(),
+                       cudaMemcpyHostToDevice) != cudaSuccess)
+          return nullptr;
+      }
+      if (is_checked_output(spec.role)) {
+        s.expected.back() = DeviceAlloc(plain, 0);
+        if (!s.expected.back().ok() ||
+            cudaMemcpy(s.expected.back().data(), d.expected[i].bytes.data(), s.expected.back().bytes(),
+                       cudaMemcpyHostToDevice) != cudaSuccess)
+          return nullptr;
+      }
+    }
+    device_seeds_.push_back(std::move(s));
+    return &device_seeds_.back();
+  }
+
+  /// GPU-side verification: canaries, unchanged inputs and output comparisons in one pass with
+  /// one small download. Returns the largest relative L2 error, or nullopt when a check found
+  /// a problem (the host check then names it) or there are more buffers than result slots.
+  std::optional<double> verify_on_device(const DeviceSeed& ds, const std::vector<DeviceAlloc>& scratch) {
+    int needed = static_cast<int>(scratch.size() + 2 * primary_.size());
+    if (needed > checks_->slots()) return std::nullopt;
+    check_candidate(checks_->reset(stream_), "clearing verification slots");
+    int slot = 0;
+    for (const auto& a : scratch)
+      check_candidate(checks_->bytes_equal_value(a.canary(), a.canary_bytes(), verify::kCanaryByte, slot++, stream_),
+                      "checking the canary of " + a.spec().name);
+    std::vector<int> compare_slot(primary_.size(), -1);
+    for (std::size_t i = 0; i < primary_.size(); ++i) {
+      const auto& a = primary_[i];
+      check_candidate(checks_->bytes_equal_value(a.canary(), a.canary_bytes(), verify::kCanaryByte, slot++, stream_),
+                      "checking the canary of " + a.spec().name);
+      Role role = a.spec().role;
+      if (role == Role::input) {
+        check_candidate(checks_->bytes_equal(a.data(), ds.initial[i].data(), a.bytes(), slot++, stream_),
+                        "checking input " + a.spec().name);
+      } else if (is_checked_output(role)) {
+        compare_slot[i] = slot;
+        check_candidate(checks_->compare(a.data(), ds.expected[i].data(), a.spec().dtype, a.spec().elements,
+                                         workload_->tolerance(a.spec()), slot++, stream_),
+                        "comparing " + a.spec().name);
+      }
+    }
+    std::vector<CheckResult> results;
+    check_candidate(checks_->read(slot, stream_, results), "reading verification results");
+    for (const auto& r : results)
+      if (r.first_bad) return std::nullopt;
+    double worst = 0;
+    for (std::size_t i = 0; i < primary_.size(); ++i) {
+      if (compare_slot[i] < 0) continue;
+      const auto& r = results[static_cast<std::size_t>(compare_slot[i])];
+      double rel = r.ref2 > 0 ? std::sqrt(r.diff2 / r.ref2) : std::sqrt(r.diff2);
+      if (!(rel <= workload_->tolerance(primary_[i].spec()).rel_l2)) return std::nullopt;
+      worst = std::max(worst, rel);
+    }
+    return worst;
+  }
+
+  /// Initial contents for a verification run: inputs copied (from the seed's device copy when
+  /// there is one), outputs poisoned, canaries set.
+  void upload(const DeviceAlloc& a, const HostBuffer& initial, const DeviceAlloc* device_initial) {
     Role role = a.spec().role;
-    if (reads_input(role))
+    if (reads_input(role) && device_initial)
+      check_candidate(cudaMemcpyAsync(a.data(), device_initial->data(), a.bytes(),
+                                      cudaMemcpyDeviceToDevice, stream_),
+                      "copying " + a.spec().name);
+    else if (reads_input(role))
       check_candidate(cudaMemcpyAsync(a.data(), initial.bytes.data(), a.bytes(),
                                       cudaMemcpyHostToDevice, stream_),
                       "uploading " + a.spec().name);
@@ -210,7 +391,14 @@ class GpuBackend : public WorkerBackend {
   }
 
   /// Checks canaries, unchanged inputs and outputs; returns the largest relative L2 error.
-  double verify_run(const SeedData& data, const std::vector<DeviceAlloc>& scratch) {
+  double verify_run(const SeedData& data, const DeviceSeed* ds, const std::vector<DeviceAlloc>& scratch) {
+    if (ds)
+      if (auto worst = verify_on_device(*ds, scratch)) return *worst;
+    return verify_on_host(data, scratch);
+  }
+
+  /// verify_run on downloaded buffers (names the first bad element, byte or guard).
+  double verify_on_host(const SeedData& data, const std::vector<DeviceAlloc>& scratch) {
     double worst = 0;
     for (const auto& s : scratch) {
       auto host = download(s);
@@ -285,8 +473,10 @@ class GpuBackend : public WorkerBackend {
 
   WorkerResult run_candidate(const nlohmann::json& request, const std::vector<char>& cubin,
                              const PhaseReporter& report) {
+    auto start = Clock::now();
     report("host", 0);
     const SeedData& data = seed_data(request.value("seed", std::uint64_t{1}));
+    const DeviceSeed* ds = device_seed(data);
     LaunchPlan plan = plan_from_json(request.at("plan"));
     TimingOptions options = timing_from_json(request.value("timing", nlohmann::json::object()));
     LoadedPlan loaded(cubin, plan);
@@ -307,43 +497,56 @@ class GpuBackend : public WorkerBackend {
     loaded.add_buffer_set(refs_for(primary_));
 
     // --- verification run ---
-    for (std::size_t i = 0; i < primary_.size(); ++i) upload(primary_[i], data.initial[i]);
+    for (std::size_t i = 0; i < primary_.size(); ++i)
+      upload(primary_[i], data.initial[i], ds ? &ds->initial[i] : nullptr);
     for (const auto& s : scratch)
       check_candidate(cudaMemsetAsync(s.canary(), verify::kCanaryByte, s.canary_bytes(), stream_),
                       "writing the canary of " + s.spec().name);
     sync("preparing buffers");
+    WorkerResult result;
+    result.prepare_ms = ms_since(start);
+    auto verify_start = Clock::now();
     report("kernel", 0);
     loaded.enqueue(0, stream_);
     sync("running the candidate");
     report("host", 0);
-    WorkerResult result;
     try {
-      result.error_norm = verify_run(data, scratch);
+      result.error_norm = verify_run(data, ds, scratch);
     } catch (const WrongResult& w) {
       result.status = Status::wrong_result;
       result.message = w.message;
       result.error_norm = w.norm;
+      result.verify_ms = ms_since(verify_start);
       return result;
     }
+    result.verify_ms = ms_since(verify_start);
+    auto timing_start = Clock::now();
 
     // --- timing ---
-    // In-place buffers are restored from a device snapshot before every run.
-    std::vector<std::pair<std::size_t, DeviceAlloc>> snapshots;
+    // In-place buffers are restored before every run from the seed's device copy of their
+    // initial contents (or from a snapshot uploaded for this candidate).
+    std::vector<std::pair<std::size_t, DeviceAlloc>> own_snapshots;
+    std::vector<std::pair<std::size_t, const DeviceAlloc*>> snapshots;
     for (std::size_t i = 0; i < primary_.size(); ++i)
       if (primary_[i].spec().role == Role::inout) {
+        if (ds) {
+          snapshots.emplace_back(i, &ds->initial[i]);
+          continue;
+        }
         DeviceAlloc snap(primary_[i].spec(), 0);
         if (!snap.ok()) fail(Status::launch_error, "no memory for a snapshot of " + primary_[i].spec().name);
         check_candidate(cudaMemcpyAsync(snap.data(), data.initial[i].bytes.data(), snap.bytes(),
                                         cudaMemcpyHostToDevice, stream_),
                         "snapshot of " + snap.spec().name);
-        snapshots.emplace_back(i, std::move(snap));
+        own_snapshots.emplace_back(i, std::move(snap));
       }
+    for (const auto& [i, snap] : own_snapshots) snapshots.emplace_back(i, &snap);
     std::vector<const std::vector<DeviceAlloc>*> sets{&primary_};
     auto restore = [&](std::size_t set) {
       for (const auto& [i, snap] : snapshots)
-        check_candidate(cudaMemcpyAsync((*sets[set])[i].data(), snap.data(), snap.bytes(),
+        check_candidate(cudaMemcpyAsync((*sets[set])[i].data(), snap->data(), (*sets[set])[i].bytes(),
                                         cudaMemcpyDeviceToDevice, stream_),
-                        "restoring " + snap.spec().name);
+                        "restoring " + (*sets[set])[i].spec().name);
     };
     ensure_events(2);
     restore(0);
@@ -374,24 +577,30 @@ class GpuBackend : public WorkerBackend {
 
     report("timing", tp.planned_ms);
     auto reps = static_cast<std::size_t>(tp.reps);
-    ensure_events(2 * reps);
+    // Without work between runs (no restore, no flush) one event separates two runs, so each
+    // run costs one event record instead of two; otherwise every run has its own pair.
+    const bool chained = snapshots.empty() && tp.l2 != L2Policy::flush;
+    auto start_event = [&](std::size_t i) { return chained ? i : 2 * i; };
+    auto end_event = [&](std::size_t i) { return chained ? i + 1 : 2 * i + 1; };
+    ensure_events(end_event(reps - 1) + 1);
     auto one_run = [&](std::size_t i, bool timed) {
       std::size_t set = i % sets.size();
       restore(set);
       if (tp.l2 == L2Policy::flush)
         check_candidate(cudaMemsetAsync(flush_, static_cast<int>(i & 0xFF), flush_bytes_, stream_),
                         "flushing L2");
-      if (timed) cudaEventRecord(events_[2 * i], stream_);
+      if (timed && (!chained || i == 0)) cudaEventRecord(events_[start_event(i)], stream_);
       loaded.enqueue(set, stream_);
-      if (timed) cudaEventRecord(events_[2 * i + 1], stream_);
+      if (timed) cudaEventRecord(events_[end_event(i)], stream_);
     };
     for (int w = 0; w < tp.warmup; ++w) one_run(static_cast<std::size_t>(w) + 1, false);
     for (std::size_t i = 0; i < reps; ++i) one_run(i, true);
-    check_candidate(cudaEventSynchronize(events_[2 * reps - 1]), "timing the candidate");
+    check_candidate(cudaEventSynchronize(events_[end_event(reps - 1)]), "timing the candidate");
     result.times_ms.reserve(reps);
     for (std::size_t i = 0; i < reps; ++i) {
       float ms = 0;
-      check_candidate(cudaEventElapsedTime(&ms, events_[2 * i], events_[2 * i + 1]), "reading events");
+      check_candidate(cudaEventElapsedTime(&ms, events_[start_event(i)], events_[end_event(i)]),
+                      "reading events");
       result.times_ms.push_back(ms);
     }
     result.reps = tp.reps;
@@ -402,10 +611,16 @@ class GpuBackend : public WorkerBackend {
     std::snprintf(note, sizeof note, "verified (rel. L2 error %.3g); %d warm-up + %d timed runs, L2 %s x%d",
                   result.error_norm, tp.warmup, tp.reps, to_string(tp.l2), tp.buffer_sets);
     result.message = note;
+    result.timing_ms = ms_since(timing_start);
     return result;
   }
 
   int device_ = 0;
+  std::string arch_;
+  std::unique_ptr<DeviceChecks> checks_;
+  std::optional<DeviceReference> device_reference_;
+  std::vector<char> reference_cubin_;
+  std::deque<DeviceSeed> device_seeds_;
   std::size_t canary_ = 4096;
   ReferenceCache reference_cache_;
   cudaStream_t stream_ = nullptr;

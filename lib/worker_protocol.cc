@@ -247,7 +247,8 @@ nlohmann::json result_to_json(const WorkerResult& r) {
           {"message", r.message},      {"context_lost", r.context_lost},
           {"times_ms", r.times_ms},    {"error_norm", r.error_norm},
           {"sm_clock_mhz", r.sm_clock_mhz}, {"temperature_c", r.temperature_c},
-          {"reps", r.reps}};
+          {"reps", r.reps},            {"prepare_ms", r.prepare_ms},
+          {"verify_ms", r.verify_ms},  {"timing_ms", r.timing_ms}};
 }
 
 WorkerResult result_from_json(const nlohmann::json& j) {
@@ -265,6 +266,9 @@ WorkerResult result_from_json(const nlohmann::json& j) {
     r.sm_clock_mhz = j.value("sm_clock_mhz", -1);
     r.temperature_c = j.value("temperature_c", -1);
     r.reps = j.value("reps", 0);
+    r.prepare_ms = j.value("prepare_ms", 0.0);
+    r.verify_ms = j.value("verify_ms", 0.0);
+    r.timing_ms = j.value("timing_ms", 0.0);
     return r;
   } catch (const nlohmann::json::exception& e) {
     throw Error(ErrorCode::parse_error, std::string("worker protocol: bad result: ") + e.what());

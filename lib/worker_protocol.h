@@ -79,6 +79,9 @@ struct WorkerResult {
   int sm_clock_mhz = -1;                  ///< NVML SM clock after timing
   int temperature_c = -1;                 ///< NVML temperature after timing
   int reps = 0;                           ///< timed samples taken
+  double prepare_ms = 0;  ///< worker time before the verification run (inputs, reference, loading)
+  double verify_ms = 0;   ///< verification run and checks
+  double timing_ms = 0;   ///< estimate, timed runs and reading the events
 };
 
 /// JSON of a launch plan.

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "ktune/error.h"
+#include "device_checks.h"
+#include "nvrtc_compile.h"
 #include "worker_protocol.h"
 
 using namespace ktune;
@@ -107,12 +109,32 @@ TEST_CASE("worker protocol: launch plans, timing and results round-trip through 
   r.message = "wrote past the end of y";
   r.error_norm = 0.25;
   r.times_ms = {1, 2};
+  r.prepare_ms = 3.5;
+  r.verify_ms = 0.75;
+  r.timing_ms = 51;
   auto rb = result_from_json(result_to_json(r));
   CHECK(rb.status == Status::wrong_result);
   CHECK(rb.message == r.message);
   CHECK(rb.error_norm == 0.25);
   CHECK(rb.times_ms == r.times_ms);
+  CHECK(rb.prepare_ms == 3.5);
+  CHECK(rb.verify_ms == 0.75);
+  CHECK(rb.timing_ms == 51);
 
   CHECK_THROWS_AS(plan_from_json(nlohmann::json{{"steps", 3}}), Error);
   CHECK_THROWS_AS(l2_policy_from_string("warm"), Error);
+}
+
+TEST_CASE("worker verification kernels compile with NVRTC for sm_90 and export every entry",
+          "[worker][nvrtc]") {
+  const auto out = detail::nvrtc_compile(device_checks_source(), "ktune_device_checks.cu", {},
+                                         {"--gpu-architecture=sm_90"});
+  INFO(out.log);
+  REQUIRE(out.ok);
+  REQUIRE_FALSE(out.cubin.empty());
+  const std::string cubin(out.cubin.begin(), out.cubin.end());
+  for (const char* entry : {"kt_bytes_equal_value", "kt_bytes_equal", "kt_compare"}) {
+    INFO(entry);
+    CHECK(cubin.find(entry) != std::string::npos);  // extern "C": the symbol name is unmangled
+  }
 }

@@ -67,6 +67,18 @@ struct RunnerOptions {
 /// libexec folder. Throws Error(not_found) listing the places tried.
 std::string find_worker_executable(const std::string& explicit_path = "");
 
+/// Where a GpuMeasurer's wall time went, summed over the candidates it sent to its worker
+/// (overhead reports: everything that is not kernel time is overhead).
+struct MeasurerTimeSplit {
+  std::size_t candidates = 0;    ///< candidates measured by the worker
+  double compile_wait_ms = 0;    ///< waiting for the Builder before a candidate could run
+  double round_trip_ms = 0;      ///< request to result, as the measurer saw it
+  double worker_prepare_ms = 0;  ///< worker: inputs, reference, module load, buffer setup
+  double worker_verify_ms = 0;   ///< worker: verification run and checks
+  double worker_timing_ms = 0;   ///< worker: estimate, warm-up and timed runs
+  double kernel_ms = 0;          ///< sum of the timed samples
+};
+
 /// Compiles candidates with a Builder (compiles of a batch overlap the measurement of earlier
 /// candidates) and verifies and times them in a ktune-worker process on the device, restarted
 /// automatically after a crash, a hang or a corrupted CUDA context.
@@ -87,6 +99,8 @@ class GpuMeasurer : public Measurer {
   int worker_restarts() const;
   /// The per-trial kernel time limit currently applied, in ms.
   double current_timeout_ms() const;
+  /// Where the time went so far.
+  MeasurerTimeSplit time_split() const;
 
  private:
   struct Impl;
