@@ -11,7 +11,7 @@
 #include "gpu_guard.h"
 #include "launch_plan_runner.h"
 #include "memory_bound_test_util.h"
-#include "nvrtc_compile.h"
+#include "device_reference.h"
 #include "templates/conv/conv_problem.h"
 #include "verify.h"
 
@@ -103,11 +103,7 @@ TEST_CASE("conv GPU reference agrees with the fp64 host reference", "[gpu][conv]
     std::vector<HostBuffer> expected = host;
     workload->reference(expected);
 
-    std::vector<std::string> options = ref->options;
-    options.push_back("--gpu-architecture=" + device.arch());
-    const detail::NvrtcOutput built = detail::nvrtc_compile(
-        ref->source, "conv2d_reference.cu",
-        {{"common/dtype.cuh", embedded_source("common/dtype.cuh")}}, options);
+    const detail::NvrtcOutput built = detail::compile_device_reference(*ref, device.arch());
     INFO(built.log);
     REQUIRE(built.ok);
     detail::CudaModule module(built.cubin);

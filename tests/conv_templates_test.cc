@@ -14,6 +14,7 @@
 #include "ktune/error.h"
 #include "ktune/template.h"
 #include "memory_bound_test_util.h"
+#include "device_reference.h"
 #include "nvrtc_compile.h"
 #include "templates/conv/conv_problem.h"
 
@@ -445,11 +446,7 @@ TEST_CASE("conv GPU reference compiles for sm_90 in every dtype", "[conv][nvrtc]
     INFO(p.key());
     const auto ref = (p.attr("dtype") == "f32" ? simt : mma)->workload(p)->device_reference();
     REQUIRE(ref.has_value());
-    std::vector<std::string> options = ref->options;
-    options.push_back("--gpu-architecture=sm_90");
-    const detail::NvrtcOutput out = detail::nvrtc_compile(
-        ref->source, "conv2d_reference.cu",
-        {{"common/dtype.cuh", embedded_source("common/dtype.cuh")}}, options);
+    const detail::NvrtcOutput out = detail::compile_device_reference(*ref, "sm_90");
     INFO(out.log);
     REQUIRE(out.ok);
     CHECK_FALSE(out.cubin.empty());

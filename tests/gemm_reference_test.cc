@@ -12,6 +12,7 @@
 #include "host_dtype.h"
 #include "ktune/template.h"
 #include "launch_plan_runner.h"
+#include "device_reference.h"
 #include "nvrtc_compile.h"
 #include "templates/gemm/gemm_problem.h"
 #include "verify.h"
@@ -134,8 +135,7 @@ TEST_CASE("gemm device reference agrees with the fp64 host reference", "[gpu][ge
     workload->reference(expected);
 
     const DeviceReference ref = gemm::make_device_reference(s);
-    detail::NvrtcOutput built = detail::nvrtc_compile(ref.source, "gemm_reference.cu", {},
-                                                      reference_options(ref, device.arch()));
+    detail::NvrtcOutput built = detail::compile_device_reference(ref, device.arch());
     INFO(built.log);
     REQUIRE(built.ok);
     detail::CudaModule module(built.cubin);

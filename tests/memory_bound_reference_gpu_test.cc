@@ -12,7 +12,7 @@
 #include "ktune/device.h"
 #include "ktune/template.h"
 #include "launch_plan_runner.h"
-#include "nvrtc_compile.h"
+#include "device_reference.h"
 #include "verify.h"
 
 using namespace ktune;
@@ -24,9 +24,7 @@ namespace {
 /// as the device left them.
 std::vector<HostBuffer> run_device_reference(const DeviceReference& ref,
                                              const std::vector<HostBuffer>& host) {
-  std::vector<std::string> options = ref.options;
-  options.push_back("--gpu-architecture=" + query_device(0).arch());
-  const auto built = detail::nvrtc_compile(ref.source, "memory_bound_reference.cu", {}, options);
+  const auto built = detail::compile_device_reference(ref, query_device(0).arch());
   INFO(built.log);
   REQUIRE(built.ok);
   detail::CudaModule module(built.cubin);

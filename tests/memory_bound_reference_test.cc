@@ -7,7 +7,7 @@
 #include <set>
 
 #include "builtin_templates.h"
-#include "nvrtc_compile.h"
+#include "device_reference.h"
 #include "templates/common/memory_bound_support.h"
 
 using namespace ktune;
@@ -108,9 +108,7 @@ TEST_CASE("memory-bound device reference source compiles with NVRTC for sm_90",
     const auto ref = t->workload(p)->device_reference();
     REQUIRE(ref);
     if (!seen.insert(ref->options).second) continue;
-    std::vector<std::string> options = ref->options;
-    options.push_back("--gpu-architecture=sm_90");
-    const auto out = detail::nvrtc_compile(ref->source, "memory_bound_reference.cu", {}, options);
+    const auto out = detail::compile_device_reference(*ref, "sm_90");
     INFO(p.key() << "\n" << out.log);
     CHECK(out.ok);
     CHECK_FALSE(out.cubin.empty());
