@@ -4,7 +4,12 @@ TFLOP/s next to cuDNN's from the same run (top) and the ratio cuDNN time / ktune
 issue's 0.9 target (bottom), one panel column per dtype; the Markdown table lists TFLOP/s,
 ratio, rel-L2 to cuDNN and the winning config, then the geometric mean per dtype.
 
-Usage: python3 benchmarks/plot_conv.py OUT.png CONV.json [CONV2.json ...]
+cuDNN is measured two ways: by gpu_conv through cuDNN's legacy API (its own algorithm search),
+and, with --torch, by benchmarks/peers/torch_conv.py through PyTorch (cuDNN's graph API and
+engine search, which on cuDNN 9 reaches Hopper kernels the legacy API does not offer). The
+ratio that counts is against the faster of the two ("best cuDNN").
+
+Usage: python3 benchmarks/plot_conv.py OUT.png CONV.json [CONV2.json ...] [--torch T.json ...]
 CONV*.json come from benchmarks/gpu_conv (several when the run was split by --dtypes or
 --layers; a layer and dtype measured twice keeps the last file's row). Without matplotlib
 only the table is printed.
@@ -31,21 +36,39 @@ def merged_rows(paths):
     return [rows[k] for k in order]
 
 
+def add_torch(rows, paths):
+    """Adds torch_tflops and the ratio to the faster cuDNN path (best_ratio) to every row."""
+    torch = {}
+    for path in paths:
+        with open(path) as f:
+            for row in json.load(f)["results"]:
+                torch[(row["dtype"], row["layer"])] = row["torch_tflops"]
+    for r in rows:
+        t = torch.get((r["dtype"], r["layer"]))
+        r["torch_tflops"] = t
+        r["best_cudnn_tflops"] = max(r["cudnn_tflops"], t or 0)
+        r["best_ratio"] = r["ktune_tflops"] / r["best_cudnn_tflops"]
+
+
 def geomean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
 def print_table(rows):
-    print("| dtype | layer | ktune TFLOP/s | cuDNN TFLOP/s | ratio | rel-L2 vs cuDNN | best config |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | --- |")
+    print("| dtype | layer | ktune TFLOP/s | cuDNN legacy TFLOP/s | ratio | cuDNN via torch TFLOP/s "
+          "| ratio to best cuDNN | rel-L2 vs cuDNN | best config |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     for r in rows:
+        t = f"{r['torch_tflops']:.1f}" if r.get("torch_tflops") else "-"
         print(f"| {r['dtype']} | {r['layer']} | {r['ktune_tflops']:.1f} | {r['cudnn_tflops']:.1f} "
-              f"| {r['ratio']:.3f} | {r['rel_l2_vs_cudnn']:.1e} | `{r['best_config']}` |")
+              f"| {r['ratio']:.3f} | {t} | {r['best_ratio']:.3f} | {r['rel_l2_vs_cudnn']:.1e} "
+              f"| `{r['best_config']}` |")
     for dtype in sorted({r["dtype"] for r in rows}):
-        ratios = [r["ratio"] for r in rows if r["dtype"] == dtype]
-        ahead = sum(1 for x in ratios if x > 1)
-        print(f"\n{dtype}: geometric mean ratio {geomean(ratios):.3f} over {len(ratios)} layers "
-              f"({ahead} ahead of cuDNN; target >= {TARGET})")
+        for key, what in (("ratio", "cuDNN legacy API"), ("best_ratio", "best cuDNN")):
+            ratios = [r[key] for r in rows if r["dtype"] == dtype]
+            ahead = sum(1 for x in ratios if x > 1)
+            print(f"\n{dtype} vs {what}: geometric mean ratio {geomean(ratios):.3f} over "
+                  f"{len(ratios)} layers ({ahead} ahead; target >= {TARGET})")
 
 
 def plot(rows, out_path):
@@ -59,16 +82,18 @@ def plot(rows, out_path):
         sel = [r for r in rows if r["dtype"] == dtype]
         x = range(len(sel))
         top, bottom = axes[0][col], axes[1][col]
-        top.bar([i - 0.2 for i in x], [r["ktune_tflops"] for r in sel], 0.4, label="ktune (tuned)")
-        top.bar([i + 0.2 for i in x], [r["cudnn_tflops"] for r in sel], 0.4, label="cuDNN")
+        top.bar([i - 0.27 for i in x], [r["ktune_tflops"] for r in sel], 0.27, label="ktune (tuned)")
+        top.bar(list(x), [r["cudnn_tflops"] for r in sel], 0.27, label="cuDNN legacy API")
+        top.bar([i + 0.27 for i in x], [r.get("torch_tflops") or 0 for r in sel], 0.27,
+                label="cuDNN via torch (graph API)")
         top.set_ylabel("TFLOP/s")
         top.set_title(f"ResNet-50 conv layers, batch 32, {dtype}")
         top.legend()
-        ratios = [r["ratio"] for r in sel]
+        ratios = [r["best_ratio"] for r in sel]
         bottom.bar(list(x), ratios, color=["tab:green" if v >= 1 else "tab:orange" for v in ratios])
         bottom.axhline(TARGET, color="red", linestyle="--", label=f"target geomean {TARGET}")
         bottom.axhline(geomean(ratios), color="black", linestyle=":", label="geomean")
-        bottom.set_ylabel("cuDNN time / ktune time")
+        bottom.set_ylabel("best cuDNN time / ktune time")
         bottom.legend()
         for ax in (top, bottom):
             ax.set_xticks(list(x))
@@ -80,7 +105,13 @@ def plot(rows, out_path):
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
-    rows = merged_rows(sys.argv[2:])
+    args = sys.argv[2:]
+    torch_paths = []
+    if "--torch" in args:
+        torch_paths = args[args.index("--torch") + 1:]
+        args = args[:args.index("--torch")]
+    rows = merged_rows(args)
+    add_torch(rows, torch_paths)
     print_table(rows)
     try:
         plot(rows, sys.argv[1])
