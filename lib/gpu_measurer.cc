@@ -172,19 +172,37 @@ std::vector<Trial> GpuMeasurer::measure(const std::vector<Config>& batch) {
     }
     builds[i] = m.builder.submit(m.tmpl, m.problem, batch[i], m.device);
   }
+  // Candidates are measured in the order their compiles finish, so the GPU never waits for
+  // one compile while another candidate's cubin is ready.
+  std::vector<std::size_t> pending;
   for (std::size_t i = 0; i < batch.size(); ++i) {
-    if (builds[i]) {
-      BuildResult built;
-      auto wait_start = Clock::now();
-      try {
-        built = builds[i]->get();
-      } catch (const std::exception& e) {
-        built.ok = false;
-        built.log = e.what();
-      }
-      m.split.compile_wait_ms += std::chrono::duration<double, std::milli>(Clock::now() - wait_start).count();
-      m.measure_built(trials[i], std::move(built));
+    if (builds[i])
+      pending.push_back(i);
+    else
+      trials[i].timestamp_us = now_us();
+  }
+  while (!pending.empty()) {
+    auto wait_start = Clock::now();
+    std::size_t pick = 0;
+    for (bool found = false; !found;) {
+      for (std::size_t k = 0; k < pending.size() && !found; ++k)
+        if (builds[pending[k]]->wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+          pick = k;
+          found = true;
+        }
+      if (!found) builds[pending.front()]->wait_for(std::chrono::microseconds(200));
     }
+    const std::size_t i = pending[pick];
+    pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(pick));
+    BuildResult built;
+    try {
+      built = builds[i]->get();
+    } catch (const std::exception& e) {
+      built.ok = false;
+      built.log = e.what();
+    }
+    m.split.compile_wait_ms += std::chrono::duration<double, std::milli>(Clock::now() - wait_start).count();
+    m.measure_built(trials[i], std::move(built));
     trials[i].timestamp_us = now_us();
     spdlog::debug("trial {} -> {} {}", trials[i].config.str(), to_string(trials[i].status),
                   trials[i].message);
