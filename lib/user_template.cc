@@ -1,7 +1,7 @@
 // A generic KernelTemplate built from a user's kernel source and a T1 / Kernel Tuner JSON
 // document: the space from ConfigurationSpace, the launch geometry and arguments from
-// KernelSpecification, and named problem dimensions plus a GPU reference kernel from
-// KtuneExtensions. Every expression (sizes, geometry, scalar values) is parsed once when the
+// KernelSpecification, and named problem dimensions plus the reference from KtuneExtensions:
+// a GPU reference kernel, or recorded input and output files for one problem size. Every expression (sizes, geometry, scalar values) is parsed once when the
 // document is read, so errors name the file and the field before anything runs.
 #include "ktune/user_template.h"
 
@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 
@@ -340,6 +341,11 @@ struct UserSpec {
   std::string reference_name;
   std::string reference_source;
   Geometry reference_geometry;
+  /// Recorded reference (instead of a kernel): argument name -> raw little-endian file of its
+  /// Type, absolute paths. Inputs are loaded as given for every seed; outputs are the expected
+  /// values.
+  std::map<std::string, std::string> input_files, output_files;
+  bool recorded() const { return !output_files.empty(); }
   std::optional<double> tolerance;
   std::optional<Expr> bytes, flops;
   std::string description;
@@ -412,6 +418,8 @@ class UserWorkload final : public Workload {
       buffers_.push_back(BufferSpec{a.name, a.dtype, static_cast<std::size_t>(n), a.role, 0});
       vector_args_.push_back(i);
     }
+    if (spec_->recorded())
+      for (const auto& b : buffers_) check_recorded_size(b, problem);
   }
 
   std::vector<BufferSpec> buffers() const override { return buffers_; }
@@ -424,6 +432,10 @@ class UserWorkload final : public Workload {
       const auto& a = spec_->args[vector_args_[b]];
       if (a.role != Role::input && a.role != Role::inout) continue;
       HostBuffer& buf = buffers[b];
+      if (auto it = spec_->input_files.find(a.name); it != spec_->input_files.end()) {
+        read_recorded(it->second, buf);
+        continue;
+      }
       const std::size_t n = buf.spec.elements;
       FillRng rng(seed * 0x9e3779b97f4a7c15ull + b + 1);
       const bool integer = a.dtype == DType::i32 || a.dtype == DType::i64 || a.dtype == DType::u8;
@@ -438,13 +450,18 @@ class UserWorkload final : public Workload {
     }
   }
 
-  void reference(std::vector<HostBuffer>&) const override {
-    throw Error(ErrorCode::unsupported,
-                spec_->name + ": a user template is checked by its GPU reference kernel (" +
-                    spec_->reference_name + "), not on the host");
+  void reference(std::vector<HostBuffer>& buffers) const override {
+    if (!spec_->recorded())
+      throw Error(ErrorCode::unsupported,
+                  spec_->name + ": a user template is checked by its GPU reference kernel (" +
+                      spec_->reference_name + "), not on the host");
+    for (auto& buf : buffers)
+      if (auto it = spec_->output_files.find(buf.spec.name); it != spec_->output_files.end())
+        read_recorded(it->second, buf);
   }
 
   std::optional<DeviceReference> device_reference() const override {
+    if (spec_->recorded()) return std::nullopt;
     DeviceReference ref;
     ref.source = spec_->reference_source;
     ref.options = spec_->compiler_options;
@@ -480,6 +497,34 @@ class UserWorkload final : public Workload {
   }
 
  private:
+  /// Throws Error(invalid_argument) when a recorded file of `b` does not hold exactly its bytes.
+  void check_recorded_size(const BufferSpec& b, const Problem& problem) const {
+    for (const auto* files : {&spec_->input_files, &spec_->output_files}) {
+      auto it = files->find(b.name);
+      if (it == files->end()) continue;
+      std::error_code ec;
+      const auto size = std::filesystem::file_size(it->second, ec);
+      if (ec)
+        throw Error(ErrorCode::not_found, spec_->origin + ": recorded reference file \"" +
+                                              it->second + "\" of " + b.name + ": " + ec.message());
+      const std::size_t want = b.elements * dtype_size(b.dtype);
+      if (size != want)
+        throw Error(ErrorCode::invalid_argument,
+                    spec_->origin + ": recorded reference file \"" + it->second + "\" of " + b.name +
+                        " holds " + std::to_string(size) + " bytes but " + problem.key() + " needs " +
+                        std::to_string(want) + " (" + std::to_string(b.elements) + " x " +
+                        to_string(b.dtype) + "); the recorded data fits one problem size only");
+    }
+  }
+  /// Fills `buf` from a recorded file (its size was checked when the workload was made).
+  static void read_recorded(const std::string& path, HostBuffer& buf) {
+    std::ifstream in(path, std::ios::binary);
+    in.read(reinterpret_cast<char*>(buf.bytes.data()), static_cast<std::streamsize>(buf.bytes.size()));
+    if (!in || static_cast<std::size_t>(in.gcount()) != buf.bytes.size())
+      throw Error(ErrorCode::io_error, "cannot read " + std::to_string(buf.bytes.size()) +
+                                           " bytes of " + buf.spec.name + " from \"" + path + "\"");
+  }
+
   std::shared_ptr<const UserSpec> spec_;
   std::vector<Value> values_;
   std::vector<BufferSpec> buffers_;
@@ -578,6 +623,50 @@ std::string reference_file_of(const std::string& spec_json) {
     return doc.at("KtuneExtensions").at("Reference").at("KernelFile").get<std::string>();
   } catch (const Json::exception&) {
     return "";
+  }
+}
+
+/// Reads Reference.InputFiles / OutputFiles (argument name -> file, relative to the document's
+/// folder): every compared output needs a file, and so does every input, since expected
+/// outputs only hold for the recorded inputs.
+void read_recorded_reference(const SpecReader& r, const Json& ref, const std::string& rf,
+                             const std::string& origin, UserSpec& spec) {
+  if (ref.contains("KernelFile") || ref.contains("KernelName"))
+    r.fail(ErrorCode::invalid_argument, rf,
+           "give either a reference kernel (KernelFile, KernelName) or recorded files "
+           "(InputFiles, OutputFiles), not both");
+  const std::filesystem::path dir = std::filesystem::path(origin).parent_path();
+  auto read_map = [&](const char* key, std::map<std::string, std::string>& out, bool want_output) {
+    const std::string f = rf + "." + key;
+    const Json* m = r.find(ref, key);
+    if (!m) return;
+    if (!m->is_object()) r.fail(ErrorCode::parse_error, f, "expected an object {argument name: file}");
+    for (const auto& [name, file] : m->items()) {
+      auto arg = std::find_if(spec.args.begin(), spec.args.end(),
+                              [&](const ArgumentSpec& a) { return a.name == name && a.vector; });
+      if (arg == spec.args.end())
+        r.fail(ErrorCode::invalid_argument, f + "." + name, "no vector argument of that name");
+      const bool is_output = arg->role == Role::output || arg->role == Role::inout;
+      const bool is_input = arg->role == Role::input || arg->role == Role::inout;
+      if (want_output ? !is_output : !is_input)
+        r.fail(ErrorCode::invalid_argument, f + "." + name,
+               std::string("argument ") + name + " is not " +
+                   (want_output ? "a compared output (WriteOnly/ReadWrite with Output 1)" : "read by the kernel"));
+      const std::string path = r.text(file, f + "." + name);
+      out[name] = (std::filesystem::path(path).is_absolute() ? std::filesystem::path(path) : dir / path)
+                      .lexically_normal()
+                      .string();
+    }
+  };
+  read_map("OutputFiles", spec.output_files, true);
+  read_map("InputFiles", spec.input_files, false);
+  for (const auto& a : spec.args) {
+    if (!a.vector) continue;
+    if ((a.role == Role::output || a.role == Role::inout) && !spec.output_files.count(a.name))
+      r.fail(ErrorCode::invalid_argument, rf + ".OutputFiles", "no file for output " + a.name);
+    if ((a.role == Role::input || a.role == Role::inout) && !spec.input_files.count(a.name))
+      r.fail(ErrorCode::invalid_argument, rf + ".InputFiles",
+             "no file for input " + a.name + " (recorded outputs only hold for the recorded inputs)");
   }
 }
 
@@ -728,17 +817,23 @@ std::shared_ptr<const KernelTemplate> make_user_template(const std::string& spec
   if (!ref)
     r.fail(ErrorCode::parse_error, rf,
            "missing: name a reference kernel ({\"KernelFile\": ..., \"KernelName\": ...}) that "
-           "computes the outputs from the same arguments; candidates are checked against it");
-  spec->reference_name = r.text(r.member(*ref, rf, "KernelName"), rf + ".KernelName");
-  r.text(r.member(*ref, rf, "KernelFile"), rf + ".KernelFile");
-  spec->reference_source = reference_source;
-  if (!is_identifier(spec->reference_name) ||
-      reference_source.find(spec->reference_name) == std::string::npos)
-    r.fail(ErrorCode::not_found, rf + ".KernelName",
-           "the reference source has no kernel \"" + spec->reference_name + "\"");
-  Json ref_geometry = *ref;
-  if (!ref_geometry.contains("LocalSize")) ref_geometry["LocalSize"] = {{"X", "256"}};
-  spec->reference_geometry = parse_geometry(r, ref_geometry, rf, spec->names, ps_count, true);
+           "computes the outputs from the same arguments, or recorded data "
+           "({\"InputFiles\": {...}, \"OutputFiles\": {...}}); candidates are checked against it");
+  if (!ref->is_object()) r.fail(ErrorCode::parse_error, rf, "expected an object");
+  if (ref->contains("OutputFiles")) {
+    read_recorded_reference(r, *ref, rf, origin, *spec);
+  } else {
+    spec->reference_name = r.text(r.member(*ref, rf, "KernelName"), rf + ".KernelName");
+    r.text(r.member(*ref, rf, "KernelFile"), rf + ".KernelFile");
+    spec->reference_source = reference_source;
+    if (!is_identifier(spec->reference_name) ||
+        reference_source.find(spec->reference_name) == std::string::npos)
+      r.fail(ErrorCode::not_found, rf + ".KernelName",
+             "the reference source has no kernel \"" + spec->reference_name + "\"");
+    Json ref_geometry = *ref;
+    if (!ref_geometry.contains("LocalSize")) ref_geometry["LocalSize"] = {{"X", "256"}};
+    spec->reference_geometry = parse_geometry(r, ref_geometry, rf, spec->names, ps_count, true);
+  }
 
   if (const Json* tol = r.find(*ext, "Tolerance")) {
     if (!tol->is_number() || tol->get<double>() < 0)

@@ -3,6 +3,9 @@
 // and on a GPU a short real tune of the example whose trials land in the database and whose
 // winner `best` prints.
 #include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli_fixtures.h"
@@ -127,4 +130,44 @@ TEST_CASE("cli: a short GPU tune of the custom template example records trials a
   CHECK(rows[0]["template"] == "my_transpose");
   CHECK(rows[0]["median_ms"].get<double>() > 0);
   CHECK(rows[0]["speedup"].is_number());  // the default config was measured and is known
+}
+
+TEST_CASE("cli: a GPU tune checked against recorded reference files", "[cli][user_template][gpu]") {
+  KTUNE_REQUIRE_GPU();
+  TempDir dir;
+  const std::string db = dir.file("recorded.db");
+  const std::string space = test::source_path("examples/custom_template/transpose_recorded.T1.json");
+  auto r = run_ktune(dir, "tune --space " + space + " --budget 12 --seed 3 --progress 0 --db " + db);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  TuningLog log(db, LogMode::read_only);
+  LogFilter filter;
+  filter.template_name = "my_transpose_recorded";
+  CHECK(log.count(filter) >= 12);
+  filter.status = Status::ok;
+  CHECK(log.count(filter) >= 6);  // every config transposes correctly, so the files agree
+  filter.status = Status::wrong_result;
+  CHECK(log.count(filter) == 0);
+
+  // The same document beside an expected-output file with one element changed: every
+  // candidate is now wrong_result.
+  for (const char* f : {"transpose_recorded.T1.json", "transpose.cu", "transpose_in.bin", "transpose_out.bin"})
+    std::filesystem::copy_file(test::source_path(std::string("examples/custom_template/") + f), dir.file(f));
+  {
+    std::fstream out(dir.file("transpose_out.bin"), std::ios::in | std::ios::out | std::ios::binary);
+    const float changed = 1000.0f;
+    out.seekp(4 * 500);
+    out.write(reinterpret_cast<const char*>(&changed), sizeof changed);
+  }
+  const std::string bad_db = dir.file("bad.db");
+  auto bad = run_ktune(dir, "tune --space " + dir.file("transpose_recorded.T1.json") +
+                                " --budget 4 --seed 3 --progress 0 --db " + bad_db);
+  INFO(bad.output);
+  TuningLog bad_log(bad_db, LogMode::read_only);
+  LogFilter wrong;
+  wrong.template_name = "my_transpose_recorded";
+  wrong.status = Status::wrong_result;
+  CHECK(bad_log.count(wrong) >= 4);
+  wrong.status = Status::ok;
+  CHECK(bad_log.count(wrong) == 0);
 }

@@ -15,6 +15,7 @@
 #include "ktune/error.h"
 #include "ktune/user_template.h"
 #include "cli_fixtures.h"
+#include "device_reference.h"
 #include "nvrtc_compile.h"
 
 using namespace ktune;
@@ -314,9 +315,76 @@ TEST_CASE("user template: the example kernel and its reference compile with NVRT
 
   auto ref = tmpl->workload(p)->device_reference();
   REQUIRE(ref);
-  std::vector<std::string> options = ref->options;
-  options.push_back("--gpu-architecture=sm_90");
-  const auto out = detail::nvrtc_compile(ref->source, "transpose_reference.cu", {}, options);
+  const auto out = detail::compile_device_reference(*ref, "sm_90");
   INFO(out.log);
   CHECK(out.ok);
+}
+
+TEST_CASE("user template: a recorded reference loads its input and expected output files",
+          "[user_template]") {
+  auto tmpl = load_user_template({example_file("transpose_recorded.T1.json"), ""});
+  CHECK(tmpl->name() == "my_transpose_recorded");
+  const Problem p = tmpl->example_problem();
+  CHECK(p.key() == "my_transpose_recorded|rows=97,cols=131|");
+  auto workload = tmpl->workload(p);
+  CHECK_FALSE(workload->device_reference().has_value());  // checked on the host, from the files
+  std::vector<HostBuffer> host;
+  for (const auto& spec : workload->buffers()) host.push_back(make_host_buffer(spec));
+  REQUIRE(host.size() == 2);
+  workload->fill(host, 7);
+  std::vector<HostBuffer> expected = host;
+  workload->reference(expected);
+  // The recorded output is the transpose of the recorded input (the files agree with each other
+  // and were read whole, in order).
+  const auto* in = reinterpret_cast<const float*>(host[1].bytes.data());
+  const auto* out = reinterpret_cast<const float*>(expected[0].bytes.data());
+  CHECK(read_file(example_file("transpose_in.bin")) ==
+        std::string(host[1].bytes.begin(), host[1].bytes.end()));
+  int mismatches = 0;
+  for (int r = 0; r < 97; ++r)
+    for (int c = 0; c < 131; ++c) mismatches += out[c * 97 + r] != in[r * 131 + c];
+  CHECK(mismatches == 0);
+  CHECK(in[0] != 0.0f);
+}
+
+TEST_CASE("user template: a recorded reference refuses other shapes and incomplete file lists",
+          "[user_template]") {
+  auto tmpl = load_user_template({example_file("transpose_recorded.T1.json"), ""});
+  try {
+    tmpl->workload(make_problem(*tmpl, "100x131"));
+    FAIL("a shape the files do not fit was accepted");
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("transpose_out.bin") != std::string::npos);
+    CHECK(what.find("50828 bytes") != std::string::npos);
+    CHECK(what.find("52400") != std::string::npos);
+  }
+  Json doc = Json::parse(read_file(example_file("transpose_recorded.T1.json")));
+  auto recorded_error = [&](const Json& edited) {
+    try {
+      make_user_template(edited.dump(), read_file(example_file("transpose.cu")), "",
+                         example_file("transpose_recorded.T1.json"));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(recorded_error(doc).empty());
+  Json no_input = doc;
+  no_input["KtuneExtensions"]["Reference"].erase("InputFiles");
+  CHECK(recorded_error(no_input).find("no file for input in") != std::string::npos);
+  Json wrong_name = doc;
+  wrong_name["KtuneExtensions"]["Reference"]["OutputFiles"] = {{"output", "x.bin"}};
+  CHECK(recorded_error(wrong_name).find("OutputFiles.output: no vector argument") != std::string::npos);
+  Json input_as_output = doc;
+  input_as_output["KtuneExtensions"]["Reference"]["OutputFiles"]["in"] = "transpose_in.bin";
+  CHECK(recorded_error(input_as_output).find("not a compared output") != std::string::npos);
+  Json both = doc;
+  both["KtuneExtensions"]["Reference"]["KernelName"] = "transpose_reference";
+  CHECK(recorded_error(both).find("not both") != std::string::npos);
+  Json missing_file = doc;
+  missing_file["KtuneExtensions"]["Reference"]["OutputFiles"]["out"] = "gone.bin";
+  auto t = make_user_template(missing_file.dump(), read_file(example_file("transpose.cu")), "",
+                              example_file("transpose_recorded.T1.json"));
+  CHECK_THROWS_WITH(t->workload(t->example_problem()), Catch::Contains("gone.bin"));
 }

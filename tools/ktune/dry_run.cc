@@ -75,7 +75,7 @@ std::string describe_task(const PlanEntry& entry, const Device& device) {
   if (auto ref = workload->device_reference())
     out += "  reference: GPU kernel\n" + describe_plan(ref->plan);
   else
-    out += "  reference: host (double precision)\n";
+    out += "  reference: on the host (the workload's reference(): computed, or recorded files)\n";
   return out;
 }
 
