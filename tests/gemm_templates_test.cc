@@ -252,7 +252,9 @@ TEST_CASE("gemm defaults follow the shape: skinny tiles, split-K to fill the SMs
       {mma.get(), "64x8192x8192", "tf32", 64, 64, 4},
       {mma.get(), "8192x16x8192", "f16", 64, 16, 4},  // skinny N: the same, transposed
       {mma.get(), "127x8192x8192", "f16", 128, 128, 4},  // regular: 64 tiles -> one wave
-      {mma.get(), "4096x4096x4096", "f16", 128, 128, 1},
+      {mma.get(), "4096x4096x4096", "f16", 128, 256, 1},  // >= 2 waves of 128 x 256 tiles
+      {mma.get(), "2048x2048x2048", "f16", 128, 128, 1},  // 128 tiles of 128 x 256: < 2 waves
+      {mma.get(), "4097x4095x4093", "f16", 128, 128, 1},  // odd ld: 2-byte copies, small tiles
       {mma.get(), "512x512x65536", "f16", 128, 128, 16},
       {mma.get(), "1024x1024x1024", "f16", 128, 128, 2},  // 32 k tiles: >= 16 per split
       {mma.get(), "1x1x1", "f16", 16, 16, 1},
@@ -301,6 +303,16 @@ TEST_CASE("gemm defaults follow the shape: skinny tiles, split-K to fill the SMs
   CHECK_THAT(*ss.violated(grouped), Catch::Contains("GROUP_M == 1"));
   Problem square = make_problem(*mma, "4096x4096x4096", {{"dtype", "f16"}, {"layout", "NT"}});
   CHECK(mma->space(square, h200).default_config()["GROUP_M"] == 8);
+  // Large regular shapes: 8 warps of 64 x 64, 128-byte k rows, 3 stages (144 KiB f16).
+  for (const char* dtype : {"f16", "bf16", "tf32"}) {
+    Problem big = make_problem(*mma, "4096x4096x4096", {{"dtype", dtype}, {"layout", "NT"}});
+    const Config d = mma->space(big, h200).default_config();
+    INFO(d.str());
+    CHECK(d["WM"] == 64);
+    CHECK(d["WN"] == 64);
+    CHECK(d["BK"] == (std::string(dtype) == "tf32" ? 32 : 64));
+    CHECK(d["STAGES"] == 3);
+  }
   // The f32 template keeps 32-wide tiles for tiny shapes (whole warps need them).
   Problem tiny = make_problem(*simt, "1x1x1", {});
   CHECK(simt->space(tiny, h200).valid(simt->space(tiny, h200).default_config()));
@@ -392,6 +404,19 @@ TEST_CASE("gemm templates compile for sm_90: defaults without spills, sampled co
           CHECK(r.spill_loads == 0);
         }
     }
+  }
+  // The large-tile default (128 x 256, 64 x 64 warps, 3 stages) in every layout and dtype:
+  // 8 warps of 128 accumulators and double-buffered fragments fit 255 registers, no spills.
+  for (const auto& [dtype, layout] : std::vector<std::pair<const char*, const char*>>{
+           {"f16", "NN"}, {"bf16", "TN"}, {"f16", "TT"}, {"tf32", "NT"}}) {
+    Problem p = make_problem(*mma, "4096x4096x4096", {{"dtype", dtype}, {"layout", layout}});
+    const Config d = mma->space(p, h200).default_config();
+    REQUIRE(d["BN"] == 256);
+    BuildResult r = builder.build(*mma, p, d, h200);
+    INFO(p.key() << " " << d.str() << "\n" << r.log);
+    CHECK(r.ok);
+    CHECK(r.resources.spill_stores == 0);
+    CHECK(r.resources.spill_loads == 0);
   }
   // The deepest k tiles (512-byte rows) in both orientations of B.
   for (const char* layout : {"NT", "TN"}) {

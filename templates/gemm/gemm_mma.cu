@@ -51,11 +51,14 @@ constexpr int kACols = kAKContiguous ? BK : BM;
 constexpr int kBRows = kBKContiguous ? BN : BK;
 constexpr int kBCols = kBKContiguous ? BK : BN;
 
-using ALoader = ktg::AsyncTileLoader<kARows, kACols, InT, KT_ALIGN_A, kThreads>;
-using BLoader = ktg::AsyncTileLoader<kBRows, kBCols, InT, KT_ALIGN_B, kThreads>;
-using Warp = ktg::WarpMma<InT, WM, WN, kAKContiguous, kBKContiguous, ALoader::Layout,
-                          BLoader::Layout>;
-constexpr int kStageBytes = ALoader::Layout::kBytes + BLoader::Layout::kBytes;
+// Copies of the A and B tiles: per-thread state set once, one pointer step per k tile.
+using AStream = ktg::AsyncTileStream<kARows, kACols, InT, KT_ALIGN_A, kThreads, kAKContiguous>;
+using BStream = ktg::AsyncTileStream<kBRows, kBCols, InT, KT_ALIGN_B, kThreads, kBKContiguous>;
+using Warp = ktg::WarpMma<InT, WM, WN, kAKContiguous, kBKContiguous, AStream::Layout,
+                          BStream::Layout>;
+constexpr int kABytes = AStream::Layout::kBytes;
+constexpr int kStageBytes = kABytes + BStream::Layout::kBytes;
+constexpr int kKSteps = BK / Warp::kStep;  // mma k steps per k tile
 
 static_assert(BM % WM == 0 && BN % WN == 0, "block tile must be a multiple of the warp tile");
 static_assert(BK % Warp::kStep == 0, "BK must be a multiple of the mma k");
@@ -63,21 +66,9 @@ static_assert(kThreads <= 1024, "at most 1024 threads per block");
 static_assert(STAGES >= 2, "the cp.async pipeline needs at least two stages");
 static_assert(KT_DTYPE != 0, "gemm_mma takes f16, bf16 or tf32 (fp32 SIMT is gemm_simt)");
 
-/// Issues the copies of k tile `kt` into pipeline stage `stage`.
-__device__ __forceinline__ void load_stage(char* smem, int stage, int kt, const InT* A,
-                                           const InT* B, int M, int N, int K, int m0, int n0,
-                                           int tid) {
-  char* sA = smem + stage * kStageBytes;
-  char* sB = sA + ALoader::Layout::kBytes;
-  const int k0 = kt * BK;
-  if constexpr (kAKContiguous)
-    ALoader::load(sA, A, K, m0, k0, M, K, tid);  // A is M x K
-  else
-    ALoader::load(sA, A, M, k0, m0, K, M, tid);  // A is K x M
-  if constexpr (kBKContiguous)
-    BLoader::load(sB, B, K, n0, k0, N, K, tid);  // B is N x K
-  else
-    BLoader::load(sB, B, N, k0, n0, K, N, tid);  // B is K x N
+/// The stage after the one at byte offset `offset` (ring of STAGES).
+__device__ __forceinline__ int next_stage(int offset) {
+  return offset + kStageBytes == STAGES * kStageBytes ? 0 : offset + kStageBytes;
 }
 
 }  // namespace
@@ -110,23 +101,65 @@ extern "C" __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int q = 0; q < 4; ++q) acc[mi][ni][q] = 0.0f;
 
-  // Prologue: STAGES - 1 groups in flight (empty groups keep the wait counts exact).
+  AStream a_tiles;
+  BStream b_tiles;
+  const int k_first = kr.begin * BK;
+  if constexpr (kAKContiguous)
+    a_tiles.init(A, K, m0, k_first, M, K, tid);  // A is M x K
+  else
+    a_tiles.init(A, M, k_first, m0, K, M, tid);  // A is K x M
+  if constexpr (kBKContiguous)
+    b_tiles.init(B, K, n0, k_first, N, K, tid);  // B is N x K
+  else
+    b_tiles.init(B, N, k_first, n0, K, N, tid);  // B is K x N
+
+  // Prologue: STAGES - 1 groups in flight (empty groups keep the wait counts exact), then
+  // the first k step's fragments.
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < k_tiles) load_stage(smem, s, kr.begin + s, A, B, M, N, K, m0, n0, tid);
+    if (s < k_tiles) {
+      a_tiles.load(smem + s * kStageBytes);
+      b_tiles.load(smem + s * kStageBytes + kABytes);
+      a_tiles.advance(BK);
+      b_tiles.advance(BK);
+    }
     ktg::cp_async_commit();
   }
+  ktg::cp_async_wait<STAGES - 2>();
+  __syncthreads();
+  int read_stage = 0;                           // byte offset of the stage being read
+  int write_stage = (STAGES - 1) * kStageBytes;  // byte offset of the stage being filled
+  Warp::Fragments frag[2];
+  Warp::load(smem, smem + kABytes, wm0, wn0, 0, frag[0], lane);
 
+  // Each k tile: issue the copies of tile t + STAGES - 1 into the stage tile t - 1 used (all
+  // warps passed the barrier after their last read of it), then k steps whose fragments were
+  // loaded one step ahead. Before the last step, wait for tile t + 1 and cross the barrier,
+  // so that its first fragments load while the last step's mma instructions run.
   for (int t = 0; t < k_tiles; ++t) {
-    ktg::cp_async_wait<STAGES - 2>();  // this thread's copies of tile t have landed
-    __syncthreads();                   // everyone's have; everyone is done with tile t - 1
-    const int next = t + STAGES - 1;   // refills the stage tile t - 1 used
-    if (next < k_tiles) load_stage(smem, next % STAGES, kr.begin + next, A, B, M, N, K, m0, n0, tid);
-    ktg::cp_async_commit();
-    const char* sA = smem + (t % STAGES) * kStageBytes;
-    const char* sB = sA + ALoader::Layout::kBytes;
 #pragma unroll
-    for (int k = 0; k < BK; k += Warp::kStep) Warp::step(sA, sB, wm0, wn0, k, acc, lane);
+    for (int ks = 0; ks < kKSteps; ++ks) {
+      if (ks == 0) {
+        if (t + STAGES - 1 < k_tiles) {
+          a_tiles.load(smem + write_stage);
+          b_tiles.load(smem + write_stage + kABytes);
+          a_tiles.advance(BK);
+          b_tiles.advance(BK);
+        }
+        ktg::cp_async_commit();
+        write_stage = next_stage(write_stage);
+      }
+      if (ks == kKSteps - 1) {
+        ktg::cp_async_wait<STAGES - 2>();  // this thread's copies of tile t + 1 have landed
+        __syncthreads();                   // everyone's have
+        read_stage = next_stage(read_stage);
+      }
+      const char* sA = smem + read_stage;
+      Warp::load(sA, sA + kABytes, wm0, wn0, ((ks + 1) % kKSteps) * Warp::kStep,
+                 frag[(ks + 1) % 2], lane);
+      Warp::mma(frag[ks % 2], acc);
+      if constexpr (kKSteps == 1) frag[0] = frag[1];
+    }
   }
   ktg::cp_async_wait<0>();
 
@@ -134,6 +167,53 @@ extern "C" __global__ void __launch_bounds__(kThreads)
   const int g = lane >> 2;
   const int t4 = lane & 3;
   const bool paired = ktg::pairs_aligned<SPLIT_K>(C, workspace, N);
+  if (SPLIT_K == 1 && paired && m0 + wm0 + WM <= M && n0 + wn0 + WN <= N) {
+    // The warp's tile lies inside C: no bounds checks, and the reads of C (beta != 0) and of
+    // the bias are issued together, ahead of the stores (the stores may alias them, so
+    // interleaved, every read would wait out a full memory latency after the last store).
+    using Pair = ktg::ElementPair<OutT>;
+    const long long ldc = N;
+    const int col0 = n0 + wn0 + t4 * 2;
+    OutT* c_warp = C + (static_cast<long long>(m0 + wm0 + g) * ldc + col0);
+    float bias_v[Warp::kNi][2];
+#pragma unroll
+    for (int ni = 0; ni < Warp::kNi; ++ni) {
+      bias_v[ni][0] = KT_BIAS ? ktg::to_float(bias[col0 + ni * 8]) : 0.0f;
+      bias_v[ni][1] = KT_BIAS ? ktg::to_float(bias[col0 + ni * 8 + 1]) : 0.0f;
+    }
+#pragma unroll
+    for (int mi = 0; mi < Warp::kMi; ++mi) {
+      float old[Warp::kNi][2][2];
+      if (beta != 0.0f) {
+#pragma unroll
+        for (int ni = 0; ni < Warp::kNi; ++ni)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const Pair p =
+                *reinterpret_cast<const Pair*>(c_warp + ((mi * 16 + h * 8) * ldc + ni * 8));
+            old[ni][h][0] = beta * ktg::to_float(p.x);
+            old[ni][h][1] = beta * ktg::to_float(p.y);
+          }
+      } else {
+#pragma unroll
+        for (int ni = 0; ni < Warp::kNi; ++ni)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) old[ni][h][0] = old[ni][h][1] = 0.0f;
+      }
+#pragma unroll
+      for (int ni = 0; ni < Warp::kNi; ++ni)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          Pair out;
+          out.x = ktg::from_float<OutT>(alpha * acc[mi][ni][2 * h] + old[ni][h][0] +
+                                        bias_v[ni][0]);
+          out.y = ktg::from_float<OutT>(alpha * acc[mi][ni][2 * h + 1] + old[ni][h][1] +
+                                        bias_v[ni][1]);
+          *reinterpret_cast<Pair*>(c_warp + ((mi * 16 + h * 8) * ldc + ni * 8)) = out;
+        }
+    }
+    return;
+  }
 #pragma unroll
   for (int mi = 0; mi < Warp::kMi; ++mi)
 #pragma unroll

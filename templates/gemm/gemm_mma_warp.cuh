@@ -69,11 +69,43 @@ struct WarpMma {
   static constexpr int kStep = sizeof(T) == 4 ? 8 : 16;  ///< k per mma instruction
   static_assert(WarpM % 16 == 0 && WarpN % 16 == 0, "warp tile must be a multiple of 16 x 16");
 
+  /// The A and B fragments of one k step (what step() loads before its mma instructions).
+  struct Fragments {
+    unsigned a[kMi][4];
+    unsigned b[kNi][2];
+  };
+
+  /// Loads the fragments of k step k0 from a stage (for a pipelined main loop that loads
+  /// step s + 1 while the mma instructions of step s run).
+  __device__ __forceinline__ static void load(const char* sA, const char* sB, int wm0, int wn0,
+                                              int k0, Fragments& f, int lane) {
+    load_fragments(sA, sB, wm0, wn0, k0, f.a, f.b, lane);
+  }
+
+  /// acc += the product of one k step's fragments.
+  __device__ __forceinline__ static void mma(const Fragments& f, float (&acc)[kMi][kNi][4]) {
+#pragma unroll
+    for (int mi = 0; mi < kMi; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < kNi; ++ni) mma_16x8<T>(acc[mi][ni], f.a[mi], f.b[ni]);
+  }
+
   /// acc += A[wm0 .. wm0 + WarpM, k0 .. k0 + kStep] * B[k0 .., wn0 .. wn0 + WarpN] from the stage.
   __device__ __forceinline__ static void step(const char* sA, const char* sB, int wm0, int wn0,
                                               int k0, float (&acc)[kMi][kNi][4], int lane) {
     unsigned a[kMi][4];
     unsigned b[kNi][2];
+    load_fragments(sA, sB, wm0, wn0, k0, a, b, lane);
+#pragma unroll
+    for (int mi = 0; mi < kMi; ++mi)
+#pragma unroll
+      for (int ni = 0; ni < kNi; ++ni) mma_16x8<T>(acc[mi][ni], a[mi], b[ni]);
+  }
+
+  /// Fragment loads of one k step (ldmatrix for 16-bit types, scalar loads rounded to TF32).
+  __device__ __forceinline__ static void load_fragments(const char* sA, const char* sB, int wm0,
+                                                        int wn0, int k0, unsigned (&a)[kMi][4],
+                                                        unsigned (&b)[kNi][2], int lane) {
     if constexpr (sizeof(T) == 2) {
       const int j = lane >> 3;  // which 8x8 matrix this lane addresses
       const int r = lane & 7;   // which row of it
@@ -125,10 +157,6 @@ struct WarpMma {
         }
       }
     }
-#pragma unroll
-    for (int mi = 0; mi < kMi; ++mi)
-#pragma unroll
-      for (int ni = 0; ni < kNi; ++ni) mma_16x8<T>(acc[mi][ni], a[mi], b[ni]);
   }
 };
 

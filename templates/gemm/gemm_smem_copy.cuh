@@ -29,6 +29,27 @@ __device__ __forceinline__ void cp_async_zfill(void* smem, const void* gmem, int
   }
 }
 
+/// Asynchronous copy of Bytes (4, 8 or 16) from global to shared memory when `full`, else
+/// zero-fill of the destination without reading global memory (the ignore-src form: one
+/// predicated LDGSTS, no byte-count arithmetic).
+template <int Bytes>
+__device__ __forceinline__ void cp_async_or_zero(void* smem, const void* gmem, bool full) {
+  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes");
+  if constexpr (Bytes == 16) {
+    asm volatile(
+        "{\n .reg .pred p;\n setp.eq.u32 p, %2, 0;\n"
+        " cp.async.cg.shared.global [%0], [%1], 16, p;\n}\n" ::"r"(smem_address(smem)),
+        "l"(gmem), "r"(static_cast<unsigned>(full))
+        : "memory");
+  } else {
+    asm volatile(
+        "{\n .reg .pred p;\n setp.eq.u32 p, %3, 0;\n"
+        " cp.async.ca.shared.global [%0], [%1], %2, p;\n}\n" ::"r"(smem_address(smem)),
+        "l"(gmem), "n"(Bytes), "r"(static_cast<unsigned>(full))
+        : "memory");
+  }
+}
+
 /// Closes the current group of cp.async copies.
 __device__ __forceinline__ void cp_async_commit() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");
@@ -100,6 +121,86 @@ struct AsyncTileLoader {
         *reinterpret_cast<unsigned short*>(dst) =
             valid > 0 ? *reinterpret_cast<const unsigned short*>(src) : 0;
       }
+    }
+  }
+};
+
+/// The AsyncTileLoader copies of a tile that slides along k, with the per-thread state
+/// hoisted out of the k loop: the source pointer of the thread's first chunk, its byte offset
+/// in a stage, and how many rows / columns remain inside the matrix from it. Chunk i of a
+/// thread sits a compile-time (row, column) step from the first, so each k tile costs one
+/// compare, one clamp and one pointer add per chunk instead of the full index arithmetic.
+/// KAlongCols: the tile's columns run along k (a k-contiguous operand), else its rows do.
+template <int Rows, int Cols, class T, int Align, int Threads, bool KAlongCols>
+struct AsyncTileStream {
+  using Loader = AsyncTileLoader<Rows, Cols, T, Align, Threads>;
+  using Layout = typename Loader::Layout;
+  static constexpr int kElt = Loader::kElt;
+  static constexpr int kChunkElems = Loader::kChunkElems;
+  static constexpr int kChunkBytes = Loader::kChunkBytes;
+  static constexpr int kChunksPerRow = Loader::kChunksPerRow;
+  static constexpr int kChunks = Loader::kChunks;
+  static constexpr int kPerThread = Loader::kPerThread;
+  // Threads and kChunksPerRow are powers of two: one divides the other, so chunk i of thread
+  // tid lies (i * Threads) / kChunksPerRow rows and (i * Threads) % kChunksPerRow chunks from
+  // the thread's first chunk (tid / kChunksPerRow, tid % kChunksPerRow).
+  static_assert((Threads & (Threads - 1)) == 0 && (kChunksPerRow & (kChunksPerRow - 1)) == 0,
+                "threads and chunks per row must be powers of two");
+  __host__ __device__ static constexpr int row_step(int i) { return (i * Threads) / kChunksPerRow; }
+  __host__ __device__ static constexpr int col_step(int i) { return ((i * Threads) % kChunksPerRow) * kChunkElems; }
+
+  const T* src;   ///< element of the thread's first chunk in the current k tile
+  long long ld;   ///< leading dimension (elements)
+  int row;        ///< tile row of the first chunk
+  int col;        ///< tile column of the first chunk (elements)
+  int rows_left;  ///< rows inside the matrix from the first chunk's row (current k tile)
+  int cols_left;  ///< columns inside the matrix from the first chunk's column
+
+  /// Positions the stream at the tile whose first element is (row0, col0) of a row-major
+  /// matrix with leading dimension `ld`; rows >= row_limit and columns >= col_limit read as 0.
+  /// col_limit must be a multiple of the chunk width (as the leading dimension is, being
+  /// divisible by Align), so that every chunk lies wholly inside the matrix or wholly outside.
+  __device__ __forceinline__ void init(const T* global, long long ld_, int row0, int col0,
+                                       int row_limit, int col_limit, int tid) {
+    ld = ld_;
+    row = tid / kChunksPerRow;
+    col = (tid % kChunksPerRow) * kChunkElems;
+    rows_left = row_limit - row0 - row;
+    cols_left = col_limit - col0 - col;
+    src = global + (static_cast<long long>(row0 + row) * ld + col0 + col);
+  }
+
+  /// Issues this thread's copies of the current k tile into the stage tile at `smem`.
+  __device__ __forceinline__ void load(char* smem) const {
+    const int base = Layout::offset(row, col);
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+      if (kChunks % Threads != 0 && row * kChunksPerRow + col / kChunkElems + i * Threads >= kChunks)
+        break;
+      constexpr int kPeriod = 8;  // rows after which the swizzle pattern repeats
+      const int dr = row_step(i);
+      const int dc = col_step(i);
+      const int dst = (dc == 0 && dr % kPeriod == 0) ? base + dr * Layout::kRowBytes
+                                                     : Layout::offset(row + dr, col + dc);
+      const bool inside = dr < rows_left && dc < cols_left;  // whole chunk or none
+      const T* p = src + (dr * ld + dc);
+      if constexpr (kChunkBytes >= 4) {
+        cp_async_or_zero<kChunkBytes>(smem + dst, p, inside);
+      } else {
+        *reinterpret_cast<unsigned short*>(smem + dst) =
+            inside ? *reinterpret_cast<const unsigned short*>(p) : 0;
+      }
+    }
+  }
+
+  /// Moves to the next k tile, `k` elements further along k.
+  __device__ __forceinline__ void advance(int k) {
+    if constexpr (KAlongCols) {
+      src += k;
+      cols_left -= k;
+    } else {
+      src += k * ld;
+      rows_left -= k;
     }
   }
 };

@@ -267,7 +267,10 @@ struct MmaDefaults {
   Value bm = 128, bn = 128, bk = 32, wm = 64, wn = 32, stages = 4, split_k = 1, group_m = 8;
 };
 
-/// Regular shapes: 128 x 128 tiles, BK of 64 bytes, 8 warps of 64 x 32. Skinny M: a 16-64
+/// Regular shapes: 128 x 128 tiles, BK of 64 bytes, 8 warps of 64 x 32; large ones (at least
+/// two waves of 128 x 256 tiles) 128 x 256 tiles with BK of 128 bytes, 3 stages and 8 warps
+/// of 64 x 64 (benchmarks/NOTES.md, GEMM third round: half the shared-memory fill traffic
+/// per flop of 128 x 128 and half the barriers per flop of BK = 32). Skinny M: a 16-64
 /// row tile over up to 64 columns with 256-byte k rows and up to 4 warps, split-K for three
 /// waves (a stream over B with many loads in flight, each row read in 256-byte runs rather
 /// than scattered 128-byte sectors); skinny N the same transposed.
@@ -285,10 +288,21 @@ MmaDefaults mma_defaults(const GemmShape& s, const Device& device) {
     long_warp = std::min<Value>(long_tile, short_tile == 64 ? 32 : 16);  // 1 x 4 or 2 x 2 warps
     d.bk = tf32 ? 64 : 128;  // 256-byte runs of each row per k tile (DRAM locality)
   };
+  const auto elt = static_cast<Value>(dtype_size(s.input_dtype()));
+  const std::int64_t sms = device.sm_count > 0 ? device.sm_count : 132;
+  // Only with 16-byte copies of both operands: narrower ones multiply the copies per thread
+  // (an odd leading dimension: 96 two-byte loads per thread and k tile, spilling).
+  const bool wide_copies = std::min(s.align_a(), s.align_b()) * elt >= 16;
+  if (c == ShapeClass::regular && wide_copies &&
+      ((s.M + 127) / 128) * ((s.N + 255) / 256) >= 2 * sms) {
+    d.bn = 256;
+    d.wn = 64;
+    d.bk = tf32 ? 32 : 64;
+    d.stages = 3;
+  }
   if (c == ShapeClass::skinny_m) skinny(s.M, s.N, d.bm, d.bn, d.wm, d.wn);
   if (c == ShapeClass::skinny_n) skinny(s.N, s.M, d.bn, d.bm, d.wn, d.wm);
   // Devices with less shared memory than the H200: fewer stages, then shallower k tiles.
-  const auto elt = static_cast<Value>(dtype_size(s.input_dtype()));
   auto smem = [&] { return d.stages * (d.bm + d.bn) * d.bk * elt; };
   while (smem() > gemm::smem_limit(device) && d.stages > 2) --d.stages;
   while (smem() > gemm::smem_limit(device) && d.bk * elt > 32) d.bk /= 2;
