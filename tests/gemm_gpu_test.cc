@@ -66,14 +66,22 @@ std::string run_and_compare(const KernelTemplate& tmpl, const Problem& problem,
 }
 
 /// Checks every (problem, config) pair of a template; configs of a problem compile together.
+/// `fixed` configs (parameter values as text, "BM=128,...") are checked too where the problem's
+/// space holds them as valid.
 void check_template(const std::shared_ptr<const KernelTemplate>& tmpl,
-                    const std::vector<Problem>& problems, int extra) {
+                    const std::vector<Problem>& problems, int extra,
+                    const std::vector<std::string>& fixed = {}) {
   Device device = query_device(0);
   Builder builder;
   std::uint64_t seed = 100;
   for (const auto& problem : problems) {
     SearchSpace space = tmpl->space(problem, device);
     std::vector<Config> configs = configs_to_check(space, extra, ++seed);
+    for (const std::string& text : fixed) {
+      const Config c = space.parse(text);
+      if (space.valid(c) && std::find(configs.begin(), configs.end(), c) == configs.end())
+        configs.push_back(c);
+    }
     auto workload = tmpl->workload(problem);
     std::vector<HostBuffer> host;
     for (const auto& spec : workload->buffers()) host.push_back(make_host_buffer(spec));
@@ -134,4 +142,29 @@ TEST_CASE("gemm_mma is correct for f16, bf16, tf32 on odd shapes, all layouts, b
   problems.push_back(make_problem(*mma, "127x1024x64", {{"dtype", "f16"}, {"layout", "TN"}}));
   problems.push_back(make_problem(*mma, "333x257x1031", {{"dtype", "f16"}, {"layout", "NN"}, {"bias", "1"}}));
   check_template(mma, problems, 3);
+}
+
+TEST_CASE("gemm_mma is correct with large tiles: 128x256 / 256x128, 64x64 warps, 2-4 stages",
+          "[gpu][gemm]") {
+  KTUNE_REQUIRE_GPU();
+  check_cuda(cudaSetDevice(0), "cudaSetDevice(0)");
+  auto mma = std::shared_ptr<const KernelTemplate>(make_gemm_mma_template());
+  // Edge tiles in M, N and a k tail (200 = 3 x 64 + 8), and an interior-only shape (the
+  // unchecked epilogue); the large-shape default and its neighbours, split-K included, and
+  // one k step per k tile (BK = 16 f16 / 8 tf32: the fragment hand-over between tiles).
+  // Every layout meets both shapes across the three dtypes.
+  std::vector<Problem> problems;
+  int i = 0;
+  for (const char* dtype : {"f16", "bf16", "tf32"})
+    for (int l = 0; l < 4; ++l, ++i)
+      problems.push_back(make_problem(*mma, l % 2 ? "256x512x384" : "300x520x200",
+                                      {{"dtype", dtype}, {"layout", kLayouts[(l + i / 4) % 4]},
+                                       {"bias", i % 2 ? "1" : "0"},
+                                       {"out", i % 3 ? "same" : "f32"}}));
+  check_template(mma, problems, 0,
+                 {"BM=128,BN=256,BK=64,WM=64,WN=64,STAGES=3,SPLIT_K=1,GROUP_M=8",
+                  "BM=128,BN=256,BK=32,WM=64,WN=64,STAGES=3,SPLIT_K=1,GROUP_M=8",
+                  "BM=256,BN=128,BK=64,WM=64,WN=64,STAGES=4,SPLIT_K=2,GROUP_M=1",
+                  "BM=128,BN=128,BK=16,WM=64,WN=64,STAGES=2,SPLIT_K=1,GROUP_M=8",
+                  "BM=64,BN=128,BK=8,WM=32,WN=64,STAGES=4,SPLIT_K=1,GROUP_M=8"});
 }
