@@ -193,7 +193,7 @@ __device__ __forceinline__ void store_tiles(const ATile& a, const BTile& b, floa
     b.store(sB, kBLd, tid);
 }
 
-/// Reads n (1, 2 or 4) contiguous floats from shared memory.
+/// Reads n (1, 2 or 4) contiguous floats (shared or global memory).
 template <int n>
 __device__ __forceinline__ void read_shared(float* dst, const float* src) {
   if constexpr (n == 4) {
@@ -204,6 +204,18 @@ __device__ __forceinline__ void read_shared(float* dst, const float* src) {
     dst[0] = x.x; dst[1] = x.y;
   } else {
     dst[0] = *src;
+  }
+}
+
+/// Writes n (1, 2 or 4) contiguous floats.
+template <int n>
+__device__ __forceinline__ void write_vector(float* dst, const float* src) {
+  if constexpr (n == 4) {
+    *reinterpret_cast<float4*>(dst) = make_float4(src[0], src[1], src[2], src[3]);
+  } else if constexpr (n == 2) {
+    *reinterpret_cast<float2*>(dst) = make_float2(src[0], src[1]);
+  } else {
+    dst[0] = src[0];
   }
 }
 
@@ -278,6 +290,47 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     __syncthreads();
   }
 
+  // Interior block tiles (no split-K, N a multiple of the vector, C aligned to it): no bounds
+  // checks, kVn-wide accesses of C, and the reads of C (beta != 0) issued kVm rows at a time
+  // ahead of the stores (interleaved with the stores that may alias them, every read would
+  // wait out a full memory latency).
+  if (SPLIT_K == 1 && m0 + BM <= M && n0 + BN <= N && N % kVn == 0 &&
+      reinterpret_cast<unsigned long long>(C) % (kVn * sizeof(float)) == 0) {
+    const long long ldc = N;
+    float* c_thread = C + (static_cast<long long>(m0 + thread_m * kVm) * ldc + n0 + thread_n * kVn);
+    float bias_v[TN];
+#pragma unroll
+    for (int j = 0; j < TN; ++j)
+      bias_v[j] = KT_BIAS ? bias[n0 + (j / kVn) * kThreadsN * kVn + thread_n * kVn + j % kVn]
+                          : 0.0f;
+#pragma unroll
+    for (int i0 = 0; i0 < TM; i0 += kVm) {
+      float old[kVm][TN];
+      const long long row_base = (i0 / kVm) * kThreadsM * kVm;
+#pragma unroll
+      for (int r = 0; r < kVm; ++r)
+#pragma unroll
+        for (int j = 0; j < TN; j += kVn) {
+          if (beta != 0.0f)
+            read_shared<kVn>(old[r] + j,
+                             c_thread + ((row_base + r) * ldc + (j / kVn) * kThreadsN * kVn));
+          else
+#pragma unroll
+            for (int e = 0; e < kVn; ++e) old[r][j + e] = 0.0f;
+        }
+#pragma unroll
+      for (int r = 0; r < kVm; ++r)
+#pragma unroll
+        for (int j = 0; j < TN; j += kVn) {
+          float out[kVn];
+#pragma unroll
+          for (int e = 0; e < kVn; ++e)
+            out[e] = alpha * acc[i0 + r][j + e] + beta * old[r][j + e] + bias_v[j + e];
+          write_vector<kVn>(c_thread + ((row_base + r) * ldc + (j / kVn) * kThreadsN * kVn), out);
+        }
+    }
+    return;
+  }
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
     const int row = m0 + (i / kVm) * kThreadsM * kVm + thread_m * kVm + i % kVm;
