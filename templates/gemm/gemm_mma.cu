@@ -181,36 +181,40 @@ extern "C" __global__ void __launch_bounds__(kThreads)
       bias_v[ni][0] = KT_BIAS ? ktg::to_float(bias[col0 + ni * 8]) : 0.0f;
       bias_v[ni][1] = KT_BIAS ? ktg::to_float(bias[col0 + ni * 8 + 1]) : 0.0f;
     }
+    // Rows of sub-tiles whose C values are read together: all of them for 16-bit C (64
+    // registers at 64 x 64), half for fp32 C, within the main loop's register budget.
+    constexpr int kBatch = sizeof(OutT) == 2 || Warp::kMi == 1 ? Warp::kMi : Warp::kMi / 2;
 #pragma unroll
-    for (int mi = 0; mi < Warp::kMi; ++mi) {
-      float old[Warp::kNi][2][2];
+    for (int m_batch = 0; m_batch < Warp::kMi; m_batch += kBatch) {
+      Pair old[kBatch][Warp::kNi][2];  // raw C pairs (one register each for 16-bit C)
       if (beta != 0.0f) {
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b)
+#pragma unroll
+          for (int ni = 0; ni < Warp::kNi; ++ni)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+              old[b][ni][h] = *reinterpret_cast<const Pair*>(
+                  c_warp + (((m_batch + b) * 16 + h * 8) * ldc + ni * 8));
+      }
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b)
 #pragma unroll
         for (int ni = 0; ni < Warp::kNi; ++ni)
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            const Pair p =
-                *reinterpret_cast<const Pair*>(c_warp + ((mi * 16 + h * 8) * ldc + ni * 8));
-            old[ni][h][0] = beta * ktg::to_float(p.x);
-            old[ni][h][1] = beta * ktg::to_float(p.y);
+            const int mi = m_batch + b;
+            float v0 = alpha * acc[mi][ni][2 * h];
+            float v1 = alpha * acc[mi][ni][2 * h + 1];
+            if (beta != 0.0f) {
+              v0 += beta * ktg::to_float(old[b][ni][h].x);
+              v1 += beta * ktg::to_float(old[b][ni][h].y);
+            }
+            Pair out;
+            out.x = ktg::from_float<OutT>(v0 + bias_v[ni][0]);
+            out.y = ktg::from_float<OutT>(v1 + bias_v[ni][1]);
+            *reinterpret_cast<Pair*>(c_warp + ((mi * 16 + h * 8) * ldc + ni * 8)) = out;
           }
-      } else {
-#pragma unroll
-        for (int ni = 0; ni < Warp::kNi; ++ni)
-#pragma unroll
-          for (int h = 0; h < 2; ++h) old[ni][h][0] = old[ni][h][1] = 0.0f;
-      }
-#pragma unroll
-      for (int ni = 0; ni < Warp::kNi; ++ni)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          Pair out;
-          out.x = ktg::from_float<OutT>(alpha * acc[mi][ni][2 * h] + old[ni][h][0] +
-                                        bias_v[ni][0]);
-          out.y = ktg::from_float<OutT>(alpha * acc[mi][ni][2 * h + 1] + old[ni][h][1] +
-                                        bias_v[ni][1]);
-          *reinterpret_cast<Pair*>(c_warp + ((mi * 16 + h * 8) * ldc + ni * 8)) = out;
-        }
     }
     return;
   }
