@@ -1,7 +1,9 @@
 // Cross-thread reductions for the kernel templates: warp shuffles, groups of kGroup consecutive
 // threads of a block (kGroup a power of two from 1 to 1024) by shuffle + shared memory or by a
 // shared-memory tree, Welford/Chan merging of (count, mean, M2) statistics, and sums over the
-// CTAs of a thread-block cluster through distributed shared memory (sm_90).
+// CTAs of a thread-block cluster through distributed shared memory (sm_90): through cluster
+// barriers (kt_cluster_sum), or through st.async and mbarriers (KtClusterExchange), which
+// does not wait for the thread's other memory operations.
 // Every group function contains __syncthreads() when kGroup > 32 (or always, for the tree): all
 // threads of the block must call it, in uniform control flow.
 #ifndef KTUNE_COMMON_REDUCE_CUH
@@ -169,5 +171,78 @@ __device__ __forceinline__ float kt_cluster_sum(float v, float* slot) {
   for (int r = 0; r < kCluster; ++r) total += kt_cluster_load(slot, (unsigned int)r);
   return total;
 }
+
+/// Sums over the kCluster CTAs of a cluster, repeatedly, without cluster barriers: each CTA
+/// sends its value to every CTA with st.async (completing bytes on the receiver's mbarrier)
+/// and waits on its own mbarrier. A cluster barrier with release semantics compiles to a
+/// GPU-scope memory barrier (it waits for the thread's outstanding loads and stores, e.g. a
+/// prefetched next row) and invalidates L1; this exchange does neither. Exchanges alternate
+/// between two buffers and two mbarriers: a CTA starts exchange j + 2 only after every CTA sent
+/// exchange j + 1, which each does after reading exchange j, so no buffer is overwritten
+/// early. Declare it __shared__, call init() once (every thread, uniform control flow: it ends
+/// with a cluster barrier) before any memory operation worth keeping in flight, then sum() in
+/// the same order on every CTA. A CTA may leave after its last sum(): nothing reads its shared
+/// memory remotely and every byte sent to it has arrived.
+template <int kCluster>
+struct KtClusterExchange {
+  float buf[2][kCluster];
+  unsigned long long bar[2];
+
+  /// Shared-memory address of p (32 bits, as mapa and mbarrier take it).
+  static __device__ __forceinline__ unsigned int smem_addr(const void* p) {
+    unsigned long long a;
+    asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
+    return (unsigned int)a;
+  }
+  /// The same shared-memory location in cluster CTA `rank`.
+  static __device__ __forceinline__ unsigned int remote(unsigned int local, unsigned int rank) {
+    unsigned int r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(local), "r"(rank));
+    return r;
+  }
+
+  /// Initializes both mbarriers (one arrival per phase) and makes them visible to the cluster.
+  __device__ __forceinline__ void init() {
+    if (threadIdx.x == 0) {
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&bar[0])) : "memory");
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&bar[1])) : "memory");
+      asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    kt_cluster_sync();
+  }
+
+  /// Sum of v over the cluster's CTAs (v: the same on every thread of a CTA), added in rank
+  /// order on every CTA (the same bits everywhere). `j` counts this thread's exchanges.
+  __device__ __forceinline__ float sum(float v, unsigned int j) {
+    const unsigned int p = j & 1u, parity = (j >> 1) & 1u;
+    const unsigned int my_bar = smem_addr(&bar[p]);
+    if (threadIdx.x == 0) {
+      unsigned long long state;
+      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 %0, [%1], %2;"
+                   : "=l"(state) : "r"(my_bar), "r"((unsigned int)(kCluster * 4)) : "memory");
+      unsigned int rank;
+      asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+      const unsigned int slot = smem_addr(&buf[p][rank]);
+#pragma unroll
+      for (int r = 0; r < kCluster; ++r)
+        asm volatile(
+            "st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 [%0], %1, [%2];"
+            ::"r"(remote(slot, (unsigned int)r)), "f"(v), "r"(remote(my_bar, (unsigned int)r))
+            : "memory");
+    }
+    unsigned int done = 0;
+    do {
+      asm volatile(
+          "{\n\t.reg .pred P;\n\t"
+          "mbarrier.try_wait.parity.shared::cta.b64 P, [%1], %2;\n\t"
+          "selp.u32 %0, 1, 0, P;\n\t}"
+          : "=r"(done) : "r"(my_bar), "r"(parity) : "memory");
+    } while (!done);
+    float total = 0.0f;
+#pragma unroll
+    for (int r = 0; r < kCluster; ++r) total += buf[p][r];
+    return total;
+  }
+};
 
 #endif  // KTUNE_COMMON_REDUCE_CUH
