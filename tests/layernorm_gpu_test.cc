@@ -1,9 +1,14 @@
 // [gpu] correctness of the "layernorm" template (LayerNorm and RMSNorm) over a sample of its
 // space covering every row mode (registers, shared memory, re-read) and both statistics
-// methods, the cluster split and several rows per group, on odd shapes (1 row, hidden = 65
+// methods, the cluster split and several rows per group (prefetched, gamma / beta in registers
+// or shared memory, with partial last groups), on odd shapes (1 row, hidden = 65
 // with VEC = 1, hidden = 1000) and the benchmark widths up to 65536, in every dtype, through
 // the GpuMeasurer with the reference (rows with a large mean and small spread included).
 #include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "ktune/error.h"
 
 #include "gpu_guard.h"
 #include "memory_bound_test_util.h"
@@ -22,6 +27,11 @@ TEST_CASE("layernorm is correct over its space and odd shapes", "[gpu][layernorm
   for (Value cluster : {2, 4, 8}) cover.push_back({{"CLUSTER", cluster}});
   cover.push_back({{"RPG", 4}});
   cover.push_back({{"RPG", 2}, {"STATS", 1}});
+  cover.push_back({{"RPG", 3}, {"PREFETCH", 1}, {"PARAMS", 2}});
+  cover.push_back({{"PREFETCH", 1}, {"PARAMS", 1}, {"STATS", 1}});
+  cover.push_back({{"CLUSTER", 4}, {"RPG", 3}, {"PREFETCH", 1}});
+  cover.push_back({{"CLUSTER", 8}, {"PARAMS", 2}});
+  cover.push_back({{"MIN_WARPS", 24}});
   struct Case { const char* shape; const char* dtype; const char* norm; };
   const Case cases[] = {
       {"1x64", "f32", "layernorm"},     {"3x65", "f16", "layernorm"},
@@ -29,10 +39,37 @@ TEST_CASE("layernorm is correct over its space and odd shapes", "[gpu][layernorm
       {"300x1024", "bf16", "layernorm"}, {"7x12288", "f32", "layernorm"},
       {"16x65536", "f32", "layernorm"}, {"16x65536", "f16", "rmsnorm"},
       {"64x16384", "f32", "rmsnorm"},   {"129x2048", "f16", "rmsnorm"},
-      {"9x65536", "bf16", "layernorm"}, {"33x1024", "f16", "layernorm"}};
+      {"9x65536", "bf16", "layernorm"}, {"33x1024", "f16", "layernorm"},
+      {"1000x1024", "f16", "rmsnorm"},  {"50x65536", "f16", "layernorm"}};
+  // Variants of the default sure to be checked (random draws may miss them): several rows
+  // per group (an odd count: partial last groups) prefetched, with gamma / beta in shared
+  // memory or registers, Welford, and the cluster split over several rows.
+  const std::vector<std::map<std::string, Value>> variants = {
+      {{"RPG", 3}, {"PREFETCH", 1}, {"PARAMS", 2}},
+      {{"RPG", 3}, {"PREFETCH", 1}, {"PARAMS", 1}, {"STATS", 1}, {"MIN_WARPS", 0}},
+      {{"RPG", 2}, {"PREFETCH", 0}, {"PARAMS", 2}, {"CLUSTER", 1}, {"MIN_WARPS", 0}},
+      {{"RPG", 3}, {"PREFETCH", 1}, {"PARAMS", 2}, {"CLUSTER", 4}, {"THREADS", 512}, {"TPR", 512}, {"MIN_WARPS", 16}},
+      {{"RPG", 2}, {"PREFETCH", 1}, {"PARAMS", 0}, {"CLUSTER", 8}, {"THREADS", 256}, {"TPR", 256}, {"MIN_WARPS", 24}}};
   std::uint64_t seed = 200;
   for (const Case& c : cases) {
     const Problem p = make_problem(*t, c.shape, {{"dtype", c.dtype}, {"norm", c.norm}});
-    ktune::test::expect_all_correct("layernorm", p, ktune::test::sample_configs(*t, p, 4, seed++, cover));
+    std::vector<Config> configs = ktune::test::sample_configs(*t, p, 4, seed++, cover);
+    const SearchSpace space = t->space(p, query_device(0));
+    for (const auto& v : variants) {
+      std::map<std::string, Value> values;
+      const Config d = space.default_config();
+      for (std::size_t i = 0; i < d.size(); ++i) values[d.names()[i]] = d.values()[i];
+      for (const auto& [name, value] : v) values[name] = value;
+      Config config;
+      try {
+        config = space.make(values);
+      } catch (const Error&) {
+        continue;  // out of this space's domains (STATS 1 of RMSNorm)
+      }
+      if (space.valid(config) && t->can_implement(p, config) &&
+          std::find(configs.begin(), configs.end(), config) == configs.end())
+        configs.push_back(config);
+    }
+    ktune::test::expect_all_correct("layernorm", p, configs);
   }
 }

@@ -61,21 +61,33 @@ TEST_CASE("layernorm constraints reject what they should", "[layernorm]") {
   CHECK(why.find("hidden=100") != std::string::npos);
   // RMSNorm has no statistics choice.
   CHECK(so.params()[so.find("STATS").value()].values == std::vector<Value>{0});
-  // f32 rows of 65536 never fit shared memory (256 KiB); registers need > 64 per thread.
-  // ... so the default splits the row over a cluster of 4 CTAs of 512 threads (32 values each).
-  const Problem big = ln_problem("64x65536", "f32", "layernorm");
+  // f32 rows of 65536 never fit shared memory (256 KiB) nor one CTA's registers at 1024
+  // threads (64 values + bookkeeping > 64 registers) ...
+  // ... so the default splits the row over a cluster: 4 CTAs of 512 threads (8 vectors each),
+  // 16 warps per SM asked for (128 registers).
+  const Problem big = ln_problem("4096x65536", "f32", "layernorm");
   const SearchSpace sb = t->space(big, dev);
   const Config db = sb.default_config();
   CHECK(db["ROW_MODE"] == 0);
   CHECK(db["CLUSTER"] == 4);
   CHECK(db["TPR"] == 512);
-  const Config one = with(sb, db, {{"THREADS", 1024}, {"TPR", 1024}, {"CLUSTER", 1}});
+  CHECK(db["MIN_WARPS"] == 16);
+  const Config one = with(sb, db, {{"THREADS", 1024}, {"TPR", 1024}, {"CLUSTER", 1}, {"RPG", 1},
+                                   {"PREFETCH", 0}, {"PARAMS", 0}, {"MIN_WARPS", 0}});
   CHECK_FALSE(sb.valid(with(sb, one, {{"ROW_MODE", 1}})));
-  CHECK_FALSE(sb.valid(one));  // 64 values per thread + bookkeeping > 64 registers
+  CHECK_FALSE(sb.valid(one));
   CHECK(sb.valid(with(sb, one, {{"ROW_MODE", 2}})));
-  const Config f16 = t->space(ln_problem("64x65536", "f16", "layernorm"), dev).default_config();
-  CHECK(f16["ROW_MODE"] == 0);
-  CHECK(f16["CLUSTER"] == 4);
+  // f16 / bf16 hold the row packed: 8 CTAs of 256 threads, 4 vectors of 8 halves each.
+  for (const char* dtype : {"f16", "bf16"}) {
+    const Config h = t->space(ln_problem("4096x65536", dtype, "layernorm"), dev).default_config();
+    CHECK(h["ROW_MODE"] == 0);
+    CHECK(h["CLUSTER"] == 8);
+    CHECK(h["THREADS"] == 256);
+    CHECK(h["MIN_WARPS"] == 24);
+    CHECK(h["PREFETCH"] == 1);
+    CHECK(h["PARAMS"] == 2);
+    CHECK(h["RPG"] > 1);
+  }
 }
 
 TEST_CASE("layernorm cluster and rows-per-group constraints", "[layernorm]") {
@@ -83,23 +95,33 @@ TEST_CASE("layernorm cluster and rows-per-group constraints", "[layernorm]") {
   const Device dev = Device::h200();
   const Problem big = ln_problem("64x65536", "f16", "layernorm");
   const SearchSpace s = t->space(big, dev);
-  const Config c = s.default_config();
-  REQUIRE(c["CLUSTER"] > 1);
+  const Config c = with(s, s.default_config(), {{"CLUSTER", 4}, {"THREADS", 512}, {"TPR", 512},
+                                                {"RPG", 1}, {"PREFETCH", 0}, {"PARAMS", 0},
+                                                {"MIN_WARPS", 0}});
+  REQUIRE(s.valid(c));
   CHECK(s.valid(with(s, c, {{"CLUSTER", 8}})));
   CHECK(s.valid(with(s, c, {{"CLUSTER", 8}, {"THREADS", 256}, {"TPR", 256}})));
   CHECK_FALSE(s.valid(with(s, c, {{"THREADS", 1024}})));      // a cluster CTA holds one row part
   CHECK_FALSE(s.valid(with(s, c, {{"STATS", 1}})));           // two-pass only across a cluster
-  CHECK_FALSE(s.valid(with(s, c, {{"RPG", 2}})));             // one row per cluster
   CHECK_FALSE(s.valid(with(s, c, {{"ROW_MODE", 2}})));        // registers only
-  // 2 CTAs: 32768 halves / 512 threads = 64 values (+ bookkeeping) within 128 registers.
+  // Several rows per cluster (the exchanges alternate buffers), the next row prefetched.
+  CHECK(s.valid(with(s, c, {{"RPG", 2}, {"PREFETCH", 1}})));
+  CHECK(s.valid(with(s, c, {{"RPG", 12}, {"PREFETCH", 1}, {"PARAMS", 2}})));
+  // 2 CTAs: 32768 halves / 512 threads = 8 vectors of 4 registers (+ bookkeeping) < 128.
   CHECK(s.valid(with(s, c, {{"CLUSTER", 2}})));
-  CHECK_FALSE(s.valid(with(s, c, {{"CLUSTER", 1}})));          // 128 values do not fit
-  // The launch: CLUSTER blocks per row.
+  // ... and with the next row prefetched: 96 registers; not within 64 (MIN_WARPS 32).
+  CHECK(s.valid(with(s, c, {{"CLUSTER", 2}, {"RPG", 2}, {"PREFETCH", 1}})));
+  CHECK_FALSE(s.valid(with(s, c, {{"CLUSTER", 2}, {"RPG", 2}, {"PREFETCH", 1}, {"MIN_WARPS", 32}})));
+  // 1 CTA: 16 vectors (64 registers + bookkeeping) within 128.
+  CHECK(s.valid(with(s, c, {{"CLUSTER", 1}})));
+  CHECK_FALSE(s.valid(with(s, c, {{"CLUSTER", 1}, {"MIN_WARPS", 32}})));  // not within 64
+  // The launch: CLUSTER blocks per RPG rows.
   CHECK(t->launch(big, c, dev).steps[0].grid[0] == 64u * 4u);
+  CHECK(t->launch(big, with(s, c, {{"RPG", 3}, {"PREFETCH", 1}}), dev).steps[0].grid[0] == 22u * 4u);
   // VEC * CLUSTER must divide hidden; every lane of every CTA busy.
   const Problem odd = ln_problem("10x1000", "f32", "rmsnorm");
   const SearchSpace so = t->space(odd, dev);
-  const Config base = with(so, so.default_config(), {{"THREADS", 64}, {"TPR", 64}, {"VEC", 4}, {"ROW_MODE", 0}});
+  const Config base = with(so, so.default_config(), {{"THREADS", 64}, {"TPR", 64}, {"VEC", 4}, {"ROW_MODE", 0}, {"MIN_WARPS", 0}});
   REQUIRE(so.valid(base));
   CHECK(so.valid(with(so, base, {{"CLUSTER", 2}})));
   CHECK_FALSE(so.valid(with(so, base, {{"CLUSTER", 4}})));     // 64 * 4 * 4 > 1000
@@ -107,22 +129,46 @@ TEST_CASE("layernorm cluster and rows-per-group constraints", "[layernorm]") {
   std::string why;
   CHECK_FALSE(t->can_implement(odd, with(so, base, {{"CLUSTER", 8}, {"TPR", 32}, {"THREADS", 32}}), &why));
   CHECK(why.find("hidden=1000") != std::string::npos);
-  // Rows per group: gamma/beta held too; grid shrinks by RPG.
+  // Short rows: a warp per row, RPG rows per warp that fill the last wave of blocks.
   const Problem small = ln_problem("32768x1024", "f16", "layernorm");
   const SearchSpace ss = t->space(small, dev);
   const Config ds = ss.default_config();
   CHECK(ds["TPR"] == 32);  // 128 vectors of 8: four per lane of a warp
   CHECK(ds["THREADS"] == 256);
+  CHECK(ds["MIN_WARPS"] == 24);  // 3 blocks of 8 warps per SM
+  CHECK(ds["RPG"] == 12);        // 342 blocks on 396 slots of the H200
+  CHECK(ds["PREFETCH"] == 1);
+  CHECK(ds["PARAMS"] == 2);
+  CHECK(ds["CACHE_HINT"] == 1);
+  CHECK(t->launch(small, ds, dev).steps[0].grid[0] == 342u);
+  CHECK(t->launch(small, ds, dev).steps[0].dynamic_smem == 2u * 1024u * 2u);  // gamma, beta
   const Config r4 = with(ss, ds, {{"RPG", 4}});
   REQUIRE(ss.valid(r4));
   CHECK(t->launch(small, r4, dev).steps[0].grid[0] == 32768u / 8u / 4u);
   CHECK_FALSE(ss.valid(with(ss, r4, {{"ROW_MODE", 1}})));
-  // 4096 halves on 32 lanes: 128 values, plus gamma and beta: no register room.
+  // PREFETCH and PARAMS need several rows per group.
+  const Config r1 = with(ss, ds, {{"RPG", 1}, {"PREFETCH", 0}, {"PARAMS", 0}});
+  REQUIRE(ss.valid(r1));
+  CHECK_FALSE(ss.valid(with(ss, r1, {{"PREFETCH", 1}})));
+  CHECK_FALSE(ss.valid(with(ss, r1, {{"PARAMS", 1}})));
+  CHECK_FALSE(ss.valid(with(ss, r1, {{"PARAMS", 2}})));
+  CHECK(t->launch(small, r1, dev).steps[0].dynamic_smem == 0u);
+  // MIN_WARPS: whole blocks (24 warps: 3 of 256 threads, not 1.5 of 512) ...
+  CHECK_FALSE(ss.valid(with(ss, ds, {{"THREADS", 512}})));
+  // 4 vectors x 4 registers x (row, next, gamma, beta) + 32 > 64
+  CHECK_FALSE(ss.valid(with(ss, ds, {{"THREADS", 512}, {"MIN_WARPS", 32}, {"PARAMS", 1}})));
+  CHECK(ss.valid(with(ss, ds, {{"THREADS", 512}, {"MIN_WARPS", 16}})));
+  // ... and a cap that holds the row: 32 registers (64 warps) cannot.
+  CHECK_FALSE(ss.valid(with(ss, ds, {{"MIN_WARPS", 64}})));
+  CHECK_FALSE(ss.valid(with(ss, r1, {{"MIN_WARPS", 48}, {"VEC", 2}})));  // 16 + 32 > 42
+  // 4096 halves on 32 lanes: 64 vectors of 8 halves = 64 registers per copy: gamma and beta
+  // in registers too (4 copies + bookkeeping > 255) do not fit; in shared memory they do.
   const Problem wide = ln_problem("64x4096", "f16", "layernorm");
   const SearchSpace sw = t->space(wide, dev);
   const Config w = with(sw, sw.default_config(), {{"THREADS", 64}, {"TPR", 32}, {"VEC", 8}, {"ROW_MODE", 0}});
   CHECK(sw.valid(w));
-  CHECK_FALSE(sw.valid(with(sw, w, {{"RPG", 2}})));
+  CHECK_FALSE(sw.valid(with(sw, w, {{"RPG", 2}, {"PARAMS", 1}, {"PREFETCH", 1}})));
+  CHECK(sw.valid(with(sw, w, {{"RPG", 2}, {"PARAMS", 2}, {"PREFETCH", 1}})));
 }
 
 TEST_CASE("layernorm defaults are valid for the benchmark and odd shapes", "[layernorm]") {
@@ -219,17 +265,36 @@ TEST_CASE("layernorm spaces compile with NVRTC for sm_90", "[layernorm][nvrtc]")
   ktune::test::expect_space_compiles(*t, ln_problem("4096x65536", "f32", "layernorm"), 2, 2);
   ktune::test::expect_space_compiles(*t, ln_problem("5x1000", "bf16", "rmsnorm"), 2, 3);
   ktune::test::expect_space_compiles(*t, ln_problem("8192x16384", "f16", "rmsnorm"), 1, 4);
-  // The cluster split (distributed shared memory) and several rows per group.
+  // The defaults of the short and long rows (no spills: checked for the default).
+  ktune::test::expect_space_compiles(*t, ln_problem("32768x1024", "f16", "layernorm"), 1, 5);
+  ktune::test::expect_space_compiles(*t, ln_problem("4096x65536", "f16", "layernorm"), 1, 6);
+  ktune::test::expect_space_compiles(*t, ln_problem("4096x65536", "bf16", "rmsnorm"), 1, 7);
+  // The cluster split (distributed shared memory) and several rows per group: prefetched,
+  // gamma / beta in registers or shared memory, Welford, an odd RPG.
   const auto p = ln_problem("4096x65536", "bf16", "layernorm");
   const SearchSpace s = t->space(p, Device::h200());
-  std::vector<Config> extra = {ktune::test::with(s, s.default_config(), {{"CLUSTER", 8}, {"THREADS", 256}, {"TPR", 256}})};
   const auto q = ln_problem("32768x1024", "f32", "rmsnorm");
   const SearchSpace sq = t->space(q, Device::h200());
-  extra.push_back(ktune::test::with(sq, sq.default_config(), {{"RPG", 4}}));
+  const auto r = ln_problem("32768x1024", "f16", "layernorm");
+  const SearchSpace sr = t->space(r, Device::h200());
+  using ktune::test::with;
+  const std::vector<std::pair<Problem, Config>> extra = {
+      {p, with(s, s.default_config(), {{"CLUSTER", 8}, {"THREADS", 256}, {"TPR", 256}, {"RPG", 1},
+                                       {"PREFETCH", 0}, {"PARAMS", 0}, {"MIN_WARPS", 0}})},
+      {p, with(s, s.default_config(), {{"CLUSTER", 4}, {"THREADS", 512}, {"TPR", 512}, {"RPG", 3},
+                                       {"PREFETCH", 1}, {"PARAMS", 2}, {"MIN_WARPS", 16}})},
+      {q, with(sq, sq.default_config(), {{"RPG", 4}, {"PREFETCH", 0}, {"PARAMS", 1}})},
+      {r, with(sr, sr.default_config(), {{"STATS", 1}, {"PARAMS", 1}, {"MIN_WARPS", 16}})},
+      {r, with(sr, sr.default_config(), {{"STATS", 1}, {"RPG", 3}, {"PARAMS", 0}})},
+      {r, with(sr, sr.default_config(), {{"TPR", 64}, {"THREADS", 128}, {"MIN_WARPS", 32}})}};
   Builder builder(BuilderOptions{2, "", {}});
-  CHECK(builder.build(*t, p, extra[0], Device::h200()).ok);
-  const BuildResult r = builder.build(*t, q, extra[1], Device::h200());
-  INFO(r.log);
-  CHECK(r.ok);
-  CHECK(r.resources.spill_stores == 0);
+  for (const auto& [problem, config] : extra) {
+    const BuildResult b = builder.build(*t, problem, config, Device::h200());
+    INFO(problem.key() << " " << config.str() << "\n" << b.log);
+    CHECK(t->space(problem, Device::h200()).valid(config));
+    CHECK(b.ok);
+  }
+  // The f32 rows-per-group config of the first round stays spill-free.
+  const BuildResult b = builder.build(*t, q, extra[2].second, Device::h200());
+  CHECK(b.resources.spill_stores == 0);
 }

@@ -4,7 +4,9 @@
 // eps = 1e-5. Problem shape convention: "rows x hidden"; attribute norm=layernorm|rmsnorm.
 // Tunables: threads per row and per block, vector width, row kept in registers / shared
 // memory / re-read, two-pass vs Welford statistics, streaming cache hints, a row split over a
-// thread-block cluster (distributed shared memory) and several rows per thread group.
+// thread-block cluster (distributed shared memory), several rows per thread group with the next
+// row prefetched and gamma / beta held in registers or shared memory, and the resident warps
+// per SM asked of the compiler (__launch_bounds__).
 #include <algorithm>
 #include <cmath>
 
@@ -23,8 +25,14 @@ using memory_bound::ceil_div;
 constexpr double kEps = 1e-5;
 /// Smallest and largest hidden size the template accepts.
 constexpr std::int64_t kMinHidden = 64, kMaxHidden = 65536;
-/// Register-resident row: fp32 values per thread on top of ~32 registers of bookkeeping.
+/// Register-resident row: the held vectors (packed: 16-bit types two per register) on top of
+/// ~32 registers of bookkeeping.
 constexpr std::int64_t kBookkeepingRegs = 32;
+/// Rows per group (RPG): powers of two and the steps between them, so that a default can fill
+/// the last wave of blocks.
+const std::vector<Value> kRpgDomain = {1, 2, 3, 4, 6, 8, 12, 16};
+/// Registers of one SM, and the most resident threads per SM (sm_80 / sm_90).
+constexpr std::int64_t kRegsPerSm = 65536, kThreadsPerSm = 2048;
 /// Static shared memory of the kernel (reduction scratch), kept out of the dynamic budget.
 constexpr std::int64_t kStaticSmemReserve = 1024;
 
@@ -159,26 +167,50 @@ class LayernormWorkload final : public Workload {
 
 /// Register-mode geometry: what one thread holds for its part of a row.
 struct RegisterRow {
-  std::int64_t hidden, vec, tpr, threads, cluster, rpg;
+  std::int64_t hidden, vec, tpr, threads, cluster, rpg, prefetch, params, min_warps, elem_bytes;
   bool rms;
-  /// fp32 row values each thread holds (its CTA holds hidden / cluster of the row).
-  std::int64_t values() const { return ceil_div(hidden / cluster / vec, tpr) * vec; }
-  /// Values plus gamma (and beta) kept across RPG > 1 rows plus bookkeeping.
+  /// Vectors of the row each thread holds (its CTA holds hidden / cluster of the row).
+  std::int64_t items() const { return ceil_div(hidden / cluster / vec, tpr); }
+  /// 32-bit registers of one held vector.
+  std::int64_t vector_regs() const { return ceil_div(vec * elem_bytes, 4); }
+  /// The row (+ the prefetched next row, + gamma / beta with PARAMS 1) plus bookkeeping.
   std::int64_t registers() const {
-    return values() * (1 + (rpg > 1 ? (rms ? 1 : 2) : 0)) + kBookkeepingRegs;
+    const std::int64_t copies = 1 + prefetch + (params == 1 ? (rms ? 1 : 2) : 0);
+    return items() * vector_regs() * copies + kBookkeepingRegs;
   }
-  /// Within the per-thread register budget of THREADS threads.
-  bool fits() const { return registers() <= std::min<std::int64_t>(255, 65536 / threads); }
+  /// The register cap of __launch_bounds__: 255, the whole file over THREADS, and with
+  /// MIN_WARPS > 0 the file over MIN_WARPS warps.
+  std::int64_t register_cap() const {
+    std::int64_t cap = std::min<std::int64_t>(255, kRegsPerSm / threads);
+    if (min_warps > 0) cap = std::min(cap, kRegsPerSm / (32 * min_warps));
+    return cap;
+  }
+  /// Within the per-thread register budget.
+  bool fits() const { return registers() <= register_cap(); }
+  /// Resident blocks per SM: what MIN_WARPS asks for (the compiler then uses up to the cap),
+  /// else what the estimated register count allows; within the thread and 32-block limits.
+  std::int64_t blocks_per_sm() const {
+    const std::int64_t by_regs = min_warps > 0 ? 32 * min_warps / threads
+                                               : kRegsPerSm / (threads * (ceil_div(registers(), 8) * 8));
+    return std::max<std::int64_t>(1, std::min({kThreadsPerSm / threads, std::int64_t{32}, by_regs}));
+  }
 };
 
 /// The register-mode geometry of a config.
-RegisterRow register_row(std::int64_t hidden, bool rms, const Config& c) {
-  return {hidden, c["VEC"], c["TPR"], c["THREADS"], c["CLUSTER"], c["RPG"], rms};
+RegisterRow register_row(std::int64_t hidden, DType dtype, bool rms, const Config& c) {
+  return {hidden,      c["VEC"],     c["TPR"],    c["THREADS"],  c["CLUSTER"],
+          c["RPG"],    c["PREFETCH"], c["PARAMS"], c["MIN_WARPS"], static_cast<std::int64_t>(dtype_size(dtype)),
+          rms};
 }
 
 /// Register-mode fit of a config.
-bool registers_fit(std::int64_t hidden, bool rms, const Config& c) {
-  return register_row(hidden, rms, c).fits();
+bool registers_fit(std::int64_t hidden, DType dtype, bool rms, const Config& c) {
+  return register_row(hidden, dtype, rms, c).fits();
+}
+
+/// PARAMS 2: the CTA's part of gamma (and beta) in dynamic shared memory.
+std::int64_t param_smem_bytes(std::int64_t hidden, DType dtype, bool rms, const Config& c) {
+  return hidden / c["CLUSTER"] * static_cast<std::int64_t>(dtype_size(dtype)) * (rms ? 1 : 2);
 }
 
 /// Blocks of a launch: one per RPG rows of a group, CLUSTER per row group.
@@ -186,9 +218,18 @@ std::int64_t grid_blocks(std::int64_t rows, const Config& c) {
   return ceil_div(rows, c["THREADS"] / c["TPR"] * c["RPG"]) * c["CLUSTER"];
 }
 
+/// Dynamic shared memory of a launch: ROW_MODE 1 rows, or PARAMS 2 gamma / beta.
+std::int64_t dynamic_smem_bytes(std::int64_t hidden, DType dtype, bool rms, const Config& c);
+
 /// Shared-memory-mode bytes: THREADS / TPR rows of hidden elements.
 std::int64_t row_smem_bytes(std::int64_t hidden, DType dtype, const Config& c) {
   return c["THREADS"] / c["TPR"] * hidden * static_cast<std::int64_t>(dtype_size(dtype));
+}
+
+std::int64_t dynamic_smem_bytes(std::int64_t hidden, DType dtype, bool rms, const Config& c) {
+  if (c["ROW_MODE"] == 1) return row_smem_bytes(hidden, dtype, c);
+  if (c["ROW_MODE"] == 0 && c["PARAMS"] == 2) return param_smem_bytes(hidden, dtype, rms, c);
+  return 0;
 }
 
 class LayernormTemplate final : public KernelTemplate {
@@ -219,36 +260,84 @@ class LayernormTemplate final : public KernelTemplate {
 
   SearchSpace space(const Problem& problem, const Device& device) const override {
     check_problem(problem);
-    const std::int64_t hidden = problem.dim("hidden");
+    const std::int64_t hidden = problem.dim("hidden"), rows = problem.dim("rows");
     const DType dtype = memory_bound::io_dtype(problem);
     const bool rms = problem.attr("norm") == "rmsnorm";
     const auto widths = memory_bound::vector_widths(dtype);
     const std::int64_t smem_limit =
         std::max(device.smem_per_block_optin, device.smem_per_block) - kStaticSmemReserve;
 
-    // Default: widest vector dividing hidden; up to 4 vectors per thread for short rows (a
-    // group of 8..256 threads per row, 256-thread blocks); the row in registers when it fits,
-    // else split over a cluster of 2..8 CTAs of 512 threads holding at most 32 values each,
-    // else shared memory, else re-read; two-pass statistics, one row per group.
+    // Default (benchmarks/NOTES.md, "third round"): widest vector dividing hidden, then
+    // - short rows (<= 256 vectors): a warp (8..32 threads) per row with up to 8 vectors per
+    //   lane, 256-thread blocks asked to keep 32 warps per SM, RPG rows per group with the next
+    //   row prefetched and gamma / beta in shared memory, RPG as large as keeps >= 0.9 wave of
+    //   blocks (one wave: no tail), streaming hints;
+    // - rows of up to 64 KiB: 8..256 threads per row with up to 4 vectors per thread (as
+    //   measured at 94-96 % of copy);
+    // - longer rows: a cluster of 2..8 CTAs of 512 threads per row, 4 vectors per thread,
+    //   RPG 4 with prefetch and gamma / beta in shared memory, 32 warps per SM (64 KiB of
+    //   loads in flight per SM);
+    // else the row in shared memory, else re-read; two-pass statistics.
     Value vec = 1;
     for (Value v : widths)
       if (hidden % v == 0) vec = v;
     const std::int64_t vectors = hidden / vec;
+    const std::int64_t elem = static_cast<std::int64_t>(dtype_size(dtype));
+    const std::int64_t sms = device.sm_count > 0 ? device.sm_count : 132;
     Value tpr = std::min<std::int64_t>(256, std::max<std::int64_t>(8, memory_bound::floor_pow2(vectors / 4)));
-    Value threads = std::max<Value>(tpr, 256), cluster = 1;
-    Value mode = 2;
-    if (RegisterRow{hidden, vec, tpr, threads, 1, 1, rms}.fits()) {
+    Value threads = std::max<Value>(tpr, 256), cluster = 1, rpg = 1, prefetch = 0, params = 0;
+    Value min_warps = 0, hint = 0, mode = 2;
+    auto row_at = [&](Value t, Value th, Value c, Value r, Value pf, Value pa, Value mw) {
+      return RegisterRow{hidden, vec, t, th, c, r, pf, pa, mw, elem, rms};
+    };
+    // Defaults keep 16 registers of margin under the cap (NVRTC spills LayerNorm at the
+    // model's exact fit: gamma / beta / output conversions of a vector in flight).
+    auto fits_with_margin = [](const RegisterRow& r) { return r.registers() + 16 <= r.register_cap(); };
+    // RPG of the domain (>= 2 where rows allow) whose last wave of blocks is fullest: waves /
+    // ceil(waves) largest, ties (within 0.01) to the larger RPG.
+    auto pick_rpg = [&](Value groups_per_block, Value blocks_per_sm, Value blocks_per_group) {
+      const double slots = static_cast<double>(sms * blocks_per_sm);
+      Value best = 1;
+      double best_fill = -1;
+      for (Value r : kRpgDomain) {
+        if (r == 1) continue;
+        const double blocks = static_cast<double>(ceil_div(rows, groups_per_block * r) * blocks_per_group);
+        if (blocks < 0.5 * slots) break;  // fewer than half the slots busy
+        const double waves = blocks / slots;
+        const double fill = waves / std::ceil(waves);
+        if (fill >= best_fill - 0.01) best = r, best_fill = std::max(best_fill, fill);
+      }
+      return best;
+    };
+    if (vectors <= 256) {
+      tpr = std::min<std::int64_t>(32, std::max<std::int64_t>(8, memory_bound::floor_pow2(vectors / 4)));
+      threads = 256, mode = 0, hint = 1;
+      for (Value mw : {32, 24, 16}) {
+        const RegisterRow probe = row_at(tpr, threads, 1, 2, 1, 2, mw);
+        if (!fits_with_margin(probe)) continue;
+        min_warps = mw;
+        rpg = pick_rpg(threads / tpr, probe.blocks_per_sm(), 1);
+        if (rpg > 1) prefetch = 1, params = 2;
+        break;
+      }
+    } else if (hidden * elem <= 65536 && row_at(tpr, threads, 1, 1, 0, 0, 0).fits()) {
       mode = 0;
     } else {
-      for (Value c : {2, 4, 8}) {
-        const RegisterRow split{hidden, vec, 512, 512, c, 1, rms};
-        if (hidden % (vec * c) == 0 && 512 * vec * c <= hidden && split.values() <= 32) {
-          mode = 0, cluster = c, tpr = 512, threads = 512;
+      const std::pair<Value, Value> shapes[] = {{256, 24}, {512, 32}, {512, 16}, {1024, 32}};
+      for (const auto& [th, mw] : shapes) {
+        for (Value c : {2, 4, 8}) {
+          if (hidden % (vec * c) != 0 || th * vec * c > hidden) continue;
+          const RegisterRow probe = row_at(th, th, c, 2, 1, 2, mw);
+          if (!fits_with_margin(probe)) continue;
+          const Value r = pick_rpg(1, probe.blocks_per_sm(), c);
+          const Value pa = r > 1 && hidden / c * elem * (rms ? 1 : 2) <= smem_limit ? 2 : 0;
+          mode = 0, cluster = c, tpr = th, threads = th, rpg = r, prefetch = r > 1 ? 1 : 0;
+          params = pa, min_warps = mw, hint = 1;
           break;
         }
+        if (mode == 0) break;
       }
-      if (mode != 0 && threads / tpr * hidden * static_cast<std::int64_t>(dtype_size(dtype)) <= smem_limit)
-        mode = 1;
+      if (mode != 0 && threads / tpr * hidden * elem <= smem_limit) mode = 1;
     }
 
     SearchSpace::Builder b;
@@ -257,20 +346,31 @@ class LayernormTemplate final : public KernelTemplate {
         .param("VEC", widths, vec)
         .param("ROW_MODE", {0, 1, 2}, mode)
         .param("STATS", rms ? std::vector<Value>{0} : std::vector<Value>{0, 1}, 0)
-        .param("CACHE_HINT", {0, 1}, 0)
+        .param("CACHE_HINT", {0, 1}, hint)
         .param("CLUSTER", {1, 2, 4, 8}, cluster)
-        .param("RPG", {1, 2, 4, 8}, 1)
+        .param("RPG", kRpgDomain, rpg)
+        .param("PREFETCH", {0, 1}, prefetch)
+        .param("PARAMS", {0, 1, 2}, params)
+        .param("MIN_WARPS", {0, 16, 24, 32, 48, 64}, min_warps)
         .constraint("TPR <= THREADS")
         .constraint("TPR * VEC * CLUSTER <= " + std::to_string(hidden))
         .constraint("VEC * CLUSTER divides hidden=" + std::to_string(hidden),
                     [hidden](const Config& c) { return hidden % (c["VEC"] * c["CLUSTER"]) == 0; })
-        .constraint("CLUSTER == 1 or (ROW_MODE == 0 and TPR == THREADS and STATS == 0 and RPG == 1)")
+        .constraint("CLUSTER == 1 or (ROW_MODE == 0 and TPR == THREADS and STATS == 0)")
         .constraint("RPG == 1 or ROW_MODE == 0")
+        .constraint("PREFETCH == 0 or RPG > 1")
+        .constraint("PARAMS == 0 or RPG > 1")
+        .constraint("MIN_WARPS == 0 or (MIN_WARPS * 32 >= THREADS and (MIN_WARPS * 32) % THREADS == 0)")
+        .constraint("MIN_WARPS <= 48 or ROW_MODE == 0")
         .constraint("ROW_MODE 0: the row fits in registers",
-                    [hidden, rms](const Config& c) { return c["ROW_MODE"] != 0 || registers_fit(hidden, rms, c); })
+                    [hidden, dtype, rms](const Config& c) { return c["ROW_MODE"] != 0 || registers_fit(hidden, dtype, rms, c); })
         .constraint("ROW_MODE 1: rows fit in shared memory (" + std::to_string(smem_limit) + " B)",
                     [hidden, dtype, smem_limit](const Config& c) {
                       return c["ROW_MODE"] != 1 || row_smem_bytes(hidden, dtype, c) <= smem_limit;
+                    })
+        .constraint("PARAMS 2: gamma / beta fit in shared memory (" + std::to_string(smem_limit) + " B)",
+                    [hidden, dtype, rms, smem_limit](const Config& c) {
+                      return c["PARAMS"] != 2 || param_smem_bytes(hidden, dtype, rms, c) <= smem_limit;
                     });
     if (device.max_threads_per_block > 0)
       b.constraint("THREADS <= " + std::to_string(device.max_threads_per_block));
@@ -290,7 +390,8 @@ class LayernormTemplate final : public KernelTemplate {
                       " does not divide hidden=" + std::to_string(hidden);
       return false;
     }
-    if (config["ROW_MODE"] == 0 && !registers_fit(hidden, problem.attr("norm") == "rmsnorm", config)) {
+    if (config["ROW_MODE"] == 0 && !registers_fit(hidden, memory_bound::io_dtype(problem),
+                                                  problem.attr("norm") == "rmsnorm", config)) {
       if (why) *why = "hidden=" + std::to_string(hidden) + " does not fit in registers with " +
                       config.str();
       return false;
@@ -321,9 +422,8 @@ class LayernormTemplate final : public KernelTemplate {
                                               std::to_string(rows));
     step.grid[0] = static_cast<unsigned>(blocks);  // CLUSTER > 1: the kernel's cluster dims
     step.block[0] = static_cast<unsigned>(config["THREADS"]);
-    if (config["ROW_MODE"] == 1)
-      step.dynamic_smem = static_cast<unsigned>(
-          row_smem_bytes(hidden, memory_bound::io_dtype(problem), config));
+    step.dynamic_smem = static_cast<unsigned>(
+        dynamic_smem_bytes(hidden, memory_bound::io_dtype(problem), rms, config));
     const KernelArg none = KernelArg::i64(0);
     if (rms)
       step.args = {KernelArg::buf(0), KernelArg::buf(1), none, KernelArg::buf(2),

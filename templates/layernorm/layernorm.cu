@@ -7,10 +7,14 @@
 // elements) or re-read from global memory / L2 (ROW_MODE 2). Statistics are two-pass (STATS 0:
 // mean, then the sum of squared deviations from the kept row) or Welford/Chan (STATS 1: one
 // pass, per-thread statistics merged across the group). KT_HIDDEN is a problem define.
-// Register mode only: with CLUSTER > 1 one row is split across a thread-block cluster of
-// CLUSTER CTAs (one group = one CTA holds hidden / CLUSTER elements), the row sums combined
-// through distributed shared memory; with RPG > 1 each group normalizes RPG consecutive rows
-// one after the other, gamma / beta kept in registers across them.
+// Register mode only: the row is held as the loaded vectors (16-bit types packed, two per
+// register) and converted to fp32 in each pass; with CLUSTER > 1 one row is split across a
+// thread-block cluster of CLUSTER CTAs (one group = one CTA holds hidden / CLUSTER elements),
+// the row sums combined through distributed shared memory; with RPG > 1 each group normalizes
+// RPG consecutive rows one after the other, with PREFETCH = 1 loading row k + 1 before row k is
+// reduced (loads stay in flight across the reductions and the writes), and gamma / beta held
+// across the rows in registers (PARAMS = 1) or in dynamic shared memory (PARAMS = 2, the CTA's
+// part of the row: loaded once, re-read per row at shared-memory latency).
 #include "common/reduce.cuh"
 #include "common/vector.cuh"
 
@@ -33,10 +37,19 @@
 #define CACHE_HINT 0  // x loads and y stores: 0 default, 1 streaming
 #endif
 #ifndef CLUSTER
-#define CLUSTER 1  // CTAs per row (ROW_MODE 0, TPR == THREADS, two-pass, RPG 1); 1 = no cluster
+#define CLUSTER 1  // CTAs per row (ROW_MODE 0, TPR == THREADS, two-pass); 1 = no cluster
 #endif
 #ifndef RPG
 #define RPG 1  // rows per group, one after another (ROW_MODE 0)
+#endif
+#ifndef PREFETCH
+#define PREFETCH 0  // RPG > 1: 1 = row k + 1 loaded before row k is reduced
+#endif
+#ifndef PARAMS
+#define PARAMS 0  // RPG > 1, gamma / beta held across rows: 0 no, 1 registers, 2 shared memory
+#endif
+#ifndef MIN_WARPS
+#define MIN_WARPS 0  // resident warps per SM asked of the compiler (0: its own choice)
 #endif
 #ifndef KT_NORM
 #define KT_NORM 0  // 0 LayerNorm, 1 RMSNorm
@@ -48,6 +61,15 @@
 #define KT_RPB (THREADS / TPR)  // rows per block
 #define KT_NV (KT_HIDDEN / VEC)  // vectors per row
 #define KT_NVC (KT_NV / CLUSTER)  // vectors of a row held by one CTA of a cluster
+#define KT_ITEMS ((KT_NVC + TPR - 1) / TPR)  // ROW_MODE 0: vectors of a row per thread
+
+// __launch_bounds__: MIN_WARPS > 0 asks for MIN_WARPS * 32 / THREADS resident blocks per SM
+// (a register cap of 65536 / (32 * MIN_WARPS) per thread).
+#if MIN_WARPS * 32 >= THREADS
+#define KT_MIN_BLOCKS (MIN_WARPS * 32 / THREADS)
+#else
+#define KT_MIN_BLOCKS 1
+#endif
 
 #if CLUSTER > 1
 #define KT_CLUSTER_DIMS __cluster_dims__(CLUSTER, 1, 1)
@@ -57,21 +79,39 @@
 
 typedef KtVec<kt_io_t, VEC> Vec;
 
-/// gamma (and beta for LayerNorm) of vector idx as fp32.
-__device__ __forceinline__ void kt_load_params(const kt_io_t* gamma, const kt_io_t* beta, int idx,
-                                               float (&gf)[VEC], float (&bf)[VEC]) {
-  Vec g;
-  g.template load<2>(gamma + (long long)idx * VEC);
-  g.template to_float<KtIO>(gf);
+/// gamma (and beta for LayerNorm) of vector idx, as loaded (HINT 2: global read-only path;
+/// 0 for shared memory).
+template <int HINT = 2>
+__device__ __forceinline__ void kt_load_params_raw(const kt_io_t* gamma, const kt_io_t* beta,
+                                                   int idx, Vec& g, Vec& b) {
+  g.template load<HINT>(gamma + (long long)idx * VEC);
 #if KT_NORM == 0
-  Vec b;
-  b.template load<2>(beta + (long long)idx * VEC);
-  b.template to_float<KtIO>(bf);
+  b.template load<HINT>(beta + (long long)idx * VEC);
 #else
   (void)beta;
+  b.raw = g.raw;  // unused by RMSNorm
+#endif
+}
+
+/// gamma (and beta for LayerNorm) as fp32 from their loaded vectors.
+__device__ __forceinline__ void kt_params_float(const Vec& g, const Vec& b, float (&gf)[VEC],
+                                                float (&bf)[VEC]) {
+  g.template to_float<KtIO>(gf);
+#if KT_NORM == 0
+  b.template to_float<KtIO>(bf);
+#else
+  (void)b;
 #pragma unroll
   for (int j = 0; j < VEC; ++j) bf[j] = 0.0f;
 #endif
+}
+
+/// gamma (and beta for LayerNorm) of vector idx as fp32.
+__device__ __forceinline__ void kt_load_params(const kt_io_t* gamma, const kt_io_t* beta, int idx,
+                                               float (&gf)[VEC], float (&bf)[VEC]) {
+  Vec g, b;
+  kt_load_params_raw(gamma, beta, idx, g, b);
+  kt_params_float(g, b, gf, bf);
 }
 
 /// Writes one output vector: y = (v - mean) * rstd * g + b (RMSNorm: v * rstd * g).
@@ -102,21 +142,62 @@ __device__ __forceinline__ void kt_norm_store(const float (&v)[VEC], float mean,
   kt_norm_write(v, mean, rstd, gf, bf, y, idx);
 }
 
+#if CLUSTER > 1
+typedef KtClusterExchange<CLUSTER> KtExchange;
+#else
+struct KtExchange {};  // no cluster: nothing to exchange
+#endif
+
 /// Sum of a row's partial sums: over the group of TPR threads, then (CLUSTER > 1) over the
-/// CTAs of the cluster through `slot`.
-__device__ __forceinline__ float kt_row_sum(float v, float* scratch, float* slot) {
+/// CTAs of the cluster through `ex` (exchange number j).
+__device__ __forceinline__ float kt_row_sum(float v, float* scratch, KtExchange& ex,
+                                            unsigned int j) {
   v = kt_group_reduce_shfl<TPR, KtSumOp>(v, scratch);
 #if CLUSTER > 1
-  v = kt_cluster_sum<CLUSTER>(v, slot);
+  v = ex.sum(v, j);
 #else
-  (void)slot;
+  (void)ex;
+  (void)j;
 #endif
   return v;
 }
 
+/// ROW_MODE 0: a held vector as fp32, converted where it is used. The conversion is opaque
+/// (volatile asm) for 16-bit types so that the compiler cannot keep the fp32 values of one
+/// pass alive for the next: the row stays packed, two elements per register.
+__device__ __forceinline__ void kt_unpack(const Vec& t, float (&f)[VEC]) {
+#if KT_DTYPE == 1
+#pragma unroll
+  for (int j = 0; j < VEC; ++j) asm volatile("cvt.f32.f16 %0, %1;" : "=f"(f[j]) : "h"(t.v[j]));
+#elif KT_DTYPE == 2
+#pragma unroll
+  for (int j = 0; j < VEC; ++j) {
+    unsigned int u;
+    asm volatile("shl.b32 %0, %1, 16;" : "=r"(u) : "r"((unsigned int)t.v[j]));
+    f[j] = __uint_as_float(u);
+  }
+#else
+  t.template to_float<KtIO>(f);
+#endif
+}
+
+/// ROW_MODE 0: loads this thread's vectors of `row` (those from vector `first` on that its
+/// group holds) into r; vectors out of the row, or all when !active, are zero.
+__device__ __forceinline__ void kt_load_row(Vec (&r)[KT_ITEMS], const kt_io_t* x, long long row,
+                                            bool active, int first, int lane) {
+  const kt_io_t* xr = x + (active ? row : 0) * (long long)KT_HIDDEN;
+#pragma unroll
+  for (int i = 0; i < KT_ITEMS; ++i) {
+    if (active && lane + i * TPR < KT_NVC)
+      r[i].template load<CACHE_HINT>(xr + (long long)(first + lane + i * TPR) * VEC);
+    else
+      r[i].raw = typename Vec::raw_t();
+  }
+}
+
 /// One group of TPR threads (or, with CLUSTER > 1, CLUSTER CTAs) normalizes one row (RPG rows
 /// with ROW_MODE 0); mean_out may be null (RMSNorm).
-extern "C" __global__ void __launch_bounds__(THREADS) KT_CLUSTER_DIMS
+extern "C" __global__ void __launch_bounds__(THREADS, KT_MIN_BLOCKS) KT_CLUSTER_DIMS
 layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io_t* y,
               float* mean_out, float* rstd_out, long long rows, float eps) {
   __shared__ float scratch[3 * (THREADS / 32) + 3];
@@ -125,8 +206,12 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
 
 #if ROW_MODE == 0
   // ---- the row in registers: read once --------------------------------------------------
-  __shared__ float cluster_slot[2];  // CLUSTER > 1: the two row-sum exchanges
+  // CLUSTER > 1: the row sums are exchanged through st.async + mbarriers (reduce.cuh), set up
+  // before the first load so that its cluster barrier has nothing in flight to wait for.
+  __shared__ KtExchange exch;
+  unsigned int exchange = 0;
 #if CLUSTER > 1
+  exch.init();
   const int first = (int)(blockIdx.x % CLUSTER) * KT_NVC;  // == %cluster_ctarank * KT_NVC
   const long long group = blockIdx.x / CLUSTER;
   const bool writes_stats = blockIdx.x % CLUSTER == 0;
@@ -135,92 +220,121 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
   const long long group = (long long)blockIdx.x * KT_RPB + threadIdx.x / TPR;
   const bool writes_stats = true;
 #endif
-  const int kItems = (KT_NVC + TPR - 1) / TPR;
-#if RPG > 1
-  float gp[kItems][VEC], bp[kItems][VEC];  // gamma / beta, shared by the group's rows
+  Vec cur[KT_ITEMS];  // the first row is in flight while gamma / beta are fetched
+  kt_load_row(cur, x, group * RPG, group * RPG < rows, first, lane);
+#if PARAMS == 1
+  Vec gp[KT_ITEMS], bp[KT_ITEMS];  // gamma / beta as loaded, shared by the group's rows
 #pragma unroll
-  for (int i = 0; i < kItems; ++i)
-    if (lane + i * TPR < KT_NVC) kt_load_params(gamma, beta, first + lane + i * TPR, gp[i], bp[i]);
+  for (int i = 0; i < KT_ITEMS; ++i)
+    if (lane + i * TPR < KT_NVC) kt_load_params_raw(gamma, beta, first + lane + i * TPR, gp[i], bp[i]);
+#elif PARAMS == 2
+  // The CTA's part of gamma (then beta): KT_NVC vectors each, loaded by the whole block.
+  extern __shared__ __align__(16) unsigned char kt_param_smem[];
+  kt_io_t* const sg = reinterpret_cast<kt_io_t*>(kt_param_smem);
+  kt_io_t* const sb = sg + KT_NVC * VEC;
+  for (int i = threadIdx.x; i < KT_NVC; i += THREADS) {
+    Vec g, b;
+    kt_load_params_raw(gamma, beta, first + i, g, b);
+    g.template store<0>(sg + i * VEC);
+#if KT_NORM == 0
+    b.template store<0>(sb + i * VEC);
+#endif
+  }
+  __syncthreads();
 #endif
 #pragma unroll 1
   for (int k = 0; k < RPG; ++k) {
     const long long row = group * RPG + k;
-    const bool active = row < rows;  // uniform over a cluster (CLUSTER > 1: RPG == 1)
-    const kt_io_t* xr = x + (active ? row : 0) * (long long)KT_HIDDEN;
+    const bool active = row < rows;  // uniform over a cluster
+#if PREFETCH
+    Vec nxt[KT_ITEMS];  // the next row, in flight while this one is reduced and written
+    kt_load_row(nxt, x, row + 1, k + 1 < RPG && row + 1 < rows, first, lane);
+#endif
     kt_io_t* yr = y + (active ? row : 0) * (long long)KT_HIDDEN;
     float mean = 0.0f, rstd;
-    float v[kItems][VEC];
-#pragma unroll
-    for (int i = 0; i < kItems; ++i) {
-      Vec t;
-      if (active && lane + i * TPR < KT_NVC) {
-        t.template load<CACHE_HINT>(xr + (long long)(first + lane + i * TPR) * VEC);
-        t.template to_float<KtIO>(v[i]);
-      } else {
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) v[i][j] = 0.0f;
-      }
-    }
 #if KT_NORM == 1
     float sq = 0.0f;
 #pragma unroll
-    for (int i = 0; i < kItems; ++i)
+    for (int i = 0; i < KT_ITEMS; ++i) {
+      float f[VEC];
+      kt_unpack(cur[i], f);
 #pragma unroll
-      for (int j = 0; j < VEC; ++j) sq += v[i][j] * v[i][j];
-    rstd = rsqrtf(kt_row_sum(sq, scratch, &cluster_slot[0]) * inv_h + eps);
+      for (int j = 0; j < VEC; ++j) sq += f[j] * f[j];
+    }
+    rstd = rsqrtf(kt_row_sum(sq, scratch, exch, exchange++) * inv_h + eps);
 #elif STATS == 0
     float sum = 0.0f;
 #pragma unroll
-    for (int i = 0; i < kItems; ++i)
+    for (int i = 0; i < KT_ITEMS; ++i) {
+      float f[VEC];
+      kt_unpack(cur[i], f);
 #pragma unroll
-      for (int j = 0; j < VEC; ++j) sum += v[i][j];
-    mean = kt_row_sum(sum, scratch, &cluster_slot[0]) * inv_h;
+      for (int j = 0; j < VEC; ++j) sum += f[j];
+    }
+    mean = kt_row_sum(sum, scratch, exch, exchange++) * inv_h;
     float q = 0.0f;
 #pragma unroll
-    for (int i = 0; i < kItems; ++i) {
+    for (int i = 0; i < KT_ITEMS; ++i) {
       if (lane + i * TPR < KT_NVC) {
+        float f[VEC];
+        kt_unpack(cur[i], f);
 #pragma unroll
-        for (int j = 0; j < VEC; ++j) q += (v[i][j] - mean) * (v[i][j] - mean);
+        for (int j = 0; j < VEC; ++j) q += (f[j] - mean) * (f[j] - mean);
       }
     }
-    rstd = rsqrtf(kt_row_sum(q, scratch, &cluster_slot[1]) * inv_h + eps);
+    rstd = rsqrtf(kt_row_sum(q, scratch, exch, exchange++) * inv_h + eps);
 #else
     // Per-thread exact statistics of the values held, then a Chan merge across the group.
     KtWelford s = {0.0f, 0.0f, 0.0f};
     float sum = 0.0f;
     int held = 0;
 #pragma unroll
-    for (int i = 0; i < kItems; ++i) {
+    for (int i = 0; i < KT_ITEMS; ++i) {
       if (lane + i * TPR < KT_NVC) {
         held += VEC;
+        float f[VEC];
+        kt_unpack(cur[i], f);
 #pragma unroll
-        for (int j = 0; j < VEC; ++j) sum += v[i][j];
+        for (int j = 0; j < VEC; ++j) sum += f[j];
       }
     }
     if (held > 0) {
       s.n = (float)held;
       s.mean = sum / s.n;
 #pragma unroll
-      for (int i = 0; i < kItems; ++i) {
+      for (int i = 0; i < KT_ITEMS; ++i) {
         if (lane + i * TPR < KT_NVC) {
+          float f[VEC];
+          kt_unpack(cur[i], f);
 #pragma unroll
-          for (int j = 0; j < VEC; ++j) s.m2 += (v[i][j] - s.mean) * (v[i][j] - s.mean);
+          for (int j = 0; j < VEC; ++j) s.m2 += (f[j] - s.mean) * (f[j] - s.mean);
         }
       }
     }
     s = kt_group_welford<TPR>(s, scratch);
     mean = s.mean;
     rstd = rsqrtf(s.m2 * inv_h + eps);
+    (void)exchange;
 #endif
     if (active) {
 #pragma unroll
-      for (int i = 0; i < kItems; ++i) {
+      for (int i = 0; i < KT_ITEMS; ++i) {
         const int idx = first + lane + i * TPR;
         if (lane + i * TPR < KT_NVC) {
-#if RPG > 1
-          kt_norm_write(v[i], mean, rstd, gp[i], bp[i], yr, idx);
+          float f[VEC];
+          kt_unpack(cur[i], f);
+#if PARAMS == 1
+          float gf[VEC], bf[VEC];
+          kt_params_float(gp[i], bp[i], gf, bf);
+          kt_norm_write(f, mean, rstd, gf, bf, yr, idx);
+#elif PARAMS == 2
+          Vec g, b;
+          kt_load_params_raw<0>(sg, sb, lane + i * TPR, g, b);
+          float gf[VEC], bf[VEC];
+          kt_params_float(g, b, gf, bf);
+          kt_norm_write(f, mean, rstd, gf, bf, yr, idx);
 #else
-          kt_norm_store(v[i], mean, rstd, gamma, beta, yr, idx);
+          kt_norm_store(f, mean, rstd, gamma, beta, yr, idx);
 #endif
         }
       }
@@ -229,10 +343,14 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
         rstd_out[row] = rstd;
       }
     }
-  }
-#if CLUSTER > 1
-  kt_cluster_sync();  // no CTA leaves while another may still read its cluster_slot
+#if PREFETCH
+#pragma unroll
+    for (int i = 0; i < KT_ITEMS; ++i) cur[i].raw = nxt[i].raw;
+#else
+    if (k + 1 < RPG) kt_load_row(cur, x, row + 1, row + 1 < rows, first, lane);
 #endif
+  }
+  // CLUSTER > 1: a CTA may leave now: every byte sent to it has arrived, nothing reads it.
 #else
   const long long row = (long long)blockIdx.x * KT_RPB + threadIdx.x / TPR;
   const bool active = row < rows;
