@@ -12,6 +12,7 @@
 //
 // Usage: gpu_memory_bound OUT_DIR [--families=elementwise,reduction,layernorm]
 //                                 [--norms=layernorm,rmsnorm] [--dtypes=f32,f16]
+//                                 [--shapes=32768x1024,4096x65536] (a subset of the suite's)
 //                                 [--trials=40] [--seconds=14] [--searcher=genetic] [--seed=1]
 #include <cuda_runtime.h>
 
@@ -45,6 +46,7 @@ struct Settings {
   std::vector<std::string> families = {"elementwise", "reduction", "layernorm"};
   std::vector<std::string> norms = {"layernorm", "rmsnorm"};
   std::vector<std::string> dtypes = {"f32", "f16"};
+  std::vector<std::string> shapes;  ///< empty: every shape of the suite
   std::string selection;  ///< file-name suffix naming what was selected ("" = everything)
   std::size_t trials = 40;
   double seconds = 14;
@@ -78,7 +80,7 @@ Settings parse_args(int argc, char** argv) {
   if (argc < 2)
     throw Error(ErrorCode::invalid_argument,
                 "usage: gpu_memory_bound OUT_DIR [--families=a,b] [--norms=a,b] [--dtypes=a,b] "
-                "[--trials=N] [--seconds=S] [--searcher=NAME] [--seed=S]");
+                "[--shapes=RxC,...] [--trials=N] [--seconds=S] [--searcher=NAME] [--seed=S]");
   Settings s;
   s.out_dir = argv[1];
   for (int i = 2; i < argc; ++i) {
@@ -88,6 +90,7 @@ Settings parse_args(int argc, char** argv) {
     if (key == "--families") { s.families = split_list(value); s.selection += "_" + join(s.families); }
     else if (key == "--norms") { s.norms = split_list(value); s.selection += "_" + join(s.norms); }
     else if (key == "--dtypes") { s.dtypes = split_list(value); s.selection += "_" + join(s.dtypes); }
+    else if (key == "--shapes") { s.shapes = split_list(value); s.selection += "_" + join(s.shapes); }
     else if (key == "--trials") s.trials = std::stoul(value);
     else if (key == "--seconds") s.seconds = std::stod(value);
     else if (key == "--searcher") s.searcher = value;
@@ -113,6 +116,10 @@ std::vector<Task> suite(const Settings& s) {
         for (const char* shape : {"32768x1024", "32768x4096", "8192x16384", "4096x65536"})
           tasks.push_back({"layernorm", shape, {{"dtype", dtype}, {"norm", norm}}});
   }
+  if (!s.shapes.empty())
+    tasks.erase(std::remove_if(tasks.begin(), tasks.end(),
+                               [&](const Task& t) { return !in(s.shapes, t.shape); }),
+                tasks.end());
   if (tasks.empty())
     throw Error(ErrorCode::invalid_argument, "gpu_memory_bound: the selection names no task");
   return tasks;
