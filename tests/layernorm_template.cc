@@ -39,6 +39,8 @@ TEST_CASE("layernorm constraints reject what they should", "[layernorm]") {
   const Config d = s.default_config();
   REQUIRE(s.valid(d));
   CHECK(d["ROW_MODE"] == 0);  // 4096 halves fit in registers
+  CHECK(d["MIN_WARPS"] == 32);  // 4 vectors per thread: 64 registers, 4 blocks per SM
+  CHECK(t->space(ln_problem("8192x16384", "f16", "layernorm"), dev).default_config()["MIN_WARPS"] == 16);
   const Config reg = with(s, d, {{"THREADS", 512}, {"TPR", 512}, {"VEC", 8}, {"ROW_MODE", 0}});
   REQUIRE(s.valid(reg));
   CHECK_FALSE(s.valid(with(s, reg, {{"TPR", 1024}})));           // TPR <= THREADS
@@ -165,7 +167,7 @@ TEST_CASE("layernorm cluster and rows-per-group constraints", "[layernorm]") {
   // in registers too (4 copies + bookkeeping > 255) do not fit; in shared memory they do.
   const Problem wide = ln_problem("64x4096", "f16", "layernorm");
   const SearchSpace sw = t->space(wide, dev);
-  const Config w = with(sw, sw.default_config(), {{"THREADS", 64}, {"TPR", 32}, {"VEC", 8}, {"ROW_MODE", 0}});
+  const Config w = with(sw, sw.default_config(), {{"THREADS", 64}, {"TPR", 32}, {"VEC", 8}, {"ROW_MODE", 0}, {"MIN_WARPS", 0}});
   CHECK(sw.valid(w));
   CHECK_FALSE(sw.valid(with(sw, w, {{"RPG", 2}, {"PARAMS", 1}, {"PREFETCH", 1}})));
   CHECK(sw.valid(with(sw, w, {{"RPG", 2}, {"PARAMS", 2}, {"PREFETCH", 1}})));
@@ -269,6 +271,8 @@ TEST_CASE("layernorm spaces compile with NVRTC for sm_90", "[layernorm][nvrtc]")
   ktune::test::expect_space_compiles(*t, ln_problem("32768x1024", "f16", "layernorm"), 1, 5);
   ktune::test::expect_space_compiles(*t, ln_problem("4096x65536", "f16", "layernorm"), 1, 6);
   ktune::test::expect_space_compiles(*t, ln_problem("4096x65536", "bf16", "rmsnorm"), 1, 7);
+  ktune::test::expect_space_compiles(*t, ln_problem("8192x16384", "f16", "layernorm"), 0, 8);
+  ktune::test::expect_space_compiles(*t, ln_problem("8192x16384", "f32", "layernorm"), 0, 9);
   // The cluster split (distributed shared memory) and several rows per group: prefetched,
   // gamma / beta in registers or shared memory, Welford, an odd RPG.
   const auto p = ln_problem("4096x65536", "bf16", "layernorm");

@@ -173,10 +173,12 @@ struct RegisterRow {
   std::int64_t items() const { return ceil_div(hidden / cluster / vec, tpr); }
   /// 32-bit registers of one held vector.
   std::int64_t vector_regs() const { return ceil_div(vec * elem_bytes, 4); }
-  /// The row (+ the prefetched next row, + gamma / beta with PARAMS 1) plus bookkeeping.
+  /// The row (+ the prefetched next row, + gamma / beta with PARAMS 1), one register per held
+  /// vector for its address / conversion temporaries (NVRTC spills rows of 32+ narrow vectors
+  /// without it), plus bookkeeping.
   std::int64_t registers() const {
     const std::int64_t copies = 1 + prefetch + (params == 1 ? (rms ? 1 : 2) : 0);
-    return items() * vector_regs() * copies + kBookkeepingRegs;
+    return items() * (vector_regs() * copies + 1) + kBookkeepingRegs;
   }
   /// The register cap of __launch_bounds__: 255, the whole file over THREADS, and with
   /// MIN_WARPS > 0 the file over MIN_WARPS warps.
@@ -273,7 +275,7 @@ class LayernormTemplate final : public KernelTemplate {
     //   row prefetched and gamma / beta in shared memory, RPG as large as keeps >= 0.9 wave of
     //   blocks (one wave: no tail), streaming hints;
     // - rows of up to 64 KiB: 8..256 threads per row with up to 4 vectors per thread (as
-    //   measured at 94-96 % of copy);
+    //   measured at 94-96 % of copy), 32 or 16 warps per SM;
     // - longer rows: a cluster of 2..8 CTAs of 512 threads per row, 4 vectors per thread,
     //   RPG 4 with prefetch and gamma / beta in shared memory, 32 warps per SM (64 KiB of
     //   loads in flight per SM);
@@ -321,7 +323,13 @@ class LayernormTemplate final : public KernelTemplate {
         break;
       }
     } else if (hidden * elem <= 65536 && row_at(tpr, threads, 1, 1, 0, 0, 0).fits()) {
+      // The occupancy the first rounds measured at 94-96 % (4 blocks of 256 threads per SM at
+      // <= 4 vectors per thread, else 2), now asked for explicitly: the packed row leaves the
+      // compiler free to take 80-210 registers otherwise (NVRTC, sm_90), and these caps do
+      // not spill.
       mode = 0;
+      min_warps = row_at(tpr, threads, 1, 1, 0, 0, 0).items() <= 4 ? 32 : 16;
+      if (!row_at(tpr, threads, 1, 1, 0, 0, min_warps).fits()) min_warps = 0;
     } else {
       const std::pair<Value, Value> shapes[] = {{256, 24}, {512, 32}, {512, 16}, {1024, 32}};
       for (const auto& [th, mw] : shapes) {

@@ -166,7 +166,9 @@ __device__ __forceinline__ float kt_row_sum(float v, float* scratch, KtExchange&
 /// (volatile asm) for 16-bit types so that the compiler cannot keep the fp32 values of one
 /// pass alive for the next: the row stays packed, two elements per register.
 __device__ __forceinline__ void kt_unpack(const Vec& t, float (&f)[VEC]) {
-#if KT_DTYPE == 1
+#if defined(KT_PLAIN_UNPACK)
+  t.template to_float<KtIO>(f);
+#elif KT_DTYPE == 1
 #pragma unroll
   for (int j = 0; j < VEC; ++j) asm volatile("cvt.f32.f16 %0, %1;" : "=f"(f[j]) : "h"(t.v[j]));
 #elif KT_DTYPE == 2
@@ -337,6 +339,9 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
           kt_norm_store(f, mean, rstd, gamma, beta, yr, idx);
 #endif
         }
+        // At most 4 vectors' gamma / beta fetched ahead of their use: the compiler would hoist
+        // every load of the unrolled loop (long rows: 100+ registers, spills under a cap).
+        if (i % 4 == 3) asm volatile("" ::: "memory");
       }
       if (lane == 0 && writes_stats) {
         if (mean_out) mean_out[row] = mean;
