@@ -162,13 +162,12 @@ __device__ __forceinline__ float kt_row_sum(float v, float* scratch, KtExchange&
   return v;
 }
 
-/// ROW_MODE 0: a held vector as fp32, converted where it is used. The conversion is opaque
-/// (volatile asm) for 16-bit types so that the compiler cannot keep the fp32 values of one
-/// pass alive for the next: the row stays packed, two elements per register.
+/// ROW_MODE 0: a held vector as fp32, converted where it is used (each pass). The conversion
+/// is volatile asm for 16-bit types, so that the compiler cannot merge the passes' conversions
+/// into fp32 copies of the row (ptxas reported the same registers either way in the configs
+/// checked: the hold is packed in both).
 __device__ __forceinline__ void kt_unpack(const Vec& t, float (&f)[VEC]) {
-#if defined(KT_PLAIN_UNPACK)
-  t.template to_float<KtIO>(f);
-#elif KT_DTYPE == 1
+#if KT_DTYPE == 1
 #pragma unroll
   for (int j = 0; j < VEC; ++j) asm volatile("cvt.f32.f16 %0, %1;" : "=f"(f[j]) : "h"(t.v[j]));
 #elif KT_DTYPE == 2
