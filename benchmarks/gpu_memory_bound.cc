@@ -13,6 +13,8 @@
 // Usage: gpu_memory_bound OUT_DIR [--families=elementwise,reduction,layernorm]
 //                                 [--norms=layernorm,rmsnorm] [--dtypes=f32,f16]
 //                                 [--shapes=32768x1024,4096x65536] (a subset of the suite's)
+//                                 [--variants="K=V,K=V;K=V"] (overrides of each task's default
+//                                 config, measured after its tuning where valid: "variants")
 //                                 [--trials=40] [--seconds=14] [--searcher=genetic] [--seed=1]
 #include <cuda_runtime.h>
 
@@ -21,6 +23,8 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -47,6 +51,7 @@ struct Settings {
   std::vector<std::string> norms = {"layernorm", "rmsnorm"};
   std::vector<std::string> dtypes = {"f32", "f16"};
   std::vector<std::string> shapes;  ///< empty: every shape of the suite
+  std::vector<std::string> variants;  ///< "K=V,K=V" overrides of the default config
   std::string selection;  ///< file-name suffix naming what was selected ("" = everything)
   std::size_t trials = 40;
   double seconds = 14;
@@ -80,7 +85,7 @@ Settings parse_args(int argc, char** argv) {
   if (argc < 2)
     throw Error(ErrorCode::invalid_argument,
                 "usage: gpu_memory_bound OUT_DIR [--families=a,b] [--norms=a,b] [--dtypes=a,b] "
-                "[--shapes=RxC,...] [--trials=N] [--seconds=S] [--searcher=NAME] [--seed=S]");
+                "[--shapes=RxC,...] [--variants=\"K=V,K=V;K=V\"] [--trials=N] [--seconds=S] [--searcher=NAME] [--seed=S]");
   Settings s;
   s.out_dir = argv[1];
   for (int i = 2; i < argc; ++i) {
@@ -91,6 +96,11 @@ Settings parse_args(int argc, char** argv) {
     else if (key == "--norms") { s.norms = split_list(value); s.selection += "_" + join(s.norms); }
     else if (key == "--dtypes") { s.dtypes = split_list(value); s.selection += "_" + join(s.dtypes); }
     else if (key == "--shapes") { s.shapes = split_list(value); s.selection += "_" + join(s.shapes); }
+    else if (key == "--variants") {
+      std::stringstream ss(value);
+      for (std::string item; std::getline(ss, item, ';');)
+        if (!item.empty()) s.variants.push_back(item);
+    }
     else if (key == "--trials") s.trials = std::stoul(value);
     else if (key == "--seconds") s.seconds = std::stod(value);
     else if (key == "--searcher") s.searcher = value;
@@ -150,6 +160,27 @@ double copy_bandwidth_gbps(std::size_t bytes, int reps) {
   cudaFree(dst);
   std::sort(ms.begin(), ms.end());
   return 2.0 * static_cast<double>(bytes) / (ms[ms.size() / 2] * 1e-3) / 1e9;
+}
+
+/// The default config of `space` with "K=V,K=V" overrides, or nullopt when a name or value
+/// is outside the space or the result is invalid / not implementable.
+std::optional<Config> variant_of(const SearchSpace& space, const KernelTemplate& tmpl,
+                                 const Problem& problem, const std::string& overrides) {
+  const Config d = space.default_config();
+  std::map<std::string, Value> values;
+  for (std::size_t i = 0; i < d.size(); ++i) values[d.names()[i]] = d.values()[i];
+  try {
+    for (const std::string& kv : split_list(overrides)) {
+      const auto eq = kv.find('=');
+      if (eq == std::string::npos || !values.count(kv.substr(0, eq))) return std::nullopt;
+      values[kv.substr(0, eq)] = std::stoll(kv.substr(eq + 1));
+    }
+    const Config c = space.make(values);
+    if (!space.valid(c) || !tmpl.can_implement(problem, c)) return std::nullopt;
+    return c;
+  } catch (const std::exception&) {  // a value that is no integer or outside its domain
+    return std::nullopt;
+  }
 }
 
 std::string today() {
@@ -222,6 +253,22 @@ int main(int argc, char** argv) {
                   100.0 * tuned / copy_gbps, fallback, 100.0 * fallback / copy_gbps,
                   result.trials.size(), result.elapsed_s,
                   result.best ? result.best->config.str().c_str() : "(no valid trial)");
+      // Variants of the default config, timed by the same measurer after the tuning.
+      json variants = json::array();
+      const SearchSpace space = tmpl->space(problem, device);
+      for (const std::string& overrides : settings.variants) {
+        const auto config = variant_of(space, *tmpl, problem, overrides);
+        if (!config) continue;
+        const Trial trial = measurer.measure({*config}).at(0);
+        const double v = gbps(trial);
+        variants.push_back({{"overrides", overrides}, {"config", config->str()},
+                            {"status", to_string(trial.status)},
+                            {"ms", trial.ok() ? trial.median_ms : 0.0}, {"gbps", v},
+                            {"pct_of_copy", 100.0 * v / copy_gbps}});
+        std::printf("    variant %-44s %7.0f GB/s (%5.1f%%)  %s\n", overrides.c_str(), v,
+                    100.0 * v / copy_gbps, to_string(trial.status));
+      }
+      row["variants"] = variants;
       std::fflush(stdout);
       doc["results"].push_back(row);
       std::ofstream(out_path) << doc.dump(2) << "\n";
