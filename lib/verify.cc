@@ -53,7 +53,6 @@ double element(const std::uint8_t* data, DType t, std::size_t i) {
   return 0;
 }
 
-namespace {
 bool is_poison(const std::uint8_t* data, DType t, std::size_t i) {
   std::size_t size = dtype_size(t);
   std::uint8_t p = poison_byte(t);
@@ -61,7 +60,6 @@ bool is_poison(const std::uint8_t* data, DType t, std::size_t i) {
     if (data[i * size + b] != p) return false;
   return true;
 }
-}  // namespace
 
 namespace {
 

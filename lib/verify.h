@@ -18,6 +18,8 @@ constexpr std::uint8_t kCanaryByte = 0xC3;
 /// Byte pattern outputs are poisoned with before a run: 0xFF (a NaN in every float format)
 /// for floating types, 0xA5 for integers (an unlikely value: 0xA5A5A5A5).
 std::uint8_t poison_byte(DType t);
+/// Whether element `i` of dtype `t` at `data` still holds the poison pattern in every byte.
+bool is_poison(const std::uint8_t* data, DType t, std::size_t i);
 
 /// Element `i` of raw bytes of dtype `t`, as double (f16 and bf16 decoded exactly).
 double element(const std::uint8_t* data, DType t, std::size_t i);

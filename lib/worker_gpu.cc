@@ -257,13 +257,8 @@ class GpuBackend : public WorkerBackend {
         auto& out = d.expected[i].bytes;
         check_candidate(cudaMemcpy(out.data(), primary_[i].data(), out.size(), cudaMemcpyDeviceToHost),
                         "downloading the GPU reference's " + primary_[i].spec().name);
-        DType t = primary_[i].spec().dtype;
-        std::size_t size = dtype_size(t);
-        std::uint8_t p = verify::poison_byte(t);
         for (std::size_t e = 0; e < primary_[i].spec().elements; ++e)
-          if (std::all_of(out.begin() + static_cast<std::ptrdiff_t>(e * size),
-                          out.begin() + static_cast<std::ptrdiff_t>((e + 1) * size),
-                          [p](std::uint8_t b) { return b == p; }))
+          if (verify::is_poison(out.data(), primary_[i].spec().dtype, e))
             throw Error(ErrorCode::internal, "the GPU reference of " + tmpl_->name() +
                                                  " left element " + std::to_string(e) + " of " +
                                                  primary_[i].spec().name + " unwritten");
@@ -291,26 +286,20 @@ class GpuBackend : public WorkerBackend {
     if (need + (std::size_t{1} << 30) > free_bytes) return nullptr;
     DeviceSeed s;
     s.seed = d.seed;
-    for (std::size_t i = 0; i < specs_.size(); ++i) {
-      const auto& spec = specs_[i];
-      BufferSpec plain = spec;
+    // A plain device copy of a host buffer (no offset, no canary); false when it failed.
+    auto copy_to_device = [](const HostBuffer& host, DeviceAlloc& out) {
+      BufferSpec plain = host.spec;
       plain.offset_bytes = 0;
+      out = DeviceAlloc(plain, 0);
+      return out.ok() && cudaMemcpy(out.data(), host.bytes.data(), out.bytes(),
+                                    cudaMemcpyHostToDevice) == cudaSuccess;
+    };
+    for (std::size_t i = 0; i < specs_.size(); ++i) {
       s.initial.emplace_back();
       s.expected.emplace_back();
-      if (reads_input(spec.role)) {
-        s.initial.back() = DeviceAlloc(plain, 0);
-        if (!s.initial.back().ok() ||
-            cudaMemcpy(s.initial.back().data(), d.initial[i].bytes.data(), s.initial.back().bytes(),
-                       cudaMemcpyHostToDevice) != cudaSuccess)
-          return nullptr;
-      }
-      if (is_checked_output(spec.role)) {
-        s.expected.back() = DeviceAlloc(plain, 0);
-        if (!s.expected.back().ok() ||
-            cudaMemcpy(s.expected.back().data(), d.expected[i].bytes.data(), s.expected.back().bytes(),
-                       cudaMemcpyHostToDevice) != cudaSuccess)
-          return nullptr;
-      }
+      if (reads_input(specs_[i].role) && !copy_to_device(d.initial[i], s.initial.back())) return nullptr;
+      if (is_checked_output(specs_[i].role) && !copy_to_device(d.expected[i], s.expected.back()))
+        return nullptr;
     }
     device_seeds_.push_back(std::move(s));
     return &device_seeds_.back();
