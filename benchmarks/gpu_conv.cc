@@ -38,8 +38,8 @@
 #include "ktune/searcher.h"
 #include "ktune/template.h"
 #include "ktune/tuner.h"
+#include "gpu_bench_support.h"
 #include "launch_plan_runner.h"
-#include "stats.h"
 #include "templates/conv/conv_problem.h"
 
 using namespace ktune;
@@ -99,14 +99,6 @@ struct Settings {
   double min_time_ms = 20;            // tuning: timed samples per candidate add up to this
 };
 
-/// Items of a comma-separated list.
-std::vector<std::string> comma_items(const std::string& text) {
-  std::vector<std::string> items;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) items.push_back(item);
-  return items;
-}
 
 Settings parse_settings(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-')
@@ -122,8 +114,8 @@ Settings parse_settings(int argc, char** argv) {
     const std::string value = eq == std::string::npos ? "" : arg.substr(eq + 1);
     if (key == "--budget") s.budget = std::stoul(value);
     else if (key == "--searcher") s.searcher = value;
-    else if (key == "--dtypes") s.dtypes = comma_items(value);
-    else if (key == "--layers") s.layers = value == "all" ? std::vector<std::string>{} : comma_items(value);
+    else if (key == "--dtypes") s.dtypes = bench::split_list(value);
+    else if (key == "--layers") s.layers = value == "all" ? std::vector<std::string>{} : bench::split_list(value);
     else if (key == "--seed") s.seed = std::stoull(value);
     else if (key == "--min-time-ms") s.min_time_ms = std::stod(value);
     else throw Error(ErrorCode::invalid_argument, "unknown option " + arg);
@@ -290,49 +282,11 @@ class CudnnConv {
   bool found_ = false;
 };
 
-/// Calls of `run` between one pair of CUDA events (a sample is their mean): short kernels
-/// (ResNet layers take 5-60 us) are then not dominated by the event pair.
-constexpr int kCallsPerSample = 10;
-
-/// Median per-call time (ms) of `run`: 5 warm-up calls, then samples of kCallsPerSample
-/// back-to-back calls until 100 ms of GPU time or 200 samples (at least 15).
+/// Short kernels (ResNet layers take 5-60 us): 10 back-to-back calls per pair of CUDA events,
+/// so that a sample is not dominated by the events; 5 warm-up calls, then samples until 100 ms
+/// of GPU time or 200 samples (at least 15).
 double event_median_ms(const std::function<void()>& run) {
-  for (int i = 0; i < 5; ++i) run();
-  check_cuda(cudaDeviceSynchronize(), "warm-up");
-  cudaEvent_t events[2];
-  for (auto& e : events) check_cuda(cudaEventCreate(&e), "cudaEventCreate");
-  std::vector<double> per_call;
-  for (double spent = 0; per_call.size() < 15 || (spent < 100 && per_call.size() < 200);) {
-    check_cuda(cudaEventRecord(events[0]), "cudaEventRecord");
-    for (int i = 0; i < kCallsPerSample; ++i) run();
-    check_cuda(cudaEventRecord(events[1]), "cudaEventRecord");
-    check_cuda(cudaEventSynchronize(events[1]), "cudaEventSynchronize");
-    float ms = 0;
-    check_cuda(cudaEventElapsedTime(&ms, events[0], events[1]), "cudaEventElapsedTime");
-    spent += ms;
-    per_call.push_back(ms / kCallsPerSample);
-  }
-  for (auto& e : events) cudaEventDestroy(e);
-  return stats::median(per_call);
-}
-
-/// ||a - b|| / ||b|| over two host buffers of the same spec.
-double rel_l2(const HostBuffer& a, const HostBuffer& b) {
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < b.spec.elements; ++i) {
-    const double u = read_element(a, i), v = read_element(b, i);
-    diff += (u - v) * (u - v);
-    norm += v * v;
-  }
-  return std::sqrt(diff / std::max(norm, 1e-300));
-}
-
-/// Geometric mean (0 for none).
-double geometric_mean(const std::vector<double>& values) {
-  if (values.empty()) return 0;
-  double logs = 0;
-  for (double v : values) logs += std::log(v);
-  return std::exp(logs / static_cast<double>(values.size()));
+  return bench::event_median_ms(run, {5, 10, 15, 100, 200});
 }
 
 /// The problem of a layer in a dtype (plain convolution: no bias, no ReLU, like cuDNN's).
@@ -434,7 +388,7 @@ json run_layer(const Settings& settings, const Layer& layer, const std::string& 
   run_cudnn();
   check_cuda(cudaDeviceSynchronize(), "cudnn run");
   const HostBuffer theirs = dev.download(2, host[2].spec);
-  row["rel_l2_vs_cudnn"] = rel_l2(ours, theirs);
+  row["rel_l2_vs_cudnn"] = bench::rel_l2(ours, theirs);
   row["tolerance"] = workload->tolerance(host[2].spec).rel_l2;
 
   const double ktune_ms = event_median_ms(run_ktune);
@@ -507,7 +461,7 @@ int main(int argc, char** argv) {
       }
     json means = json::object();
     for (const auto& [dtype, values] : ratios) {
-      const double g = geometric_mean(values);
+      const double g = bench::geomean(values);
       const auto ahead = std::count_if(values.begin(), values.end(), [](double r) { return r > 1; });
       means[dtype] = {{"geomean_ratio", g}, {"layers", values.size()}, {"layers_ahead", ahead}};
       std::printf("geomean ratio to cuDNN %-5s %.3f over %zu layers (%ld ahead)\n", dtype.c_str(),

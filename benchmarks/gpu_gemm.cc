@@ -9,11 +9,15 @@
 // Usage: gpu_gemm OUT.json [--budget=N] [--seconds=S] [--searcher=NAME]
 //                          [--dtypes=f32,f16,bf16] [--groups=square,llm,skinny,kheavy,odd]
 //                          [--shapes=MxNxK,...] [--layout=NT] [--seed=S]
+//                          [--template=NAME] [--variants="K=V,K=V;K=V"]
 // --budget is the trial budget per shape, --seconds a tuning wall-time cap per shape (0 =
 // none), --shapes keeps only the listed shapes of the chosen groups, so a long suite can be
 // split into device calls of a few minutes. The issue's targets (SIMT fp32 >= 0.85x cuBLAS on
 // 4096^3 / 8192^3, mma f16/bf16 >= 0.70x at 4096^3, skinny M <= 64 geomean >= 1.0x) are
-// printed next to the ratios they judge and stored in the JSON ("targets").
+// printed next to the ratios they judge and stored in the JSON ("targets"). --template picks
+// the f16/bf16 template (default gemm_mma; e.g. gemm_wgmma); --variants are overrides of each
+// shape's default config, timed in the same event loop after cuBLAS and checked against it
+// (skipped where a name or value is outside the space or the config cannot run the shape).
 // C is row-major; layout letters as in templates/gemm/gemm_problem.h; alpha = 1.5,
 // beta = 0.5, no bias, C in the input dtype (out=same) for every library. cuBLAS is loaded
 // at run time (dlopen libcublas.so.13/.12), so the program links nothing beyond ktune.
@@ -45,6 +49,7 @@
 #include "ktune/searcher.h"
 #include "ktune/template.h"
 #include "ktune/tuner.h"
+#include "gpu_bench_support.h"
 #include "launch_plan_runner.h"
 #include "templates/gemm/gemm_problem.h"
 
@@ -68,6 +73,8 @@ struct Settings {
   std::vector<std::string> shapes;  // "MxNxK"; empty = every shape of the groups
   std::string layout = "NT";
   std::uint64_t seed = 1;
+  std::string mma_template = "gemm_mma";  // the f16 / bf16 template
+  std::vector<std::string> variants;      // "K=V,K=V" overrides of the default config
 };
 
 /// One shape of the suite.
@@ -75,14 +82,6 @@ struct Shape {
   std::string group;
   std::int64_t M, N, K;
 };
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) items.push_back(item);
-  return items;
-}
 
 Settings parse_args(int argc, char** argv) {
   if (argc < 2) throw Error(ErrorCode::invalid_argument, "usage: gpu_gemm OUT.json [--budget=N] ...");
@@ -94,12 +93,14 @@ Settings parse_args(int argc, char** argv) {
     const std::string key = arg.substr(0, eq), value = eq == std::string::npos ? "" : arg.substr(eq + 1);
     if (key == "--budget") s.budget = std::stoul(value);
     else if (key == "--seconds") s.seconds = std::stod(value);
-    else if (key == "--shapes") s.shapes = split_list(value);
+    else if (key == "--shapes") s.shapes = bench::split_list(value);
     else if (key == "--searcher") s.searcher = value;
-    else if (key == "--dtypes") s.dtypes = split_list(value);
-    else if (key == "--groups") s.groups = split_list(value);
+    else if (key == "--dtypes") s.dtypes = bench::split_list(value);
+    else if (key == "--groups") s.groups = bench::split_list(value);
     else if (key == "--layout") s.layout = value;
     else if (key == "--seed") s.seed = std::stoull(value);
+    else if (key == "--template") s.mma_template = value;
+    else if (key == "--variants") s.variants = bench::split_list(value, ';');
     else throw Error(ErrorCode::invalid_argument, "unknown option " + arg);
   }
   return s;
@@ -209,32 +210,6 @@ void check_cublas(cublasStatus_t status, const char* what) {
                                            std::to_string(static_cast<int>(status)));
 }
 
-/// Median per-call time (ms) of `run` with CUDA events: 3 warm-up calls, then calls until
-/// 100 ms or 300 samples (at least 10).
-double median_ms(const std::function<void()>& run) {
-  for (int i = 0; i < 3; ++i) run();
-  check_cuda(cudaDeviceSynchronize(), "warm-up");
-  cudaEvent_t start, stop;
-  check_cuda(cudaEventCreate(&start), "event");
-  check_cuda(cudaEventCreate(&stop), "event");
-  std::vector<double> samples;
-  double total = 0;
-  while (samples.size() < 10 || (total < 100 && samples.size() < 300)) {
-    check_cuda(cudaEventRecord(start), "record");
-    run();
-    check_cuda(cudaEventRecord(stop), "record");
-    check_cuda(cudaEventSynchronize(stop), "sync");
-    float ms = 0;
-    check_cuda(cudaEventElapsedTime(&ms, start, stop), "elapsed");
-    samples.push_back(ms);
-    total += ms;
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
-}
-
 /// cuBLAS call computing our row-major C = alpha * op(A) * op(B) + beta * C, i.e. the
 /// column-major C^T = op(B)^T * op(A)^T.
 void cublas_gemm(cublasHandle_t handle, const gemm::GemmShape& s, const void* A, const void* B,
@@ -255,29 +230,11 @@ void cublas_gemm(cublasHandle_t handle, const gemm::GemmShape& s, const void* A,
                "cublasGemmEx");
 }
 
-/// ||x - y|| / ||y|| over two host buffers of the same spec.
-double relative_l2(const HostBuffer& x, const HostBuffer& y) {
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < y.spec.elements; ++i) {
-    const double a = read_element(x, i), b = read_element(y, i);
-    diff += (a - b) * (a - b);
-    norm += b * b;
-  }
-  return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
-}
-
-double geomean(const std::vector<double>& v) {
-  if (v.empty()) return 0;
-  double log_sum = 0;
-  for (double x : v) log_sum += std::log(x);
-  return std::exp(log_sum / static_cast<double>(v.size()));
-}
-
-/// The template for a dtype: gemm_simt for f32, gemm_mma otherwise.
-std::shared_ptr<const KernelTemplate> gemm_template_for(const std::string& dtype) {
+/// The template for a dtype: gemm_simt for f32, `mma_template` otherwise.
+std::shared_ptr<const KernelTemplate> gemm_template_for(const std::string& dtype,
+                                                        const std::string& mma_template) {
   static auto simt = std::shared_ptr<const KernelTemplate>(make_gemm_simt_template());
-  static auto mma = std::shared_ptr<const KernelTemplate>(make_gemm_mma_template());
-  return dtype == "f32" ? simt : mma;
+  return dtype == "f32" ? simt : find_template(mma_template);
 }
 
 /// One config compiled, loaded and bound to the shared workload buffers plus its own scratch
@@ -316,7 +273,7 @@ class LoadedConfig {
 /// Tunes one shape and times the winner and the default config next to cuBLAS.
 json run_shape(const Settings& settings, const std::string& dtype, const Shape& shape,
                const Device& device, Builder& builder, cublasHandle_t handle) {
-  auto tmpl = gemm_template_for(dtype);
+  auto tmpl = gemm_template_for(dtype, settings.mma_template);
   const std::string dims = shape_text(shape.M, shape.N, shape.K);
   Problem problem = make_problem(*tmpl, dims, {{"dtype", dtype}, {"layout", settings.layout}});
   const gemm::GemmShape s = gemm::gemm_shape(problem);
@@ -396,13 +353,13 @@ json run_shape(const Settings& settings, const std::string& dtype, const Shape& 
   run_cublas();
   check_cuda(cudaDeviceSynchronize(), "cublas run");
   HostBuffer theirs = download_c();
-  row["rel_l2_vs_cublas"] = relative_l2(ours, theirs);
-  row["default_rel_l2_vs_cublas"] = relative_l2(defaults, theirs);
+  row["rel_l2_vs_cublas"] = bench::rel_l2(ours, theirs);
+  row["default_rel_l2_vs_cublas"] = bench::rel_l2(defaults, theirs);
   row["tolerance"] = workload->tolerance(c_host.spec).rel_l2;
 
-  const double ktune_ms = median_ms(run_ktune);
-  const double default_ms = median_ms(run_default);
-  const double cublas_ms = median_ms(run_cublas);
+  const double ktune_ms = bench::event_median_ms(run_ktune);
+  const double default_ms = bench::event_median_ms(run_default);
+  const double cublas_ms = bench::event_median_ms(run_cublas);
   const double flops = workload->flops(), bytes = workload->bytes();
   row["ktune_ms"] = ktune_ms;
   row["default_same_loop_ms"] = default_ms;
@@ -414,6 +371,29 @@ json run_shape(const Settings& settings, const std::string& dtype, const Shape& 
   row["default_ratio"] = cublas_ms / default_ms;
   row["ktune_hbm_fraction"] = bytes / ktune_ms / 1e6 / kCopyGBps;
   row["cublas_hbm_fraction"] = bytes / cublas_ms / 1e6 / kCopyGBps;
+
+  // 3. Variants of the default config: checked against cuBLAS, timed in the same loop.
+  json variants = json::array();
+  for (const std::string& overrides : settings.variants) {
+    const auto config = bench::variant_of(space, *tmpl, problem, overrides);
+    if (!config) continue;
+    json v = {{"overrides", overrides}, {"config", config->str()}};
+    try {
+      LoadedConfig loaded(*tmpl, problem, *config, device, builder, buffers);
+      reset_c();
+      loaded.run();
+      check_cuda(cudaDeviceSynchronize(), "variant run");
+      v["rel_l2_vs_cublas"] = bench::rel_l2(download_c(), theirs);
+      const double ms = bench::event_median_ms([&] { loaded.run(); });
+      v["ms"] = ms;
+      v["tflops"] = flops / ms / 1e9;
+      v["ratio"] = cublas_ms / ms;
+    } catch (const std::exception& e) {
+      v["error"] = e.what();
+    }
+    variants.push_back(v);
+  }
+  row["variants"] = variants;
   return row;
 }
 
@@ -478,6 +458,15 @@ int main(int argc, char** argv) {
                       100 * row["ktune_hbm_fraction"].get<double>(),
                       row["rel_l2_vs_cublas"].get<double>(),
                       row["best_config"].get<std::string>().c_str());
+          for (const auto& v : row["variants"]) {
+            if (v.contains("error"))
+              std::printf("    variant %-40s failed: %s\n", v["overrides"].get<std::string>().c_str(),
+                          v["error"].get<std::string>().c_str());
+            else
+              std::printf("    variant %-40s %10.1f TF/s %8.3f  rel_l2 %.2e\n",
+                          v["overrides"].get<std::string>().c_str(), v["tflops"].get<double>(),
+                          v["ratio"].get<double>(), v["rel_l2_vs_cublas"].get<double>());
+          }
         } else {
           std::printf("%-5s %-7s %lldx%lldx%lld failed: %s\n", dtype.c_str(), shape.group.c_str(),
                       static_cast<long long>(shape.M), static_cast<long long>(shape.N),
@@ -488,15 +477,15 @@ int main(int argc, char** argv) {
       }
     json means = json::object();
     for (const auto& [key, values] : ratios) {
-      means[key] = {{"geomean_ratio", geomean(values)}, {"shapes", values.size()}};
+      means[key] = {{"geomean_ratio", bench::geomean(values)}, {"shapes", values.size()}};
       std::printf("geomean ratio to cuBLAS %-14s %.3f over %zu shapes\n", key.c_str(),
-                  geomean(values), values.size());
+                  bench::geomean(values), values.size());
     }
     out["geomeans"] = means;
     json targets = json::array();
     for (std::size_t t = 0; t < issue_targets().size(); ++t) {
       if (target_ratios[t].empty()) continue;  // not measured in this run
-      const double g = geomean(target_ratios[t]);
+      const double g = bench::geomean(target_ratios[t]);
       const bool met = g >= issue_targets()[t].min_ratio;
       targets.push_back({{"target", issue_targets()[t].name},
                          {"min_ratio", issue_targets()[t].min_ratio},

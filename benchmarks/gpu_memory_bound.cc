@@ -9,6 +9,8 @@
 // (memory_bound_<families>[_<norms>][_<dtypes>].json when a selection is given), rewritten after
 // every task. Large shapes are verified by the workloads' GPU references
 // (Workload::device_reference), so the trial budget, not the host reference, bounds each task.
+// Each task also times a device copy of its own byte count ("copy of the same bytes"): the
+// ceiling of any kernel that size, launch and ramp included.
 //
 // Usage: gpu_memory_bound OUT_DIR [--families=elementwise,reduction,layernorm]
 //                                 [--norms=layernorm,rmsnorm] [--dtypes=f32,f16]
@@ -37,6 +39,7 @@
 #include "ktune/searcher.h"
 #include "ktune/template.h"
 #include "ktune/tuner.h"
+#include "gpu_bench_support.h"
 
 using namespace ktune;
 using detail::check_cuda;
@@ -66,14 +69,6 @@ struct Task {
   std::map<std::string, std::string> attrs;
 };
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) items.push_back(item);
-  return items;
-}
-
 /// "a_b_c" of a list (file-name suffixes).
 std::string join(const std::vector<std::string>& items) {
   std::string text;
@@ -92,15 +87,11 @@ Settings parse_args(int argc, char** argv) {
     const std::string arg = argv[i];
     const auto eq = arg.find('=');
     const std::string key = arg.substr(0, eq), value = eq == std::string::npos ? "" : arg.substr(eq + 1);
-    if (key == "--families") { s.families = split_list(value); s.selection += "_" + join(s.families); }
-    else if (key == "--norms") { s.norms = split_list(value); s.selection += "_" + join(s.norms); }
-    else if (key == "--dtypes") { s.dtypes = split_list(value); s.selection += "_" + join(s.dtypes); }
-    else if (key == "--shapes") { s.shapes = split_list(value); s.selection += "_" + join(s.shapes); }
-    else if (key == "--variants") {
-      std::stringstream ss(value);
-      for (std::string item; std::getline(ss, item, ';');)
-        if (!item.empty()) s.variants.push_back(item);
-    }
+    if (key == "--families") { s.families = bench::split_list(value); s.selection += "_" + join(s.families); }
+    else if (key == "--norms") { s.norms = bench::split_list(value); s.selection += "_" + join(s.norms); }
+    else if (key == "--dtypes") { s.dtypes = bench::split_list(value); s.selection += "_" + join(s.dtypes); }
+    else if (key == "--shapes") { s.shapes = bench::split_list(value); s.selection += "_" + join(s.shapes); }
+    else if (key == "--variants") s.variants = bench::split_list(value, ';');
     else if (key == "--trials") s.trials = std::stoul(value);
     else if (key == "--seconds") s.seconds = std::stod(value);
     else if (key == "--searcher") s.searcher = value;
@@ -135,52 +126,19 @@ std::vector<Task> suite(const Settings& s) {
   return tasks;
 }
 
-/// Device-to-device copy bandwidth in GB/s (bytes read + written over the median time).
-double copy_bandwidth_gbps(std::size_t bytes, int reps) {
-  void *src = nullptr, *dst = nullptr;
-  check_cuda(cudaMalloc(&src, bytes), "cudaMalloc (copy source)");
-  check_cuda(cudaMalloc(&dst, bytes), "cudaMalloc (copy destination)");
-  check_cuda(cudaMemset(src, 0x3c, bytes), "cudaMemset");
-  cudaEvent_t start, stop;
-  check_cuda(cudaEventCreate(&start), "cudaEventCreate");
-  check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
-  std::vector<double> ms;
-  for (int i = 0; i < reps + 3; ++i) {
-    check_cuda(cudaEventRecord(start), "cudaEventRecord");
-    check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice), "cudaMemcpyAsync");
-    check_cuda(cudaEventRecord(stop), "cudaEventRecord");
-    check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
-    float t = 0;
-    check_cuda(cudaEventElapsedTime(&t, start, stop), "cudaEventElapsedTime");
-    if (i >= 3) ms.push_back(t);  // the first runs are warm-up
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  cudaFree(src);
-  cudaFree(dst);
-  std::sort(ms.begin(), ms.end());
-  return 2.0 * static_cast<double>(bytes) / (ms[ms.size() / 2] * 1e-3) / 1e9;
-}
-
-/// The default config of `space` with "K=V,K=V" overrides, or nullopt when a name or value
-/// is outside the space or the result is invalid / not implementable.
-std::optional<Config> variant_of(const SearchSpace& space, const KernelTemplate& tmpl,
-                                 const Problem& problem, const std::string& overrides) {
-  const Config d = space.default_config();
-  std::map<std::string, Value> values;
-  for (std::size_t i = 0; i < d.size(); ++i) values[d.names()[i]] = d.values()[i];
-  try {
-    for (const std::string& kv : split_list(overrides)) {
-      const auto eq = kv.find('=');
-      if (eq == std::string::npos || !values.count(kv.substr(0, eq))) return std::nullopt;
-      values[kv.substr(0, eq)] = std::stoll(kv.substr(eq + 1));
-    }
-    const Config c = space.make(values);
-    if (!space.valid(c) || !tmpl.can_implement(problem, c)) return std::nullopt;
-    return c;
-  } catch (const std::exception&) {  // a value that is no integer or outside its domain
-    return std::nullopt;
-  }
+/// Device-to-device copy bandwidth in GB/s of `bytes` (read + written over the median time):
+/// cudaMemcpyAsync from one buffer to another, `calls` back to back between two CUDA events
+/// per sample, as the measurer chains a candidate's timed runs.
+double copy_bandwidth_gbps(std::size_t bytes, int calls, int samples) {
+  detail::DeviceMemory src(bytes), dst(bytes);
+  check_cuda(cudaMemset(src.get(), 0x3c, bytes), "cudaMemset");
+  const double ms = bench::event_median_ms(
+      [&] {
+        check_cuda(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice),
+                   "cudaMemcpyAsync");
+      },
+      {3, calls, samples, 0, samples});
+  return 2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
 }
 
 std::string today() {
@@ -201,7 +159,7 @@ int main(int argc, char** argv) {
     }
     const Device device = query_device(0);
     check_cuda(cudaSetDevice(0), "cudaSetDevice");
-    const double copy_gbps = copy_bandwidth_gbps(std::size_t{2} << 30, 20);
+    const double copy_gbps = copy_bandwidth_gbps(std::size_t{2} << 30, 1, 20);
     std::printf("%s: device-to-device copy %.0f GB/s (2 GiB, read + write)\n", device.name.c_str(),
                 copy_gbps);
 
@@ -253,11 +211,19 @@ int main(int argc, char** argv) {
                   100.0 * tuned / copy_gbps, fallback, 100.0 * fallback / copy_gbps,
                   result.trials.size(), result.elapsed_s,
                   result.best ? result.best->config.str().c_str() : "(no valid trial)");
+      // The ceiling of a kernel moving these bytes: a device copy of the same size (half read,
+      // half written), chained 10 per event pair as the measurer chains a candidate's runs.
+      const std::size_t half = (static_cast<std::size_t>(bytes / 2) + 15) / 16 * 16;
+      const double same_copy = copy_bandwidth_gbps(half, 10, 15);
+      row["same_bytes_copy_gbps"] = same_copy;
+      row["same_bytes_copy_pct_of_copy"] = 100.0 * same_copy / copy_gbps;
+      std::printf("    copy of the same bytes                           %7.0f GB/s (%5.1f%%)\n",
+                  same_copy, 100.0 * same_copy / copy_gbps);
       // Variants of the default config, timed by the same measurer after the tuning.
       json variants = json::array();
       const SearchSpace space = tmpl->space(problem, device);
       for (const std::string& overrides : settings.variants) {
-        const auto config = variant_of(space, *tmpl, problem, overrides);
+        const auto config = bench::variant_of(space, *tmpl, problem, overrides);
         if (!config) continue;
         const Trial trial = measurer.measure({*config}).at(0);
         const double v = gbps(trial);

@@ -1,0 +1,117 @@
+// What the GPU benchmark programs (gpu_gemm, gpu_conv, gpu_memory_bound) share: list
+// parsing, the CUDA-event median timing loop every side-by-side figure uses, config
+// variants given as "K=V,K=V" overrides of a space's default, and the comparison metrics.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <functional>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cuda_module.h"
+#include "host_dtype.h"
+#include "ktune/space.h"
+#include "ktune/template.h"
+
+namespace ktune::bench {
+
+/// The non-empty items of `text` split at `sep`.
+inline std::vector<std::string> split_list(const std::string& text, char sep = ',') {
+  std::vector<std::string> items;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, sep);)
+    if (!item.empty()) items.push_back(item);
+  return items;
+}
+
+/// How event_median_ms samples.
+struct EventLoop {
+  int warmup_calls = 3;       ///< untimed calls first
+  int calls_per_sample = 1;   ///< calls between the two events of one sample
+  int min_samples = 10;       ///< at least this many samples
+  double min_total_ms = 100;  ///< and until this much GPU time was sampled
+  int max_samples = 300;      ///< or this many samples
+};
+
+/// Median per-call time (ms) of `run` on the default stream from CUDA events, after warm-up.
+inline double event_median_ms(const std::function<void()>& run, const EventLoop& loop = {}) {
+  for (int i = 0; i < loop.warmup_calls; ++i) run();
+  detail::check_cuda(cudaDeviceSynchronize(), "warm-up");
+  cudaEvent_t start, stop;
+  detail::check_cuda(cudaEventCreate(&start), "cudaEventCreate");
+  detail::check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
+  std::vector<double> per_call;
+  double total = 0;
+  while (static_cast<int>(per_call.size()) < loop.min_samples ||
+         (total < loop.min_total_ms && static_cast<int>(per_call.size()) < loop.max_samples)) {
+    detail::check_cuda(cudaEventRecord(start), "cudaEventRecord");
+    for (int i = 0; i < loop.calls_per_sample; ++i) run();
+    detail::check_cuda(cudaEventRecord(stop), "cudaEventRecord");
+    detail::check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms = 0;
+    detail::check_cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    total += ms;
+    per_call.push_back(ms / loop.calls_per_sample);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::sort(per_call.begin(), per_call.end());
+  return per_call[per_call.size() / 2];
+}
+
+/// The default config of `space` with "K=V,K=V" overrides, or nullopt when a name or value
+/// is outside the space or the result is invalid / not implementable.
+inline std::optional<Config> variant_of(const SearchSpace& space, const KernelTemplate& tmpl,
+                                        const Problem& problem, const std::string& overrides) {
+  const Config d = space.default_config();
+  std::map<std::string, Value> values;
+  for (std::size_t i = 0; i < d.size(); ++i) values[d.names()[i]] = d.values()[i];
+  try {
+    for (const std::string& kv : split_list(overrides)) {
+      const auto eq = kv.find('=');
+      if (eq == std::string::npos || !values.count(kv.substr(0, eq))) return std::nullopt;
+      values[kv.substr(0, eq)] = std::stoll(kv.substr(eq + 1));
+    }
+    const Config c = space.make(values);
+    if (!space.valid(c) || !tmpl.can_implement(problem, c)) return std::nullopt;
+    return c;
+  } catch (const std::exception&) {  // a value that is no integer or outside its domain
+    return std::nullopt;
+  }
+}
+
+/// ||a - b|| / ||b|| over two host buffers of the same spec.
+inline double rel_l2(const HostBuffer& a, const HostBuffer& b) {
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < b.spec.elements; ++i) {
+    const double u = read_element(a, i), v = read_element(b, i);
+    diff += (u - v) * (u - v);
+    norm += v * v;
+  }
+  return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+}
+
+/// Geometric mean (0 for an empty list).
+inline double geomean(const std::vector<double>& values) {
+  if (values.empty()) return 0;
+  double log_sum = 0;
+  for (double x : values) log_sum += std::log(x);
+  return std::exp(log_sum / static_cast<double>(values.size()));
+}
+
+/// "YYYY-MM-DD HH:MM:SS" in UTC, now.
+inline std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", std::gmtime(&now));
+  return text;
+}
+
+}  // namespace ktune::bench
