@@ -3,7 +3,9 @@
 // STAGES-deep cp.async pipeline fills XOR-swizzled shared-memory tiles (zero-filled beyond
 // the matrix edges, so any M, N, K works), warps read fragments with ldmatrix, blocks visit
 // tiles in GROUP_M-swizzled order, and SPLIT_K > 1 writes fp32 partials that the entry
-// gemm_mma_splitk_reduce sums and finishes.
+// gemm_mma_splitk_reduce sums and finishes. Block tiles inside C finish through shared
+// memory (C prefetched into L2 near the end of the k loop, read and written back in 16-byte
+// row chunks); edge tiles and split-K store accumulator pairs directly.
 //
 // Tunables (defaults let the file compile on its own): BM x BN block tile, BK k tile,
 // WM x WN warp tile, STAGES (2..5), SPLIT_K, GROUP_M. Problem defines: gemm_common.cuh.
@@ -71,6 +73,125 @@ __device__ __forceinline__ int next_stage(int offset) {
   return offset + kStageBytes == STAGES * kStageBytes ? 0 : offset + kStageBytes;
 }
 
+/// Shared-memory image of the block's BM x BN tile of C for the staged epilogue: OutT
+/// row-major, 16-byte chunks XOR-swizzled by row so that both the accumulator-pair accesses
+/// of a warp (8 rows x 4 lanes) and the row-wise 16-byte accesses are free of bank conflicts.
+struct CTile {
+  static constexpr int kElt = static_cast<int>(sizeof(OutT));
+  static constexpr int kRowBytes = BN * kElt;
+  static constexpr int kChunks = kRowBytes / 16;      // 16-byte chunks per row
+  static constexpr int kChunkElems = 16 / kElt;       // elements per chunk
+  static constexpr int kUnit = (8 * kElt + 15) / 16;  // chunks 4 lanes' pairs span in a row
+  static constexpr int kSwizzleRows = ktg::cmin(8, kChunks / kUnit);
+  static constexpr int kBytes = BM * kRowBytes;
+  static constexpr int kTileChunks = BM * kChunks;
+  static_assert(kRowBytes % 16 == 0 && (kChunks & (kChunks - 1)) == 0,
+                "a C tile row must be a power-of-two number of 16-byte chunks");
+
+  /// Byte offset of element (row, col) of the tile.
+  __device__ __forceinline__ static int offset(int row, int col) {
+    const int byte = col * kElt;
+    const int chunk = (byte >> 4) ^ ((row % kSwizzleRows) * kUnit);
+    return row * kRowBytes + (chunk << 4) + (byte & 15);
+  }
+};
+
+// The staged epilogue reuses the pipeline's shared memory: only where the C tile fits in it.
+constexpr bool kStagedEpilogue = SPLIT_K == 1 && CTile::kBytes <= STAGES * kStageBytes;
+// k tiles before the end of the main loop at which the block's C tile is prefetched into L2
+// (beta != 0), so that the epilogue's reads of C hit L2 rather than DRAM. Not for TF32: its
+// scalar fragment loads leave no register for the prefetch tile at 64 x 64 warp tiles.
+constexpr int kCPrefetchTiles = BK * static_cast<int>(sizeof(InT)) >= 128 ? 3 : 6;
+constexpr bool kCPrefetch = kStagedEpilogue && sizeof(InT) == 2;
+
+/// Prefetches the block's C tile (rows of BN elements from `c_block`, leading dimension N)
+/// into L2, one 128-byte line per request, spread over the block's threads.
+__device__ __forceinline__ void prefetch_c_tile(const OutT* c_block, int N, int tid) {
+  constexpr int kLinesPerRow = ktg::cdiv(CTile::kRowBytes, 128);
+  constexpr int kLines = BM * kLinesPerRow;
+#pragma unroll
+  for (int i = 0; i < ktg::cdiv(kLines, kThreads); ++i) {
+    const int idx = tid + i * kThreads;
+    if (kLines % kThreads != 0 && idx >= kLines) break;
+    const int row = idx / kLinesPerRow;
+    const int col = (idx % kLinesPerRow) * (128 / CTile::kElt);
+    asm volatile("prefetch.global.L2 [%0];\n" ::"l"(c_block + (static_cast<long long>(row) * N + col)));
+  }
+}
+
+/// True when the staged epilogue may write the block's tile: SPLIT_K == 1 and the C tile
+/// fits in the pipeline's shared memory (kStagedEpilogue), the tile lies inside C, and every
+/// row of it starts on a 16-byte boundary (C aligned, N * sizeof(OutT) a multiple of 16).
+__device__ __forceinline__ bool staged_epilogue_ok(const OutT* C, int M, int N, int m0, int n0) {
+  return kStagedEpilogue && m0 + BM <= M && n0 + BN <= N &&
+         reinterpret_cast<unsigned long long>(C) % 16 == 0 &&
+         (static_cast<long long>(N) * CTile::kElt) % 16 == 0;
+}
+
+/// Epilogue of an interior block tile through shared memory (the pipeline stages, free once
+/// the main loop is done): C read with 16-byte cp.async copies of whole rows (beta != 0),
+/// each thread combining its accumulator pairs with C (alpha, beta, bias) in place, then the
+/// tile written back with 16-byte coalesced stores. Called by every thread of the block.
+__device__ __forceinline__ void staged_epilogue(const float (&acc)[Warp::kMi][Warp::kNi][4],
+                                                OutT* C, const OutT* bias, int N, int m0, int n0,
+                                                int wm0, int wn0, int tid, float alpha,
+                                                float beta, char* smem) {
+  constexpr int kPerThread = ktg::cdiv(CTile::kTileChunks, kThreads);
+  OutT* c_block = C + (static_cast<long long>(m0) * N + n0);
+  __syncthreads();  // every warp has read its last fragments from the stages
+  if (beta != 0.0f) {
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+      const int idx = tid + i * kThreads;
+      if (CTile::kTileChunks % kThreads != 0 && idx >= CTile::kTileChunks) break;
+      const int row = idx / CTile::kChunks;
+      const int col = (idx % CTile::kChunks) * CTile::kChunkElems;
+      ktg::cp_async_or_zero<16>(smem + CTile::offset(row, col),
+                                c_block + (static_cast<long long>(row) * N + col), true);
+    }
+    ktg::cp_async_commit();
+    ktg::cp_async_wait<0>();
+    __syncthreads();
+  }
+  using Pair = ktg::ElementPair<OutT>;
+  const int lane = tid & 31;
+  const int g = lane >> 2;
+  const int t4 = lane & 3;
+#pragma unroll
+  for (int ni = 0; ni < Warp::kNi; ++ni) {
+    const int col = wn0 + ni * 8 + t4 * 2;
+    const float bias0 = KT_BIAS ? ktg::to_float(bias[n0 + col]) : 0.0f;
+    const float bias1 = KT_BIAS ? ktg::to_float(bias[n0 + col + 1]) : 0.0f;
+#pragma unroll
+    for (int mi = 0; mi < Warp::kMi; ++mi)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        Pair* p = reinterpret_cast<Pair*>(smem + CTile::offset(wm0 + mi * 16 + h * 8 + g, col));
+        float v0 = alpha * acc[mi][ni][2 * h];
+        float v1 = alpha * acc[mi][ni][2 * h + 1];
+        if (beta != 0.0f) {
+          const Pair old = *p;
+          v0 += beta * ktg::to_float(old.x);
+          v1 += beta * ktg::to_float(old.y);
+        }
+        Pair out;
+        out.x = ktg::from_float<OutT>(v0 + bias0);
+        out.y = ktg::from_float<OutT>(v1 + bias1);
+        *p = out;
+      }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < kPerThread; ++i) {
+    const int idx = tid + i * kThreads;
+    if (CTile::kTileChunks % kThreads != 0 && idx >= CTile::kTileChunks) break;
+    const int row = idx / CTile::kChunks;
+    const int col = (idx % CTile::kChunks) * CTile::kChunkElems;
+    *reinterpret_cast<uint4*>(c_block + (static_cast<long long>(row) * N + col)) =
+        *reinterpret_cast<const uint4*>(smem + CTile::offset(row, col));
+  }
+}
+
 }  // namespace
 
 /// Main kernel. Grid: (tiles_m * tiles_n, 1, SPLIT_K); block: kThreads; dynamic shared
@@ -131,6 +252,11 @@ extern "C" __global__ void __launch_bounds__(kThreads)
   int write_stage = (STAGES - 1) * kStageBytes;  // byte offset of the stage being filled
   Warp::Fragments frag[2];
   Warp::load(smem, smem + kABytes, wm0, wn0, 0, frag[0], lane);
+  // The k tile at whose start the C tile is prefetched into L2 (-1: none).
+  const int c_prefetch_tile =
+      kCPrefetch && beta != 0.0f && staged_epilogue_ok(C, M, N, m0, n0)
+          ? (k_tiles > kCPrefetchTiles ? k_tiles - kCPrefetchTiles : 0)
+          : -1;
 
   // Each k tile: issue the copies of tile t + STAGES - 1 into the stage tile t - 1 used (all
   // warps passed the barrier after their last read of it), then k steps whose fragments were
@@ -148,6 +274,9 @@ extern "C" __global__ void __launch_bounds__(kThreads)
         }
         ktg::cp_async_commit();
         write_stage = next_stage(write_stage);
+        if constexpr (kCPrefetch)
+          if (t == c_prefetch_tile)
+            prefetch_c_tile(C + (static_cast<long long>(m0) * N + n0), N, tid);
       }
       if (ks == kKSteps - 1) {
         ktg::cp_async_wait<STAGES - 2>();  // this thread's copies of tile t + 1 have landed
@@ -162,6 +291,12 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     }
   }
   ktg::cp_async_wait<0>();
+  if constexpr (kStagedEpilogue) {
+    if (staged_epilogue_ok(C, M, N, m0, n0)) {  // the same for the whole block (barriers)
+      staged_epilogue(acc, C, bias, N, m0, n0, wm0, wn0, tid, alpha, beta, smem);
+      return;
+    }
+  }
 
   // Each thread holds column pairs (2t, 2t + 1): one 2-element access per pair when aligned.
   const int g = lane >> 2;
