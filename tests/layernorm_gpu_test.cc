@@ -1,7 +1,8 @@
 // [gpu] correctness of the "layernorm" template (LayerNorm and RMSNorm) over a sample of its
 // space covering every row mode (registers, shared memory, re-read) and both statistics
 // methods, the cluster split and several rows per group (prefetched, gamma / beta in registers
-// or shared memory, with partial last groups), on odd shapes (1 row, hidden = 65
+// or shared memory, with partial last groups), rows streamed through a shared-memory ring by
+// bulk copies (ROW_MODE 3, partial last tiles), on odd shapes (1 row, hidden = 65
 // with VEC = 1, hidden = 1000) and the benchmark widths up to 65536, in every dtype, through
 // the GpuMeasurer with the reference (rows with a large mean and small spread included).
 #include <catch2/catch.hpp>
@@ -19,7 +20,7 @@ TEST_CASE("layernorm is correct over its space and odd shapes", "[gpu][layernorm
   KTUNE_REQUIRE_GPU();
   const auto t = find_template("layernorm");
   std::vector<std::map<std::string, Value>> cover;
-  for (Value mode : {0, 1, 2})
+  for (Value mode : {0, 1, 2, 3})
     for (Value stats : {0, 1}) cover.push_back({{"ROW_MODE", mode}, {"STATS", stats}});
   cover.push_back({{"TPR", 8}});
   cover.push_back({{"TPR", 1024}});
@@ -32,6 +33,8 @@ TEST_CASE("layernorm is correct over its space and odd shapes", "[gpu][layernorm
   cover.push_back({{"CLUSTER", 4}, {"RPG", 3}, {"PREFETCH", 1}});
   cover.push_back({{"CLUSTER", 8}, {"PARAMS", 2}});
   cover.push_back({{"MIN_WARPS", 24}});
+  cover.push_back({{"ROW_MODE", 3}, {"STAGES", 4}});
+  cover.push_back({{"ROW_MODE", 3}, {"CLUSTER", 4}});
   struct Case { const char* shape; const char* dtype; const char* norm; };
   const Case cases[] = {
       {"1x64", "f32", "layernorm"},     {"3x65", "f16", "layernorm"},
@@ -49,7 +52,15 @@ TEST_CASE("layernorm is correct over its space and odd shapes", "[gpu][layernorm
       {{"RPG", 3}, {"PREFETCH", 1}, {"PARAMS", 1}, {"STATS", 1}, {"MIN_WARPS", 0}},
       {{"RPG", 2}, {"PREFETCH", 0}, {"PARAMS", 2}, {"CLUSTER", 1}, {"MIN_WARPS", 0}},
       {{"RPG", 3}, {"PREFETCH", 1}, {"PARAMS", 2}, {"CLUSTER", 4}, {"THREADS", 512}, {"TPR", 512}, {"MIN_WARPS", 16}},
-      {{"RPG", 2}, {"PREFETCH", 1}, {"PARAMS", 0}, {"CLUSTER", 8}, {"THREADS", 256}, {"TPR", 256}, {"MIN_WARPS", 24}}};
+      {{"RPG", 2}, {"PREFETCH", 1}, {"PARAMS", 0}, {"CLUSTER", 8}, {"THREADS", 256}, {"TPR", 256}, {"MIN_WARPS", 24}},
+      // rows streamed through the shared-memory ring: partial last tiles and partial CTAs
+      // (RPG 5, several rows per tile), a deep ring, gamma / beta in shared memory, Welford,
+      // and the cluster split with its slices
+      {{"ROW_MODE", 3}, {"RPG", 5}, {"STAGES", 3}, {"PREFETCH", 0}, {"PARAMS", 2}, {"CLUSTER", 1}, {"THREADS", 256}, {"TPR", 32}, {"MIN_WARPS", 0}},
+      {{"ROW_MODE", 3}, {"RPG", 7}, {"STAGES", 2}, {"PREFETCH", 0}, {"PARAMS", 1}, {"STATS", 1}, {"CLUSTER", 1}, {"MIN_WARPS", 0}},
+      {{"ROW_MODE", 3}, {"RPG", 3}, {"STAGES", 4}, {"PREFETCH", 0}, {"PARAMS", 0}, {"CLUSTER", 1}, {"THREADS", 128}, {"TPR", 64}, {"MIN_WARPS", 0}},
+      {{"ROW_MODE", 3}, {"RPG", 6}, {"STAGES", 3}, {"PREFETCH", 0}, {"PARAMS", 2}, {"CLUSTER", 4}, {"THREADS", 512}, {"TPR", 512}, {"MIN_WARPS", 16}},
+      {{"ROW_MODE", 3}, {"RPG", 4}, {"STAGES", 2}, {"PREFETCH", 0}, {"PARAMS", 0}, {"CLUSTER", 8}, {"THREADS", 256}, {"TPR", 256}, {"MIN_WARPS", 24}}};
   std::uint64_t seed = 200;
   for (const Case& c : cases) {
     const Problem p = make_problem(*t, c.shape, {{"dtype", c.dtype}, {"norm", c.norm}});

@@ -173,6 +173,49 @@ TEST_CASE("layernorm cluster and rows-per-group constraints", "[layernorm]") {
   CHECK(sw.valid(with(sw, w, {{"RPG", 2}, {"PARAMS", 2}, {"PREFETCH", 1}})));
 }
 
+TEST_CASE("layernorm shared-memory ring (ROW_MODE 3) constraints and launch", "[layernorm]") {
+  auto t = make_layernorm_template();
+  const Device dev = Device::h200();
+  const Problem p = ln_problem("32768x1024", "f16", "layernorm");
+  const SearchSpace s = t->space(p, dev);
+  const Config ring = with(s, s.default_config(),
+                           {{"ROW_MODE", 3}, {"THREADS", 256}, {"TPR", 32}, {"VEC", 8}, {"RPG", 16},
+                            {"STAGES", 4}, {"PREFETCH", 0}, {"PARAMS", 2}, {"CLUSTER", 1},
+                            {"MIN_WARPS", 32}});
+  REQUIRE(s.valid(ring));
+  REQUIRE(t->can_implement(p, ring));
+  const LaunchPlan plan = t->launch(p, ring, dev);
+  CHECK(plan.steps[0].grid[0] == 256u);  // 32768 rows / (8 rows per tile x 16 tiles)
+  // gamma + beta (2 x 1024 halves), then 4 stages of 8 rows of 2 KiB
+  CHECK(plan.steps[0].dynamic_smem == 4096u + 4u * 8u * 2048u);
+  CHECK_FALSE(s.valid(with(s, ring, {{"ROW_MODE", 0}})));    // STAGES belongs to the ring
+  CHECK_FALSE(s.valid(with(s, ring, {{"PREFETCH", 1}})));    // the ring is the prefetch
+  // 8 stages x 32 rows x 2 KiB = 512 KiB: more than a block's shared memory
+  CHECK_FALSE(s.valid(with(s, ring, {{"STAGES", 8}, {"THREADS", 1024}})));
+  // A row of 100 halves is 200 bytes: bulk copies move 16-byte units
+  const Problem odd = ln_problem("3x100", "f16", "rmsnorm");
+  const SearchSpace so = t->space(odd, dev);
+  const Config odd_ring = with(so, so.default_config(),
+                               {{"ROW_MODE", 3}, {"RPG", 1}, {"PREFETCH", 0}, {"PARAMS", 0},
+                                {"CLUSTER", 1}, {"MIN_WARPS", 0}});
+  CHECK_FALSE(so.valid(odd_ring));
+  std::string why;
+  CHECK_FALSE(t->can_implement(odd, odd_ring, &why));
+  CHECK(why.find("16-byte") != std::string::npos);
+  CHECK(why.find("hidden=100") != std::string::npos);
+  // A cluster streams each CTA's part of the row: 65536 f32 over 8 CTAs is 32 KiB per stage.
+  const Problem big = ln_problem("4096x65536", "f32", "layernorm");
+  const SearchSpace sb = t->space(big, dev);
+  const Config split = with(sb, sb.default_config(),
+                            {{"ROW_MODE", 3}, {"CLUSTER", 8}, {"THREADS", 512}, {"TPR", 512},
+                             {"VEC", 4}, {"RPG", 8}, {"STAGES", 3}, {"PREFETCH", 0}, {"PARAMS", 2},
+                             {"MIN_WARPS", 16}});
+  REQUIRE(sb.valid(split));
+  const LaunchPlan bp = t->launch(big, split, dev);
+  CHECK(bp.steps[0].grid[0] == 4096u);  // 512 row groups of 8 rows x 8 CTAs
+  CHECK(bp.steps[0].dynamic_smem == 2u * 8192u * 4u + 3u * 8192u * 4u);
+}
+
 TEST_CASE("layernorm defaults are valid for the benchmark and odd shapes", "[layernorm]") {
   auto t = make_layernorm_template();
   const Device dev = Device::h200();

@@ -10,6 +10,7 @@
 #define KTUNE_COMMON_REDUCE_CUH
 
 #include "common/dtype.cuh"
+#include "common/mbarrier.cuh"
 
 /// Sum as a reduction operator.
 struct KtSumOp {
@@ -148,11 +149,9 @@ __device__ __forceinline__ void kt_cluster_sync() {
 /// Reads the float at `local` (a __shared__ address of this kernel) in the shared memory of
 /// cluster CTA `rank` (distributed shared memory, sm_90).
 __device__ __forceinline__ float kt_cluster_load(const float* local, unsigned int rank) {
-  unsigned long long shared_addr;
-  asm("cvta.to.shared.u64 %0, %1;" : "=l"(shared_addr) : "l"(local));
   unsigned int remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
-               : "=r"(remote) : "r"((unsigned int)shared_addr), "r"(rank));
+               : "=r"(remote) : "r"(kt_smem_addr(local)), "r"(rank));
   float v;
   asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
   return v;
@@ -188,12 +187,6 @@ struct KtClusterExchange {
   float buf[2][kCluster];
   unsigned long long bar[2];
 
-  /// Shared-memory address of p (32 bits, as mapa and mbarrier take it).
-  static __device__ __forceinline__ unsigned int smem_addr(const void* p) {
-    unsigned long long a;
-    asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
-    return (unsigned int)a;
-  }
   /// The same shared-memory location in cluster CTA `rank`.
   static __device__ __forceinline__ unsigned int remote(unsigned int local, unsigned int rank) {
     unsigned int r;
@@ -204,9 +197,9 @@ struct KtClusterExchange {
   /// Initializes both mbarriers (one arrival per phase) and makes them visible to the cluster.
   __device__ __forceinline__ void init() {
     if (threadIdx.x == 0) {
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&bar[0])) : "memory");
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(&bar[1])) : "memory");
-      asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+      kt_mbar_init(&bar[0], 1);
+      kt_mbar_init(&bar[1], 1);
+      kt_mbar_init_fence();
     }
     kt_cluster_sync();
   }
@@ -215,14 +208,12 @@ struct KtClusterExchange {
   /// order on every CTA (the same bits everywhere). `j` counts this thread's exchanges.
   __device__ __forceinline__ float sum(float v, unsigned int j) {
     const unsigned int p = j & 1u, parity = (j >> 1) & 1u;
-    const unsigned int my_bar = smem_addr(&bar[p]);
+    const unsigned int my_bar = kt_smem_addr(&bar[p]);
     if (threadIdx.x == 0) {
-      unsigned long long state;
-      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 %0, [%1], %2;"
-                   : "=l"(state) : "r"(my_bar), "r"((unsigned int)(kCluster * 4)) : "memory");
+      kt_mbar_arrive_expect(my_bar, (unsigned int)(kCluster * 4));
       unsigned int rank;
       asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-      const unsigned int slot = smem_addr(&buf[p][rank]);
+      const unsigned int slot = kt_smem_addr(&buf[p][rank]);
 #pragma unroll
       for (int r = 0; r < kCluster; ++r)
         asm volatile(
@@ -230,14 +221,7 @@ struct KtClusterExchange {
             ::"r"(remote(slot, (unsigned int)r)), "f"(v), "r"(remote(my_bar, (unsigned int)r))
             : "memory");
     }
-    unsigned int done = 0;
-    do {
-      asm volatile(
-          "{\n\t.reg .pred P;\n\t"
-          "mbarrier.try_wait.parity.shared::cta.b64 P, [%1], %2;\n\t"
-          "selp.u32 %0, 1, 0, P;\n\t}"
-          : "=r"(done) : "r"(my_bar), "r"(parity) : "memory");
-    } while (!done);
+    kt_mbar_wait(my_bar, parity);
     float total = 0.0f;
 #pragma unroll
     for (int r = 0; r < kCluster; ++r) total += buf[p][r];

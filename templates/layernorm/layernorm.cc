@@ -5,8 +5,9 @@
 // Tunables: threads per row and per block, vector width, row kept in registers / shared
 // memory / re-read, two-pass vs Welford statistics, streaming cache hints, a row split over a
 // thread-block cluster (distributed shared memory), several rows per thread group with the next
-// row prefetched and gamma / beta held in registers or shared memory, and the resident warps
-// per SM asked of the compiler (__launch_bounds__).
+// row prefetched and gamma / beta held in registers or shared memory, rows streamed through
+// a ring of STAGES shared-memory tiles by bulk asynchronous copies (ROW_MODE 3), and the
+// resident warps per SM asked of the compiler (__launch_bounds__).
 #include <algorithm>
 #include <cmath>
 
@@ -30,7 +31,9 @@ constexpr std::int64_t kMinHidden = 64, kMaxHidden = 65536;
 constexpr std::int64_t kBookkeepingRegs = 32;
 /// Rows per group (RPG): powers of two and the steps between them, so that a default can fill
 /// the last wave of blocks.
-const std::vector<Value> kRpgDomain = {1, 2, 3, 4, 6, 8, 12, 16};
+const std::vector<Value> kRpgDomain = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128};
+/// The largest RPG the register-mode defaults pick (measured up to 16).
+constexpr Value kMaxDefaultRpg = 16;
 /// Registers of one SM, and the most resident threads per SM (sm_80 / sm_90).
 constexpr std::int64_t kRegsPerSm = 65536, kThreadsPerSm = 2048;
 /// Static shared memory of the kernel (reduction scratch), kept out of the dynamic budget.
@@ -215,6 +218,18 @@ std::int64_t param_smem_bytes(std::int64_t hidden, DType dtype, bool rms, const 
   return hidden / c["CLUSTER"] * static_cast<std::int64_t>(dtype_size(dtype)) * (rms ? 1 : 2);
 }
 
+/// ROW_MODE 3: bytes of one CTA's part of a row (what one bulk copy per row moves).
+std::int64_t slice_bytes(std::int64_t hidden, DType dtype, const Config& c) {
+  return hidden / c["CLUSTER"] * static_cast<std::int64_t>(dtype_size(dtype));
+}
+
+/// ROW_MODE 3: the ring of STAGES tiles (THREADS / TPR slices each) after PARAMS 2's gamma /
+/// beta, which the kernel rounds up to 128 bytes.
+std::int64_t ring_smem_bytes(std::int64_t hidden, DType dtype, bool rms, const Config& c) {
+  const std::int64_t params = c["PARAMS"] == 2 ? (param_smem_bytes(hidden, dtype, rms, c) + 127) / 128 * 128 : 0;
+  return params + c["STAGES"] * (c["THREADS"] / c["TPR"]) * slice_bytes(hidden, dtype, c);
+}
+
 /// Blocks of a launch: one per RPG rows of a group, CLUSTER per row group.
 std::int64_t grid_blocks(std::int64_t rows, const Config& c) {
   return ceil_div(rows, c["THREADS"] / c["TPR"] * c["RPG"]) * c["CLUSTER"];
@@ -230,6 +245,7 @@ std::int64_t row_smem_bytes(std::int64_t hidden, DType dtype, const Config& c) {
 
 std::int64_t dynamic_smem_bytes(std::int64_t hidden, DType dtype, bool rms, const Config& c) {
   if (c["ROW_MODE"] == 1) return row_smem_bytes(hidden, dtype, c);
+  if (c["ROW_MODE"] == 3) return ring_smem_bytes(hidden, dtype, rms, c);
   if (c["ROW_MODE"] == 0 && c["PARAMS"] == 2) return param_smem_bytes(hidden, dtype, rms, c);
   return 0;
 }
@@ -303,6 +319,7 @@ class LayernormTemplate final : public KernelTemplate {
       double best_fill = -1;
       for (Value r : kRpgDomain) {
         if (r == 1) continue;
+        if (r > kMaxDefaultRpg) break;
         const double blocks = static_cast<double>(ceil_div(rows, groups_per_block * r) * blocks_per_group);
         if (blocks < 0.5 * slots) break;  // fewer than half the slots busy
         const double waves = blocks / slots;
@@ -352,7 +369,7 @@ class LayernormTemplate final : public KernelTemplate {
     b.param("THREADS", {32, 64, 128, 256, 512, 1024}, threads)
         .param("TPR", {8, 16, 32, 64, 128, 256, 512, 1024}, tpr)
         .param("VEC", widths, vec)
-        .param("ROW_MODE", {0, 1, 2}, mode)
+        .param("ROW_MODE", {0, 1, 2, 3}, mode)
         .param("STATS", rms ? std::vector<Value>{0} : std::vector<Value>{0, 1}, 0)
         .param("CACHE_HINT", {0, 1}, hint)
         .param("CLUSTER", {1, 2, 4, 8}, cluster)
@@ -360,18 +377,28 @@ class LayernormTemplate final : public KernelTemplate {
         .param("PREFETCH", {0, 1}, prefetch)
         .param("PARAMS", {0, 1, 2}, params)
         .param("MIN_WARPS", {0, 16, 24, 32, 48, 64}, min_warps)
+        .param("STAGES", {2, 3, 4, 6, 8}, 2)
         .constraint("TPR <= THREADS")
         .constraint("TPR * VEC * CLUSTER <= " + std::to_string(hidden))
         .constraint("VEC * CLUSTER divides hidden=" + std::to_string(hidden),
                     [hidden](const Config& c) { return hidden % (c["VEC"] * c["CLUSTER"]) == 0; })
-        .constraint("CLUSTER == 1 or (ROW_MODE == 0 and TPR == THREADS and STATS == 0)")
-        .constraint("RPG == 1 or ROW_MODE == 0")
-        .constraint("PREFETCH == 0 or RPG > 1")
+        .constraint("CLUSTER == 1 or ((ROW_MODE == 0 or ROW_MODE == 3) and TPR == THREADS and STATS == 0)")
+        .constraint("RPG == 1 or ROW_MODE == 0 or ROW_MODE == 3")
+        .constraint("PREFETCH == 0 or (RPG > 1 and ROW_MODE == 0)")
+        .constraint("STAGES == 2 or ROW_MODE == 3")
         .constraint("PARAMS == 0 or RPG > 1")
         .constraint("MIN_WARPS == 0 or (MIN_WARPS * 32 >= THREADS and (MIN_WARPS * 32) % THREADS == 0)")
-        .constraint("MIN_WARPS <= 48 or ROW_MODE == 0")
-        .constraint("ROW_MODE 0: the row fits in registers",
-                    [hidden, dtype, rms](const Config& c) { return c["ROW_MODE"] != 0 || registers_fit(hidden, dtype, rms, c); })
+        .constraint("MIN_WARPS <= 48 or ROW_MODE == 0 or ROW_MODE == 3")
+        .constraint("ROW_MODE 0 / 3: the row fits in registers",
+                    [hidden, dtype, rms](const Config& c) {
+                      return (c["ROW_MODE"] != 0 && c["ROW_MODE"] != 3) || registers_fit(hidden, dtype, rms, c);
+                    })
+        .constraint("ROW_MODE 3: a CTA's part of a row is a multiple of 16 bytes (bulk copies)",
+                    [hidden, dtype](const Config& c) { return c["ROW_MODE"] != 3 || slice_bytes(hidden, dtype, c) % 16 == 0; })
+        .constraint("ROW_MODE 3: the ring (+ PARAMS 2) fits in shared memory (" + std::to_string(smem_limit) + " B)",
+                    [hidden, dtype, rms, smem_limit](const Config& c) {
+                      return c["ROW_MODE"] != 3 || ring_smem_bytes(hidden, dtype, rms, c) <= smem_limit;
+                    })
         .constraint("ROW_MODE 1: rows fit in shared memory (" + std::to_string(smem_limit) + " B)",
                     [hidden, dtype, smem_limit](const Config& c) {
                       return c["ROW_MODE"] != 1 || row_smem_bytes(hidden, dtype, c) <= smem_limit;
@@ -398,10 +425,17 @@ class LayernormTemplate final : public KernelTemplate {
                       " does not divide hidden=" + std::to_string(hidden);
       return false;
     }
-    if (config["ROW_MODE"] == 0 && !registers_fit(hidden, memory_bound::io_dtype(problem),
-                                                  problem.attr("norm") == "rmsnorm", config)) {
+    const DType dtype = memory_bound::io_dtype(problem);
+    if ((config["ROW_MODE"] == 0 || config["ROW_MODE"] == 3) &&
+        !registers_fit(hidden, dtype, problem.attr("norm") == "rmsnorm", config)) {
       if (why) *why = "hidden=" + std::to_string(hidden) + " does not fit in registers with " +
                       config.str();
+      return false;
+    }
+    if (config["ROW_MODE"] == 3 && slice_bytes(hidden, dtype, config) % 16 != 0) {
+      if (why) *why = "ROW_MODE 3 copies whole 16-byte units: hidden=" + std::to_string(hidden) +
+                      " / CLUSTER=" + std::to_string(config["CLUSTER"]) + " is " +
+                      std::to_string(slice_bytes(hidden, dtype, config)) + " bytes";
       return false;
     }
     if (grid_blocks(rows, config) > memory_bound::kMaxGridX) {

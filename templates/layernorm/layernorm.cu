@@ -15,6 +15,12 @@
 // reduced (loads stay in flight across the reductions and the writes), and gamma / beta held
 // across the rows in registers (PARAMS = 1) or in dynamic shared memory (PARAMS = 2, the CTA's
 // part of the row: loaded once, re-read per row at shared-memory latency).
+// ROW_MODE 3 streams rows through shared memory: thread 0 starts one bulk asynchronous copy
+// (cp.async.bulk, completing on an mbarrier) per tile of THREADS / TPR consecutive rows (with
+// CLUSTER > 1: the CTA's part of one row) into a ring of STAGES tiles; each CTA handles RPG
+// tiles, strided by the number of CTAs (clusters) of the grid so that every CTA gets RPG or
+// RPG - 1 of them, so STAGES tiles of loads stay in flight without registers while the threads reduce
+// and write the current tile, whose vectors they first copy into registers (then as ROW_MODE 0).
 #include "common/reduce.cuh"
 #include "common/vector.cuh"
 
@@ -48,6 +54,9 @@
 #ifndef PARAMS
 #define PARAMS 0  // RPG > 1, gamma / beta held across rows: 0 no, 1 registers, 2 shared memory
 #endif
+#ifndef STAGES
+#define STAGES 2  // ROW_MODE 3: tiles of rows in flight in the shared-memory ring
+#endif
 #ifndef MIN_WARPS
 #define MIN_WARPS 0  // resident warps per SM asked of the compiler (0: its own choice)
 #endif
@@ -61,7 +70,16 @@
 #define KT_RPB (THREADS / TPR)  // rows per block
 #define KT_NV (KT_HIDDEN / VEC)  // vectors per row
 #define KT_NVC (KT_NV / CLUSTER)  // vectors of a row held by one CTA of a cluster
-#define KT_ITEMS ((KT_NVC + TPR - 1) / TPR)  // ROW_MODE 0: vectors of a row per thread
+#define KT_ITEMS ((KT_NVC + TPR - 1) / TPR)  // ROW_MODE 0 / 3: vectors of a row per thread
+#define KT_SLICE (KT_NVC * VEC)  // elements of a row held by one CTA
+// Dynamic shared memory: PARAMS 2 gamma (and beta) of the slice, rounded to 128 bytes, then
+// (ROW_MODE 3) STAGES tiles of KT_RPB slices.
+#if PARAMS == 2
+#define KT_PARAM_BYTES \
+  ((KT_SLICE * (int)sizeof(kt_io_t) * (KT_NORM == 0 ? 2 : 1) + 127) / 128 * 128)
+#else
+#define KT_PARAM_BYTES 0
+#endif
 
 // __launch_bounds__: MIN_WARPS > 0 asks for MIN_WARPS * 32 / THREADS resident blocks per SM
 // (a register cap of 65536 / (32 * MIN_WARPS) per thread).
@@ -196,8 +214,23 @@ __device__ __forceinline__ void kt_load_row(Vec (&r)[KT_ITEMS], const kt_io_t* x
   }
 }
 
+#if ROW_MODE == 3
+/// ROW_MODE 3, one thread: starts the bulk copy of tile `t` (KT_RPB consecutive rows; with
+/// CLUSTER > 1 the CTA's part of one row, from element `first`) into `stage`, completing on
+/// `bar`; a tile past the last row is not started (nobody waits for it).
+__device__ __forceinline__ void kt_issue_tile(kt_io_t* stage, unsigned long long* bar,
+                                              const kt_io_t* x, long long t, long long rows,
+                                              int first) {
+  const long long r0 = t * KT_RPB;
+  if (r0 >= rows) return;
+  const long long n = rows - r0 < KT_RPB ? rows - r0 : KT_RPB;  // rows are contiguous
+  kt_bulk_load(stage, x + r0 * KT_HIDDEN + first,
+               (unsigned int)(n * KT_SLICE * (long long)sizeof(kt_io_t)), bar);
+}
+#endif
+
 /// One group of TPR threads (or, with CLUSTER > 1, CLUSTER CTAs) normalizes one row (RPG rows
-/// with ROW_MODE 0); mean_out may be null (RMSNorm).
+/// with ROW_MODE 0 / 3); mean_out may be null (RMSNorm).
 extern "C" __global__ void __launch_bounds__(THREADS, KT_MIN_BLOCKS) KT_CLUSTER_DIMS
 layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io_t* y,
               float* mean_out, float* rstd_out, long long rows, float eps) {
@@ -205,24 +238,51 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
   const int lane = threadIdx.x % TPR;
   const float inv_h = 1.0f / (float)KT_HIDDEN;
 
-#if ROW_MODE == 0
+#if ROW_MODE == 0 || ROW_MODE == 3
   // ---- the row in registers: read once --------------------------------------------------
   // CLUSTER > 1: the row sums are exchanged through st.async + mbarriers (reduce.cuh), set up
   // before the first load so that its cluster barrier has nothing in flight to wait for.
   __shared__ KtExchange exch;
   unsigned int exchange = 0;
+  extern __shared__ __align__(128) unsigned char kt_dyn_smem[];
+#if ROW_MODE == 3
+  __shared__ __align__(8) unsigned long long kt_full[STAGES];  // one per stage of the ring
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s) kt_mbar_init(&kt_full[s], 1);
+    kt_mbar_init_fence();
+  }
+#endif
 #if CLUSTER > 1
-  exch.init();
+  exch.init();  // a cluster barrier: also publishes the mbarriers above
   const int first = (int)(blockIdx.x % CLUSTER) * KT_NVC;  // == %cluster_ctarank * KT_NVC
   const long long group = blockIdx.x / CLUSTER;
   const bool writes_stats = blockIdx.x % CLUSTER == 0;
 #else
+#if ROW_MODE == 3
+  __syncthreads();  // the mbarriers are initialized
+#endif
   const int first = 0;
   const long long group = (long long)blockIdx.x * KT_RPB + threadIdx.x / TPR;
   const bool writes_stats = true;
 #endif
-  Vec cur[KT_ITEMS];  // the first row is in flight while gamma / beta are fetched
-  kt_load_row(cur, x, group * RPG, group * RPG < rows, first, lane);
+  Vec cur[KT_ITEMS];
+#if ROW_MODE == 3
+  // Tiles tile0 + k * tstep for k < RPG (KT_RPB rows each); the first STAGES are started now,
+  // while gamma / beta are fetched.
+  kt_io_t* const kt_ring = reinterpret_cast<kt_io_t*>(kt_dyn_smem + KT_PARAM_BYTES);
+  const long long tile0 = blockIdx.x / CLUSTER, tstep = gridDim.x / CLUSTER;
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int s = 0; s < STAGES; ++s)
+      if (s < RPG)
+        kt_issue_tile(kt_ring + s * (KT_RPB * KT_SLICE), &kt_full[s], x, tile0 + s * tstep, rows,
+                      first * VEC);
+  }
+  (void)group;
+#else
+  kt_load_row(cur, x, group * RPG, group * RPG < rows, first, lane);  // in flight while gamma / beta are fetched
+#endif
 #if PARAMS == 1
   Vec gp[KT_ITEMS], bp[KT_ITEMS];  // gamma / beta as loaded, shared by the group's rows
 #pragma unroll
@@ -230,8 +290,7 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
     if (lane + i * TPR < KT_NVC) kt_load_params_raw(gamma, beta, first + lane + i * TPR, gp[i], bp[i]);
 #elif PARAMS == 2
   // The CTA's part of gamma (then beta): KT_NVC vectors each, loaded by the whole block.
-  extern __shared__ __align__(16) unsigned char kt_param_smem[];
-  kt_io_t* const sg = reinterpret_cast<kt_io_t*>(kt_param_smem);
+  kt_io_t* const sg = reinterpret_cast<kt_io_t*>(kt_dyn_smem);
   kt_io_t* const sb = sg + KT_NVC * VEC;
   for (int i = threadIdx.x; i < KT_NVC; i += THREADS) {
     Vec g, b;
@@ -245,9 +304,32 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
 #endif
 #pragma unroll 1
   for (int k = 0; k < RPG; ++k) {
+#if ROW_MODE == 3
+    const long long tile = tile0 + k * tstep;
+    if (tile * KT_RPB >= rows) break;  // uniform over the CTA and the cluster
+    const int stage = k % STAGES;
+    kt_mbar_wait(kt_smem_addr(&kt_full[stage]), (unsigned int)((k / STAGES) & 1));
+    const long long row = tile * KT_RPB + threadIdx.x / TPR;
+    const bool active = row < rows;
+    {
+      const kt_io_t* src = kt_ring + stage * (KT_RPB * KT_SLICE) + (threadIdx.x / TPR) * KT_SLICE;
+#pragma unroll
+      for (int i = 0; i < KT_ITEMS; ++i) {
+        if (active && lane + i * TPR < KT_NVC)
+          cur[i].template load<0>(src + (lane + i * TPR) * VEC);
+        else
+          cur[i].raw = typename Vec::raw_t();
+      }
+    }
+    __syncthreads();  // every thread holds its vectors of the stage: refill it
+    if (threadIdx.x == 0 && k + STAGES < RPG)
+      kt_issue_tile(kt_ring + stage * (KT_RPB * KT_SLICE), &kt_full[stage], x,
+                    tile + STAGES * tstep, rows, first * VEC);
+#else
     const long long row = group * RPG + k;
     const bool active = row < rows;  // uniform over a cluster
-#if PREFETCH
+#endif
+#if PREFETCH && ROW_MODE == 0
     Vec nxt[KT_ITEMS];  // the next row, in flight while this one is reduced and written
     kt_load_row(nxt, x, row + 1, k + 1 < RPG && row + 1 < rows, first, lane);
 #endif
@@ -347,7 +429,9 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
         rstd_out[row] = rstd;
       }
     }
-#if PREFETCH
+#if ROW_MODE == 3
+    // the next tile's vectors come from the ring
+#elif PREFETCH
 #pragma unroll
     for (int i = 0; i < KT_ITEMS; ++i) cur[i].raw = nxt[i].raw;
 #else
