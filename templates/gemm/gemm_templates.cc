@@ -129,7 +129,7 @@ bool simt_structure_ok(const Config& c, std::string* why) {
   if (!is_pow2(wr) || wr > 32 || tx % wr != 0 || ty % (32 / wr) != 0)
     return reject(why, "a warp of WARP_ROWS x 32/WARP_ROWS threads must tile the " +
                            std::to_string(tx) + " x " + std::to_string(ty) + " thread grid");
-  if (c["STAGES"] != 1 && c["STAGES"] != 2) return reject(why, "STAGES must be 1 or 2");
+  if (c["STAGES"] < 1 || c["STAGES"] > 3) return reject(why, "STAGES must be 1, 2 or 3");
   return true;
 }
 
@@ -141,13 +141,14 @@ std::int64_t simt_smem_bytes(const Config& c) {
 /// Rough registers per thread of a gemm_simt config: accumulators, fragments, staging.
 std::int64_t simt_register_estimate(const Config& c) {
   const Value threads = (c["BM"] / c["TM"]) * (c["BN"] / c["TN"]);
-  const Value staging = c["STAGES"] == 2 ? (c["BM"] + c["BN"]) * c["BK"] / threads : 0;
+  const Value staging = c["STAGES"] >= 2 ? (c["BM"] + c["BN"]) * c["BK"] / threads : 0;
   return c["TM"] * c["TN"] + c["TM"] + c["TN"] + staging;
 }
 
 /// Default tiles of gemm_simt for a shape (see benchmarks/NOTES.md, GEMM second round).
 struct SimtDefaults {
-  Value bm = 128, bn = 128, bk = 8, tm = 8, tn = 8, warp_rows = 4, split_k = 1, group_m = 8;
+  Value bm = 128, bn = 128, bk = 8, tm = 8, tn = 8, warp_rows = 4, stages = 2, split_k = 1,
+        group_m = 8;
 };
 
 /// The first WARP_ROWS (a power of two) whose warp shape tiles a rows x cols thread grid.
@@ -157,12 +158,23 @@ Value simt_warp_rows(Value rows, Value cols) {
   return 32;
 }
 
-/// Regular shapes: 128 x 128 x 8 tiles of 8 x 8 per thread (256 threads). Skinny M: a 16-64
-/// row tile over up to 128 columns (128 threads when N allows), k tiles of 16, split-K for
-/// three waves; skinny N the same transposed.
+/// Regular shapes: 128 x 128 x 8 tiles of 8 x 8 per thread (256 threads, two blocks per SM);
+/// large ones (at least two waves of 128 x 256 tiles, 16-byte loads of both operands) 128 x 256
+/// x 8 tiles of 8 x 16 per thread with 3 stages (one block of 256 threads per SM: 1024 FFMA
+/// per 48 LDS.128 per k tile, 91 % of the loop's instructions against 88 % for 8 x 8; see
+/// benchmarks/NOTES.md, SIMT GEMM fourth round). Skinny M: a 16-64 row tile over up to 128
+/// columns (128 threads when N allows), k tiles of 16, split-K for three waves; skinny N the
+/// same transposed.
 SimtDefaults simt_defaults(const GemmShape& s, const Device& device) {
   SimtDefaults d;
   const ShapeClass c = shape_class(s);
+  const std::int64_t sms = device.sm_count > 0 ? device.sm_count : 132;
+  if (c == ShapeClass::regular && std::min(s.align_a(), s.align_b()) >= 4 &&
+      ((s.M + 127) / 128) * ((s.N + 255) / 256) >= 2 * sms) {
+    d.bn = 256;
+    d.tn = 16;
+    d.stages = 3;
+  }
   // short side: the padded skinny dimension; long side: up to 128 of the other one.
   auto skinny = [&](std::int64_t short_dim, std::int64_t long_dim, Value& short_tile,
                     Value& long_tile, Value& short_thread, Value& long_thread) {
@@ -202,7 +214,7 @@ class GemmSimtTemplate final : public GemmTemplateBase {
         .param("TN", {4, 8, 16}, d.tn)
         .param("WARP_ROWS", {1, 2, 4, 8, 16}, d.warp_rows)
         .param("VEC", {1, 2, 4}, std::min<Value>(4, std::max(s.align_a(), s.align_b())))
-        .param("STAGES", {1, 2}, 2)
+        .param("STAGES", {1, 2, 3}, d.stages)
         .param("PAD", {0, 4}, 4)
         .param("SPLIT_K", {1, 2, 4, 8, 16}, d.split_k)
         .param("GROUP_M", {1, 4, 8, 16}, d.group_m)
