@@ -121,6 +121,37 @@ TEST_CASE("gemm_simt is correct on odd shapes, all layouts, bias, split-K and sa
   check_template(simt, problems, 3);
 }
 
+TEST_CASE("gemm_simt is correct with large tiles: 8x16 / 16x8 threads, 3 stages, interior loop",
+          "[gpu][gemm]") {
+  KTUNE_REQUIRE_GPU();
+  check_cuda(cudaSetDevice(0), "cudaSetDevice(0)");
+  auto simt = std::shared_ptr<const KernelTemplate>(make_gemm_simt_template());
+  // Interior and edge blocks side by side (300x520x136: the unchecked cursor loop next to the
+  // guarded one; a k tail for BK = 16) and an interior-only shape (256x512x384: unchecked
+  // loop and epilogue), every layout; the large-shape default (128x256x8, 8x16, 3 stages) and
+  // its neighbours, split-K and 1 stage included.
+  std::vector<Problem> problems;
+  for (int l = 0; l < 4; ++l)
+    for (const char* shape : {"300x520x136", "256x512x384"})
+      problems.push_back(make_problem(*simt, shape,
+                                      {{"layout", kLayouts[l]}, {"bias", l % 2 ? "1" : "0"}}));
+  check_template(simt, problems, 0,
+                 {"BM=128,BN=256,BK=8,TM=8,TN=16,WARP_ROWS=4,"
+                  "VEC=4,STAGES=3,PAD=4,SPLIT_K=1,GROUP_M=8",
+                  "BM=128,BN=256,BK=16,TM=8,TN=16,WARP_ROWS=8,"
+                  "VEC=4,STAGES=3,PAD=4,SPLIT_K=2,GROUP_M=8",
+                  "BM=256,BN=128,BK=8,TM=16,TN=8,WARP_ROWS=4,"
+                  "VEC=4,STAGES=3,PAD=4,SPLIT_K=1,GROUP_M=1",
+                  "BM=128,BN=128,BK=8,TM=8,TN=8,WARP_ROWS=4,"
+                  "VEC=4,STAGES=3,PAD=4,SPLIT_K=1,GROUP_M=8",
+                  "BM=128,BN=128,BK=8,TM=8,TN=8,WARP_ROWS=2,"
+                  "VEC=4,STAGES=1,PAD=4,SPLIT_K=4,GROUP_M=8",
+                  "BM=128,BN=256,BK=8,TM=8,TN=16,WARP_ROWS=4,"
+                  "VEC=4,STAGES=2,PAD=4,SPLIT_K=1,GROUP_M=8",
+                  "BM=128,BN=128,BK=8,TM=16,TN=8,WARP_ROWS=4,"
+                  "VEC=4,STAGES=3,PAD=4,SPLIT_K=1,GROUP_M=8"});
+}
+
 TEST_CASE("gemm_mma is correct for f16, bf16, tf32 on odd shapes, all layouts, both outputs",
           "[gpu][gemm]") {
   KTUNE_REQUIRE_GPU();
