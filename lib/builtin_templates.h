@@ -25,6 +25,8 @@ std::shared_ptr<KernelTemplate> make_layernorm_template();
 std::shared_ptr<KernelTemplate> make_gemm_simt_template();
 /// The "gemm_mma" template: f16/bf16/tf32 GEMM on tensor cores with mma.sync (templates/gemm).
 std::shared_ptr<KernelTemplate> make_gemm_mma_template();
+/// The "gemm_wgmma" template: f16/bf16 GEMM (layout NT) with Hopper wgmma, sm_90a (templates/gemm).
+std::shared_ptr<KernelTemplate> make_gemm_wgmma_template();
 
 /// The "conv2d_simt" template: fp32 implicit-GEMM convolution on CUDA cores (templates/conv).
 std::shared_ptr<KernelTemplate> make_conv2d_simt_template();

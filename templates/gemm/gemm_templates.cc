@@ -1,5 +1,6 @@
-// The gemm template family: "gemm_simt" (fp32 on CUDA cores, templates/gemm/gemm_simt.cu) and
-// "gemm_mma" (f16 / bf16 / tf32 on tensor cores with mma.sync, templates/gemm/gemm_mma.cu).
+// The gemm template family: "gemm_simt" (fp32 on CUDA cores, templates/gemm/gemm_simt.cu),
+// "gemm_mma" (f16 / bf16 / tf32 on tensor cores with mma.sync, templates/gemm/gemm_mma.cu) and
+// "gemm_wgmma" (f16 / bf16, layout NT, Hopper wgmma for sm_90a, templates/gemm/gemm_wgmma.cu).
 // Each declares its tunables and constraints, the structural checks its kernel's
 // static_asserts rely on, and its launch geometry; problem parsing, launch plans and the
 // workload are shared (gemm_problem.h). A Hopper (wgmma) variant is a third class beside
@@ -373,6 +374,126 @@ class GemmMmaTemplate final : public GemmTemplateBase {
   }
 };
 
+// ---------------------------------------------------------------------------------------
+// gemm_wgmma
+
+/// Structural rules of gemm_wgmma.cu / gemm_wgmma.cuh (static_asserts and the loader's
+/// 16-byte copies); false with a reason naming the input when broken.
+bool wgmma_structure_ok(const GemmShape& s, const Config& c, std::string* why) {
+  if (s.a_transposed || !s.b_transposed)
+    return reject(why, std::string("layout ") + (s.a_transposed ? 'T' : 'N') +
+                           (s.b_transposed ? 'T' : 'N') +
+                           " is not supported: gemm_wgmma reads both operands K-major (layout "
+                           "NT: A stored M x K, B stored N x K); use gemm_mma");
+  if (s.K % 8 != 0)
+    return reject(why, "K = " + std::to_string(s.K) +
+                           " is not a multiple of 8: rows of A and B are copied in 16-byte "
+                           "chunks (use gemm_mma)");
+  const Value bm = c["BM"], bn = c["BN"], bk = c["BK"], wgs = c["WGS"];
+  if (wgs < 1 || bm % (64 * wgs) != 0)
+    return reject(why, "BM = " + std::to_string(bm) + " must be a multiple of 64 * WGS (" +
+                           std::to_string(wgs) + " warpgroups of 64-row wgmma)");
+  if (bn != 64 && bn != 128 && bn != 256)
+    return reject(why, "BN = " + std::to_string(bn) + " must be 64, 128 or 256 (wgmma N)");
+  if (bk != 64 && bk != 128)
+    return reject(why, "BK = " + std::to_string(bk) + " must be 64 or 128 (128-byte swizzle rows)");
+  if ((bm / wgs) * bn > 16384)
+    return reject(why, "(BM / WGS) * BN = " + std::to_string((bm / wgs) * bn) +
+                           " exceeds 128 fp32 accumulators per thread");
+  if (c["STAGES"] < 3) return reject(why, "STAGES must be >= 3");
+  return true;
+}
+
+/// Dynamic shared memory of a gemm_wgmma config (bytes): the stages plus 1 KiB that lets the
+/// kernel align them to 1024 bytes.
+std::int64_t wgmma_smem_bytes(const Config& c) {
+  return c["STAGES"] * (c["BM"] + c["BN"]) * c["BK"] * 2 + 1024;
+}
+
+/// Default tiles of gemm_wgmma for a shape.
+struct WgmmaDefaults {
+  Value bm = 128, bn = 128, bk = 64, wgs = 2, stages = 4, split_k = 1, group_m = 8;
+};
+
+/// Regular shapes with at least one wave of 128 x 256 tiles: 128 x 256 x 64, two consumer
+/// warpgroups of 64 x 256 (128 accumulators each), 4 stages (193 KiB). Other regular shapes:
+/// 128 x 128 x 64, two warpgroups, 5 stages. Skinny M (<= 64): one warpgroup of 64 rows over
+/// 128 columns, split-K for three waves; skinny N (<= 64): 128 x 64 tiles.
+WgmmaDefaults wgmma_defaults(const GemmShape& s, const Device& device) {
+  WgmmaDefaults d;
+  const ShapeClass c = shape_class(s);
+  const std::int64_t sms = device.sm_count > 0 ? device.sm_count : 132;
+  if (c == ShapeClass::regular) {
+    d.stages = 5;
+    if (((s.M + 127) / 128) * ((s.N + 255) / 256) >= sms) {
+      d.bn = 256;
+      d.stages = 4;
+    }
+  } else if (c == ShapeClass::skinny_m) {
+    d.bm = 64;
+    d.wgs = 1;
+    d.bn = std::min<Value>(128, gemm::tile_cover(s.N, 64));
+  } else {
+    d.bn = 64;
+    d.bm = std::min<Value>(128, gemm::tile_cover(s.M, 64));
+    d.wgs = d.bm / 64;
+  }
+  d.bm = std::min<Value>(d.bm, gemm::tile_cover(s.M, 64));
+  d.bn = std::min<Value>(d.bn, gemm::tile_cover(s.N, 64));
+  if (d.bm < 64 * d.wgs) d.wgs = 1;
+  auto smem = [&] { return d.stages * (d.bm + d.bn) * d.bk * 2 + 1024; };
+  while (smem() > gemm::smem_limit(device) && d.stages > 3) --d.stages;
+  while (smem() > gemm::smem_limit(device) && d.bn > 64) d.bn /= 2;  // devices with less smem
+  d.split_k = gemm::default_split_k(s, d.bm, d.bn, d.bk, device, default_waves(c),
+                                    default_min_k_tiles(c));
+  if (d.bm >= s.M || d.bn >= s.N) d.group_m = 1;  // one tile row or column: no grouping
+  return d;
+}
+
+class GemmWgmmaTemplate final : public GemmTemplateBase {
+ public:
+  std::string name() const override { return "gemm_wgmma"; }
+  std::string description() const override {
+    return "f16/bf16 GEMM on Hopper tensor cores (sm_90a wgmma.mma_async from 128B-swizzled "
+           "smem descriptors, cp.async multistage pipeline, 1-2 warpgroups, rasterization, "
+           "split-K), layout NT, alpha/beta, bias";
+  }
+  const std::string& source() const override { return embedded("gemm/gemm_wgmma.cu"); }
+  /// wgmma exists only in the architecture-specific sm_90a target.
+  std::string target_arch(const Device&, const Config&) const override { return "sm_90a"; }
+
+  SearchSpace space(const Problem& problem, const Device& device) const override {
+    check_problem(problem);
+    const GemmShape s = gemm::gemm_shape(problem);
+    const WgmmaDefaults d = wgmma_defaults(s, device);
+    SearchSpace::Builder b;
+    b.param("BM", {64, 128, 256}, d.bm)
+        .param("BN", {64, 128, 256}, d.bn)
+        .param("BK", {64, 128}, d.bk)
+        .param("WGS", {1, 2}, d.wgs)
+        .param("STAGES", {3, 4, 5, 6}, d.stages)
+        .param("SPLIT_K", {1, 2, 4, 8, 16}, d.split_k)
+        .param("GROUP_M", {1, 4, 8, 16}, d.group_m)
+        .constraint("BM % (64 * WGS) == 0")
+        .constraint("(BM // WGS) * BN <= 16384")  // at most 128 fp32 accumulators per thread
+        .constraint("STAGES * (BM + BN) * BK * 2 + 1024 <= " +
+                    std::to_string(gemm::smem_limit(device)))
+        .constraint("SPLIT_K * BK < " + std::to_string(s.K) + " + BK");
+    prune_equivalent_configs(b, s, 64);
+    return b.build();
+  }
+
+ protected:
+  std::vector<std::string> dtypes() const override { return {"f16", "bf16"}; }
+  bool structure_ok(const GemmShape& s, const Config& c, std::string* why) const override {
+    return wgmma_structure_ok(s, c, why);
+  }
+  gemm::GemmLaunchGeometry geometry(const GemmShape&, const Config& c) const override {
+    return {"gemm_wgmma", c["BM"], c["BN"], c["SPLIT_K"], static_cast<unsigned>(128 * c["WGS"]),
+            static_cast<unsigned>(wgmma_smem_bytes(c))};
+  }
+};
+
 }  // namespace
 
 std::shared_ptr<KernelTemplate> make_gemm_simt_template() {
@@ -381,6 +502,10 @@ std::shared_ptr<KernelTemplate> make_gemm_simt_template() {
 
 std::shared_ptr<KernelTemplate> make_gemm_mma_template() {
   return std::make_shared<GemmMmaTemplate>();
+}
+
+std::shared_ptr<KernelTemplate> make_gemm_wgmma_template() {
+  return std::make_shared<GemmWgmmaTemplate>();
 }
 
 }  // namespace ktune

@@ -1,0 +1,329 @@
+// Reusable pieces of the Hopper (sm_90a) GEMM path: cp.async copies, async-proxy and wgmma
+// fences, wgmma.mma_async wrappers (64 x N x 16, fp32 accumulation, both operands from shared
+// memory through 128B-swizzle descriptors), the operand-tile loader of a plain K-contiguous
+// matrix, and the multistage main loop that drives any pair of loaders. An implicit-GEMM
+// convolution plugs in by giving the main loop its own A loader (same interface as
+// wg::MatrixTileLoader: init once, load(stage) per k tile, advance()) that gathers NHWC
+// rows into the same swizzled tile layout (gemm_wgmma_layout.cuh).
+//
+// Needs KT_DTYPE (1 = f16, 2 = bf16) from gemm_common.cuh before inclusion.
+#pragma once
+
+#include "gemm/gemm_common.cuh"
+#include "gemm/gemm_wgmma_layout.cuh"
+
+#if KT_DTYPE == 2
+#define KTG_WGMMA_TYPE "bf16"
+#else
+#define KTG_WGMMA_TYPE "f16"
+#endif
+
+namespace ktg {
+namespace wg {
+
+/// Shared-memory (CTA window) address of a pointer into shared memory.
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+/// 16-byte cp.async (L2 only) from global to shared memory; src_bytes 0 writes 16 zero bytes
+/// without reading the source.
+__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(src_bytes)
+               : "memory");
+}
+
+/// Closes the group of this thread's cp.async copies issued since the last commit.
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+/// Waits until at most N of this thread's committed cp.async groups are still in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+/// Orders this thread's generic-proxy shared-memory writes (the landed cp.async copies) before
+/// later async-proxy reads (wgmma); each writing thread runs it before the barrier.
+__device__ __forceinline__ void fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+/// wgmma.fence: orders earlier register and shared-memory accesses of the warpgroup before
+/// the wgmma.mma_async instructions that follow.
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+
+/// Closes the batch of wgmma.mma_async issued since the last commit.
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+/// Waits until at most N committed wgmma batches of the warpgroup are in flight.
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+/// Keeps the compiler from moving accesses of an accumulator across wgmma fences/waits.
+__device__ __forceinline__ void fence_operand(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+
+/// wgmma.mma_async 64 x N x 16 with fp32 accumulators (N = 64, 128, 256).
+template <int N>
+struct Wgmma;
+
+/// D(64 x 64, fp32) += A(64 x 16) * B(16 x 64) from descriptors; d: this thread's 32
+/// accumulators (row w*16 + lane/4 (+8), column 8j + 2*(lane%4) (+1), see gemm_wgmma.cuh).
+template <> struct Wgmma<64> {
+  static __device__ __forceinline__ void mma(float (&d)[32], unsigned long long desc_a,
+                                             unsigned long long desc_b) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32." KTG_WGMMA_TYPE "." KTG_WGMMA_TYPE " {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+        "}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(desc_a), "l"(desc_b), "r"(1));
+  }
+};
+
+/// D(64 x 128, fp32) += A(64 x 16) * B(16 x 128) from descriptors; d: this thread's 64
+/// accumulators (row w*16 + lane/4 (+8), column 8j + 2*(lane%4) (+1), see gemm_wgmma.cuh).
+template <> struct Wgmma<128> {
+  static __device__ __forceinline__ void mma(float (&d)[64], unsigned long long desc_a,
+                                             unsigned long long desc_b) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32." KTG_WGMMA_TYPE "." KTG_WGMMA_TYPE " {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+        "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(desc_a), "l"(desc_b), "r"(1));
+  }
+};
+
+/// D(64 x 256, fp32) += A(64 x 16) * B(16 x 256) from descriptors; d: this thread's 128
+/// accumulators (row w*16 + lane/4 (+8), column 8j + 2*(lane%4) (+1), see gemm_wgmma.cuh).
+template <> struct Wgmma<256> {
+  static __device__ __forceinline__ void mma(float (&d)[128], unsigned long long desc_a,
+                                             unsigned long long desc_b) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32." KTG_WGMMA_TYPE "." KTG_WGMMA_TYPE " {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+        "}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(desc_a), "l"(desc_b), "r"(1));
+  }
+};
+
+/// Loader of one operand tile: ROWS rows x BK (64 or 128) k of a row-major matrix whose rows
+/// are k-contiguous (A stored M x K, or B stored N x K), into the K-major 128B-swizzled layout
+/// of gemm_wgmma_layout.cuh with cp.async. All THREADS threads of the block call every method.
+/// Rows at or beyond `rows` and k at or beyond K are zero-filled (K must be a multiple of 8:
+/// a 16-byte chunk is either entirely inside or entirely outside).
+///
+/// Interface a replacement loader (e.g. an implicit-GEMM NHWC gather for convolution) keeps:
+///   load(tile): issue this thread's cp.async copies of the current k tile into the ROWS x BK
+///               tile at shared address `tile` (1024-aligned), layout wgmma_tile_offset();
+///               commits nothing (the main loop commits one group per k tile);
+///   advance():  move to the next k tile.
+template <int ROWS, int BK_, int THREADS, class T>
+struct MatrixTileLoader {
+  static_assert(sizeof(T) == 2, "16-bit elements (f16 / bf16)");
+  static_assert(BK_ % kWgmmaAtomK == 0, "BK must be a multiple of 64 (128-byte rows)");
+  static constexpr int kChunksPerRow = BK_ / 8;             ///< 16-byte chunks per tile row
+  static constexpr int kRowStep = THREADS / kChunksPerRow;  ///< rows between a thread's chunks
+  static constexpr int kChunks = ROWS * kChunksPerRow / THREADS;  ///< copies per thread
+  static_assert(THREADS % kChunksPerRow == 0 && kRowStep % 8 == 0,
+                "a thread's chunks must keep their swizzle phase (row step multiple of 8)");
+  static_assert((ROWS * kChunksPerRow) % THREADS == 0, "whole chunks per thread");
+
+  const T* src;        ///< this thread's first chunk in the current k tile
+  long long step;      ///< elements between this thread's consecutive chunks (kRowStep rows)
+  unsigned dst;        ///< byte offset of the first chunk inside the tile
+  unsigned row_valid;  ///< bit i: chunk i's row is inside the matrix
+  int k;               ///< k of this thread's chunk in the current k tile
+  int K;               ///< the reduced dimension
+
+  /// Tile rows row0 .. row0 + ROWS - 1 of a matrix of `rows` rows (leading dimension ld),
+  /// starting at k tile column k_first.
+  __device__ __forceinline__ void init(const T* matrix, long long ld, int row0, int rows,
+                                       int K_, int k_first, int tid) {
+    const int row = tid / kChunksPerRow;
+    const int chunk = tid % kChunksPerRow;
+    K = K_;
+    k = k_first + chunk * 8;
+    step = ld * kRowStep;
+    row_valid = 0;
+#pragma unroll
+    for (int i = 0; i < kChunks; ++i)
+      if (row0 + row + i * kRowStep < rows) row_valid |= 1u << i;
+    // A thread whose first row is outside the matrix copies nothing; its pointer stays valid.
+    const int safe_row = row0 + row < rows ? row0 + row : 0;
+    src = matrix + static_cast<long long>(safe_row) * ld + k;
+    dst = wgmma_chunk_offset(ROWS, row, chunk);
+  }
+
+  /// Issues this thread's copies of the current k tile into the tile at shared address `tile`.
+  __device__ __forceinline__ void load(unsigned tile) const {
+    const bool k_inside = k < K;
+#pragma unroll
+    for (int i = 0; i < kChunks; ++i) {
+      const bool inside = k_inside && ((row_valid >> i) & 1u);
+      // Chunks outside the matrix read nothing (src_bytes 0) from a pointer inside it.
+      cp_async16(tile + dst + i * kRowStep * 128, inside ? src + i * step : src, inside ? 16 : 0);
+    }
+  }
+
+  /// Moves to the next k tile.
+  __device__ __forceinline__ void advance() {
+    src += BK_;
+    k += BK_;
+  }
+};
+
+/// Shape of the main loop: a BM x BN block tile computed by WGS consumer warpgroups stacked
+/// along M (each BM / WGS rows, in 64-row wgmma instructions), BK-deep k tiles, STAGES-deep
+/// shared-memory ring.
+template <int BM_, int BN_, int BK_, int WGS_, int STAGES_>
+struct MainLoopShape {
+  static constexpr int kBM = BM_;                         ///< block tile rows
+  static constexpr int kBN = BN_;                         ///< block tile columns
+  static constexpr int kStages = STAGES_;                 ///< shared-memory ring depth
+  static constexpr int kThreads = 128 * WGS_;             ///< threads of the block
+  static constexpr int kWgRows = BM_ / WGS_;              ///< rows per warpgroup
+  static constexpr int kMi = kWgRows / 64;                ///< 64-row wgmma per k step
+  static constexpr int kAcc = BN_ / 2;                    ///< accumulators per thread per kMi
+  static constexpr int kKSteps = BK_ / 16;                ///< wgmma k steps per k tile
+  static constexpr int kABytes = BM_ * BK_ * 2;           ///< A tile bytes
+  static constexpr int kBBytes = BN_ * BK_ * 2;           ///< B tile bytes
+  static constexpr int kStageBytes = kABytes + kBBytes;   ///< one stage
+  static constexpr int kSmemBytes = STAGES_ * kStageBytes + kWgmmaSwizzleBytes;  ///< + align
+  static constexpr int kPrefetch = STAGES_ - 2;           ///< k tiles loaded ahead
+  static_assert(kWgRows % 64 == 0, "each warpgroup needs a multiple of 64 rows");
+  static_assert(BN_ == 64 || BN_ == 128 || BN_ == 256, "BN must be 64, 128 or 256");
+  static_assert(STAGES_ >= 3, "one stage read by wgmma in flight, one being read, one loading");
+};
+
+/// The multistage main loop: acc[mi][*] += A tile rows * B tile for k tiles
+/// [0, k_tiles) of the loaders. Every thread of the block issues cp.async copies (one group
+/// per k tile, kPrefetch tiles ahead); each warpgroup issues its wgmma batch per k tile and
+/// keeps one batch in flight. Stage reuse: the tile loaded at iteration t goes into the stage
+/// last read by k tile t - 2, whose wgmma batch every warpgroup has retired (wait_group 1 at
+/// the end of iteration t - 1) before the barrier of iteration t.
+///
+/// `hook(t)` runs once per k tile right after the tile's wgmma batch is issued (while it
+/// runs), e.g. to prefetch what the epilogue reads; NoHook does nothing.
+struct NoHook {
+  /// Called with the k tile index.
+  __device__ __forceinline__ void operator()(int) const {}
+};
+
+template <class Shape, class ALoader, class BLoader, class Hook = NoHook>
+__device__ __forceinline__ void main_loop(float (&acc)[Shape::kMi][Shape::kAcc], ALoader& a,
+                                          BLoader& b, unsigned smem, int k_tiles, int wg,
+                                          const Hook& hook = Hook()) {
+  constexpr int S = Shape::kStageBytes;
+  constexpr int kStages = Shape::kStages;
+  constexpr int P = Shape::kPrefetch;
+#pragma unroll
+  for (int s = 0; s < P; ++s) {
+    if (s < k_tiles) {
+      a.load(smem + s * S);
+      b.load(smem + s * S + Shape::kABytes);
+      a.advance();
+      b.advance();
+    }
+    cp_async_commit();
+  }
+  int read = 0;       // stage of k tile t
+  int write = P;      // stage of k tile t + P (P < kStages)
+  for (int t = 0; t < k_tiles; ++t) {
+    cp_async_wait<P - 1>();  // this thread's copies of tile t have landed
+    fence_proxy_async();     // ... and are visible to the tensor cores' (async proxy) reads
+    __syncthreads();         // everyone's have; every warpgroup retired tile t - 2's wgmma
+    if (t + P < k_tiles) {
+      a.load(smem + write * S);
+      b.load(smem + write * S + Shape::kABytes);
+      a.advance();
+      b.advance();
+    }
+    cp_async_commit();  // possibly empty: keeps the group count per iteration fixed
+    write = write + 1 == kStages ? 0 : write + 1;
+
+    const unsigned a_tile = smem + read * S;
+    const unsigned b_tile = a_tile + Shape::kABytes;
+#pragma unroll
+    for (int mi = 0; mi < Shape::kMi; ++mi)
+#pragma unroll
+      for (int j = 0; j < Shape::kAcc; ++j) fence_operand(acc[mi][j]);
+    wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < Shape::kKSteps; ++ks) {
+      const unsigned long long db = wgmma_desc(wgmma_operand_addr(b_tile, Shape::kBN, 0, ks));
+#pragma unroll
+      for (int mi = 0; mi < Shape::kMi; ++mi) {
+        const int row0 = wg * Shape::kWgRows + mi * 64;
+        const unsigned long long da = wgmma_desc(wgmma_operand_addr(a_tile, Shape::kBM, row0, ks));
+        Wgmma<Shape::kBN>::mma(acc[mi], da, db);
+      }
+    }
+    wgmma_commit();
+    hook(t);
+#pragma unroll
+    for (int mi = 0; mi < Shape::kMi; ++mi)
+#pragma unroll
+      for (int j = 0; j < Shape::kAcc; ++j) fence_operand(acc[mi][j]);
+    wgmma_wait<1>();
+    read = read + 1 == kStages ? 0 : read + 1;
+  }
+  wgmma_wait<0>();
+  cp_async_wait<0>();
+#pragma unroll
+  for (int mi = 0; mi < Shape::kMi; ++mi)
+#pragma unroll
+    for (int j = 0; j < Shape::kAcc; ++j) fence_operand(acc[mi][j]);
+}
+
+}  // namespace wg
+}  // namespace ktg

@@ -1,0 +1,248 @@
+// gemm_wgmma without a GPU: the shared-memory tile layout and wgmma descriptors replayed on
+// the host (the loader's chunk placement against a model of the tensor core's 128B-swizzle
+// address generation), the space (defaults, shared-memory / tile / accumulator constraints),
+// can_implement refusing unsupported layouts and K with a reason naming them, launch plans,
+// and NVRTC compiles to sm_90a cubins (defaults without spills, no wgmma serialization).
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <set>
+
+#include "builtin_templates.h"
+#include "ktune/build.h"
+#include "ktune/error.h"
+#include "ktune/template.h"
+#include "templates/gemm/gemm_problem.h"
+#include "templates/gemm/gemm_wgmma_layout.cuh"
+
+using namespace ktune;
+
+namespace {
+
+/// The default config plus `extra` distinct random valid configs that can_implement accepts.
+std::vector<Config> sample_implementable(const KernelTemplate& tmpl, const Problem& p,
+                                         const SearchSpace& space, int extra, std::uint64_t seed) {
+  std::vector<Config> configs = {space.default_config()};
+  std::mt19937_64 rng(seed);
+  for (int attempt = 0; attempt < 100 && static_cast<int>(configs.size()) < extra + 1;
+       ++attempt) {
+    Config c = space.random(rng);
+    if (tmpl.can_implement(p, c) && std::find(configs.begin(), configs.end(), c) == configs.end())
+      configs.push_back(c);
+  }
+  return configs;
+}
+
+/// The loader's placement of chunk (row, chunk) for a thread whose first row is row % step:
+/// first offset plus i * step rows of 128 bytes (gemm_wgmma.cuh, MatrixTileLoader::load).
+unsigned loader_offset(int rows, int row, int chunk, int row_step) {
+  const int first = row % row_step;
+  const int i = row / row_step;
+  return ktg::wgmma_chunk_offset(rows, first, chunk) + static_cast<unsigned>(i * row_step * 128);
+}
+
+}  // namespace
+
+TEST_CASE("gemm_wgmma tile layout: a bijection the loader fills and wgmma descriptors read",
+          "[gemm][wgmma]") {
+  // Descriptor fields: start >> 4 in bits 0-13, LBO 1, SBO 1024 >> 4, 128B swizzle (mode 1).
+  const unsigned long long d = ktg::wgmma_desc(0x2400 + 64);
+  CHECK((d & 0x3FFF) == (0x2400 + 64) >> 4);
+  CHECK(((d >> 16) & 0x3FFF) == 1);
+  CHECK(((d >> 32) & 0x3FFF) == 1024 >> 4);
+  CHECK(((d >> 49) & 7) == 0);
+  CHECK((d >> 62) == 1);
+  for (int rows : {64, 128, 256})
+    for (int bk : {64, 128}) {
+      INFO("tile " << rows << " x " << bk);
+      // Every element of the tile has its own 2-byte slot inside rows * bk * 2 bytes.
+      std::set<unsigned> slots;
+      for (int r = 0; r < rows; ++r)
+        for (int k = 0; k < bk; ++k) {
+          const unsigned off = ktg::wgmma_tile_offset(rows, r, k);
+          REQUIRE(off % 2 == 0);
+          REQUIRE(off < static_cast<unsigned>(rows * bk * 2));
+          slots.insert(off);
+        }
+      CHECK(slots.size() == static_cast<std::size_t>(rows * bk));
+      // The loader's per-thread shortcut (first chunk + i row steps) lands where the layout
+      // says, for 128 and 256 threads.
+      for (int threads : {128, 256}) {
+        const int row_step = threads / (bk / 8);
+        REQUIRE(row_step % 8 == 0);
+        for (int r = 0; r < rows; ++r)
+          for (int c = 0; c < bk / 8; ++c)
+            REQUIRE(loader_offset(rows, r, c, row_step) == ktg::wgmma_chunk_offset(rows, r, c));
+      }
+      // Each 64-row (A) or whole-tile (B) operand of each 16-wide k step, as the main loop
+      // describes it, reads through the swizzle exactly the element the loader put there.
+      const unsigned tile = 3 * 1024 * 48;  // a stage boundary (multiple of 1024)
+      for (int row0 = 0; row0 < rows; row0 += 64)
+        for (int ks = 0; ks < bk / 16; ++ks) {
+          const unsigned long long desc =
+              ktg::wgmma_desc(ktg::wgmma_operand_addr(tile, rows, row0, ks));
+          const int operand_rows = rows - row0 < 256 ? rows - row0 : 256;
+          for (int r = 0; r < operand_rows; ++r)
+            for (int kk = 0; kk < 16; ++kk) {
+              const unsigned got = ktg::wgmma_model_address(desc, r, kk);
+              const unsigned want = tile + ktg::wgmma_tile_offset(rows, row0 + r, ks * 16 + kk);
+              INFO("row0 " << row0 << " k step " << ks << " element (" << r << ", " << kk << ")");
+              REQUIRE(got == want);
+            }
+        }
+    }
+}
+
+TEST_CASE("gemm_wgmma space: defaults valid, constraints and can_implement name the input",
+          "[gemm][wgmma]") {
+  const Device h200 = Device::h200();
+  auto wg = make_gemm_wgmma_template();
+  CHECK(wg->name() == "gemm_wgmma");
+  CHECK(wg->op() == "gemm");
+  CHECK(wg->vendor_reference() == "cublas");
+  CHECK(find_template("gemm_wgmma")->name() == "gemm_wgmma");
+  CHECK_THROWS_WITH(make_problem(*wg, "8x8x8", {{"dtype", "tf32"}}), Catch::Contains("dtype"));
+  CHECK_THROWS_WITH(make_problem(*wg, "8x8x8", {{"dtype", "f32"}}), Catch::Contains("dtype"));
+  struct Case {
+    const char* shape;
+    const char* dtype;
+    Value bm, bn, wgs, split_k;
+  };
+  const std::vector<Case> cases = {
+      {"4096x4096x4096", "f16", 128, 256, 2, 1},   // >= one wave of 128 x 256 tiles
+      {"8192x8192x8192", "bf16", 128, 256, 2, 1},
+      {"2048x2048x2048", "f16", 128, 128, 2, 1},   // 64 tiles of 128 x 256: < one wave
+      {"1x1x8", "f16", 64, 64, 1, 1},
+      {"16x8192x8192", "bf16", 64, 128, 1, 8},     // skinny M: 64 tiles x 8 splits >= 3 waves
+      {"8192x16x8192", "f16", 128, 64, 2, 8},      // skinny N: the same, transposed
+      {"1000x1000x1000", "f16", 128, 128, 2, 1},  // 16 k tiles: no split below 16 each
+      {"127x259x96", "bf16", 128, 128, 2, 1},
+  };
+  for (const auto& c : cases) {
+    Problem p = make_problem(*wg, c.shape, {{"dtype", c.dtype}, {"layout", "NT"}});
+    SearchSpace space = wg->space(p, h200);
+    const Config d = space.default_config();
+    INFO(p.key() << " " << d.str() << " " << space.violated(d).value_or("valid"));
+    CHECK(space.valid(d));
+    CHECK(wg->can_implement(p, d));
+    CHECK(d["BM"] == c.bm);
+    CHECK(d["BN"] == c.bn);
+    CHECK(d["WGS"] == c.wgs);
+    CHECK(d["SPLIT_K"] == c.split_k);
+    CHECK(wg->launch(p, d, h200).steps[0].dynamic_smem <= 227u * 1024u);
+  }
+  Problem p = make_problem(*wg, "4096x4096x4096", {{"layout", "NT"}});
+  SearchSpace space = wg->space(p, h200);
+  auto make = [&](Value bm, Value bn, Value bk, Value wgs, Value stages) {
+    return space.make({{"BM", bm}, {"BN", bn}, {"BK", bk}, {"WGS", wgs}, {"STAGES", stages},
+                       {"SPLIT_K", 1}, {"GROUP_M", 8}});
+  };
+  // 5 * 384 * 64 * 2 + 1 KiB = 241 KiB > 227 KiB.
+  const Config huge = make(128, 256, 64, 2, 5);
+  REQUIRE_FALSE(space.valid(huge));
+  CHECK_THAT(*space.violated(huge), Catch::Contains("STAGES"));
+  CHECK(space.valid(make(128, 256, 64, 2, 4)));
+  // 256 accumulators per thread: one warpgroup of 128 x 256.
+  const Config one_wg = make(128, 256, 64, 1, 3);
+  REQUIRE_FALSE(space.valid(one_wg));
+  CHECK_THAT(*space.violated(one_wg), Catch::Contains("BN <= 16384"));
+  // Two warpgroups cannot split 64 rows into 64-row wgmma tiles.
+  const Config split64 = make(64, 128, 64, 2, 4);
+  REQUIRE_FALSE(space.valid(split64));
+  std::string why;
+  CHECK_FALSE(wg->can_implement(p, split64, &why));
+  CHECK_THAT(why, Catch::Contains("BM = 64") && Catch::Contains("WGS"));
+  // Unsupported layouts and K are refused whatever the config, naming what is wrong.
+  for (const char* layout : {"NN", "TN", "TT"}) {
+    Problem q = make_problem(*wg, "256x256x256", {{"layout", layout}});
+    SearchSpace qs = wg->space(q, h200);
+    why.clear();
+    CHECK_FALSE(wg->can_implement(q, qs.default_config(), &why));
+    CHECK_THAT(why, Catch::Contains(std::string("layout ") + layout) &&
+                        Catch::Contains("gemm_mma"));
+    CHECK_THROWS_WITH(wg->launch(q, qs.default_config(), h200),
+                      Catch::Contains(std::string("layout ") + layout));
+  }
+  Problem odd_k = make_problem(*wg, "256x256x100", {{"layout", "NT"}});
+  why.clear();
+  CHECK_FALSE(wg->can_implement(odd_k, wg->space(odd_k, h200).default_config(), &why));
+  CHECK_THAT(why, Catch::Contains("K = 100"));
+  // Devices with less shared memory get defaults that fit.
+  const Device sm86 = Device::offline("sm_86");
+  Problem big = make_problem(*wg, "4096x4096x4096", {{"layout", "NT"}});
+  SearchSpace s86 = wg->space(big, sm86);
+  INFO(s86.default_config().str());
+  CHECK(s86.valid(s86.default_config()));
+  // The template always targets sm_90a (wgmma does not exist in plain sm_90).
+  CHECK(wg->target_arch(h200, space.default_config()) == "sm_90a");
+}
+
+TEST_CASE("gemm_wgmma launch plans: grid, 128 threads per warpgroup, aligned shared memory",
+          "[gemm][wgmma]") {
+  const Device h200 = Device::h200();
+  auto wg = make_gemm_wgmma_template();
+  Problem p = make_problem(*wg, "300x520x1000", {{"layout", "NT"}, {"bias", "1"}});
+  SearchSpace space = wg->space(p, h200);
+  Config c = space.make({{"BM", 128}, {"BN", 256}, {"BK", 64}, {"WGS", 2}, {"STAGES", 4},
+                         {"SPLIT_K", 1}, {"GROUP_M", 8}});
+  LaunchPlan plan = wg->launch(p, c, h200);
+  REQUIRE(plan.steps.size() == 1);
+  CHECK(plan.steps[0].entry == "gemm_wgmma");
+  CHECK(plan.steps[0].grid[0] == 3u * 3u);
+  CHECK(plan.steps[0].block[0] == 256u);
+  CHECK(plan.steps[0].dynamic_smem == 4u * (128u + 256u) * 64u * 2u + 1024u);
+  CHECK(plan.steps[0].args[3].buffer == 3u);  // bias
+  Config split = space.make({{"BM", 64}, {"BN", 128}, {"BK", 128}, {"WGS", 1}, {"STAGES", 3},
+                             {"SPLIT_K", 4}, {"GROUP_M", 1}});
+  LaunchPlan sp = wg->launch(p, split, h200);
+  REQUIRE(sp.steps.size() == 2);
+  CHECK(sp.steps[0].block[0] == 128u);
+  CHECK(sp.steps[0].grid[2] == 4u);
+  CHECK(sp.steps[1].entry == "gemm_wgmma_splitk_reduce");
+  REQUIRE(sp.scratch.size() == 1);
+  CHECK(sp.scratch[0].elements == 4u * 300u * 520u);
+}
+
+TEST_CASE("gemm_wgmma compiles to sm_90a: wgmma without serialization, defaults without spills",
+          "[gemm][wgmma][nvrtc]") {
+  const Device h200 = Device::h200();
+  BuilderOptions options;
+  options.threads = 2;
+  Builder builder(options);
+  auto wg = std::shared_ptr<const KernelTemplate>(make_gemm_wgmma_template());
+  struct Case {
+    const char* shape;
+    std::map<std::string, std::string> attrs;
+    int extra;
+  };
+  const std::vector<Case> cases = {
+      {"4096x4096x4096", {{"dtype", "f16"}, {"layout", "NT"}}, 3},
+      {"4096x4096x4096", {{"dtype", "bf16"}, {"layout", "NT"}}, 1},
+      {"1000x1000x1000", {{"dtype", "f16"}, {"layout", "NT"}, {"bias", "1"}, {"out", "f32"}}, 2},
+      {"16x8192x8192", {{"dtype", "bf16"}, {"layout", "NT"}}, 1},
+      {"127x259x96", {{"dtype", "f16"}, {"layout", "NT"}, {"out", "f32"}}, 1},
+  };
+  for (const auto& c : cases) {
+    Problem p = make_problem(*wg, c.shape, c.attrs);
+    SearchSpace space = wg->space(p, h200);
+    std::vector<Config> configs = sample_implementable(*wg, p, space, c.extra, 5);
+    auto results = builder.build_all(wg, p, configs, h200);
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      INFO(p.key() << " " << configs[i].str() << "\n" << results[i].log);
+      REQUIRE(results[i].ok);
+      CHECK(results[i].arch == "sm_90a");
+      CHECK(results[i].kernels.count("gemm_wgmma") == 1);
+      CHECK(results[i].kernels.size() == (configs[i]["SPLIT_K"] > 1 ? 2u : 1u));
+      // ptxas says "wgmma.mma_async instructions are serialized" when it cannot keep them
+      // asynchronous (a large slowdown).
+      CHECK(results[i].log.find("serialized") == std::string::npos);
+      if (i == 0)
+        for (const auto& [entry, r] : results[i].kernels) {
+          INFO(entry);
+          CHECK(r.spill_stores == 0);
+          CHECK(r.spill_loads == 0);
+          CHECK(r.stack_bytes == 0);
+        }
+    }
+  }
+}
