@@ -162,13 +162,14 @@ struct RegisterTile {
     return cur;
   }
 
-  /// Reads the tile at `cur` (unchecked) and moves the cursor `step` elements on.
-  __device__ __forceinline__ void load_and_advance(Cursor& cur, long long step, int tid) {
+  /// Moves the cursor `step` elements on and reads the tile there (unchecked). Moving first
+  /// lets the load use the moved pointer (moving after it costs a register copy per chunk).
+  __device__ __forceinline__ void advance_and_load(Cursor& cur, long long step, int tid) {
 #pragma unroll
     for (int i = 0; i < kPerThread; ++i) {
       if (!owns(i, tid)) break;
-      load_chunk(i, cur.p[i]);
       cur.p[i] += step;
+      load_chunk(i, cur.p[i]);
     }
   }
 
@@ -308,13 +309,14 @@ __device__ __forceinline__ void main_loop(float (&acc)[TM][TN], const float* __r
   }
   const long long a_step = KT_A_T ? static_cast<long long>(BK) * M : BK;
   const long long b_step = KT_B_T ? BK : static_cast<long long>(BK) * N;
-  // Interior: the cursors stop at the last k tile, so that fetching past it re-reads that tile
-  // (in bounds) instead of branching around the fetch and the shared-memory store.
+  // Interior: tiles are fetched in order from kr.begin; the cursors stop at the last k tile,
+  // so that fetching past it re-reads that tile (in bounds) instead of branching around the
+  // fetch and the shared-memory store.
   auto fetch = [&](int kt) {
     if constexpr (Interior) {
-      const bool more = kt + 1 < kr.end;
-      a_regs.load_and_advance(a_cur, more ? a_step : 0, tid);
-      b_regs.load_and_advance(b_cur, more ? b_step : 0, tid);
+      const bool move = kt != kr.begin && kt < kr.end;
+      a_regs.advance_and_load(a_cur, move ? a_step : 0, tid);
+      b_regs.advance_and_load(b_cur, move ? b_step : 0, tid);
     } else {
       load_tiles<false>(a_regs, b_regs, A, B, M, N, K, m0, n0, kt, tid);
     }
