@@ -4,8 +4,8 @@
 // the matrix edges, so any M, N, K works), warps read fragments with ldmatrix, blocks visit
 // tiles in GROUP_M-swizzled order, and SPLIT_K > 1 writes fp32 partials that the entry
 // gemm_mma_splitk_reduce sums and finishes. Block tiles inside C finish through shared
-// memory (C prefetched into L2 near the end of the k loop, read and written back in 16-byte
-// row chunks); edge tiles and split-K store accumulator pairs directly.
+// memory (C read and written back in 16-byte row chunks); edge tiles and split-K store
+// accumulator pairs directly.
 //
 // Tunables (defaults let the file compile on its own): BM x BN block tile, BK k tile,
 // WM x WN warp tile, STAGES (2..5), SPLIT_K, GROUP_M. Problem defines: gemm_common.cuh.
@@ -98,26 +98,6 @@ struct CTile {
 
 // The staged epilogue reuses the pipeline's shared memory: only where the C tile fits in it.
 constexpr bool kStagedEpilogue = SPLIT_K == 1 && CTile::kBytes <= STAGES * kStageBytes;
-// k tiles before the end of the main loop at which the block's C tile is prefetched into L2
-// (beta != 0), so that the epilogue's reads of C hit L2 rather than DRAM. Not for TF32: its
-// scalar fragment loads leave no register for the prefetch tile at 64 x 64 warp tiles.
-constexpr int kCPrefetchTiles = BK * static_cast<int>(sizeof(InT)) >= 128 ? 3 : 6;
-constexpr bool kCPrefetch = kStagedEpilogue && sizeof(InT) == 2;
-
-/// Prefetches the block's C tile (rows of BN elements from `c_block`, leading dimension N)
-/// into L2, one 128-byte line per request, spread over the block's threads.
-__device__ __forceinline__ void prefetch_c_tile(const OutT* c_block, int N, int tid) {
-  constexpr int kLinesPerRow = ktg::cdiv(CTile::kRowBytes, 128);
-  constexpr int kLines = BM * kLinesPerRow;
-#pragma unroll
-  for (int i = 0; i < ktg::cdiv(kLines, kThreads); ++i) {
-    const int idx = tid + i * kThreads;
-    if (kLines % kThreads != 0 && idx >= kLines) break;
-    const int row = idx / kLinesPerRow;
-    const int col = (idx % kLinesPerRow) * (128 / CTile::kElt);
-    asm volatile("prefetch.global.L2 [%0];\n" ::"l"(c_block + (static_cast<long long>(row) * N + col)));
-  }
-}
 
 /// True when the staged epilogue may write the block's tile: SPLIT_K == 1 and the C tile
 /// fits in the pipeline's shared memory (kStagedEpilogue), the tile lies inside C, and every
@@ -154,14 +134,17 @@ __device__ __forceinline__ void staged_epilogue(const float (&acc)[Warp::kMi][Wa
     __syncthreads();
   }
   using Pair = ktg::ElementPair<OutT>;
+  // fp32 C takes the bias in the row-wise pass (the same sum in the same order, no rounding
+  // in between), which keeps the bias values out of the registers the accumulators fill.
+  constexpr bool kBiasInPairs = KT_BIAS != 0 && sizeof(OutT) != 4;
   const int lane = tid & 31;
   const int g = lane >> 2;
   const int t4 = lane & 3;
 #pragma unroll
   for (int ni = 0; ni < Warp::kNi; ++ni) {
     const int col = wn0 + ni * 8 + t4 * 2;
-    const float bias0 = KT_BIAS ? ktg::to_float(bias[n0 + col]) : 0.0f;
-    const float bias1 = KT_BIAS ? ktg::to_float(bias[n0 + col + 1]) : 0.0f;
+    const float bias0 = kBiasInPairs ? ktg::to_float(bias[n0 + col]) : 0.0f;
+    const float bias1 = kBiasInPairs ? ktg::to_float(bias[n0 + col + 1]) : 0.0f;
 #pragma unroll
     for (int mi = 0; mi < Warp::kMi; ++mi)
 #pragma unroll
@@ -187,8 +170,14 @@ __device__ __forceinline__ void staged_epilogue(const float (&acc)[Warp::kMi][Wa
     if (CTile::kTileChunks % kThreads != 0 && idx >= CTile::kTileChunks) break;
     const int row = idx / CTile::kChunks;
     const int col = (idx % CTile::kChunks) * CTile::kChunkElems;
-    *reinterpret_cast<uint4*>(c_block + (static_cast<long long>(row) * N + col)) =
-        *reinterpret_cast<const uint4*>(smem + CTile::offset(row, col));
+    uint4 v = *reinterpret_cast<const uint4*>(smem + CTile::offset(row, col));
+    if constexpr (KT_BIAS != 0 && sizeof(OutT) == 4) {
+      v.x = __float_as_uint(__uint_as_float(v.x) + ktg::to_float(bias[n0 + col]));
+      v.y = __float_as_uint(__uint_as_float(v.y) + ktg::to_float(bias[n0 + col + 1]));
+      v.z = __float_as_uint(__uint_as_float(v.z) + ktg::to_float(bias[n0 + col + 2]));
+      v.w = __float_as_uint(__uint_as_float(v.w) + ktg::to_float(bias[n0 + col + 3]));
+    }
+    *reinterpret_cast<uint4*>(c_block + (static_cast<long long>(row) * N + col)) = v;
   }
 }
 
@@ -252,11 +241,6 @@ extern "C" __global__ void __launch_bounds__(kThreads)
   int write_stage = (STAGES - 1) * kStageBytes;  // byte offset of the stage being filled
   Warp::Fragments frag[2];
   Warp::load(smem, smem + kABytes, wm0, wn0, 0, frag[0], lane);
-  // The k tile at whose start the C tile is prefetched into L2 (-1: none).
-  const int c_prefetch_tile =
-      kCPrefetch && beta != 0.0f && staged_epilogue_ok(C, M, N, m0, n0)
-          ? (k_tiles > kCPrefetchTiles ? k_tiles - kCPrefetchTiles : 0)
-          : -1;
 
   // Each k tile: issue the copies of tile t + STAGES - 1 into the stage tile t - 1 used (all
   // warps passed the barrier after their last read of it), then k steps whose fragments were
@@ -274,9 +258,6 @@ extern "C" __global__ void __launch_bounds__(kThreads)
         }
         ktg::cp_async_commit();
         write_stage = next_stage(write_stage);
-        if constexpr (kCPrefetch)
-          if (t == c_prefetch_tile)
-            prefetch_c_tile(C + (static_cast<long long>(m0) * N + n0), N, tid);
       }
       if (ks == kKSteps - 1) {
         ktg::cp_async_wait<STAGES - 2>();  // this thread's copies of tile t + 1 have landed

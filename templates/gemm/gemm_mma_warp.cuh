@@ -24,6 +24,23 @@ __device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], unsigned add
                : "r"(address));
 }
 
+/// ldmatrix_x4 at shared address `address + Offset`: the constant stays an immediate of the
+/// instruction, so fragments Offset bytes apart share one address register.
+template <int Offset>
+__device__ __forceinline__ void ldmatrix_x4_at(unsigned (&r)[4], unsigned address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4+%5];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address), "n"(Offset));
+}
+
+/// ldmatrix_x4_trans at shared address `address + Offset` (see ldmatrix_x4_at).
+template <int Offset>
+__device__ __forceinline__ void ldmatrix_x4_trans_at(unsigned (&r)[4], unsigned address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4+%5];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address), "n"(Offset));
+}
+
 /// fp32 bits rounded to the nearest TF32 value (as the tensor core reads them).
 __device__ __forceinline__ unsigned to_tf32(float v) {
   unsigned out;
@@ -102,6 +119,51 @@ struct WarpMma {
       for (int ni = 0; ni < kNi; ++ni) mma_16x8<T>(acc[mi][ni], a[mi], b[ni]);
   }
 
+  /// ldmatrix of the A fragments of sub-tiles Mi .. kMi - 1 at k step k0 (16-bit types) from
+  /// the stage at shared address `base`; lane (j, r) addresses row r of 8x8 matrix j.
+  template <int Mi>
+  __device__ __forceinline__ static void load_a16(unsigned (&a)[kMi][4], unsigned base, int wm0,
+                                                  int k0, int j, int r) {
+    if constexpr (Mi < kMi) {
+      if constexpr (AKContiguous) {
+        const int m = wm0 + (j & 1) * 8;
+        const int k = k0 + (j >> 1) * 8;
+        ldmatrix_x4_at<Mi * 16 * ALayout::kRowBytes>(
+            a[Mi], base + (m * ALayout::kRowBytes + ALayout::offset(r, k)));
+      } else {
+        const int m = wm0 + Mi * 16 + (j & 1) * 8;
+        const int k = k0 + (j >> 1) * 8;
+        ldmatrix_x4_trans_at<0>(a[Mi], base + (k * ALayout::kRowBytes + ALayout::offset(r, m)));
+      }
+      load_a16<Mi + 1>(a, base, wm0, k0, j, r);
+    }
+  }
+
+  /// ldmatrix of the B fragments of sub-tile pairs (Ni, Ni + 1) .. (kNi - 2, kNi - 1) at k
+  /// step k0 (16-bit types); see load_a16.
+  template <int Ni>
+  __device__ __forceinline__ static void load_b16(unsigned (&b)[kNi][2], unsigned base, int wn0,
+                                                  int k0, int j, int r) {
+    if constexpr (Ni < kNi) {
+      unsigned q[4];
+      if constexpr (BKContiguous) {
+        const int n = wn0 + (j >> 1) * 8;
+        const int k = k0 + (j & 1) * 8;
+        ldmatrix_x4_at<Ni * 8 * BLayout::kRowBytes>(
+            q, base + (n * BLayout::kRowBytes + BLayout::offset(r, k)));
+      } else {
+        const int n = wn0 + Ni * 8 + (j >> 1) * 8;
+        const int k = k0 + (j & 1) * 8;
+        ldmatrix_x4_trans_at<0>(q, base + (k * BLayout::kRowBytes + BLayout::offset(r, n)));
+      }
+      b[Ni][0] = q[0];
+      b[Ni][1] = q[1];
+      b[Ni + 1][0] = q[2];
+      b[Ni + 1][1] = q[3];
+      load_b16<Ni + 2>(b, base, wn0, k0, j, r);
+    }
+  }
+
   /// Fragment loads of one k step (ldmatrix for 16-bit types, scalar loads rounded to TF32).
   __device__ __forceinline__ static void load_fragments(const char* sA, const char* sB, int wm0,
                                                         int wn0, int k0, unsigned (&a)[kMi][4],
@@ -109,29 +171,13 @@ struct WarpMma {
     if constexpr (sizeof(T) == 2) {
       const int j = lane >> 3;  // which 8x8 matrix this lane addresses
       const int r = lane & 7;   // which row of it
-#pragma unroll
-      for (int mi = 0; mi < kMi; ++mi) {
-        const int m = wm0 + mi * 16 + (j & 1) * 8;
-        const int k = k0 + (j >> 1) * 8;
-        if constexpr (AKContiguous)
-          ldmatrix_x4(a[mi], smem_address(sA + ALayout::offset(m + r, k)));
-        else
-          ldmatrix_x4_trans(a[mi], smem_address(sA + ALayout::offset(k + r, m)));
-      }
-#pragma unroll
-      for (int ni = 0; ni < kNi; ni += 2) {
-        const int n = wn0 + ni * 8 + (j >> 1) * 8;
-        const int k = k0 + (j & 1) * 8;
-        unsigned q[4];
-        if constexpr (BKContiguous)
-          ldmatrix_x4(q, smem_address(sB + BLayout::offset(n + r, k)));
-        else
-          ldmatrix_x4_trans(q, smem_address(sB + BLayout::offset(k + r, n)));
-        b[ni][0] = q[0];
-        b[ni][1] = q[1];
-        b[ni + 1][0] = q[2];
-        b[ni + 1][1] = q[3];
-      }
+      // Every matrix starts on a multiple of 8 rows, where the swizzle repeats, so the part of
+      // its start that steps by sub-tile (k-contiguous tiles) or by k step (transposed ones)
+      // is a plain multiple of the row pitch: a compile-time immediate of ldmatrix. Only
+      // one address register per k step (or per sub-tile) remains, instead of one per
+      // fragment (NVRTC hoisted 32 of them out of the k loop at 64 x 64 warp tiles).
+      load_a16<0>(a, smem_address(sA), wm0, k0, j, r);
+      load_b16<0>(b, smem_address(sB), wn0, k0, j, r);
     } else {
       const int g = lane >> 2;
       const int t = lane & 3;
