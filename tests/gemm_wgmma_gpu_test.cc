@@ -110,14 +110,19 @@ void check_wgmma(const std::vector<Problem>& problems, const std::vector<std::st
   } while (0)
 
 /// Fixed configs: the large-shape default, one warpgroup of 64 x 64 with the shallowest
-/// pipeline, 256-row tiles of two 128-row warpgroups with 128-deep k tiles, BN 64, split-K.
+/// pipeline, 256-row tiles of two 128-row warpgroups with 128-deep k tiles, BN 64, split-K,
+/// and the same shapes with the producer warpgroup (PRODUCER=1).
 const std::vector<std::string> kFixed = {
-    "BM=128,BN=256,BK=64,WGS=2,STAGES=4,SPLIT_K=1,GROUP_M=8",
-    "BM=64,BN=64,BK=64,WGS=1,STAGES=3,SPLIT_K=1,GROUP_M=1",
-    "BM=256,BN=128,BK=128,WGS=2,STAGES=3,SPLIT_K=1,GROUP_M=4",
-    "BM=128,BN=64,BK=128,WGS=1,STAGES=6,SPLIT_K=1,GROUP_M=8",
-    "BM=64,BN=256,BK=64,WGS=1,STAGES=5,SPLIT_K=4,GROUP_M=1",
-    "BM=128,BN=128,BK=64,WGS=2,STAGES=5,SPLIT_K=2,GROUP_M=8",
+    "BM=128,BN=256,BK=64,WGS=2,STAGES=4,SPLIT_K=1,GROUP_M=8,PRODUCER=0",
+    "BM=64,BN=64,BK=64,WGS=1,STAGES=3,SPLIT_K=1,GROUP_M=1,PRODUCER=0",
+    "BM=256,BN=128,BK=128,WGS=2,STAGES=3,SPLIT_K=1,GROUP_M=4,PRODUCER=0",
+    "BM=128,BN=64,BK=128,WGS=1,STAGES=6,SPLIT_K=1,GROUP_M=8,PRODUCER=0",
+    "BM=64,BN=256,BK=64,WGS=1,STAGES=5,SPLIT_K=4,GROUP_M=1,PRODUCER=0",
+    "BM=128,BN=128,BK=64,WGS=2,STAGES=5,SPLIT_K=2,GROUP_M=8,PRODUCER=0",
+    // The warp-specialized pipeline (producer warpgroup, mbarrier ring), several shapes.
+    "BM=128,BN=256,BK=64,WGS=2,STAGES=4,SPLIT_K=1,GROUP_M=8,PRODUCER=1",
+    "BM=64,BN=64,BK=64,WGS=1,STAGES=3,SPLIT_K=1,GROUP_M=1,PRODUCER=1",
+    "BM=128,BN=128,BK=128,WGS=1,STAGES=3,SPLIT_K=4,GROUP_M=8,PRODUCER=1",
 };
 
 }  // namespace

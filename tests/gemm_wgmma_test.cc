@@ -135,13 +135,18 @@ TEST_CASE("gemm_wgmma space: defaults valid, constraints and can_implement name 
   SearchSpace space = wg->space(p, h200);
   auto make = [&](Value bm, Value bn, Value bk, Value wgs, Value stages) {
     return space.make({{"BM", bm}, {"BN", bn}, {"BK", bk}, {"WGS", wgs}, {"STAGES", stages},
-                       {"SPLIT_K", 1}, {"GROUP_M", 8}});
+                       {"SPLIT_K", 1}, {"GROUP_M", 8}, {"PRODUCER", 0}});
   };
   // 5 * 384 * 64 * 2 + 1 KiB = 241 KiB > 227 KiB.
   const Config huge = make(128, 256, 64, 2, 5);
   REQUIRE_FALSE(space.valid(huge));
   CHECK_THAT(*space.violated(huge), Catch::Contains("STAGES"));
   CHECK(space.valid(make(128, 256, 64, 2, 4)));
+  // The producer's 128 bytes of mbarriers count against the limit too: 6 * 320 * 64 * 2 +
+  // 1 KiB = 241 KiB is too much either way; 5 * 256 * 64 * 2 + 1 KiB + 128 fits.
+  const Config ws = space.make({{"BM", 128}, {"BN", 128}, {"BK", 64}, {"WGS", 2}, {"STAGES", 6},
+                                {"SPLIT_K", 1}, {"GROUP_M", 8}, {"PRODUCER", 1}});
+  CHECK(space.valid(ws));
   // 256 accumulators per thread: one warpgroup of 128 x 256.
   const Config one_wg = make(128, 256, 64, 1, 3);
   REQUIRE_FALSE(space.valid(one_wg));
@@ -184,7 +189,7 @@ TEST_CASE("gemm_wgmma launch plans: grid, 128 threads per warpgroup, aligned sha
   Problem p = make_problem(*wg, "300x520x1000", {{"layout", "NT"}, {"bias", "1"}});
   SearchSpace space = wg->space(p, h200);
   Config c = space.make({{"BM", 128}, {"BN", 256}, {"BK", 64}, {"WGS", 2}, {"STAGES", 4},
-                         {"SPLIT_K", 1}, {"GROUP_M", 8}});
+                         {"SPLIT_K", 1}, {"GROUP_M", 8}, {"PRODUCER", 0}});
   LaunchPlan plan = wg->launch(p, c, h200);
   REQUIRE(plan.steps.size() == 1);
   CHECK(plan.steps[0].entry == "gemm_wgmma");
@@ -193,10 +198,10 @@ TEST_CASE("gemm_wgmma launch plans: grid, 128 threads per warpgroup, aligned sha
   CHECK(plan.steps[0].dynamic_smem == 4u * (128u + 256u) * 64u * 2u + 1024u);
   CHECK(plan.steps[0].args[3].buffer == 3u);  // bias
   Config split = space.make({{"BM", 64}, {"BN", 128}, {"BK", 128}, {"WGS", 1}, {"STAGES", 3},
-                             {"SPLIT_K", 4}, {"GROUP_M", 1}});
+                             {"SPLIT_K", 4}, {"GROUP_M", 1}, {"PRODUCER", 1}});
   LaunchPlan sp = wg->launch(p, split, h200);
   REQUIRE(sp.steps.size() == 2);
-  CHECK(sp.steps[0].block[0] == 128u);
+  CHECK(sp.steps[0].block[0] == 256u);  // producer warpgroup + one consumer
   CHECK(sp.steps[0].grid[2] == 4u);
   CHECK(sp.steps[1].entry == "gemm_wgmma_splitk_reduce");
   REQUIRE(sp.scratch.size() == 1);
@@ -222,6 +227,19 @@ TEST_CASE("gemm_wgmma compiles to sm_90a: wgmma without serialization, defaults 
       {"16x8192x8192", {{"dtype", "bf16"}, {"layout", "NT"}}, 1},
       {"127x259x96", {{"dtype", "f16"}, {"layout", "NT"}, {"out", "f32"}}, 1},
   };
+  // The warp-specialized variant (producer warpgroup, setmaxnreg) of the large default.
+  {
+    Problem p = make_problem(*wg, "4096x4096x4096", {{"dtype", "bf16"}, {"layout", "NT"}});
+    SearchSpace space = wg->space(p, h200);
+    const Config ws = space.parse("BM=128,BN=256,BK=64,WGS=2,STAGES=4,SPLIT_K=1,GROUP_M=8,PRODUCER=1");
+    REQUIRE(space.valid(ws));
+    BuildResult r = builder.build(*wg, p, ws, h200);
+    INFO(r.log);
+    REQUIRE(r.ok);
+    CHECK(r.resources.spill_stores == 0);
+    CHECK(r.log.find("serialized") == std::string::npos);
+    CHECK(r.log.find("setmaxnreg") == std::string::npos);  // ptxas ignoring it says so
+  }
   for (const auto& c : cases) {
     Problem p = make_problem(*wg, c.shape, c.attrs);
     SearchSpace space = wg->space(p, h200);

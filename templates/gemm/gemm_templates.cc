@@ -405,7 +405,7 @@ bool wgmma_structure_ok(const GemmShape& s, const Config& c, std::string* why) {
 }
 
 /// Dynamic shared memory of a gemm_wgmma config (bytes): the stages plus 1 KiB that lets the
-/// kernel align them to 1024 bytes.
+/// kernel align them to 1024 bytes (PRODUCER adds 128 bytes of static mbarriers).
 std::int64_t wgmma_smem_bytes(const Config& c) {
   return c["STAGES"] * (c["BM"] + c["BN"]) * c["BK"] * 2 + 1024;
 }
@@ -455,8 +455,9 @@ class GemmWgmmaTemplate final : public GemmTemplateBase {
   std::string name() const override { return "gemm_wgmma"; }
   std::string description() const override {
     return "f16/bf16 GEMM on Hopper tensor cores (sm_90a wgmma.mma_async from 128B-swizzled "
-           "smem descriptors, cp.async multistage pipeline, 1-2 warpgroups, rasterization, "
-           "split-K), layout NT, alpha/beta, bias";
+           "smem descriptors, cp.async multistage pipeline or a producer warpgroup with "
+           "mbarriers, 1-2 consumer warpgroups, rasterization, split-K), layout NT, "
+           "alpha/beta, bias";
   }
   const std::string& source() const override { return embedded("gemm/gemm_wgmma.cu"); }
   /// wgmma exists only in the architecture-specific sm_90a target.
@@ -474,9 +475,10 @@ class GemmWgmmaTemplate final : public GemmTemplateBase {
         .param("STAGES", {3, 4, 5, 6}, d.stages)
         .param("SPLIT_K", {1, 2, 4, 8, 16}, d.split_k)
         .param("GROUP_M", {1, 4, 8, 16}, d.group_m)
+        .param("PRODUCER", {0, 1}, 0)
         .constraint("BM % (64 * WGS) == 0")
         .constraint("(BM // WGS) * BN <= 16384")  // at most 128 fp32 accumulators per thread
-        .constraint("STAGES * (BM + BN) * BK * 2 + 1024 <= " +
+        .constraint("STAGES * (BM + BN) * BK * 2 + 1024 + 128 * PRODUCER <= " +
                     std::to_string(gemm::smem_limit(device)))
         .constraint("SPLIT_K * BK < " + std::to_string(s.K) + " + BK");
     prune_equivalent_configs(b, s, 64);
@@ -489,7 +491,8 @@ class GemmWgmmaTemplate final : public GemmTemplateBase {
     return wgmma_structure_ok(s, c, why);
   }
   gemm::GemmLaunchGeometry geometry(const GemmShape&, const Config& c) const override {
-    return {"gemm_wgmma", c["BM"], c["BN"], c["SPLIT_K"], static_cast<unsigned>(128 * c["WGS"]),
+    return {"gemm_wgmma", c["BM"], c["BN"], c["SPLIT_K"],
+            static_cast<unsigned>(128 * (c["WGS"] + c["PRODUCER"])),
             static_cast<unsigned>(wgmma_smem_bytes(c))};
   }
 };

@@ -10,7 +10,10 @@
 //
 // Tunables (defaults let the file compile on its own): BM x BN block tile (BN 64/128/256),
 // BK k tile (64 or 128), WGS consumer warpgroups stacked along M (each BM / WGS rows, a
-// multiple of 64), STAGES (>= 3), SPLIT_K, GROUP_M. Problem defines: gemm_common.cuh.
+// multiple of 64), STAGES (>= 3), SPLIT_K, GROUP_M, PRODUCER (0: every thread loads and
+// computes, one bar.sync per k tile; 1: an extra producer warpgroup loads, consumers wait on
+// per-stage mbarriers, registers moved to the consumers with setmaxnreg). Problem defines:
+// gemm_common.cuh.
 #ifndef BM
 #define BM 128
 #endif
@@ -32,6 +35,9 @@
 #ifndef GROUP_M
 #define GROUP_M 8
 #endif
+#ifndef PRODUCER
+#define PRODUCER 0
+#endif
 #ifndef KT_B_T
 #define KT_B_T 1
 #endif
@@ -44,31 +50,55 @@ namespace {
 using InT = ktg::gemm_in_t;
 using OutT = ktg::gemm_out_t;
 using Shape = ktg::wg::MainLoopShape<BM, BN, BK, WGS, STAGES>;
-using ALoader = ktg::wg::MatrixTileLoader<BM, BK, Shape::kThreads, InT>;
-using BLoader = ktg::wg::MatrixTileLoader<BN, BK, Shape::kThreads, InT>;
+// Threads that issue the copies: all of them, or the producer warpgroup.
+constexpr int kLoadThreads = PRODUCER ? 128 : Shape::kThreads;
+constexpr int kBlockThreads = Shape::kThreads + (PRODUCER ? 128 : 0);
+using ALoader = ktg::wg::MatrixTileLoader<BM, BK, kLoadThreads, InT>;
+using BLoader = ktg::wg::MatrixTileLoader<BN, BK, kLoadThreads, InT>;
 
 static_assert(KT_DTYPE == 1 || KT_DTYPE == 2, "gemm_wgmma takes f16 or bf16 inputs");
 static_assert(KT_A_T == 0 && KT_B_T == 1, "gemm_wgmma reads A (M x K) and B (N x K) K-major");
 
 }  // namespace
 
-/// Main kernel. Grid: (tiles_m * tiles_n, 1, SPLIT_K); block: 128 * WGS threads; dynamic
+/// Main kernel. Grid: (tiles_m * tiles_n, 1, SPLIT_K); block: 128 * (WGS + PRODUCER) threads
+/// (with PRODUCER, warpgroup 0 is the producer); dynamic
 /// shared memory Shape::kSmemBytes (STAGES stages + 1 KiB for 1024-byte alignment). `bias`
 /// is ignored unless KT_BIAS; `workspace` (SPLIT_K x M x N floats) only used when SPLIT_K > 1.
-extern "C" __global__ void __launch_bounds__(Shape::kThreads, 1)
+extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
     gemm_wgmma(const InT* __restrict__ A, const InT* __restrict__ B, OutT* C, const OutT* bias,
                float* workspace, int M, int N, int K, float alpha, float beta) {
-  extern __shared__ __align__(1024) char smem_raw[];
+  extern __shared__ __align__(128) char smem_raw[];
   // Swizzled tiles must start on 1024-byte boundaries (the pattern's phase is the row).
   const unsigned smem = (ktg::wg::smem_addr(smem_raw) + 1023u) & ~1023u;
-  const int tid = threadIdx.x;
-  const int wg = tid / 128;
   const int tiles_m = (M + BM - 1) / BM;
   const int tiles_n = (N + BN - 1) / BN;
   const ktg::TileCoord tile = ktg::tile_coords(blockIdx.x, tiles_m, tiles_n, GROUP_M);
   const int m0 = tile.m * BM;
   const int n0 = tile.n * BN;
   const ktg::KRange kr = ktg::split_k_range(K, BK, blockIdx.z, SPLIT_K);
+  const int k_tiles = kr.end - kr.begin;
+  const bool interior = m0 + BM <= M && n0 + BN <= N;
+#if PRODUCER
+  __shared__ __align__(8) unsigned long long ws_bars[2 * STAGES];
+  const unsigned bars = ktg::wg::smem_addr(ws_bars);
+  ktg::wg::init_ws_barriers<Shape>(bars, threadIdx.x, WGS);
+  __syncthreads();
+  if (threadIdx.x < 128) {  // producer warpgroup
+    ktg::wg::regs_dec<40>();
+    ALoader a;
+    BLoader b;
+    a.init(A, K, m0, M, K, kr.begin * BK, threadIdx.x);  // A is M x K
+    b.init(B, K, n0, N, K, kr.begin * BK, threadIdx.x);  // B is N x K
+    ktg::wg::produce_ws<Shape>(a, b, smem, bars, k_tiles);
+    return;
+  }
+  ktg::wg::regs_inc<232>();
+  const int tid = threadIdx.x - 128;  // consumer thread index
+#else
+  const int tid = threadIdx.x;
+#endif
+  const int wg = tid / 128;  // consumer warpgroup
 
   float acc[Shape::kMi][Shape::kAcc];
 #pragma unroll
@@ -76,15 +106,9 @@ extern "C" __global__ void __launch_bounds__(Shape::kThreads, 1)
 #pragma unroll
     for (int j = 0; j < Shape::kAcc; ++j) acc[mi][j] = 0.0f;
 
-  ALoader a;
-  BLoader b;
-  a.init(A, K, m0, M, K, kr.begin * BK, tid);  // A is M x K
-  b.init(B, K, n0, N, K, kr.begin * BK, tid);  // B is N x K
-  const int k_tiles = kr.end - kr.begin;
-  const bool interior = m0 + BM <= M && n0 + BN <= N;
   // The epilogue of an interior tile reads all of its C (beta != 0): a few k tiles before the
-  // end, each thread asks L2 for BM * BN * sizeof(OutT) / 128 / kThreads lines of it, so that
-  // the reads after the main loop hit L2 instead of waiting out DRAM latency.
+  // end, each consumer thread asks L2 for its share of the tile's 128-byte lines, so that the
+  // reads after the main loop hit L2 instead of waiting out DRAM latency.
   auto prefetch_c = [&](int t) {
     if (SPLIT_K != 1 || !interior || beta == 0.0f || t != (k_tiles > 4 ? k_tiles - 4 : 0))
       return;
@@ -99,7 +123,15 @@ extern "C" __global__ void __launch_bounds__(Shape::kThreads, 1)
       asm volatile("prefetch.global.L2 [%0];\n" ::"l"(line));
     }
   };
+#if PRODUCER
+  ktg::wg::consume_ws<Shape>(acc, smem, bars, k_tiles, wg, prefetch_c);
+#else
+  ALoader a;
+  BLoader b;
+  a.init(A, K, m0, M, K, kr.begin * BK, tid);  // A is M x K
+  b.init(B, K, n0, N, K, kr.begin * BK, tid);  // B is N x K
   ktg::wg::main_loop<Shape>(acc, a, b, smem, k_tiles, wg, prefetch_c);
+#endif
 
   // Accumulator fragment of a 64 x BN wgmma: warp w of the warpgroup owns rows w * 16 + g and
   // w * 16 + g + 8 (g = lane / 4); register 4j + 2h + c is column 8j + 2 * (lane % 4) + c of

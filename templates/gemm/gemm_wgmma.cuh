@@ -325,5 +325,140 @@ __device__ __forceinline__ void main_loop(float (&acc)[Shape::kMi][Shape::kAcc],
     for (int j = 0; j < Shape::kAcc; ++j) fence_operand(acc[mi][j]);
 }
 
+
+// ---------------------------------------------------------------------------------------
+// Warp-specialized variant: one producer warpgroup fills the ring, consumers only compute.
+
+/// mbarrier.init of the barrier at shared address `bar` expecting `count` arrivals per phase.
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+/// One arrival (release, CTA scope) on the barrier at `bar`.
+__device__ __forceinline__ void mbar_arrive(unsigned bar) {
+  asm volatile(
+      "{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(bar)
+      : "memory");
+}
+
+/// Waits (acquire) until the phase with parity `parity` of the barrier at `bar` completed.
+/// A wait that never ends would hang the device: after about 2^28 polls (far beyond any
+/// legitimate wait) the kernel traps, which the runner reports as a launch error.
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+  unsigned done = 0;
+  for (unsigned polls = 0; !done; ++polls) {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+    if (polls > (1u << 28)) __trap();
+  }
+}
+
+/// Warp-specialized main loop over k tiles [0, k_tiles): warpgroup 0 (`producer`) issues the
+/// loaders' cp.async copies into a STAGES ring, and once a tile's copies have landed (a
+/// lagged cp.async.wait_group, STAGES - 2 tiles behind) fences them for the async proxy and
+/// arrives on the stage's `full` barrier (128 arrivals); consumer warpgroup `wg` (0-based
+/// among consumers) waits on `full`, issues its wgmma batch, keeps one batch in flight, and
+/// after retiring tile t - 1 arrives (lane 0 of each warp) on that stage's `empty` barrier,
+/// which the producer waits on before refilling it. `bars` holds 2 * STAGES mbarriers (full
+/// then empty), initialized by init_ws_barriers. Loaders must be built for 128 threads.
+template <class Shape>
+__device__ __forceinline__ void init_ws_barriers(unsigned bars, int tid, int consumer_wgs) {
+  if (tid == 0) {
+#pragma unroll
+    for (int s = 0; s < Shape::kStages; ++s) {
+      mbar_init(bars + 8 * s, 128);
+      mbar_init(bars + 8 * (Shape::kStages + s), 4 * consumer_wgs);
+    }
+  }
+}
+
+/// The producer side of main_loop_ws (all 128 threads of the producer warpgroup).
+template <class Shape, class ALoader, class BLoader>
+__device__ __forceinline__ void produce_ws(ALoader& a, BLoader& b, unsigned smem, unsigned bars,
+                                          int k_tiles) {
+  constexpr int S = Shape::kStages;
+  // Tiles whose copies may still be in flight. The producer's wait for tile t - S's stage
+  // needs the consumers past tile t - S + 1, whose full arrival came at producer iteration
+  // t - S + 1 + L: it must precede iteration t, hence L <= S - 2.
+  constexpr int L = S - 2;
+  static_assert(L >= 1, "the warp-specialized loop needs STAGES >= 3");
+  for (int t = 0; t < k_tiles; ++t) {
+    const int s = t % S;
+    if (t >= S) mbar_wait(bars + 8 * (S + s), ((t / S) & 1) ^ 1);  // consumers freed it
+    a.load(smem + s * Shape::kStageBytes);
+    b.load(smem + s * Shape::kStageBytes + Shape::kABytes);
+    a.advance();
+    b.advance();
+    cp_async_commit();
+    if (t >= L) {
+      cp_async_wait<L>();  // tile t - L has landed (this thread's copies)
+      fence_proxy_async();
+      mbar_arrive(bars + 8 * ((t - L) % S));
+    }
+  }
+  cp_async_wait<0>();
+  fence_proxy_async();
+  for (int t = k_tiles > L ? k_tiles - L : 0; t < k_tiles; ++t) mbar_arrive(bars + 8 * (t % S));
+}
+
+/// The consumer side of main_loop_ws (one warpgroup, `wg` = its index among consumers).
+template <class Shape, class Hook = NoHook>
+__device__ __forceinline__ void consume_ws(float (&acc)[Shape::kMi][Shape::kAcc], unsigned smem,
+                                          unsigned bars, int k_tiles, int wg,
+                                          const Hook& hook = Hook()) {
+  constexpr int S = Shape::kStages;
+  const bool arriver = (threadIdx.x & 31) == 0;
+  for (int t = 0; t < k_tiles; ++t) {
+    const int s = t % S;
+    mbar_wait(bars + 8 * s, (t / S) & 1);
+    const unsigned a_tile = smem + s * Shape::kStageBytes;
+    const unsigned b_tile = a_tile + Shape::kABytes;
+#pragma unroll
+    for (int mi = 0; mi < Shape::kMi; ++mi)
+#pragma unroll
+      for (int j = 0; j < Shape::kAcc; ++j) fence_operand(acc[mi][j]);
+    wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < Shape::kKSteps; ++ks) {
+      const unsigned long long db = wgmma_desc(wgmma_operand_addr(b_tile, Shape::kBN, 0, ks));
+#pragma unroll
+      for (int mi = 0; mi < Shape::kMi; ++mi) {
+        const int row0 = wg * Shape::kWgRows + mi * 64;
+        const unsigned long long da = wgmma_desc(wgmma_operand_addr(a_tile, Shape::kBM, row0, ks));
+        Wgmma<Shape::kBN>::mma(acc[mi], da, db);
+      }
+    }
+    wgmma_commit();
+    hook(t);
+#pragma unroll
+    for (int mi = 0; mi < Shape::kMi; ++mi)
+#pragma unroll
+      for (int j = 0; j < Shape::kAcc; ++j) fence_operand(acc[mi][j]);
+    wgmma_wait<1>();  // tile t - 1 retired: its stage may be refilled
+    if (t > 0 && arriver) mbar_arrive(bars + 8 * (S + (t - 1) % S));
+  }
+  wgmma_wait<0>();
+#pragma unroll
+  for (int mi = 0; mi < Shape::kMi; ++mi)
+#pragma unroll
+    for (int j = 0; j < Shape::kAcc; ++j) fence_operand(acc[mi][j]);
+}
+
+/// setmaxnreg: the producer gives registers back, consumers take them (sm_90a; needs a
+/// register cap at entry: __launch_bounds__(threads, 1)).
+template <int N>
+__device__ __forceinline__ void regs_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+/// See regs_dec.
+template <int N>
+__device__ __forceinline__ void regs_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
 }  // namespace wg
 }  // namespace ktg
