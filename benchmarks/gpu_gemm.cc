@@ -14,8 +14,10 @@
 // none), --shapes keeps only the listed shapes of the chosen groups, so a long suite can be
 // split into device calls of a few minutes. The targets (SIMT fp32 >= 0.85x cuBLAS on
 // 4096^3 / 8192^3, mma f16/bf16 >= 0.70x at 4096^3, skinny M <= 64 geomean >= 1.0x) are
-// printed next to the ratios they judge and stored in the JSON ("targets"). --template picks
-// the f16/bf16 template (default gemm_mma; e.g. gemm_wgmma); --variants are overrides of each
+// printed next to the ratios they judge and stored in the JSON ("targets"). --template names
+// the f16/bf16 templates (default gemm_mma; e.g. gemm_wgmma or gemm_mma,gemm_wgmma): each one
+// that can run the shape is tuned with the budget and the fastest is "ktune" (every
+// template's result is kept under "candidates"); --variants are overrides of each
 // shape's default config, timed in the same event loop after cuBLAS and checked against it
 // (skipped where a name or value is outside the space or the config cannot run the shape).
 // C is row-major; layout letters as in templates/gemm/gemm_problem.h; alpha = 1.5,
@@ -73,7 +75,7 @@ struct Settings {
   std::vector<std::string> shapes;  // "MxNxK"; empty = every shape of the groups
   std::string layout = "NT";
   std::uint64_t seed = 1;
-  std::string mma_template = "gemm_mma";  // the f16 / bf16 template
+  std::vector<std::string> mma_templates = {"gemm_mma"};  // the f16 / bf16 templates
   std::vector<std::string> variants;      // "K=V,K=V" overrides of the default config
 };
 
@@ -99,7 +101,7 @@ Settings parse_args(int argc, char** argv) {
     else if (key == "--groups") s.groups = bench::split_list(value);
     else if (key == "--layout") s.layout = value;
     else if (key == "--seed") s.seed = std::stoull(value);
-    else if (key == "--template") s.mma_template = value;
+    else if (key == "--template") s.mma_templates = bench::split_list(value);
     else if (key == "--variants") s.variants = bench::split_list(value, ';');
     else throw Error(ErrorCode::invalid_argument, "unknown option " + arg);
   }
@@ -230,11 +232,13 @@ void cublas_gemm(cublasHandle_t handle, const gemm::GemmShape& s, const void* A,
                "cublasGemmEx");
 }
 
-/// The template for a dtype: gemm_simt for f32, `mma_template` otherwise.
-std::shared_ptr<const KernelTemplate> gemm_template_for(const std::string& dtype,
-                                                        const std::string& mma_template) {
-  static auto simt = std::shared_ptr<const KernelTemplate>(make_gemm_simt_template());
-  return dtype == "f32" ? simt : find_template(mma_template);
+/// The templates tuned for a dtype: gemm_simt for f32, the `mma_templates` otherwise.
+std::vector<std::shared_ptr<const KernelTemplate>> gemm_templates_for(
+    const std::string& dtype, const std::vector<std::string>& mma_templates) {
+  if (dtype == "f32") return {find_template("gemm_simt")};
+  std::vector<std::shared_ptr<const KernelTemplate>> list;
+  for (const auto& name : mma_templates) list.push_back(find_template(name));
+  return list;
 }
 
 /// One config compiled, loaded and bound to the shared workload buffers plus its own scratch
@@ -273,24 +277,54 @@ class LoadedConfig {
 /// Tunes one shape and times the winner and the default config next to cuBLAS.
 json run_shape(const Settings& settings, const std::string& dtype, const Shape& shape,
                const Device& device, Builder& builder, cublasHandle_t handle) {
-  auto tmpl = gemm_template_for(dtype, settings.mma_template);
   const std::string dims = shape_text(shape.M, shape.N, shape.K);
-  Problem problem = make_problem(*tmpl, dims, {{"dtype", dtype}, {"layout", settings.layout}});
-  const gemm::GemmShape s = gemm::gemm_shape(problem);
   json row = {{"dtype", dtype}, {"group", shape.group}, {"shape", dims}, {"M", shape.M},
-              {"N", shape.N}, {"K", shape.K}, {"template", tmpl->name()},
-              {"problem", problem.key()}};
+              {"N", shape.N}, {"K", shape.K}};
 
-  // 1. Tune through the isolated measurer (verification, timing, L2 policy of the runner).
-  SearchSpace space = tmpl->space(problem, device);
-  GpuMeasurer measurer(tmpl, problem, device, builder);
-  auto searcher = make_searcher(settings.searcher);
-  TunerOptions options;
-  options.max_trials = settings.budget;
-  options.max_seconds = settings.seconds;
-  options.seed = settings.seed;
-  Tuner tuner(space, *searcher, measurer, options);
-  TuneResult result = tuner.run();
+  // 1. Tune each template that can run the shape through the isolated measurer
+  //    (verification, timing, L2 policy of the runner); the fastest tuned result wins.
+  std::shared_ptr<const KernelTemplate> tmpl;
+  std::optional<Problem> chosen_problem;
+  std::optional<SearchSpace> chosen_space;
+  TuneResult result;
+  json candidates = json::array();
+  for (const auto& candidate : gemm_templates_for(dtype, settings.mma_templates)) {
+    Problem p = make_problem(*candidate, dims, {{"dtype", dtype}, {"layout", settings.layout}});
+    SearchSpace sp = candidate->space(p, device);
+    std::string why;
+    if (!candidate->can_implement(p, sp.default_config(), &why)) {
+      candidates.push_back({{"template", candidate->name()}, {"skipped", why}});
+      continue;
+    }
+    GpuMeasurer measurer(candidate, p, device, builder);
+    auto searcher = make_searcher(settings.searcher);
+    TunerOptions options;
+    options.max_trials = settings.budget;
+    options.max_seconds = settings.seconds;
+    options.seed = settings.seed;
+    Tuner tuner(sp, *searcher, measurer, options);
+    TuneResult r = tuner.run();
+    json c = {{"template", candidate->name()}, {"trials", r.trials.size()},
+              {"tuning_s", r.elapsed_s}};
+    if (r.best) c["best_config"] = r.best->config.str(), c["tuned_ms"] = r.best->median_ms;
+    candidates.push_back(c);
+    if (r.best && (!tmpl || !result.best || r.best->median_ms < result.best->median_ms)) {
+      tmpl = candidate;
+      chosen_problem = p;
+      chosen_space = sp;
+      result = std::move(r);
+    }
+  }
+  row["candidates"] = candidates;
+  if (!tmpl) {
+    row["error"] = "no template can run this shape";
+    return row;
+  }
+  const Problem& problem = *chosen_problem;
+  const SearchSpace& space = *chosen_space;
+  const gemm::GemmShape s = gemm::gemm_shape(problem);
+  row["template"] = tmpl->name();
+  row["problem"] = problem.key();
   row["trials"] = result.trials.size();
   row["stop_reason"] = result.stop_reason;
   json statuses = json::object();
@@ -457,7 +491,8 @@ int main(int argc, char** argv) {
                       row["ratio"].get<double>(), row_target(dtype, shape).c_str(),
                       100 * row["ktune_hbm_fraction"].get<double>(),
                       row["rel_l2_vs_cublas"].get<double>(),
-                      row["best_config"].get<std::string>().c_str());
+                      (row["template"].get<std::string>() + " " +
+                       row["best_config"].get<std::string>()).c_str());
           for (const auto& v : row["variants"]) {
             if (v.contains("error"))
               std::printf("    variant %-40s failed: %s\n", v["overrides"].get<std::string>().c_str(),
