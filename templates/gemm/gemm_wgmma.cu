@@ -107,21 +107,10 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
     for (int j = 0; j < Shape::kAcc; ++j) acc[mi][j] = 0.0f;
 
   // The epilogue of an interior tile reads all of its C (beta != 0): a few k tiles before the
-  // end, each consumer thread asks L2 for its share of the tile's 128-byte lines, so that the
-  // reads after the main loop hit L2 instead of waiting out DRAM latency.
+  // end its lines are requested into L2, so that those reads do not wait out DRAM latency.
   auto prefetch_c = [&](int t) {
-    if (SPLIT_K != 1 || !interior || beta == 0.0f || t != (k_tiles > 4 ? k_tiles - 4 : 0))
-      return;
-    constexpr int kLinesPerRow = BN * static_cast<int>(sizeof(OutT)) / 128;
-    constexpr int kLines = BM * kLinesPerRow;  // a multiple of 128 (BM >= 64, BN >= 64)
-#pragma unroll
-    for (int l = 0; l < (kLines + Shape::kThreads - 1) / Shape::kThreads; ++l) {
-      const int i = tid + l * Shape::kThreads;
-      if (kLines % Shape::kThreads != 0 && i >= kLines) break;
-      const OutT* line = C + static_cast<long long>(m0 + i / kLinesPerRow) * N + n0 +
-                         (i % kLinesPerRow) * (128 / static_cast<int>(sizeof(OutT)));
-      asm volatile("prefetch.global.L2 [%0];\n" ::"l"(line));
-    }
+    if (SPLIT_K == 1 && interior && beta != 0.0f && t == (k_tiles > 4 ? k_tiles - 4 : 0))
+      ktg::wg::prefetch_tile_l2<Shape>(C, N, m0, n0, tid);
   };
 #if PRODUCER
   ktg::wg::consume_ws<Shape>(acc, smem, bars, k_tiles, wg, prefetch_c);
@@ -133,67 +122,8 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
   ktg::wg::main_loop<Shape>(acc, a, b, smem, k_tiles, wg, prefetch_c);
 #endif
 
-  // Accumulator fragment of a 64 x BN wgmma: warp w of the warpgroup owns rows w * 16 + g and
-  // w * 16 + g + 8 (g = lane / 4); register 4j + 2h + c is column 8j + 2 * (lane % 4) + c of
-  // row half h.
-  const int lane = tid & 31;
-  const int row_base = m0 + wg * Shape::kWgRows + ((tid & 127) >> 5) * 16 + (lane >> 2);
-  const int col_base = n0 + (lane & 3) * 2;
-  const bool paired = ktg::pairs_aligned<SPLIT_K>(C, workspace, N);
-  if (SPLIT_K == 1 && paired && interior) {
-    // No bounds checks; each batch of C reads (beta != 0) is issued ahead of its stores.
-    using Pair = ktg::ElementPair<OutT>;
-    constexpr int kBatch = sizeof(OutT) == 2 ? 16 : 8;  // column groups per batch (of BN / 8)
-    constexpr int kGroups = BN / 8;
-    constexpr int kStep = kBatch < kGroups ? kBatch : kGroups;
-#pragma unroll
-    for (int mi = 0; mi < Shape::kMi; ++mi) {
-      OutT* c_row = C + static_cast<long long>(row_base + mi * 64) * N + col_base;
-#pragma unroll
-      for (int j0 = 0; j0 < kGroups; j0 += kStep) {
-        Pair old[kStep][2];
-        if (beta != 0.0f) {
-#pragma unroll
-          for (int j = 0; j < kStep; ++j)
-#pragma unroll
-            for (int h = 0; h < 2; ++h)
-              old[j][h] = *reinterpret_cast<const Pair*>(
-                  c_row + static_cast<long long>(h * 8) * N + (j0 + j) * 8);
-        }
-#pragma unroll
-        for (int j = 0; j < kStep; ++j)
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int r = (j0 + j) * 4 + h * 2;
-            float v0 = alpha * acc[mi][r];
-            float v1 = alpha * acc[mi][r + 1];
-            if (beta != 0.0f) {
-              v0 += beta * ktg::to_float(old[j][h].x);
-              v1 += beta * ktg::to_float(old[j][h].y);
-            }
-            if (KT_BIAS) {
-              v0 += ktg::to_float(bias[col_base + (j0 + j) * 8]);
-              v1 += ktg::to_float(bias[col_base + (j0 + j) * 8 + 1]);
-            }
-            Pair out;
-            out.x = ktg::from_float<OutT>(v0);
-            out.y = ktg::from_float<OutT>(v1);
-            *reinterpret_cast<Pair*>(c_row + static_cast<long long>(h * 8) * N + (j0 + j) * 8) =
-                out;
-          }
-      }
-    }
-    return;
-  }
-#pragma unroll
-  for (int mi = 0; mi < Shape::kMi; ++mi)
-#pragma unroll
-    for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-        ktg::store_accumulator_pair<SPLIT_K, KT_BIAS != 0>(
-            C, bias, workspace, blockIdx.z, M, N, row_base + mi * 64 + h * 8, col_base + j * 8,
-            acc[mi][j * 4 + h * 2], acc[mi][j * 4 + h * 2 + 1], alpha, beta, paired);
+  ktg::wg::store_tile<Shape, SPLIT_K, KT_BIAS != 0>(acc, C, bias, workspace, blockIdx.z, M, N,
+                                                    m0, n0, tid, alpha, beta);
 }
 
 #if SPLIT_K > 1

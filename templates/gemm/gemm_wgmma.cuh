@@ -1,10 +1,12 @@
 // Reusable pieces of the Hopper (sm_90a) GEMM path: cp.async copies, async-proxy and wgmma
 // fences, wgmma.mma_async wrappers (64 x N x 16, fp32 accumulation, both operands from shared
 // memory through 128B-swizzle descriptors), the operand-tile loader of a plain K-contiguous
-// matrix, and the multistage main loop that drives any pair of loaders. An implicit-GEMM
-// convolution plugs in by giving the main loop its own A loader (same interface as
+// matrix, the multistage main loop (or the warp-specialized producer / consumer pair) that
+// drives any pair of loaders, and the epilogue into a row-major output. An implicit-GEMM
+// convolution plugs in by giving the loops its own A loader (same interface as
 // wg::MatrixTileLoader: init once, load(stage) per k tile, advance()) that gathers NHWC
-// rows into the same swizzled tile layout (gemm_wgmma_layout.cuh).
+// rows into the same swizzled tile layout (gemm_wgmma_layout.cuh); its NHWC output is the
+// row-major (N * P * Q) x K matrix store_tile writes.
 //
 // Needs KT_DTYPE (1 = f16, 2 = bf16) from gemm_common.cuh before inclusion.
 #pragma once
@@ -458,6 +460,98 @@ __device__ __forceinline__ void regs_dec() {
 template <int N>
 __device__ __forceinline__ void regs_inc() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
+
+// ---------------------------------------------------------------------------------------
+// Epilogue: the accumulators of a BM x BN tile into a row-major M x N output (a GEMM's C, or
+// a convolution's NHWC output seen as (N * P * Q) x K).
+
+/// Asks L2 for the 128-byte lines of the output tile at (m0, n0) (all inside the matrix),
+/// spread over the Shape::kThreads computing threads (`tid` among them).
+template <class Shape, class OutT>
+__device__ __forceinline__ void prefetch_tile_l2(const OutT* C, int N, int m0, int n0, int tid) {
+  constexpr int kLinesPerRow = Shape::kBN * static_cast<int>(sizeof(OutT)) / 128;
+  constexpr int kLines = Shape::kBM * kLinesPerRow;
+#pragma unroll
+  for (int l = 0; l < (kLines + Shape::kThreads - 1) / Shape::kThreads; ++l) {
+    const int i = tid + l * Shape::kThreads;
+    if (kLines % Shape::kThreads != 0 && i >= kLines) break;
+    const OutT* line = C + static_cast<long long>(m0 + i / kLinesPerRow) * N + n0 +
+                       (i % kLinesPerRow) * (128 / static_cast<int>(sizeof(OutT)));
+    asm volatile("prefetch.global.L2 [%0];\n" ::"l"(line));
+  }
+}
+
+/// Writes the tile's accumulators (computing thread `tid`, warpgroup tid / 128) as
+/// alpha * acc + beta * C (+ bias[col]), or as fp32 split-K partials of split `split`
+/// (Splits > 1, workspace Splits x M x N), skipping elements outside M x N.
+/// Fragment of a 64 x BN wgmma: warp w of the warpgroup owns rows w * 16 + g and
+/// w * 16 + g + 8 (g = lane / 4); register 4j + 2h + c is column 8j + 2 * (lane % 4) + c of
+/// row half h.
+template <class Shape, int Splits, bool HasBias, class OutT>
+__device__ __forceinline__ void store_tile(const float (&acc)[Shape::kMi][Shape::kAcc], OutT* C,
+                                           const OutT* bias, float* workspace, int split, int M,
+                                           int N, int m0, int n0, int tid, float alpha,
+                                           float beta) {
+  constexpr int kGroups = Shape::kBN / 8;  // 8-column groups of a row
+  const int lane = tid & 31;
+  const int row_base = m0 + (tid / 128) * Shape::kWgRows + ((tid & 127) >> 5) * 16 + (lane >> 2);
+  const int col_base = n0 + (lane & 3) * 2;
+  const bool paired = pairs_aligned<Splits>(C, workspace, N);
+  if (Splits == 1 && paired && m0 + Shape::kBM <= M && n0 + Shape::kBN <= N) {
+    // No bounds checks; each batch of C reads (beta != 0) is issued ahead of its stores.
+    using Pair = ElementPair<OutT>;
+    constexpr int kBatch = sizeof(OutT) == 2 ? 16 : 8;  // column groups per batch
+    constexpr int kStep = kBatch < kGroups ? kBatch : kGroups;
+#pragma unroll
+    for (int mi = 0; mi < Shape::kMi; ++mi) {
+      OutT* c_row = C + static_cast<long long>(row_base + mi * 64) * N + col_base;
+#pragma unroll
+      for (int j0 = 0; j0 < kGroups; j0 += kStep) {
+        Pair old[kStep][2];
+        if (beta != 0.0f) {
+#pragma unroll
+          for (int j = 0; j < kStep; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+              old[j][h] = *reinterpret_cast<const Pair*>(
+                  c_row + static_cast<long long>(h * 8) * N + (j0 + j) * 8);
+        }
+#pragma unroll
+        for (int j = 0; j < kStep; ++j)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int r = (j0 + j) * 4 + h * 2;
+            float v0 = alpha * acc[mi][r];
+            float v1 = alpha * acc[mi][r + 1];
+            if (beta != 0.0f) {
+              v0 += beta * to_float(old[j][h].x);
+              v1 += beta * to_float(old[j][h].y);
+            }
+            if constexpr (HasBias) {
+              v0 += to_float(bias[col_base + (j0 + j) * 8]);
+              v1 += to_float(bias[col_base + (j0 + j) * 8 + 1]);
+            }
+            Pair out;
+            out.x = from_float<OutT>(v0);
+            out.y = from_float<OutT>(v1);
+            *reinterpret_cast<Pair*>(c_row + static_cast<long long>(h * 8) * N + (j0 + j) * 8) =
+                out;
+          }
+      }
+    }
+    return;
+  }
+#pragma unroll
+  for (int mi = 0; mi < Shape::kMi; ++mi)
+#pragma unroll
+    for (int j = 0; j < kGroups; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        store_accumulator_pair<Splits, HasBias>(
+            C, bias, workspace, split, M, N, row_base + mi * 64 + h * 8, col_base + j * 8,
+            acc[mi][j * 4 + h * 2], acc[mi][j * 4 + h * 2 + 1], alpha, beta, paired);
 }
 
 }  // namespace wg
