@@ -29,6 +29,8 @@ constexpr std::int64_t kMinHidden = 64, kMaxHidden = 65536;
 /// Register-resident row: the held vectors (packed: 16-bit types two per register) on top of
 /// ~32 registers of bookkeeping.
 constexpr std::int64_t kBookkeepingRegs = 32;
+/// Registers the estimate may run over a cap and still be in the space (see RegisterRow::fits).
+constexpr std::int64_t kEstimateSlack = 8;
 /// Rows per group (RPG): powers of two and the steps between them, so that a default can fill
 /// the last wave of blocks.
 const std::vector<Value> kRpgDomain = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128};
@@ -190,8 +192,12 @@ struct RegisterRow {
     if (min_warps > 0) cap = std::min(cap, kRegsPerSm / (32 * min_warps));
     return cap;
   }
-  /// Within the per-thread register budget.
-  bool fits() const { return registers() <= register_cap(); }
+  /// Within the per-thread register budget, give or take the estimate's slack: the estimate
+  /// runs a few registers high for packed 16-bit rows (ptxas fits LayerNorm f16 65536 over 8
+  /// CTAs of 256 threads, row + prefetched row + 36 others, in 64 registers without spills; the
+  /// estimate says 68), so configs up to kEstimateSlack over the cap stay in the space for the
+  /// measurements to judge.
+  bool fits() const { return registers() <= register_cap() + kEstimateSlack; }
   /// Resident blocks per SM: what MIN_WARPS asks for (the compiler then uses up to the cap),
   /// else what the estimated register count allows; within the thread and 32-block limits.
   std::int64_t blocks_per_sm() const {
