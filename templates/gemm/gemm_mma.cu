@@ -98,6 +98,27 @@ struct CTile {
 
 // The staged epilogue reuses the pipeline's shared memory: only where the C tile fits in it.
 constexpr bool kStagedEpilogue = SPLIT_K == 1 && CTile::kBytes <= STAGES * kStageBytes;
+// Its C tile is prefetched into L2 kCPrefetchTiles k tiles before the loop ends (beta != 0),
+// so that the epilogue's copies of C hit L2 rather than DRAM: only with 16-bit inputs whose
+// tiles are both k-contiguous (NT), the one orientation that leaves registers for the test
+// at 64 x 64 warp tiles under NVRTC (248 of 255; the others use 254).
+constexpr bool kCPrefetch = kStagedEpilogue && sizeof(InT) == 2 && kAKContiguous && kBKContiguous;
+constexpr int kCPrefetchTiles = BK * static_cast<int>(sizeof(InT)) >= 128 ? 3 : 6;
+
+/// Prefetches the block's C tile (BM rows of BN elements from `c_block`, leading dimension
+/// N) into L2, one 128-byte line per request, spread over the block's threads.
+__device__ __forceinline__ void prefetch_c_tile(const OutT* c_block, int N, int tid) {
+  constexpr int kLinesPerRow = ktg::cdiv(CTile::kRowBytes, 128);
+  constexpr int kLines = BM * kLinesPerRow;
+#pragma unroll
+  for (int i = 0; i < ktg::cdiv(kLines, kThreads); ++i) {
+    const int idx = tid + i * kThreads;
+    if (kLines % kThreads != 0 && idx >= kLines) break;
+    const int row = idx / kLinesPerRow;
+    const int col = (idx % kLinesPerRow) * (128 / CTile::kElt);
+    asm volatile("prefetch.global.L2 [%0];\n" ::"l"(c_block + (static_cast<long long>(row) * N + col)));
+  }
+}
 
 /// True when the staged epilogue may write the block's tile: SPLIT_K == 1 and the C tile
 /// fits in the pipeline's shared memory (kStagedEpilogue), the tile lies inside C, and every
@@ -258,6 +279,10 @@ extern "C" __global__ void __launch_bounds__(kThreads)
         }
         ktg::cp_async_commit();
         write_stage = next_stage(write_stage);
+        if constexpr (kCPrefetch)
+          if (t == k_tiles - kCPrefetchTiles && beta != 0.0f &&
+              staged_epilogue_ok(C, M, N, m0, n0))
+            prefetch_c_tile(C + (static_cast<long long>(m0) * N + n0), N, tid);
       }
       if (ks == kKSteps - 1) {
         ktg::cp_async_wait<STAGES - 2>();  // this thread's copies of tile t + 1 have landed
