@@ -16,6 +16,7 @@ void register_builtin_templates() {
   register_template(make_gemm_wgmma_template());
   register_template(make_conv2d_simt_template());
   register_template(make_conv2d_mma_template());
+  register_template(make_conv2d_wgmma_template());
   register_user_templates_from_environment();  // user templates announced by a parent process
 }
 

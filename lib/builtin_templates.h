@@ -32,6 +32,8 @@ std::shared_ptr<KernelTemplate> make_gemm_wgmma_template();
 std::shared_ptr<KernelTemplate> make_conv2d_simt_template();
 /// The "conv2d_mma" template: f16/bf16 implicit-GEMM convolution with mma.sync (templates/conv).
 std::shared_ptr<KernelTemplate> make_conv2d_mma_template();
+/// The "conv2d_wgmma" template: f16/bf16 implicit-GEMM convolution with Hopper wgmma, sm_90a (templates/conv).
+std::shared_ptr<KernelTemplate> make_conv2d_wgmma_template();
 
 /// Registers every built-in template (idempotent; called by the registry on first access).
 void register_builtin_templates();

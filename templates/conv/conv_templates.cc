@@ -1,6 +1,7 @@
 // The conv2d template family: "conv2d_mma" (f16 / bf16 on tensor cores with mma.sync,
-// templates/conv/conv2d_mma.cu) and "conv2d_simt" (fp32 on CUDA cores,
-// templates/conv/conv2d_simt.cu), both implicit GEMMs over NHWC / KRSC. Each declares its
+// templates/conv/conv2d_mma.cu), "conv2d_wgmma" (f16 / bf16 on Hopper wgmma, sm_90a,
+// templates/conv/conv2d_wgmma.cu) and "conv2d_simt" (fp32 on CUDA cores,
+// templates/conv/conv2d_simt.cu), all implicit GEMMs over NHWC / KRSC. Each declares its
 // tunables and constraints, the structural checks its kernel's static_asserts rely on, and
 // its launch geometry; problem parsing, launch plans and the workload are shared
 // (conv_problem.h).
@@ -295,6 +296,126 @@ class Conv2dSimtTemplate final : public ConvTemplateBase {
   Value max_copy_elems(const ConvShape&, const Config& c) const override { return c["VEC"]; }
 };
 
+// ---------------------------------------------------------------------------------------
+// conv2d_wgmma
+
+/// Smallest of 64, 128, 256 covering `value` (256 when larger): the useful wgmma tile.
+Value wgmma_cover(std::int64_t value) {
+  return value <= 64 ? 64 : value <= 128 ? 128 : 256;
+}
+
+class Conv2dWgmmaTemplate final : public ConvTemplateBase {
+ public:
+  std::string name() const override { return "conv2d_wgmma"; }
+  std::string description() const override {
+    return "f16/bf16 conv2d as implicit GEMM on Hopper tensor cores (sm_90a wgmma.mma_async "
+           "from 128B-swizzled smem descriptors, NHWC rows gathered by cp.async with zero "
+           "fill, cp.async multistage pipeline, 1-2 consumer warpgroups, stride/pad/dilation, "
+           "precomputed or analytic offsets, split-K, bias+ReLU; C a multiple of 8)";
+  }
+  const std::string& source() const override {
+    return embedded_source("conv/conv2d_wgmma.cu");
+  }
+  /// wgmma exists only in the architecture-specific sm_90a target.
+  std::string target_arch(const Device&, const Config&) const override { return "sm_90a"; }
+
+  SearchSpace space(const Problem& problem, const Device& device) const override {
+    check_problem(problem);
+    const ConvShape s = conv::conv_shape(problem);
+    const std::int64_t limit = gemm::smem_limit(device);
+    const std::int64_t sms = device.sm_count > 0 ? device.sm_count : 132;
+    // Defaults: 128-pixel tiles on two warpgroups, as many output channels as K needs (up
+    // to 256); 128 when 256-wide tiles leave SMs idle; split-K when even those do. Stages:
+    // as many as fit up to 6 (4 for 128 x 256 on an H200), but no more than the k tiles + 1
+    // of a split, so that short reductions (1x1 over 64 channels: one k tile) keep several
+    // blocks per SM.
+    Value bn = wgmma_cover(s.K);
+    auto tiles = [&](Value bm, Value n) {
+      return (s.pixels() + bm - 1) / bm * ((s.K + n - 1) / n);
+    };
+    if (bn == 256 && tiles(128, 256) < sms) bn = 128;
+    const Value bm = 128, bk = 64;
+    const Value split = tiles(bm, bn) < sms ? default_split(s, bm, bn, bk, device) : 1;
+    const std::int64_t k_tiles = (s.gemm_k() + bk - 1) / bk / split;
+    Value stages = 6;
+    while (stages > 3 && (stages * (bm + bn) * bk * 2 + 1024 > limit || stages > k_tiles + 1))
+      --stages;
+    const std::int64_t gemm_k = s.gemm_k();
+    SearchSpace::Builder b;
+    b.param("BM", {64, 128, 256}, bm)
+        .param("BN", {64, 128, 256}, bn)
+        .param("BK", {64, 128}, bk)
+        .param("WGS", {1, 2}, 2)
+        .param("STAGES", {3, 4, 5, 6}, stages)
+        .param("SPLIT_K", {1, 2, 4, 8, 16}, split)
+        .param("GROUP_M", {1, 4, 8, 16}, 8)
+        .param("ITER", {1, 0}, 1)
+        .constraint("BM % (64 * WGS) == 0")
+        .constraint("(BM // WGS) * BN <= 16384")  // at most 128 fp32 accumulators per thread
+        .constraint("STAGES * (BM + BN) * BK * 2 + 1024 <= " + std::to_string(limit))
+        .constraint(split_k_rule(s, false))
+        // Wider tiles than the output channels (or a second 64 k columns past R*S*C) only pad.
+        .constraint("BN <= " + std::to_string(wgmma_cover(s.K)))
+        .constraint("BK <= " + std::to_string(gemm_k <= 64 ? 64 : 128));
+    return b.build();
+  }
+
+  bool can_implement(const Problem& problem, const Config& config,
+                     std::string* why) const override {
+    check_problem(problem);
+    const ConvShape s = conv::conv_shape(problem);
+    if (s.C % 8 != 0)
+      return reject(why, "C = " + std::to_string(s.C) +
+                             " is not a multiple of 8: activation rows are gathered in 16-byte "
+                             "chunks of 8 channels of one filter tap (use conv2d_mma)");
+    if (!structure_ok(s, config, why)) return false;
+    if (config["SPLIT_K"] < 1 || config["SPLIT_K"] > 65535)
+      return reject(why, "SPLIT_K must be in [1, 65535]");
+    if (config["ITER"] != 0 && config["ITER"] != 1)
+      return reject(why, "ITER must be 0 (analytic offsets) or 1 (precomputed)");
+    return true;
+  }
+
+  LaunchPlan launch(const Problem& problem, const Config& config,
+                    const Device& device) const override {
+    std::string why;
+    if (!can_implement(problem, config, &why))
+      throw Error(ErrorCode::invalid_argument, name() + " " + config.str() + ": " + why);
+    const ConvShape s = conv::conv_shape(problem);
+    return conv::conv_launch_plan(
+        s,
+        {name(), config["BM"], config["BN"], config["SPLIT_K"], false,
+         static_cast<unsigned>(threads(config)), static_cast<unsigned>(smem_bytes(s, config))},
+        device);
+  }
+
+ protected:
+  std::vector<std::string> dtypes() const override { return {"f16", "bf16"}; }
+  /// The static_asserts of conv2d_wgmma.cu / gemm_wgmma.cuh, with reasons naming the value.
+  bool structure_ok(const ConvShape&, const Config& c, std::string* why) const override {
+    const Value bm = c["BM"], bn = c["BN"], bk = c["BK"], wgs = c["WGS"];
+    if (wgs < 1 || bm % (64 * wgs) != 0)
+      return reject(why, "BM = " + std::to_string(bm) + " must be a multiple of 64 * WGS (" +
+                             std::to_string(wgs) + " warpgroups of 64-row wgmma)");
+    if (bn != 64 && bn != 128 && bn != 256)
+      return reject(why, "BN = " + std::to_string(bn) + " must be 64, 128 or 256 (wgmma N)");
+    if (bk != 64 && bk != 128)
+      return reject(why, "BK = " + std::to_string(bk) +
+                             " must be 64 or 128 (128-byte swizzle rows)");
+    if ((bm / wgs) * bn > 16384)
+      return reject(why, "(BM / WGS) * BN = " + std::to_string((bm / wgs) * bn) +
+                             " exceeds 128 fp32 accumulators per thread");
+    if (c["STAGES"] < 3) return reject(why, "STAGES must be >= 3");
+    return true;
+  }
+  Value threads(const Config& c) const override { return 128 * c["WGS"]; }
+  /// The stages plus 1 KiB that lets the kernel align them to 1024 bytes.
+  std::int64_t smem_bytes(const ConvShape&, const Config& c) const override {
+    return c["STAGES"] * (c["BM"] + c["BN"]) * c["BK"] * 2 + 1024;
+  }
+  Value max_copy_elems(const ConvShape&, const Config&) const override { return 8; }
+};
+
 }  // namespace
 
 std::shared_ptr<KernelTemplate> make_conv2d_mma_template() {
@@ -303,6 +424,10 @@ std::shared_ptr<KernelTemplate> make_conv2d_mma_template() {
 
 std::shared_ptr<KernelTemplate> make_conv2d_simt_template() {
   return std::make_shared<Conv2dSimtTemplate>();
+}
+
+std::shared_ptr<KernelTemplate> make_conv2d_wgmma_template() {
+  return std::make_shared<Conv2dWgmmaTemplate>();
 }
 
 }  // namespace ktune

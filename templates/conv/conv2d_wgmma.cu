@@ -1,0 +1,128 @@
+// conv2d_wgmma: forward 2-D convolution, NHWC activations x KRSC filters -> NHWC output
+// (+ bias[k], ReLU), as an implicit GEMM on Hopper tensor cores with wgmma.mma_async
+// (sm_90a): M = N*P*Q output pixels, N = K output channels, K = R*S*C; f16 / bf16 inputs,
+// fp32 accumulation. Both operands go through the gemm_wgmma pieces (gemm_wgmma.cuh): the
+// filter tile is a plain K-major tile of the K x (R*S*C) filter matrix (MatrixTileLoader),
+// the activation tile is gathered per output pixel and filter tap (ConvTileLoader,
+// conv2d_wgmma.cuh, zero fill for padding), both into 128-byte-swizzled shared tiles read
+// through matrix descriptors by the multistage cp.async main loop (wg::main_loop). The
+// epilogue adds the bias and applies ReLU (conv_common.cuh); SPLIT_K > 1 splits R*S*C into
+// fp32 partials summed by conv2d_splitk_reduce. C must be a multiple of 8 (the host
+// template refuses others; conv2d_mma takes them).
+//
+// Tunables (defaults let the file compile on its own): BM x BN block tile (BN 64/128/256),
+// BK k tile (64 or 128), WGS consumer warpgroups stacked along M (BM / WGS rows each, a
+// multiple of 64), STAGES (>= 3), SPLIT_K, GROUP_M, ITER (1: per-row pixel origins kept in
+// registers, 0: recomputed per k tile). Problem defines: conv_common.cuh.
+#ifndef BM
+#define BM 128
+#endif
+#ifndef BN
+#define BN 256
+#endif
+#ifndef BK
+#define BK 64
+#endif
+#ifndef WGS
+#define WGS 2
+#endif
+#ifndef STAGES
+#define STAGES 4
+#endif
+#ifndef SPLIT_K
+#define SPLIT_K 1
+#endif
+#ifndef GROUP_M
+#define GROUP_M 8
+#endif
+#ifndef ITER
+#define ITER 1
+#endif
+#ifndef KT_DTYPE
+#define KT_DTYPE 1
+#endif
+
+#include "conv/conv2d_wgmma.cuh"
+
+namespace {
+
+using InT = ktg::gemm_in_t;
+using Shape = ktg::wg::MainLoopShape<BM, BN, BK, WGS, STAGES>;
+using ALoader = ktc::ConvTileLoader<BM, BK, Shape::kThreads, ITER != 0, InT>;
+using BLoader = ktg::wg::MatrixTileLoader<BN, BK, Shape::kThreads, InT>;
+
+static_assert(KT_DTYPE == 1 || KT_DTYPE == 2, "conv2d_wgmma takes f16 or bf16");
+static_assert(SMALL_C == 0, "conv2d_wgmma has no small-C path (C must be a multiple of 8)");
+
+}  // namespace
+
+/// Main kernel. Grid: (tiles_m * tiles_n, 1, SPLIT_K); block: 128 * WGS threads; dynamic
+/// shared memory Shape::kSmemBytes (STAGES stages + 1 KiB for 1024-byte alignment).
+/// x: N x H x W x C; w: K x R x S x C; y: N x P x Q x K. `bias` is read only with KT_BIAS;
+/// `workspace` (SPLIT_K x M x K floats) only when SPLIT_K > 1.
+extern "C" __global__ void __launch_bounds__(Shape::kThreads, 1)
+    conv2d_wgmma(const InT* __restrict__ x, const InT* __restrict__ w, InT* y, const InT* bias,
+                 float* workspace, int N, int H, int W, int K, int P, int Q) {
+  extern __shared__ __align__(128) char smem_raw[];
+  // Swizzled tiles must start on 1024-byte boundaries (the pattern's phase is the row).
+  const unsigned smem = (ktg::wg::smem_addr(smem_raw) + 1023u) & ~1023u;
+  const ktc::ConvDims d{N, H, W, K, P, Q};
+  const int M = d.pixels();
+  const int tid = threadIdx.x;
+  const int wg = tid / 128;
+  const int tiles_m = (M + BM - 1) / BM;
+  const int tiles_n = (K + BN - 1) / BN;
+  const ktg::TileCoord tile = ktg::tile_coords(blockIdx.x, tiles_m, tiles_n, GROUP_M);
+  const int m0 = tile.m * BM;
+  const int n0 = tile.n * BN;
+  const ktg::KRange kr = ktg::split_k_range(ktc::kGemmK, BK, blockIdx.z, SPLIT_K);
+  const int k_tiles = kr.end - kr.begin;
+
+  float acc[Shape::kMi][Shape::kAcc];
+#pragma unroll
+  for (int mi = 0; mi < Shape::kMi; ++mi)
+#pragma unroll
+    for (int j = 0; j < Shape::kAcc; ++j) acc[mi][j] = 0.0f;
+
+  ALoader a;
+  BLoader b;
+  a.init(x, d, m0, kr.begin * BK, tid);
+  b.init(w, ktc::kGemmK, n0, K, ktc::kGemmK, kr.begin * BK, tid);  // w is K x (R*S*C)
+  ktg::wg::main_loop<Shape>(acc, a, b, smem, k_tiles, wg);
+
+  // Accumulator fragment of a 64 x BN wgmma: warp w of the warpgroup owns rows w * 16 + g and
+  // w * 16 + g + 8 (g = lane / 4); register 4j + 2h + c is column 8j + 2 * (lane % 4) + c of
+  // row half h.
+  const int lane = tid & 31;
+  const int row_base = m0 + wg * Shape::kWgRows + ((tid & 127) >> 5) * 16 + (lane >> 2);
+  const int col_base = n0 + (lane & 3) * 2;
+  if (SPLIT_K == 1 && m0 + BM <= M && n0 + BN <= K && (K & 1) == 0) {
+    // Interior tile: no bounds checks, one 4-byte store per column pair.
+#pragma unroll
+    for (int mi = 0; mi < Shape::kMi; ++mi)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        InT* y_row = y + static_cast<long long>(row_base + mi * 64 + h * 8) * K + col_base;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+          const int col = col_base + j * 8;
+          const InT pair[2] = {
+              ktg::from_float<InT>(ktc::finish(acc[mi][j * 4 + h * 2], bias, col)),
+              ktg::from_float<InT>(ktc::finish(acc[mi][j * 4 + h * 2 + 1], bias, col + 1))};
+          *reinterpret_cast<unsigned*>(y_row + j * 8) = *reinterpret_cast<const unsigned*>(pair);
+        }
+      }
+    return;
+  }
+#pragma unroll
+  for (int mi = 0; mi < Shape::kMi; ++mi)
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        ktc::store_pair<SPLIT_K>(y, bias, workspace, blockIdx.z, M, K,
+                                 row_base + mi * 64 + h * 8, col_base + j * 8,
+                                 acc[mi][j * 4 + h * 2], acc[mi][j * 4 + h * 2 + 1]);
+}
+
+KTC_DEFINE_HELPER_KERNELS(InT)
