@@ -227,11 +227,13 @@ TEST_CASE("gemm_wgmma compiles to sm_90a: wgmma without serialization, defaults 
       {"16x8192x8192", {{"dtype", "bf16"}, {"layout", "NT"}}, 1},
       {"127x259x96", {{"dtype", "f16"}, {"layout", "NT"}, {"out", "f32"}}, 1},
   };
-  // The warp-specialized variant (producer warpgroup, setmaxnreg) of the large default.
-  {
+  // The warp-specialized variants (producer warpgroup, setmaxnreg) of the large default.
+  for (const char* producer : {"1", "2"}) {
     Problem p = make_problem(*wg, "4096x4096x4096", {{"dtype", "bf16"}, {"layout", "NT"}});
     SearchSpace space = wg->space(p, h200);
-    const Config ws = space.parse("BM=128,BN=256,BK=64,WGS=2,STAGES=4,SPLIT_K=1,GROUP_M=8,PRODUCER=1");
+    const Config ws = space.parse(
+        std::string("BM=128,BN=256,BK=64,WGS=2,STAGES=4,SPLIT_K=1,GROUP_M=8,PRODUCER=") + producer);
+    CHECK(wg->launch(p, ws, h200).steps[0].block[0] == 384u);
     REQUIRE(space.valid(ws));
     BuildResult r = builder.build(*wg, p, ws, h200);
     INFO(r.log);

@@ -405,7 +405,7 @@ bool wgmma_structure_ok(const GemmShape& s, const Config& c, std::string* why) {
 }
 
 /// Dynamic shared memory of a gemm_wgmma config (bytes): the stages plus 1 KiB that lets the
-/// kernel align them to 1024 bytes (PRODUCER adds 128 bytes of static mbarriers).
+/// kernel align them to 1024 bytes (PRODUCER > 0 adds up to 96 bytes of static mbarriers).
 std::int64_t wgmma_smem_bytes(const Config& c) {
   return c["STAGES"] * (c["BM"] + c["BN"]) * c["BK"] * 2 + 1024;
 }
@@ -475,9 +475,10 @@ class GemmWgmmaTemplate final : public GemmTemplateBase {
         .param("STAGES", {3, 4, 5, 6}, d.stages)
         .param("SPLIT_K", {1, 2, 4, 8, 16}, d.split_k)
         .param("GROUP_M", {1, 4, 8, 16}, d.group_m)
-        .param("PRODUCER", {0, 1}, 0)
+        .param("PRODUCER", {0, 1, 2}, 0)
         .constraint("BM % (64 * WGS) == 0")
         .constraint("(BM // WGS) * BN <= 16384")  // at most 128 fp32 accumulators per thread
+        // PRODUCER > 0 adds 2 * STAGES static mbarriers (<= 96 bytes, counted as 128 or 256)
         .constraint("STAGES * (BM + BN) * BK * 2 + 1024 + 128 * PRODUCER <= " +
                     std::to_string(gemm::smem_limit(device)))
         .constraint("SPLIT_K * BK < " + std::to_string(s.K) + " + BK");
@@ -492,7 +493,7 @@ class GemmWgmmaTemplate final : public GemmTemplateBase {
   }
   gemm::GemmLaunchGeometry geometry(const GemmShape&, const Config& c) const override {
     return {"gemm_wgmma", c["BM"], c["BN"], c["SPLIT_K"],
-            static_cast<unsigned>(128 * (c["WGS"] + c["PRODUCER"])),
+            static_cast<unsigned>(128 * (c["WGS"] + (c["PRODUCER"] > 0 ? 1 : 0))),
             static_cast<unsigned>(wgmma_smem_bytes(c))};
   }
 };

@@ -12,8 +12,10 @@
 // BK k tile (64 or 128), WGS consumer warpgroups stacked along M (each BM / WGS rows, a
 // multiple of 64), STAGES (>= 3), SPLIT_K, GROUP_M, PRODUCER (0: every thread loads and
 // computes, one bar.sync per k tile; 1: an extra producer warpgroup loads, consumers wait on
-// per-stage mbarriers, registers moved to the consumers with setmaxnreg). Problem defines:
-// gemm_common.cuh.
+// per-stage mbarriers, registers moved to the consumers with setmaxnreg, the producer fences
+// landed copies (wait_group lagging STAGES - 2 tiles) before arriving; 2: as 1, but the
+// arrivals are cp.async.mbarrier.arrive.noinc and the consumers fence after their wait).
+// Problem defines: gemm_common.cuh.
 #ifndef BM
 #define BM 128
 #endif
@@ -90,7 +92,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
     BLoader b;
     a.init(A, K, m0, M, K, kr.begin * BK, threadIdx.x);  // A is M x K
     b.init(B, K, n0, N, K, kr.begin * BK, threadIdx.x);  // B is N x K
-    ktg::wg::produce_ws<Shape>(a, b, smem, bars, k_tiles);
+    ktg::wg::produce_ws<Shape, PRODUCER == 2>(a, b, smem, bars, k_tiles);
     return;
   }
   ktg::wg::regs_inc<232>();
@@ -113,7 +115,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
       ktg::wg::prefetch_tile_l2<Shape>(C, N, m0, n0, tid);
   };
 #if PRODUCER
-  ktg::wg::consume_ws<Shape>(acc, smem, bars, k_tiles, wg, prefetch_c);
+  ktg::wg::consume_ws<Shape, PRODUCER == 2>(acc, smem, bars, k_tiles, wg, prefetch_c);
 #else
   ALoader a;
   BLoader b;

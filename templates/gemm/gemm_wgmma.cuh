@@ -378,11 +378,32 @@ __device__ __forceinline__ void init_ws_barriers(unsigned bars, int tid, int con
   }
 }
 
-/// The producer side of main_loop_ws (all 128 threads of the producer warpgroup).
-template <class Shape, class ALoader, class BLoader>
+/// Arrival on `bar` that the hardware performs once all of this thread's earlier cp.async
+/// copies have landed (counts as one of the expected arrivals: .noinc).
+__device__ __forceinline__ void mbar_arrive_on_copies(unsigned bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+
+/// The producer side of main_loop_ws (all 128 threads of the producer warpgroup). With
+/// kAsyncArrive, each stage's full arrival is cp.async.mbarrier.arrive.noinc (no lag, no
+/// wait_group in the producer) and the consumers fence the async proxy after their wait.
+template <class Shape, bool kAsyncArrive, class ALoader, class BLoader>
 __device__ __forceinline__ void produce_ws(ALoader& a, BLoader& b, unsigned smem, unsigned bars,
                                           int k_tiles) {
   constexpr int S = Shape::kStages;
+  if constexpr (kAsyncArrive) {
+    for (int t = 0; t < k_tiles; ++t) {
+      const int s = t % S;
+      if (t >= S) mbar_wait(bars + 8 * (S + s), ((t / S) & 1) ^ 1);  // consumers freed it
+      a.load(smem + s * Shape::kStageBytes);
+      b.load(smem + s * Shape::kStageBytes + Shape::kABytes);
+      a.advance();
+      b.advance();
+      mbar_arrive_on_copies(bars + 8 * s);
+    }
+    asm volatile("cp.async.wait_all;\n" ::: "memory");  // leave no copy behind at exit
+    return;
+  }
   // Tiles whose copies may still be in flight. The producer's wait for tile t - S's stage
   // needs the consumers past tile t - S + 1, whose full arrival came at producer iteration
   // t - S + 1 + L: it must precede iteration t, hence L <= S - 2.
@@ -408,7 +429,8 @@ __device__ __forceinline__ void produce_ws(ALoader& a, BLoader& b, unsigned smem
 }
 
 /// The consumer side of main_loop_ws (one warpgroup, `wg` = its index among consumers).
-template <class Shape, class Hook = NoHook>
+/// kAsyncArrive must match the producer's.
+template <class Shape, bool kAsyncArrive, class Hook = NoHook>
 __device__ __forceinline__ void consume_ws(float (&acc)[Shape::kMi][Shape::kAcc], unsigned smem,
                                           unsigned bars, int k_tiles, int wg,
                                           const Hook& hook = Hook()) {
@@ -417,6 +439,9 @@ __device__ __forceinline__ void consume_ws(float (&acc)[Shape::kMi][Shape::kAcc]
   for (int t = 0; t < k_tiles; ++t) {
     const int s = t % S;
     mbar_wait(bars + 8 * s, (t / S) & 1);
+    // The producer's copies were fenced by the producer, or (async arrival) are fenced here,
+    // after the acquire, before the tensor cores read them.
+    if constexpr (kAsyncArrive) fence_proxy_async();
     const unsigned a_tile = smem + s * Shape::kStageBytes;
     const unsigned b_tile = a_tile + Shape::kABytes;
 #pragma unroll
