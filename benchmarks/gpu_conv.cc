@@ -9,6 +9,10 @@
 //
 // Usage: gpu_conv OUT.json [--budget=N] [--searcher=NAME] [--dtypes=f16,f32]
 //                          [--layers=stem,s1_3x3,...|all] [--seed=S] [--min-time-ms=T]
+//                          [--template=NAME]
+// --template names the f16/bf16 template (default conv2d_mma; e.g. conv2d_wgmma); a layer
+// it cannot implement (conv2d_wgmma: C not a multiple of 8, the stem) runs conv2d_mma, and
+// its row says so ("fallback").
 // cuDNN is loaded at run time (dlopen libcudnn.so.9, or $KTUNE_CUDNN_LIB), so the program
 // links nothing beyond ktune.
 #include <cuda_runtime.h>
@@ -97,6 +101,7 @@ struct Settings {
   std::vector<std::string> layers;    // empty = all
   std::uint64_t seed = 1;
   double min_time_ms = 20;            // tuning: timed samples per candidate add up to this
+  std::string mma_template = "conv2d_mma";  // the f16 / bf16 template (--template)
 };
 
 
@@ -104,7 +109,7 @@ Settings parse_settings(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-')
     throw Error(ErrorCode::invalid_argument,
                 "usage: gpu_conv OUT.json [--budget=N] [--searcher=NAME] [--dtypes=f16,f32] "
-                "[--layers=NAME,...] [--seed=S] [--min-time-ms=T]");
+                "[--layers=NAME,...] [--seed=S] [--min-time-ms=T] [--template=NAME]");
   Settings s;
   s.out_path = argv[1];
   for (int i = 2; i < argc; ++i) {
@@ -118,6 +123,7 @@ Settings parse_settings(int argc, char** argv) {
     else if (key == "--layers") s.layers = value == "all" ? std::vector<std::string>{} : bench::split_list(value);
     else if (key == "--seed") s.seed = std::stoull(value);
     else if (key == "--min-time-ms") s.min_time_ms = std::stod(value);
+    else if (key == "--template") s.mma_template = value;
     else throw Error(ErrorCode::invalid_argument, "unknown option " + arg);
   }
   for (const auto& d : s.dtypes)
@@ -327,13 +333,19 @@ struct DeviceBuffers {
 /// Tunes one layer and times the winner next to cuDNN.
 json run_layer(const Settings& settings, const Layer& layer, const std::string& dtype,
                const Device& device, Builder& builder, cudnnHandle_t handle) {
-  const auto tmpl = find_template(dtype == "f32" ? "conv2d_simt" : "conv2d_mma");
-  const Problem problem = layer_problem(*tmpl, layer, dtype);
+  auto tmpl = find_template(dtype == "f32" ? "conv2d_simt" : settings.mma_template);
+  Problem problem = layer_problem(*tmpl, layer, dtype);
+  std::string fallback;  // why the chosen template cannot run this layer
+  if (!tmpl->can_implement(problem, tmpl->space(problem, device).default_config(), &fallback)) {
+    tmpl = find_template("conv2d_mma");
+    problem = layer_problem(*tmpl, layer, dtype);
+  }
   const conv::ConvShape s = conv::conv_shape(problem);
   auto workload = tmpl->workload(problem);
   const double flops = workload->flops();
   json row = {{"layer", layer.name}, {"dtype", dtype}, {"template", tmpl->name()},
               {"problem", problem.key()}, {"gflop", flops / 1e9}};
+  if (!fallback.empty()) row["fallback"] = fallback;
 
   // 1. Tune through the isolated measurer (verification against the reference, timing).
   const SearchSpace space = tmpl->space(problem, device);
