@@ -78,7 +78,7 @@ template <int N>
 struct Wgmma;
 
 /// D(64 x 64, fp32) += A(64 x 16) * B(16 x 64) from descriptors; d: this thread's 32
-/// accumulators (row w*16 + lane/4 (+8), column 8j + 2*(lane%4) (+1), see gemm_wgmma.cuh).
+/// accumulators (row w*16 + lane/4 (+8), column 8j + 2*(lane%4) (+1); see store_tile).
 template <> struct Wgmma<64> {
   static __device__ __forceinline__ void mma(float (&d)[32], unsigned long long desc_a,
                                              unsigned long long desc_b) {
@@ -97,7 +97,7 @@ template <> struct Wgmma<64> {
 };
 
 /// D(64 x 128, fp32) += A(64 x 16) * B(16 x 128) from descriptors; d: this thread's 64
-/// accumulators (row w*16 + lane/4 (+8), column 8j + 2*(lane%4) (+1), see gemm_wgmma.cuh).
+/// accumulators (row w*16 + lane/4 (+8), column 8j + 2*(lane%4) (+1); see store_tile).
 template <> struct Wgmma<128> {
   static __device__ __forceinline__ void mma(float (&d)[64], unsigned long long desc_a,
                                              unsigned long long desc_b) {
@@ -122,7 +122,7 @@ template <> struct Wgmma<128> {
 };
 
 /// D(64 x 256, fp32) += A(64 x 16) * B(16 x 256) from descriptors; d: this thread's 128
-/// accumulators (row w*16 + lane/4 (+8), column 8j + 2*(lane%4) (+1), see gemm_wgmma.cuh).
+/// accumulators (row w*16 + lane/4 (+8), column 8j + 2*(lane%4) (+1); see store_tile).
 template <> struct Wgmma<256> {
   static __device__ __forceinline__ void mma(float (&d)[128], unsigned long long desc_a,
                                              unsigned long long desc_b) {
@@ -247,19 +247,20 @@ struct MainLoopShape {
   static_assert(STAGES_ >= 3, "one stage read by wgmma in flight, one being read, one loading");
 };
 
+/// A main-loop hook that does nothing (see main_loop).
+struct NoHook {
+  /// Called with the k tile index.
+  __device__ __forceinline__ void operator()(int) const {}
+};
+
 /// The multistage main loop: acc[mi][*] += A tile rows * B tile for k tiles
 /// [0, k_tiles) of the loaders. Every thread of the block issues cp.async copies (one group
 /// per k tile, kPrefetch tiles ahead); each warpgroup issues its wgmma batch per k tile and
 /// keeps one batch in flight. Stage reuse: the tile loaded at iteration t goes into the stage
 /// last read by k tile t - 2, whose wgmma batch every warpgroup has retired (wait_group 1 at
 /// the end of iteration t - 1) before the barrier of iteration t.
-///
 /// `hook(t)` runs once per k tile right after the tile's wgmma batch is issued (while it
-/// runs), e.g. to prefetch what the epilogue reads; NoHook does nothing.
-struct NoHook {
-  /// Called with the k tile index.
-  __device__ __forceinline__ void operator()(int) const {}
-};
+/// runs), e.g. to prefetch what the epilogue reads.
 
 template <class Shape, class ALoader, class BLoader, class Hook = NoHook>
 __device__ __forceinline__ void main_loop(float (&acc)[Shape::kMi][Shape::kAcc], ALoader& a,
@@ -359,14 +360,17 @@ __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
   }
 }
 
-/// Warp-specialized main loop over k tiles [0, k_tiles): warpgroup 0 (`producer`) issues the
-/// loaders' cp.async copies into a STAGES ring, and once a tile's copies have landed (a
-/// lagged cp.async.wait_group, STAGES - 2 tiles behind) fences them for the async proxy and
-/// arrives on the stage's `full` barrier (128 arrivals); consumer warpgroup `wg` (0-based
-/// among consumers) waits on `full`, issues its wgmma batch, keeps one batch in flight, and
-/// after retiring tile t - 1 arrives (lane 0 of each warp) on that stage's `empty` barrier,
-/// which the producer waits on before refilling it. `bars` holds 2 * STAGES mbarriers (full
-/// then empty), initialized by init_ws_barriers. Loaders must be built for 128 threads.
+// Warp-specialized main loop over k tiles [0, k_tiles): warpgroup 0 (`producer`) issues the
+// loaders' cp.async copies into a STAGES ring, and once a tile's copies have landed (a
+// lagged cp.async.wait_group, STAGES - 2 tiles behind) fences them for the async proxy and
+// arrives on the stage's `full` barrier (128 arrivals); consumer warpgroup `wg` (0-based
+// among consumers) waits on `full`, issues its wgmma batch, keeps one batch in flight, and
+// after retiring tile t - 1 arrives (lane 0 of each warp) on that stage's `empty` barrier,
+// which the producer waits on before refilling it. `bars` holds 2 * STAGES mbarriers (full
+// then empty), initialized by init_ws_barriers. Loaders must be built for 128 threads.
+
+/// Initializes the full (128 arrivals) and empty (4 per consumer warpgroup) barriers of the
+/// warp-specialized loop (thread 0; the caller then synchronizes the block).
 template <class Shape>
 __device__ __forceinline__ void init_ws_barriers(unsigned bars, int tid, int consumer_wgs) {
   if (tid == 0) {
