@@ -164,7 +164,7 @@ TEST_CASE("conv2d_wgmma space: ResNet-50 defaults valid, can_implement names the
   CHECK(s1["BN"] == 64);
   CHECK(s1["STAGES"] == 3);
   CHECK(s1["SPLIT_K"] == 1);
-  const Config s1w = default_of("32x56x56x64x256x1x1", 1, 0);
+  const Config s1w = default_of("32x56x56x256x512x1x1", 2, 0);
   CHECK(s1w["BM"] == 128);
   CHECK(s1w["BN"] == 256);
   CHECK(s1w["WGS"] == 2);
@@ -224,7 +224,8 @@ TEST_CASE("conv2d_wgmma launch plans: grid, 128 threads per warpgroup, aligned s
   CHECK(plan.steps[0].entry == "conv2d_wgmma");
   CHECK(plan.steps[0].grid[0] == 6u);  // ceil(646 / 128) x ceil(72 / 128)
   CHECK(plan.steps[0].block[0] == 256u);
-  CHECK(plan.steps[0].dynamic_smem == 4u * (128u + 128u) * 64u * 2u + 1024u);
+  // R*S*C = 144: three k tiles, so only three of the four stages are ever written.
+  CHECK(plan.steps[0].dynamic_smem == 3u * (128u + 128u) * 64u * 2u + 1024u);
   CHECK(plan.steps[0].args[0].buffer == 0u);  // x read directly (no small-C copy)
   CHECK(plan.steps[0].args[3].buffer == 3u);  // bias
   CHECK(plan.scratch.empty());
@@ -238,6 +239,14 @@ TEST_CASE("conv2d_wgmma launch plans: grid, 128 threads per warpgroup, aligned s
   CHECK(sp.steps[1].entry == "conv2d_splitk_reduce");
   REQUIRE(sp.scratch.size() == 1);
   CHECK(sp.scratch[0].elements == 2u * 646u * 72u);
+  CHECK(sp.steps[0].dynamic_smem == 2u * (64u + 64u) * 64u * 2u + 1024u);  // 2 k tiles a split
+  // A 1x1 over 64 channels (one k tile): one stage of shared memory whatever STAGES says.
+  const Problem one = make_problem(*wg, "32x56x56x64x256x1x1", {{"dtype", "f16"}});
+  const SearchSpace os = wg->space(one, h200);
+  const Config d = os.default_config();
+  CHECK(d["BN"] == 128);  // two blocks per SM: one stores while the other loads
+  const LaunchPlan op = wg->launch(one, d, h200);
+  CHECK(op.steps[0].dynamic_smem == (128u + 128u) * 64u * 2u + 1024u);
 }
 
 TEST_CASE("conv2d_wgmma compiles to sm_90a: wgmma without serialization, defaults without "

@@ -57,7 +57,8 @@ static_assert(SMALL_C == 0, "conv2d_wgmma has no small-C path (C must be a multi
 }  // namespace
 
 /// Main kernel. Grid: (tiles_m * tiles_n, 1, SPLIT_K); block: 128 * WGS threads; dynamic
-/// shared memory Shape::kSmemBytes (STAGES stages + 1 KiB for 1024-byte alignment).
+/// shared memory: min(STAGES, k tiles of a split) stages + 1 KiB for 1024-byte alignment
+/// (wg::main_loop puts k tile t in stage t % STAGES, so later stages are never touched).
 /// x: N x H x W x C; w: K x R x S x C; y: N x P x Q x K. `bias` is read only with KT_BIAS;
 /// `workspace` (SPLIT_K x M x K floats) only when SPLIT_K > 1.
 extern "C" __global__ void __launch_bounds__(Shape::kThreads, 1)

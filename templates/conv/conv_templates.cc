@@ -329,7 +329,10 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
     // as many as fit up to 6 (4 for 128 x 256 on an H200), but no more than the k tiles + 1
     // of a split, so that short reductions (1x1 over 64 channels: one k tile) keep several
     // blocks per SM.
-    Value bn = wgmma_cover(s.K);
+    // Reductions of at most two k tiles (1x1 over <= 128 channels) cannot pipeline inside a
+    // block: 128-wide tiles (64 accumulators) let two blocks share an SM, one storing while
+    // the other loads.
+    Value bn = s.gemm_k() <= 128 ? std::min<Value>(128, wgmma_cover(s.K)) : wgmma_cover(s.K);
     auto tiles = [&](Value bm, Value n) {
       return (s.pixels() + bm - 1) / bm * ((s.K + n - 1) / n);
     };
@@ -409,9 +412,14 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
     return true;
   }
   Value threads(const Config& c) const override { return 128 * c["WGS"]; }
-  /// The stages plus 1 KiB that lets the kernel align them to 1024 bytes.
-  std::int64_t smem_bytes(const ConvShape&, const Config& c) const override {
-    return c["STAGES"] * (c["BM"] + c["BN"]) * c["BK"] * 2 + 1024;
+  /// The stages the main loop touches plus 1 KiB that lets the kernel align them to 1024
+  /// bytes. k tile t of a split goes to stage t % STAGES, so a split of fewer k tiles than
+  /// STAGES uses only that many (1x1 over 64 channels: one stage, so more blocks fit per SM).
+  std::int64_t smem_bytes(const ConvShape& s, const Config& c) const override {
+    const std::int64_t k_tiles = (s.gemm_k() + c["BK"] - 1) / c["BK"];
+    const std::int64_t per_split = (k_tiles + c["SPLIT_K"] - 1) / std::max<Value>(1, c["SPLIT_K"]);
+    const std::int64_t stages = std::max<std::int64_t>(1, std::min<std::int64_t>(c["STAGES"], per_split));
+    return stages * (c["BM"] + c["BN"]) * c["BK"] * 2 + 1024;
   }
   Value max_copy_elems(const ConvShape&, const Config&) const override { return 8; }
 };
