@@ -164,6 +164,9 @@ TEST_CASE("conv2d_wgmma space: ResNet-50 defaults valid, can_implement names the
   CHECK(s1["BN"] == 64);
   CHECK(s1["STAGES"] == 3);
   CHECK(s1["SPLIT_K"] == 1);
+  const Config s13 = default_of("32x56x56x64x64x3x3", 1, 1);
+  CHECK(s13["BN"] == 64);
+  CHECK(s13["STAGES"] == 4);  // 97 KiB: two blocks per SM
   const Config s1w = default_of("32x56x56x256x512x1x1", 2, 0);
   CHECK(s1w["BM"] == 128);
   CHECK(s1w["BN"] == 256);

@@ -340,7 +340,8 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
     const Value bm = 128, bk = 64;
     const Value split = tiles(bm, bn) < sms ? default_split(s, bm, bn, bk, device) : 1;
     const std::int64_t k_tiles = (s.gemm_k() + bk - 1) / bk / split;
-    Value stages = 6;
+    // 64-wide tiles (78 registers at 256 threads) stop at 4 stages so that two blocks fit.
+    Value stages = bn == 64 ? 4 : 6;
     while (stages > 3 && (stages * (bm + bn) * bk * 2 + 1024 > limit || stages > k_tiles + 1))
       --stages;
     const std::int64_t gemm_k = s.gemm_k();
