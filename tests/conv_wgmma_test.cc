@@ -192,7 +192,7 @@ TEST_CASE("conv2d_wgmma space: ResNet-50 defaults valid, can_implement names the
   const SearchSpace space = wg->space(p, h200);
   auto make = [&](Value bm, Value bn, Value bk, Value wgs, Value stages) {
     return space.make({{"BM", bm}, {"BN", bn}, {"BK", bk}, {"WGS", wgs}, {"STAGES", stages},
-                       {"SPLIT_K", 1}, {"GROUP_M", 8}, {"ITER", 1}});
+                       {"SPLIT_K", 1}, {"GROUP_M", 8}, {"ITER", 1}, {"EPI", 0}});
   };
   std::string why;
   const Config split64 = make(64, 128, 64, 2, 4);
@@ -221,7 +221,7 @@ TEST_CASE("conv2d_wgmma launch plans: grid, 128 threads per warpgroup, aligned s
                                  {{"dtype", "bf16"}, {"pad", "1"}, {"bias", "1"}});
   const SearchSpace space = wg->space(p, h200);
   const Config c = space.make({{"BM", 128}, {"BN", 128}, {"BK", 64}, {"WGS", 2}, {"STAGES", 4},
-                               {"SPLIT_K", 1}, {"GROUP_M", 8}, {"ITER", 1}});
+                               {"SPLIT_K", 1}, {"GROUP_M", 8}, {"ITER", 1}, {"EPI", 0}});
   const LaunchPlan plan = wg->launch(p, c, h200);
   REQUIRE(plan.steps.size() == 1);
   CHECK(plan.steps[0].entry == "conv2d_wgmma");
@@ -233,7 +233,8 @@ TEST_CASE("conv2d_wgmma launch plans: grid, 128 threads per warpgroup, aligned s
   CHECK(plan.steps[0].args[3].buffer == 3u);  // bias
   CHECK(plan.scratch.empty());
   const Config split = space.make({{"BM", 64}, {"BN", 64}, {"BK", 64}, {"WGS", 1},
-                                   {"STAGES", 3}, {"SPLIT_K", 2}, {"GROUP_M", 1}, {"ITER", 0}});
+                                   {"STAGES", 3}, {"SPLIT_K", 2}, {"GROUP_M", 1}, {"ITER", 0},
+                                   {"EPI", 0}});
   const LaunchPlan sp = wg->launch(p, split, h200);
   REQUIRE(sp.steps.size() == 2);
   CHECK(sp.steps[0].block[0] == 128u);
@@ -250,6 +251,9 @@ TEST_CASE("conv2d_wgmma launch plans: grid, 128 threads per warpgroup, aligned s
   CHECK(d["BN"] == 128);  // two blocks per SM: one stores while the other loads
   const LaunchPlan op = wg->launch(one, d, h200);
   CHECK(op.steps[0].dynamic_smem == (128u + 128u) * 64u * 2u + 1024u);
+  // The staged epilogue needs BM rows of BN * 2 + 16 bytes: more than that one stage.
+  const LaunchPlan staged = wg->launch(one, test::with(os, d, {{"EPI", 1}}), h200);
+  CHECK(staged.steps[0].dynamic_smem == 128u * (128u * 2u + 16u) + 1024u);
 }
 
 TEST_CASE("conv2d_wgmma compiles to sm_90a: wgmma without serialization, defaults without "
@@ -275,9 +279,11 @@ TEST_CASE("conv2d_wgmma compiles to sm_90a: wgmma without serialization, default
   for (const auto& c : cases) {
     const Problem p = make_problem(*wg, c.shape, c.attrs);
     const SearchSpace space = wg->space(p, h200);
-    std::vector<Config> configs = {space.default_config()};
+    // The default, the default with the staged epilogue, then random configs.
+    std::vector<Config> configs = {space.default_config(),
+                                   test::with(space, space.default_config(), {{"EPI", 1}})};
     std::mt19937_64 rng(11);
-    for (int tries = 0; tries < 200 && static_cast<int>(configs.size()) < c.extra + 1; ++tries) {
+    for (int tries = 0; tries < 200 && static_cast<int>(configs.size()) < c.extra + 2; ++tries) {
       const Config r = space.random(rng);
       if (wg->can_implement(p, r) && std::find(configs.begin(), configs.end(), r) == configs.end())
         configs.push_back(r);
@@ -291,7 +297,7 @@ TEST_CASE("conv2d_wgmma compiles to sm_90a: wgmma without serialization, default
       // ptxas says "wgmma.mma_async instructions are serialized" when it cannot keep them
       // asynchronous (a large slowdown).
       CHECK(results[i].log.find("serialized") == std::string::npos);
-      if (i == 0) {
+      if (i <= 1) {
         const auto& r = results[i].kernels.at("conv2d_wgmma");
         CHECK(r.spill_stores == 0);
         CHECK(r.spill_loads == 0);

@@ -13,7 +13,9 @@
 // Tunables (defaults let the file compile on its own): BM x BN block tile (BN 64/128/256),
 // BK k tile (64 or 128), WGS consumer warpgroups stacked along M (BM / WGS rows each, a
 // multiple of 64), STAGES (>= 3), SPLIT_K, GROUP_M, ITER (1: per-row pixel origins kept in
-// registers, 0: recomputed per k tile). Problem defines: conv_common.cuh.
+// registers, 0: recomputed per k tile), EPI (0: accumulator pairs stored straight to global
+// memory; 1: staged through shared memory and written as 16-byte row chunks, when K % 8 == 0
+// and SPLIT_K == 1). Problem defines: conv_common.cuh.
 #ifndef BM
 #define BM 128
 #endif
@@ -38,6 +40,9 @@
 #ifndef ITER
 #define ITER 1
 #endif
+#ifndef EPI
+#define EPI 0
+#endif
 #ifndef KT_DTYPE
 #define KT_DTYPE 1
 #endif
@@ -56,9 +61,14 @@ static_assert(SMALL_C == 0, "conv2d_wgmma has no small-C path (C must be a multi
 
 }  // namespace
 
+/// Bytes per row of the EPI = 1 staging tile: BN outputs plus 16 bytes, so that the 8 rows a
+/// warp's accumulator pairs fall in start 4 banks apart (conflict-free 4-byte writes).
+constexpr int kStagedPitch = BN * 2 + 16;
+
 /// Main kernel. Grid: (tiles_m * tiles_n, 1, SPLIT_K); block: 128 * WGS threads; dynamic
-/// shared memory: min(STAGES, k tiles of a split) stages + 1 KiB for 1024-byte alignment
-/// (wg::main_loop puts k tile t in stage t % STAGES, so later stages are never touched).
+/// shared memory: min(STAGES, k tiles of a split) stages (with EPI, at least BM rows of
+/// kStagedPitch bytes) + 1 KiB for 1024-byte alignment (wg::main_loop puts k tile t in stage
+/// t % STAGES, so later stages are never touched).
 /// x: N x H x W x C; w: K x R x S x C; y: N x P x Q x K. `bias` is read only with KT_BIAS;
 /// `workspace` (SPLIT_K x M x K floats) only when SPLIT_K > 1.
 extern "C" __global__ void __launch_bounds__(Shape::kThreads, 1)
@@ -97,6 +107,47 @@ extern "C" __global__ void __launch_bounds__(Shape::kThreads, 1)
   const int lane = tid & 31;
   const int row_base = m0 + wg * Shape::kWgRows + ((tid & 127) >> 5) * 16 + (lane >> 2);
   const int col_base = n0 + (lane & 3) * 2;
+#if EPI
+  if (SPLIT_K == 1 && (K & 7) == 0) {
+    // Staged: every warpgroup has retired its wgmma reads and every copy has landed (main_loop
+    // waits for both per thread); after the barrier the stages are free for the output tile.
+    __syncthreads();
+    char* staged = smem_raw + (smem - ktg::wg::smem_addr(smem_raw));
+    const int row_in_tile = row_base - m0;
+#pragma unroll
+    for (int mi = 0; mi < Shape::kMi; ++mi)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        char* s_row = staged + (row_in_tile + mi * 64 + h * 8) * kStagedPitch + (lane & 3) * 4;
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+          const int col = col_base + j * 8;  // col + 1 < K exactly when col < K (K even)
+          const bool inside = col < K;
+          const InT pair[2] = {
+              ktg::from_float<InT>(inside ? ktc::finish(acc[mi][j * 4 + h * 2], bias, col) : 0.0f),
+              ktg::from_float<InT>(inside ? ktc::finish(acc[mi][j * 4 + h * 2 + 1], bias, col + 1)
+                                          : 0.0f)};
+          *reinterpret_cast<unsigned*>(s_row + j * 16) = *reinterpret_cast<const unsigned*>(pair);
+        }
+      }
+    __syncthreads();
+    // 16-byte chunks, consecutive threads along a row: each quarter warp stores 128
+    // contiguous bytes (K % 8 == 0: a chunk is entirely inside or outside the K columns).
+    constexpr int kRowChunks = BN / 8;
+    constexpr int kIters = BM * kRowChunks / Shape::kThreads;
+    static_assert((BM * kRowChunks) % Shape::kThreads == 0, "whole chunks per thread");
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      const int idx = tid + i * Shape::kThreads;
+      const int r = idx / kRowChunks;
+      const int c = idx % kRowChunks;
+      if (m0 + r < M && n0 + c * 8 < K)
+        *reinterpret_cast<uint4*>(y + static_cast<long long>(m0 + r) * K + n0 + c * 8) =
+            *reinterpret_cast<const uint4*>(staged + r * kStagedPitch + c * 16);
+    }
+    return;
+  }
+#endif
   if (SPLIT_K == 1 && m0 + BM <= M && n0 + BN <= K && (K & 1) == 0) {
     // Interior tile: no bounds checks, one 4-byte store per column pair.
 #pragma unroll

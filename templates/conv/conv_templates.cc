@@ -311,7 +311,8 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
     return "f16/bf16 conv2d as implicit GEMM on Hopper tensor cores (sm_90a wgmma.mma_async "
            "from 128B-swizzled smem descriptors, NHWC rows gathered by cp.async with zero "
            "fill, cp.async multistage pipeline, 1-2 consumer warpgroups, stride/pad/dilation, "
-           "precomputed or analytic offsets, split-K, bias+ReLU; C a multiple of 8)";
+           "precomputed or analytic offsets, split-K, bias+ReLU, direct or smem-staged epilogue; "
+           "C a multiple of 8)";
   }
   const std::string& source() const override {
     return embedded_source("conv/conv2d_wgmma.cu");
@@ -354,6 +355,7 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
         .param("SPLIT_K", {1, 2, 4, 8, 16}, split)
         .param("GROUP_M", {1, 4, 8, 16}, 8)
         .param("ITER", {1, 0}, 1)
+        .param("EPI", {0, 1}, 0)
         .constraint("BM % (64 * WGS) == 0")
         .constraint("(BM // WGS) * BN <= 16384")  // at most 128 fp32 accumulators per thread
         .constraint("STAGES * (BM + BN) * BK * 2 + 1024 <= " + std::to_string(limit))
@@ -377,6 +379,8 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
       return reject(why, "SPLIT_K must be in [1, 65535]");
     if (config["ITER"] != 0 && config["ITER"] != 1)
       return reject(why, "ITER must be 0 (analytic offsets) or 1 (precomputed)");
+    if (config["EPI"] != 0 && config["EPI"] != 1)
+      return reject(why, "EPI must be 0 (direct stores) or 1 (staged through shared memory)");
     return true;
   }
 
@@ -420,7 +424,10 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
     const std::int64_t k_tiles = (s.gemm_k() + c["BK"] - 1) / c["BK"];
     const std::int64_t per_split = (k_tiles + c["SPLIT_K"] - 1) / std::max<Value>(1, c["SPLIT_K"]);
     const std::int64_t stages = std::max<std::int64_t>(1, std::min<std::int64_t>(c["STAGES"], per_split));
-    return stages * (c["BM"] + c["BN"]) * c["BK"] * 2 + 1024;
+    const std::int64_t pipeline = stages * (c["BM"] + c["BN"]) * c["BK"] * 2;
+    // EPI = 1 stages the output tile (BM rows of BN * 2 + 16 bytes) in the same memory.
+    const std::int64_t staged = c["EPI"] != 0 ? c["BM"] * (c["BN"] * 2 + 16) : 0;
+    return std::max(pipeline, staged) + 1024;
   }
   Value max_copy_elems(const ConvShape&, const Config&) const override { return 8; }
 };
