@@ -261,8 +261,8 @@ TEST_CASE("gemm defaults follow the shape: skinny tiles, split-K to fill the SMs
       {simt.get(), "1x8192x8192", "f32", 16, 128, 8},  // 64 tiles x 8 = 512 blocks
       {simt.get(), "64x8192x8192", "f32", 64, 128, 8},
       {simt.get(), "8192x32x8192", "f32", 128, 32, 8},
-      {simt.get(), "4096x4096x4096", "f32", 128, 256, 1},  // >= 2 waves of 128 x 256 tiles
-      {simt.get(), "2048x2048x2048", "f32", 128, 128, 1},  // 128 tiles of 128 x 256: < 2 waves
+      {simt.get(), "4096x4096x4096", "f32", 128, 128, 1},
+      {simt.get(), "2048x2048x2048", "f32", 128, 128, 1},
       {simt.get(), "3x5x7", "f32", 16, 32, 1},
   };
   for (const auto& c : cases) {
@@ -386,7 +386,8 @@ TEST_CASE("gemm templates compile for sm_90: defaults without spills, sampled co
       {mma, "64x8192x8192", {{"dtype", "bf16"}, {"layout", "TN"}, {"bias", "1"}}, 1},
       {mma, "8192x16x8192", {{"dtype", "tf32"}, {"layout", "NN"}}, 0},
       {simt, "1x8192x8192", {{"layout", "NT"}}, 1},
-      // large default: 128 x 256 x 8, 8 x 16 per thread, 3 stages (one block of 256 threads)
+      // regular default: 128 x 128 x 8, 8 x 8 per thread, 3 stages, two blocks per SM (the
+      // launch bounds cap it at 128 registers: no spills in NT and TN with bias)
       {simt, "4096x4096x4096", {{"layout", "NT"}}, 0},
       {simt, "4096x4096x4096", {{"layout", "TN"}, {"bias", "1"}}, 0},
   };

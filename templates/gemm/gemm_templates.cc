@@ -159,23 +159,16 @@ Value simt_warp_rows(Value rows, Value cols) {
   return 32;
 }
 
-/// Regular shapes: 128 x 128 x 8 tiles of 8 x 8 per thread (256 threads, two blocks per SM);
-/// large ones (at least two waves of 128 x 256 tiles, 16-byte loads of both operands) 128 x 256
-/// x 8 tiles of 8 x 16 per thread with 3 stages (one block of 256 threads per SM: 1024 FFMA
-/// per 48 LDS.128 per k tile, 91 % of the loop's instructions against 88 % for 8 x 8; see
-/// benchmarks/NOTES.md, SIMT GEMM fourth round). Skinny M: a 16-64 row tile over up to 128
-/// columns (128 threads when N allows), k tiles of 16, split-K for three waves; skinny N the
-/// same transposed.
+/// Regular shapes: 128 x 128 x 8 tiles of 8 x 8 per thread (256 threads, two blocks per SM)
+/// with 3 stages (H200, 4096^3 / 8192^3 NT: 47.7 / 48.5 TFLOP/s against 46.6 / 47.5 with 2
+/// stages and 45.6 / 46.0 for 128 x 256 tiles of 8 x 16 with one block per SM; results/
+/// 2026-12-01-h200/session4/call2/simt.log, benchmarks/NOTES.md, SIMT GEMM fourth round).
+/// Skinny M: a 16-64 row tile over up to 128 columns (128 threads when N allows), k tiles of
+/// 16, split-K for three waves; skinny N the same transposed.
 SimtDefaults simt_defaults(const GemmShape& s, const Device& device) {
   SimtDefaults d;
   const ShapeClass c = shape_class(s);
-  const std::int64_t sms = device.sm_count > 0 ? device.sm_count : 132;
-  if (c == ShapeClass::regular && std::min(s.align_a(), s.align_b()) >= 4 &&
-      ((s.M + 127) / 128) * ((s.N + 255) / 256) >= 2 * sms) {
-    d.bn = 256;
-    d.tn = 16;
-    d.stages = 3;
-  }
+  if (c == ShapeClass::regular) d.stages = 3;
   // short side: the padded skinny dimension; long side: up to 128 of the other one.
   auto skinny = [&](std::int64_t short_dim, std::int64_t long_dim, Value& short_tile,
                     Value& long_tile, Value& short_thread, Value& long_thread) {
