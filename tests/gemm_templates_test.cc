@@ -246,11 +246,13 @@ TEST_CASE("gemm defaults follow the shape: skinny tiles, split-K to fill the SMs
     Value bm, bn, split_k;
   };
   const std::vector<Case> cases = {
-      {mma.get(), "1x8192x8192", "f16", 16, 64, 4},  // 128 tiles x 4 >= 3 waves of 132
-      {mma.get(), "16x8192x8192", "bf16", 16, 64, 4},
-      {mma.get(), "32x8192x8192", "f16", 32, 64, 4},
-      {mma.get(), "64x8192x8192", "tf32", 64, 64, 4},
-      {mma.get(), "8192x16x8192", "f16", 64, 16, 4},  // skinny N: the same, transposed
+      // 64-column tiles would be 128 < 2 waves: 32 columns, 256 tiles fill the SMs, no split
+      {mma.get(), "1x8192x8192", "f16", 16, 32, 1},
+      {mma.get(), "16x8192x8192", "bf16", 16, 32, 1},
+      {mma.get(), "32x8192x8192", "f16", 32, 32, 1},
+      {mma.get(), "64x8192x8192", "tf32", 64, 32, 1},
+      {mma.get(), "8192x16x8192", "f16", 32, 16, 1},  // skinny N: the same, transposed
+      {mma.get(), "16x2048x8192", "f16", 16, 32, 8},  // 64 tiles < 132: split 8 for 3 waves
       {mma.get(), "127x8192x8192", "f16", 128, 128, 4},  // regular: 64 tiles -> one wave
       {mma.get(), "4096x4096x4096", "f16", 128, 256, 1},  // >= 2 waves of 128 x 256 tiles
       {mma.get(), "2048x2048x2048", "f16", 128, 128, 1},  // 128 tiles of 128 x 256: < 2 waves

@@ -277,25 +277,30 @@ struct MmaDefaults {
 /// two waves of 128 x 256 tiles) 128 x 256 tiles with BK of 128 bytes, 3 stages and 8 warps
 /// of 64 x 64 (benchmarks/NOTES.md, GEMM third round: half the shared-memory fill traffic
 /// per flop of 128 x 128 and half the barriers per flop of BK = 32). Skinny M: a 16-64
-/// row tile over up to 64 columns with 256-byte k rows and up to 4 warps, split-K for three
-/// waves (a stream over B with many loads in flight, each row read in 256-byte runs rather
-/// than scattered 128-byte sectors); skinny N the same transposed.
+/// row tile over 64 columns, or 32 (16-column warps) when 64-column tiles leave fewer than
+/// two waves, with 256-byte k rows; no split-K when the tiles alone fill the SMs, else split-K
+/// for three waves (a stream over B with many loads in flight, each row read in 256-byte runs
+/// rather than scattered 128-byte sectors; measured at N = K = 8192, M 1-64: 32-column tiles
+/// without split-K 1.03-1.24x cuBLAS, 64-column tiles split 4 ways 0.86-1.14x, results/
+/// 2026-12-01-h200/session4/call2); skinny N the same transposed.
 MmaDefaults mma_defaults(const GemmShape& s, const Device& device) {
   MmaDefaults d;
   const bool tf32 = s.precision == gemm::Precision::tf32;
   d.bk = tf32 ? 16 : 32;
   const ShapeClass c = shape_class(s);
+  const std::int64_t sms = device.sm_count > 0 ? device.sm_count : 132;
   // short side: the padded skinny dimension; long side: up to 64 of the other one.
   auto skinny = [&](std::int64_t short_dim, std::int64_t long_dim, Value& short_tile,
                     Value& long_tile, Value& short_warp, Value& long_warp) {
     short_tile = gemm::tile_cover(short_dim, 16);
     long_tile = std::min<Value>(64, gemm::tile_cover(long_dim, 16));
+    if (long_tile == 64 && (long_dim + 63) / 64 < 2 * sms) long_tile = 32;
     short_warp = std::min<Value>(short_tile, 32);
-    long_warp = std::min<Value>(long_tile, short_tile == 64 ? 32 : 16);  // 1 x 4 or 2 x 2 warps
+    // 1 x 4 or 2 x 2 warps over 64 columns, 1 x 2 or 2 x 2 over 32
+    long_warp = std::min<Value>(long_tile, short_tile == 64 && long_tile == 64 ? 32 : 16);
     d.bk = tf32 ? 64 : 128;  // 256-byte runs of each row per k tile (DRAM locality)
   };
   const auto elt = static_cast<Value>(dtype_size(s.input_dtype()));
-  const std::int64_t sms = device.sm_count > 0 ? device.sm_count : 132;
   // Only with 16-byte copies of both operands: narrower ones multiply the copies per thread
   // (an odd leading dimension: 96 two-byte loads per thread and k tile, spilling).
   const bool wide_copies = std::min(s.align_a(), s.align_b()) * elt >= 16;
@@ -312,8 +317,11 @@ MmaDefaults mma_defaults(const GemmShape& s, const Device& device) {
   auto smem = [&] { return d.stages * (d.bm + d.bn) * d.bk * elt; };
   while (smem() > gemm::smem_limit(device) && d.stages > 2) --d.stages;
   while (smem() > gemm::smem_limit(device) && d.bk * elt > 32) d.bk /= 2;
-  d.split_k = gemm::default_split_k(s, d.bm, d.bn, d.bk, device, default_waves(c),
-                                    default_min_k_tiles(c));
+  const std::int64_t tiles = ((s.M + d.bm - 1) / d.bm) * ((s.N + d.bn - 1) / d.bn);
+  d.split_k = c != ShapeClass::regular && tiles >= sms
+                  ? 1  // a skinny stream whose tiles fill the SMs: no reduce launch
+                  : gemm::default_split_k(s, d.bm, d.bn, d.bk, device, default_waves(c),
+                                          default_min_k_tiles(c));
   if (d.bm >= s.M || d.bn >= s.N) d.group_m = 1;  // one tile row or column: no grouping
   return d;
 }
