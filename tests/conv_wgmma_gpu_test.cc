@@ -70,7 +70,7 @@ TEST_CASE("conv2d_wgmma is correct for f16 and bf16 on odd shapes and sampled co
                                                                {{"EPI", 1}, {"SPLIT_K", 1}}}
                   : std::vector<std::map<std::string, Value>>{{{"WGS", 1}},
                                                                {{"BM", 256}},
-                                                               {{"STAGES", 3}},
+                                                               {{"STAGES", 3}, {"LOOP", 0}},
                                                                {{"SPLIT_K", 2}, {"ITER", 1}},
                                                                {{"EPI", 1}, {"SPLIT_K", 1}}});
       INFO(problem.key());

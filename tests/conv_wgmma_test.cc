@@ -192,7 +192,7 @@ TEST_CASE("conv2d_wgmma space: ResNet-50 defaults valid, can_implement names the
   const SearchSpace space = wg->space(p, h200);
   auto make = [&](Value bm, Value bn, Value bk, Value wgs, Value stages) {
     return space.make({{"BM", bm}, {"BN", bn}, {"BK", bk}, {"WGS", wgs}, {"STAGES", stages},
-                       {"SPLIT_K", 1}, {"GROUP_M", 8}, {"ITER", 1}, {"EPI", 0}});
+                       {"SPLIT_K", 1}, {"GROUP_M", 8}, {"ITER", 1}, {"EPI", 0}, {"LOOP", 1}});
   };
   std::string why;
   const Config split64 = make(64, 128, 64, 2, 4);
@@ -221,7 +221,7 @@ TEST_CASE("conv2d_wgmma launch plans: grid, 128 threads per warpgroup, aligned s
                                  {{"dtype", "bf16"}, {"pad", "1"}, {"bias", "1"}});
   const SearchSpace space = wg->space(p, h200);
   const Config c = space.make({{"BM", 128}, {"BN", 128}, {"BK", 64}, {"WGS", 2}, {"STAGES", 4},
-                               {"SPLIT_K", 1}, {"GROUP_M", 8}, {"ITER", 1}, {"EPI", 0}});
+                               {"SPLIT_K", 1}, {"GROUP_M", 8}, {"ITER", 1}, {"EPI", 0}, {"LOOP", 1}});
   const LaunchPlan plan = wg->launch(p, c, h200);
   REQUIRE(plan.steps.size() == 1);
   CHECK(plan.steps[0].entry == "conv2d_wgmma");
@@ -234,7 +234,7 @@ TEST_CASE("conv2d_wgmma launch plans: grid, 128 threads per warpgroup, aligned s
   CHECK(plan.scratch.empty());
   const Config split = space.make({{"BM", 64}, {"BN", 64}, {"BK", 64}, {"WGS", 1},
                                    {"STAGES", 3}, {"SPLIT_K", 2}, {"GROUP_M", 1}, {"ITER", 0},
-                                   {"EPI", 0}});
+                                   {"EPI", 0}, {"LOOP", 0}});
   const LaunchPlan sp = wg->launch(p, split, h200);
   REQUIRE(sp.steps.size() == 2);
   CHECK(sp.steps[0].block[0] == 128u);
@@ -279,11 +279,13 @@ TEST_CASE("conv2d_wgmma compiles to sm_90a: wgmma without serialization, default
   for (const auto& c : cases) {
     const Problem p = make_problem(*wg, c.shape, c.attrs);
     const SearchSpace space = wg->space(p, h200);
-    // The default, the default with the staged epilogue, then random configs.
+    // The default, the default with the staged epilogue, the default with the gather-first
+    // loop, then random configs.
     std::vector<Config> configs = {space.default_config(),
-                                   test::with(space, space.default_config(), {{"EPI", 1}})};
+                                   test::with(space, space.default_config(), {{"EPI", 1}}),
+                                   test::with(space, space.default_config(), {{"LOOP", 0}})};
     std::mt19937_64 rng(11);
-    for (int tries = 0; tries < 200 && static_cast<int>(configs.size()) < c.extra + 2; ++tries) {
+    for (int tries = 0; tries < 200 && static_cast<int>(configs.size()) < c.extra + 3; ++tries) {
       const Config r = space.random(rng);
       if (wg->can_implement(p, r) && std::find(configs.begin(), configs.end(), r) == configs.end())
         configs.push_back(r);
@@ -297,7 +299,7 @@ TEST_CASE("conv2d_wgmma compiles to sm_90a: wgmma without serialization, default
       // ptxas says "wgmma.mma_async instructions are serialized" when it cannot keep them
       // asynchronous (a large slowdown).
       CHECK(results[i].log.find("serialized") == std::string::npos);
-      if (i <= 1) {
+      if (i <= 2) {
         const auto& r = results[i].kernels.at("conv2d_wgmma");
         CHECK(r.spill_stores == 0);
         CHECK(r.spill_loads == 0);

@@ -15,7 +15,9 @@
 // multiple of 64), STAGES (>= 3), SPLIT_K, GROUP_M, ITER (1: per-row pixel origins kept in
 // registers, 0: recomputed per k tile), EPI (0: accumulator pairs stored straight to global
 // memory; 1: staged through shared memory and written as 16-byte row chunks, when K % 8 == 0
-// and SPLIT_K == 1). Problem defines: conv_common.cuh.
+// and SPLIT_K == 1), LOOP (1: each k tile's wgmma batch is issued before the gather of a
+// later tile, conv_main_loop in conv2d_wgmma.cuh; 0: gather first, wg::main_loop). Problem
+// defines: conv_common.cuh.
 #ifndef BM
 #define BM 128
 #endif
@@ -42,6 +44,9 @@
 #endif
 #ifndef EPI
 #define EPI 0
+#endif
+#ifndef LOOP
+#define LOOP 1
 #endif
 #ifndef KT_DTYPE
 #define KT_DTYPE 1
@@ -99,7 +104,11 @@ extern "C" __global__ void __launch_bounds__(Shape::kThreads, 1)
   BLoader b;
   a.init(x, d, m0, kr.begin * BK, tid);
   b.init(w, ktc::kGemmK, n0, K, ktc::kGemmK, kr.begin * BK, tid);  // w is K x (R*S*C)
-  ktg::wg::main_loop<Shape>(acc, a, b, smem, k_tiles, wg);
+#if LOOP
+  ktc::conv_main_loop<Shape>(acc, a, b, smem, k_tiles, wg);  // wgmma batch before the copies
+#else
+  ktg::wg::main_loop<Shape>(acc, a, b, smem, k_tiles, wg);  // copies before the wgmma batch
+#endif
 
   // Accumulator fragment of a 64 x BN wgmma: warp w of the warpgroup owns rows w * 16 + g and
   // w * 16 + g + 8 (g = lane / 4); register 4j + 2h + c is column 8j + 2 * (lane % 4) + c of

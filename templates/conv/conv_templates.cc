@@ -311,7 +311,8 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
     return "f16/bf16 conv2d as implicit GEMM on Hopper tensor cores (sm_90a wgmma.mma_async "
            "from 128B-swizzled smem descriptors, NHWC rows gathered by cp.async with zero "
            "fill, cp.async multistage pipeline, 1-2 consumer warpgroups, stride/pad/dilation, "
-           "precomputed or analytic offsets, split-K, bias+ReLU, direct or smem-staged epilogue; "
+           "precomputed or analytic offsets, wgmma batch issued before or after the gather, "
+           "split-K, bias+ReLU, direct or smem-staged epilogue; "
            "C a multiple of 8)";
   }
   const std::string& source() const override {
@@ -356,6 +357,7 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
         .param("GROUP_M", {1, 4, 8, 16}, 8)
         .param("ITER", {1, 0}, 1)
         .param("EPI", {0, 1}, 0)
+        .param("LOOP", {1, 0}, 1)
         .constraint("BM % (64 * WGS) == 0")
         .constraint("(BM // WGS) * BN <= 16384")  // at most 128 fp32 accumulators per thread
         .constraint("STAGES * (BM + BN) * BK * 2 + 1024 <= " + std::to_string(limit))
@@ -381,6 +383,8 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
       return reject(why, "ITER must be 0 (analytic offsets) or 1 (precomputed)");
     if (config["EPI"] != 0 && config["EPI"] != 1)
       return reject(why, "EPI must be 0 (direct stores) or 1 (staged through shared memory)");
+    if (config.has("LOOP") && config["LOOP"] != 0 && config["LOOP"] != 1)
+      return reject(why, "LOOP must be 1 (wgmma batch before the gather) or 0 (gather first)");
     return true;
   }
 
