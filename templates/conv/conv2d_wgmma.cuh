@@ -15,6 +15,16 @@
 
 namespace ktc {
 
+/// 16-byte cp.async (L2 only) that writes 16 zero bytes without reading `src` when `valid` is
+/// false (the ignore-src predicate: one predicated LDGSTS.ZFILL, no src-size arithmetic).
+__device__ __forceinline__ void cp_async16_pred(unsigned dst, const void* src, bool valid) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.eq.u32 p, %2, 0;\n"
+      "cp.async.cg.shared.global [%0], [%1], 16, p;\n}\n" ::"r"(dst),
+      "l"(src), "r"(static_cast<unsigned>(valid))
+      : "memory");
+}
+
 /// Loader of the gathered activation tile (ROWS output pixels x BK_ reduced indices) for
 /// THREADS threads, chunk (row, chunk) of thread tid at row tid / (BK_/8) + i * kRowStep,
 /// chunk tid % (BK_/8): the same placement as MatrixTileLoader, so every chunk of a thread
@@ -40,6 +50,8 @@ struct ConvTileLoader {
   ConvDims d;    ///< output geometry
   unsigned dst;  ///< byte offset of the thread's first chunk inside the tile
   int k0;        ///< first reduced index of the current k tile (analytic offsets only)
+  /// x + tap (0, 0, 0) of each chunk's pixel, as bytes (precomputed offsets only).
+  const char* corner_ptr[Precomputed ? kChunks : 1];
 
   /// Tile of output pixels m0 .. m0 + ROWS - 1, first k tile at reduced index k_first.
   __device__ __forceinline__ void init(const T* x_, const ConvDims& d_, int m0, int k_first,
@@ -48,12 +60,39 @@ struct ConvTileLoader {
     d = d_;
     k0 = k_first;
     it.init(m0, k_first, d, tid);
+    if constexpr (Precomputed) {
+#pragma unroll
+      for (int i = 0; i < kChunks; ++i)
+        corner_ptr[i] = reinterpret_cast<const char*>(x + it.corner[i]);
+    }
     dst = ktg::wgmma_chunk_offset(ROWS, tid / kChunksPerRow, tid % kChunksPerRow);
   }
 
   /// Issues this thread's copies of the current k tile into the tile at shared address
   /// `tile` (1024-aligned); commits nothing.
   __device__ __forceinline__ void load(unsigned tile) const {
+    if constexpr (Precomputed) {
+      // Per chunk: two adds and two unsigned compares for the tap's (h, w), a 64-bit pointer
+      // add and a predicated copy (ImplicitGemmA::offset's -1 sentinel cost ~27 instructions
+      // a chunk: 64-bit selects and compares and a src-size derived from them). The same
+      // rule: the tap is inside R and the image, rows past M have an unreachable h0.
+      const bool tap_ok = it.tap.r < KT_R;
+      const int dh = it.tap.r * KT_DIL;
+      const int dw = it.tap.s * KT_DIL;
+      const long long delta_bytes = it.delta * static_cast<long long>(sizeof(T));
+#pragma unroll
+      for (int i = 0; i < kChunks; ++i) {
+        const int h = it.origin[i].h0 + dh;
+        const int w = it.origin[i].w0 + dw;
+        const bool inside = tap_ok && static_cast<unsigned>(h) < static_cast<unsigned>(d.H) &&
+                            static_cast<unsigned>(w) < static_cast<unsigned>(d.W);
+        // Zero chunks read nothing (ignore-src) from a pointer inside x.
+        cp_async16_pred(tile + dst + i * kRowStep * 128,
+                        inside ? corner_ptr[i] + delta_bytes : reinterpret_cast<const char*>(x),
+                        inside);
+      }
+      return;
+    }
 #pragma unroll
     for (int i = 0; i < kChunks; ++i) {
       const long long off = it.offset(i, k0, d);
