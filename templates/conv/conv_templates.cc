@@ -326,37 +326,49 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
     const ConvShape s = conv::conv_shape(problem);
     const std::int64_t limit = gemm::smem_limit(device);
     const std::int64_t sms = device.sm_count > 0 ? device.sm_count : 132;
-    // Defaults: 128-pixel tiles on two warpgroups, as many output channels as K needs (up
-    // to 256); 128 when 256-wide tiles leave SMs idle; split-K when even those do. Stages:
-    // as many as fit up to 6 (4 for 128 x 256 on an H200), but no more than the k tiles + 1
-    // of a split, so that short reductions (1x1 over 64 channels: one k tile) keep several
-    // blocks per SM.
-    // Reductions of at most two k tiles (1x1 over <= 128 channels) cannot pipeline inside a
-    // block: 128-wide tiles (64 accumulators) let two blocks share an SM, one storing while
-    // the other loads.
-    Value bn = s.gemm_k() <= 128 ? std::min<Value>(128, wgmma_cover(s.K)) : wgmma_cover(s.K);
-    auto tiles = [&](Value bm, Value n) {
-      return (s.pixels() + bm - 1) / bm * ((s.K + n - 1) / n);
+    // Defaults, from the 12-trial tunings of the 23 ResNet-50 layers at batch 32 on the H200
+    // (benchmarks/results/2026-12-01-h200/session4/call4): no winner split K, and the winner
+    // was the widest 128-row tile that still gives at least ~0.7 of a wave of blocks.
+    // - BN: as many output channels as K needs (<= 256; <= 128 for reductions of <= 2 k
+    //   tiles, which cannot pipeline inside a block), halved while 128 x BN tiles number
+    //   fewer than 0.7 x SMs (M = 6272, K = 256: 98 tiles of 128 x 128; M = 1568, K = 512:
+    //   104 of 128 x 64). Split-K only when even 128 x 64 tiles are that few.
+    // - WGS = 1 for 128 x 128 tiles that fit in one wave (one 128-thread block per SM, each
+    //   warpgroup two 64-row wgmma per k step, as the 3x3 / 256-channel winners).
+    // - STAGES: as many as fit up to 6 when the tiles fit in one wave (one block per SM
+    //   anyway); otherwise 64-wide tiles stop at 4 so that two blocks share an SM; never more
+    //   than the k tiles + 1 of a split.
+    // - EPI = 1 (staged, 16-byte row stores) for 1x1 filters, whose short reductions leave
+    //   the output stores as the main cost (the winner on 9 of 13 1x1 layers); ITER = 0 for
+    //   reductions of <= 2 k tiles (precomputed origins are not amortized).
+    const Value bk = 64, bm = 128;
+    const std::int64_t all_k_tiles = (s.gemm_k() + bk - 1) / bk;
+    Value bn = all_k_tiles <= 2 ? std::min<Value>(128, wgmma_cover(s.K)) : wgmma_cover(s.K);
+    auto tiles = [&](Value m, Value n) {
+      return (s.pixels() + m - 1) / m * ((s.K + n - 1) / n);
     };
-    if (bn == 256 && tiles(128, 256) < sms) bn = 128;
-    const Value bm = 128, bk = 64;
-    const Value split = tiles(bm, bn) < sms ? default_split(s, bm, bn, bk, device) : 1;
-    const std::int64_t k_tiles = (s.gemm_k() + bk - 1) / bk / split;
-    // 64-wide tiles (78 registers at 256 threads) stop at 4 stages so that two blocks fit.
-    Value stages = bn == 64 ? 4 : 6;
+    while (bn > 64 && tiles(bm, bn) * 10 < sms * 7) bn /= 2;
+    const Value split =
+        tiles(bm, bn) * 10 < sms * 7 ? default_split(s, bm, bn, bk, device) : 1;
+    const bool one_wave = tiles(bm, bn) * split <= sms;
+    const Value wgs = bn == 128 && one_wave ? 1 : 2;
+    const std::int64_t k_tiles = all_k_tiles / split;
+    Value stages = bn == 64 && !one_wave ? 4 : 6;
     while (stages > 3 && (stages * (bm + bn) * bk * 2 + 1024 > limit || stages > k_tiles + 1))
       --stages;
+    const Value epi = s.R == 1 && s.S == 1 && s.K % 8 == 0 ? 1 : 0;
+    const Value iter = all_k_tiles <= 2 ? 0 : 1;
     const std::int64_t gemm_k = s.gemm_k();
     SearchSpace::Builder b;
     b.param("BM", {64, 128, 256}, bm)
         .param("BN", {64, 128, 256}, bn)
         .param("BK", {64, 128}, bk)
-        .param("WGS", {1, 2}, 2)
+        .param("WGS", {1, 2}, wgs)
         .param("STAGES", {3, 4, 5, 6}, stages)
         .param("SPLIT_K", {1, 2, 4, 8, 16}, split)
         .param("GROUP_M", {1, 4, 8, 16}, 8)
-        .param("ITER", {1, 0}, 1)
-        .param("EPI", {0, 1}, 0)
+        .param("ITER", {1, 0}, iter)
+        .param("EPI", {0, 1}, epi)
         .param("LOOP", {1, 0}, 1)
         .constraint("BM % (64 * WGS) == 0")
         .constraint("(BM // WGS) * BN <= 16384")  // at most 128 fp32 accumulators per thread
