@@ -35,6 +35,7 @@ const std::vector<ConvCase>& sweep() {
       {"3x11x13x40x72x3x3", {{"stride", "2"}, {"pad", "1"}, {"bias", "1"}}},  // taps span tiles
       {"4x7x7x256x128x3x3", {{"pad", "1"}}},                               // R*S*C = 2304
       {"2x20x20x64x256x1x1", {{"bias", "1"}, {"relu", "1"}}},              // interior 128 x 256
+      {"3x7x9x24x40x1x1", {{"bias", "1"}}},  // 1x1 plain A (x as M x C): C < BK, odd M, K = 40
       {"4x29x31x64x136x3x3", {{"pad", "1"}, {"bias", "1"}, {"relu", "1"}}},  // GPU reference
   };
   return cases;

@@ -58,7 +58,16 @@ namespace {
 
 using InT = ktg::gemm_in_t;
 using Shape = ktg::wg::MainLoopShape<BM, BN, BK, WGS, STAGES>;
+// A 1x1 filter at stride 1 without padding reads pixel m's own C channels: x is then the
+// plain (N*H*W) x C row-major A matrix (P = H, Q = W), loaded like a GEMM operand without any
+// gather arithmetic or pixel decomposition (ITER does not matter there).
+#if KT_R == 1 && KT_S == 1 && KT_STRIDE == 1 && KT_PAD == 0
+#define KTC_PLAIN_A 1
+using ALoader = ktg::wg::MatrixTileLoader<BM, BK, Shape::kThreads, InT>;
+#else
+#define KTC_PLAIN_A 0
 using ALoader = ktc::ConvTileLoader<BM, BK, Shape::kThreads, ITER != 0, InT>;
+#endif
 using BLoader = ktg::wg::MatrixTileLoader<BN, BK, Shape::kThreads, InT>;
 
 static_assert(KT_DTYPE == 1 || KT_DTYPE == 2, "conv2d_wgmma takes f16 or bf16");
@@ -102,7 +111,11 @@ extern "C" __global__ void __launch_bounds__(Shape::kThreads, 1)
 
   ALoader a;
   BLoader b;
+#if KTC_PLAIN_A
+  a.init(x, ktc::kGemmK, m0, M, ktc::kGemmK, kr.begin * BK, tid);  // x is M x C
+#else
   a.init(x, d, m0, kr.begin * BK, tid);
+#endif
   b.init(w, ktc::kGemmK, n0, K, ktc::kGemmK, kr.begin * BK, tid);  // w is K x (R*S*C)
 #if LOOP
   ktc::conv_main_loop<Shape>(acc, a, b, smem, k_tiles, wg);  // wgmma batch before the copies
