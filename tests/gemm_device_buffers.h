@@ -1,15 +1,19 @@
 // Device copies of a gemm workload's host buffers for the [gpu] gemm tests: the workload's
 // buffers uploaded in order, the launch plan's scratch buffers after them (poisoned with 0xff,
-// a NaN in fp32), and a buffer read back into a host buffer of the same spec.
+// a NaN in fp32), a buffer read back into a host buffer of the same spec, and one built config
+// run through its launch plan and compared with the expected outputs.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
+#include <string>
 #include <vector>
 
 #include "cuda_module.h"
+#include "ktune/build.h"
 #include "ktune/template.h"
 #include "launch_plan_runner.h"
+#include "verify.h"
 
 namespace ktune::gemm_test {
 
@@ -47,6 +51,35 @@ inline HostBuffer download(const DeviceCopies& d, std::size_t index, const HostB
                                 cudaMemcpyDeviceToHost),
                      "download " + like.spec.name);
   return got;
+}
+
+/// Runs one built config through its launch plan on fresh device copies of `host` and returns
+/// a failure description ("" when every output is within the workload's tolerance of
+/// `expected` and every input came back unchanged).
+inline std::string run_and_compare(const KernelTemplate& tmpl, const Problem& problem,
+                                   const Config& config, const Device& device,
+                                   const BuildResult& built, const std::vector<HostBuffer>& host,
+                                   const std::vector<HostBuffer>& expected,
+                                   const Workload& workload) {
+  if (!built.ok) return "compile failed:\n" + built.log;
+  detail::CudaModule module(*built.cubin);
+  LaunchPlan plan = tmpl.launch(problem, config, device);
+  const DeviceCopies copies = upload(host, plan.scratch);
+  detail::CudaStatus status = detail::run_launch_plan(module, plan, copies.buffers, nullptr);
+  if (!status.ok()) return "launch: " + status.message;
+  if (cudaError_t err = cudaDeviceSynchronize(); err != cudaSuccess)
+    return detail::cuda_error_message(err, "kernel");
+  std::string failure;
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    const HostBuffer got = download(copies, i, host[i]);
+    if (host[i].spec.role == Role::input) {
+      if (got.bytes != host[i].bytes) failure += "input " + host[i].spec.name + " changed; ";
+      continue;
+    }
+    verify::Comparison cmp = verify::compare(got, expected[i], workload.tolerance(host[i].spec));
+    if (!cmp.ok) failure += cmp.message + " (rel_l2 " + std::to_string(cmp.rel_l2) + "); ";
+  }
+  return failure;
 }
 
 }  // namespace ktune::gemm_test

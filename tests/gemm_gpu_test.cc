@@ -38,33 +38,6 @@ std::vector<Config> configs_to_check(const SearchSpace& space, int extra, std::u
   return configs;
 }
 
-/// Runs one config on the device and returns a failure description, or "" when correct.
-std::string run_and_compare(const KernelTemplate& tmpl, const Problem& problem,
-                            const Config& config, const Device& device, const BuildResult& built,
-                            const std::vector<HostBuffer>& host,
-                            const std::vector<HostBuffer>& expected, const Workload& workload) {
-  if (!built.ok) return "compile failed:\n" + built.log;
-  detail::CudaModule module(*built.cubin);
-  LaunchPlan plan = tmpl.launch(problem, config, device);
-  const gemm_test::DeviceCopies device_copies = gemm_test::upload(host, plan.scratch);
-  detail::CudaStatus status =
-      detail::run_launch_plan(module, plan, device_copies.buffers, nullptr);
-  if (!status.ok()) return "launch: " + status.message;
-  if (cudaError_t err = cudaDeviceSynchronize(); err != cudaSuccess)
-    return detail::cuda_error_message(err, "kernel");
-  std::string failure;
-  for (std::size_t i = 0; i < host.size(); ++i) {
-    const HostBuffer got = gemm_test::download(device_copies, i, host[i]);
-    if (host[i].spec.role == Role::input) {
-      if (got.bytes != host[i].bytes) failure += "input " + host[i].spec.name + " changed; ";
-      continue;
-    }
-    verify::Comparison cmp = verify::compare(got, expected[i], workload.tolerance(host[i].spec));
-    if (!cmp.ok) failure += cmp.message + " (rel_l2 " + std::to_string(cmp.rel_l2) + "); ";
-  }
-  return failure;
-}
-
 /// Checks every (problem, config) pair of a template; configs of a problem compile together.
 /// `fixed` configs (parameter values as text, "BM=128,...") are checked too where the problem's
 /// space holds them as valid.
@@ -92,8 +65,8 @@ void check_template(const std::shared_ptr<const KernelTemplate>& tmpl,
     for (std::size_t i = 0; i < configs.size(); ++i) {
       INFO(tmpl->name() << " " << problem.key() << " " << configs[i].str());
       REQUIRE(tmpl->can_implement(problem, configs[i]));
-      const std::string failure = run_and_compare(*tmpl, problem, configs[i], device, built[i],
-                                                  host, expected, *workload);
+      const std::string failure = gemm_test::run_and_compare(*tmpl, problem, configs[i], device,
+                                                             built[i], host, expected, *workload);
       INFO(failure);
       CHECK(failure.empty());
     }

@@ -24,32 +24,6 @@ using detail::check_cuda;
 
 namespace {
 
-/// Runs one built config and returns a failure description, or "" when correct.
-std::string run_wgmma(const KernelTemplate& tmpl, const Problem& problem, const Config& config,
-                      const Device& device, const BuildResult& built,
-                      const std::vector<HostBuffer>& host,
-                      const std::vector<HostBuffer>& expected, const Workload& workload) {
-  if (!built.ok) return "compile failed:\n" + built.log;
-  detail::CudaModule module(*built.cubin);
-  LaunchPlan plan = tmpl.launch(problem, config, device);
-  const gemm_test::DeviceCopies copies = gemm_test::upload(host, plan.scratch);
-  detail::CudaStatus status = detail::run_launch_plan(module, plan, copies.buffers, nullptr);
-  if (!status.ok()) return "launch: " + status.message;
-  if (cudaError_t err = cudaDeviceSynchronize(); err != cudaSuccess)
-    return detail::cuda_error_message(err, "kernel");
-  std::string failure;
-  for (std::size_t i = 0; i < host.size(); ++i) {
-    const HostBuffer got = gemm_test::download(copies, i, host[i]);
-    if (host[i].spec.role == Role::input) {
-      if (got.bytes != host[i].bytes) failure += "input " + host[i].spec.name + " changed; ";
-      continue;
-    }
-    verify::Comparison cmp = verify::compare(got, expected[i], workload.tolerance(host[i].spec));
-    if (!cmp.ok) failure += cmp.message + " (rel_l2 " + std::to_string(cmp.rel_l2) + "); ";
-  }
-  return failure;
-}
-
 /// Checks the default, the `fixed` configs valid in each problem's space and `extra` random
 /// implementable ones, for every problem; returns after the first problem whose checks fail.
 void check_wgmma(const std::vector<Problem>& problems, const std::vector<std::string>& fixed,
@@ -87,8 +61,8 @@ void check_wgmma(const std::vector<Problem>& problems, const std::vector<std::st
     for (std::size_t i = 0; i < configs.size(); ++i) {
       INFO("gemm_wgmma " << problem.key() << " " << configs[i].str());
       REQUIRE(tmpl->can_implement(problem, configs[i]));
-      const std::string failure = run_wgmma(*tmpl, problem, configs[i], device, built[i], host,
-                                            expected, *workload);
+      const std::string failure = gemm_test::run_and_compare(*tmpl, problem, configs[i], device,
+                                                             built[i], host, expected, *workload);
       INFO(failure);
       CHECK(failure.empty());
       all_ok = all_ok && failure.empty();
