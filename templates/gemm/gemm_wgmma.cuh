@@ -253,6 +253,37 @@ struct NoHook {
   __device__ __forceinline__ void operator()(int) const {}
 };
 
+/// Keeps the compiler from moving accumulator reads or writes across an asynchronous wgmma
+/// boundary (every accumulator register is an in/out operand of an empty asm).
+template <class Shape>
+__device__ __forceinline__ void fence_accumulators(float (&acc)[Shape::kMi][Shape::kAcc]) {
+#pragma unroll
+  for (int mi = 0; mi < Shape::kMi; ++mi)
+#pragma unroll
+    for (int j = 0; j < Shape::kAcc; ++j) fence_operand(acc[mi][j]);
+}
+
+/// Issues warpgroup `wg`'s wgmma batch for the k tile at shared address `a_tile` (A, then B at
+/// + kABytes) and commits it as one group: BK / 16 k steps x kMi 64-row slices.
+template <class Shape>
+__device__ __forceinline__ void issue_tile_mma(float (&acc)[Shape::kMi][Shape::kAcc],
+                                               unsigned a_tile, int wg) {
+  const unsigned b_tile = a_tile + Shape::kABytes;
+  fence_accumulators<Shape>(acc);
+  wgmma_fence();
+#pragma unroll
+  for (int ks = 0; ks < Shape::kKSteps; ++ks) {
+    const unsigned long long db = wgmma_desc(wgmma_operand_addr(b_tile, Shape::kBN, 0, ks));
+#pragma unroll
+    for (int mi = 0; mi < Shape::kMi; ++mi) {
+      const int row0 = wg * Shape::kWgRows + mi * 64;
+      const unsigned long long da = wgmma_desc(wgmma_operand_addr(a_tile, Shape::kBM, row0, ks));
+      Wgmma<Shape::kBN>::mma(acc[mi], da, db);
+    }
+  }
+  wgmma_commit();
+}
+
 /// The multistage main loop: acc[mi][*] += A tile rows * B tile for k tiles
 /// [0, k_tiles) of the loaders. Every thread of the block issues cp.async copies (one group
 /// per k tile, kPrefetch tiles ahead); each warpgroup issues its wgmma batch per k tile and
@@ -294,38 +325,15 @@ __device__ __forceinline__ void main_loop(float (&acc)[Shape::kMi][Shape::kAcc],
     cp_async_commit();  // possibly empty: keeps the group count per iteration fixed
     write = write + 1 == kStages ? 0 : write + 1;
 
-    const unsigned a_tile = smem + read * S;
-    const unsigned b_tile = a_tile + Shape::kABytes;
-#pragma unroll
-    for (int mi = 0; mi < Shape::kMi; ++mi)
-#pragma unroll
-      for (int j = 0; j < Shape::kAcc; ++j) fence_operand(acc[mi][j]);
-    wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < Shape::kKSteps; ++ks) {
-      const unsigned long long db = wgmma_desc(wgmma_operand_addr(b_tile, Shape::kBN, 0, ks));
-#pragma unroll
-      for (int mi = 0; mi < Shape::kMi; ++mi) {
-        const int row0 = wg * Shape::kWgRows + mi * 64;
-        const unsigned long long da = wgmma_desc(wgmma_operand_addr(a_tile, Shape::kBM, row0, ks));
-        Wgmma<Shape::kBN>::mma(acc[mi], da, db);
-      }
-    }
-    wgmma_commit();
+    issue_tile_mma<Shape>(acc, smem + read * S, wg);
     hook(t);
-#pragma unroll
-    for (int mi = 0; mi < Shape::kMi; ++mi)
-#pragma unroll
-      for (int j = 0; j < Shape::kAcc; ++j) fence_operand(acc[mi][j]);
+    fence_accumulators<Shape>(acc);
     wgmma_wait<1>();
     read = read + 1 == kStages ? 0 : read + 1;
   }
   wgmma_wait<0>();
   cp_async_wait<0>();
-#pragma unroll
-  for (int mi = 0; mi < Shape::kMi; ++mi)
-#pragma unroll
-    for (int j = 0; j < Shape::kAcc; ++j) fence_operand(acc[mi][j]);
+  fence_accumulators<Shape>(acc);
 }
 
 
@@ -446,37 +454,14 @@ __device__ __forceinline__ void consume_ws(float (&acc)[Shape::kMi][Shape::kAcc]
     // The producer's copies were fenced by the producer, or (async arrival) are fenced here,
     // after the acquire, before the tensor cores read them.
     if constexpr (kAsyncArrive) fence_proxy_async();
-    const unsigned a_tile = smem + s * Shape::kStageBytes;
-    const unsigned b_tile = a_tile + Shape::kABytes;
-#pragma unroll
-    for (int mi = 0; mi < Shape::kMi; ++mi)
-#pragma unroll
-      for (int j = 0; j < Shape::kAcc; ++j) fence_operand(acc[mi][j]);
-    wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < Shape::kKSteps; ++ks) {
-      const unsigned long long db = wgmma_desc(wgmma_operand_addr(b_tile, Shape::kBN, 0, ks));
-#pragma unroll
-      for (int mi = 0; mi < Shape::kMi; ++mi) {
-        const int row0 = wg * Shape::kWgRows + mi * 64;
-        const unsigned long long da = wgmma_desc(wgmma_operand_addr(a_tile, Shape::kBM, row0, ks));
-        Wgmma<Shape::kBN>::mma(acc[mi], da, db);
-      }
-    }
-    wgmma_commit();
+    issue_tile_mma<Shape>(acc, smem + s * Shape::kStageBytes, wg);
     hook(t);
-#pragma unroll
-    for (int mi = 0; mi < Shape::kMi; ++mi)
-#pragma unroll
-      for (int j = 0; j < Shape::kAcc; ++j) fence_operand(acc[mi][j]);
+    fence_accumulators<Shape>(acc);
     wgmma_wait<1>();  // tile t - 1 retired: its stage may be refilled
     if (t > 0 && arriver) mbar_arrive(bars + 8 * (S + (t - 1) % S));
   }
   wgmma_wait<0>();
-#pragma unroll
-  for (int mi = 0; mi < Shape::kMi; ++mi)
-#pragma unroll
-    for (int j = 0; j < Shape::kAcc; ++j) fence_operand(acc[mi][j]);
+  fence_accumulators<Shape>(acc);
 }
 
 /// setmaxnreg: the producer gives registers back, consumers take them (sm_90a; needs a
