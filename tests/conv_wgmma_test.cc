@@ -203,7 +203,8 @@ TEST_CASE("conv2d_wgmma space: ResNet-50 defaults valid, can_implement names the
   const SearchSpace space = wg->space(p, h200);
   auto make = [&](Value bm, Value bn, Value bk, Value wgs, Value stages) {
     return space.make({{"BM", bm}, {"BN", bn}, {"BK", bk}, {"WGS", wgs}, {"STAGES", stages},
-                       {"SPLIT_K", 1}, {"GROUP_M", 8}, {"ITER", 1}, {"EPI", 0}, {"LOOP", 1}});
+                       {"SPLIT_K", 1}, {"GROUP_M", 8}, {"ITER", 1}, {"EPI", 0}, {"LOOP", 1},
+                       {"PERSIST", 0}});
   };
   std::string why;
   const Config split64 = make(64, 128, 64, 2, 4);
@@ -232,7 +233,8 @@ TEST_CASE("conv2d_wgmma launch plans: grid, 128 threads per warpgroup, aligned s
                                  {{"dtype", "bf16"}, {"pad", "1"}, {"bias", "1"}});
   const SearchSpace space = wg->space(p, h200);
   const Config c = space.make({{"BM", 128}, {"BN", 128}, {"BK", 64}, {"WGS", 2}, {"STAGES", 4},
-                               {"SPLIT_K", 1}, {"GROUP_M", 8}, {"ITER", 1}, {"EPI", 0}, {"LOOP", 1}});
+                               {"SPLIT_K", 1}, {"GROUP_M", 8}, {"ITER", 1}, {"EPI", 0}, {"LOOP", 1},
+                       {"PERSIST", 0}});
   const LaunchPlan plan = wg->launch(p, c, h200);
   REQUIRE(plan.steps.size() == 1);
   CHECK(plan.steps[0].entry == "conv2d_wgmma");
@@ -245,7 +247,7 @@ TEST_CASE("conv2d_wgmma launch plans: grid, 128 threads per warpgroup, aligned s
   CHECK(plan.scratch.empty());
   const Config split = space.make({{"BM", 64}, {"BN", 64}, {"BK", 64}, {"WGS", 1},
                                    {"STAGES", 3}, {"SPLIT_K", 2}, {"GROUP_M", 1}, {"ITER", 0},
-                                   {"EPI", 0}, {"LOOP", 0}});
+                                   {"EPI", 0}, {"LOOP", 0}, {"PERSIST", 0}});
   const LaunchPlan sp = wg->launch(p, split, h200);
   REQUIRE(sp.steps.size() == 2);
   CHECK(sp.steps[0].block[0] == 128u);
@@ -266,6 +268,17 @@ TEST_CASE("conv2d_wgmma launch plans: grid, 128 threads per warpgroup, aligned s
   // The staged epilogue needs BM rows of BN * 2 + 16 bytes: more than that one stage.
   const LaunchPlan staged = wg->launch(one, test::with(os, d, {{"EPI", 1}}), h200);
   CHECK(staged.steps[0].dynamic_smem == 128u * (128u * 2u + 16u) + 1024u);
+  // Persistent blocks: at most PERSIST x SMs blocks; the staging rows follow the stage.
+  const Config persistent = test::with(os, d, {{"EPI", 1}, {"PERSIST", 2}, {"WGS", 2}});
+  CHECK(os.valid(persistent));
+  const LaunchPlan pp = wg->launch(one, persistent, h200);
+  CHECK(pp.steps[0].grid[0] == 2u * 132u);  // 784 x 2 tiles
+  CHECK(pp.steps[0].dynamic_smem ==
+        (128u + 128u) * 64u * 2u + 128u * (128u * 2u + 16u) + 1024u);
+  // Three 256-thread blocks of 64 accumulators per thread do not fit the register file.
+  std::string why3;
+  CHECK_FALSE(wg->can_implement(one, test::with(os, d, {{"PERSIST", 3}, {"WGS", 2}}), &why3));
+  CHECK_THAT(why3, Catch::Contains("PERSIST = 3"));
 }
 
 TEST_CASE("conv2d_wgmma compiles to sm_90a: wgmma without serialization, defaults without "
@@ -297,7 +310,15 @@ TEST_CASE("conv2d_wgmma compiles to sm_90a: wgmma without serialization, default
                                    test::with(space, space.default_config(), {{"EPI", 1}}),
                                    test::with(space, space.default_config(), {{"LOOP", 0}})};
     std::mt19937_64 rng(11);
-    for (int tries = 0; tries < 200 && static_cast<int>(configs.size()) < c.extra + 3; ++tries) {
+    // One persistent-block config (PERSIST > 0) when the shape allows one.
+    for (int tries = 0; tries < 2000; ++tries) {
+      const Config r = space.random(rng);
+      if (r["PERSIST"] > 0 && wg->can_implement(p, r)) {
+        configs.push_back(r);
+        break;
+      }
+    }
+    for (int tries = 0; tries < 200 && static_cast<int>(configs.size()) < c.extra + 4; ++tries) {
       const Config r = space.random(rng);
       if (wg->can_implement(p, r) && std::find(configs.begin(), configs.end(), r) == configs.end())
         configs.push_back(r);

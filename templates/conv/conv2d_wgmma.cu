@@ -48,6 +48,9 @@
 #ifndef LOOP
 #define LOOP 1
 #endif
+#ifndef PERSIST
+#define PERSIST 0
+#endif
 #ifndef KT_DTYPE
 #define KT_DTYPE 1
 #endif
@@ -71,6 +74,7 @@ using ALoader = ktc::ConvTileLoader<BM, BK, Shape::kThreads, ITER != 0, InT>;
 using BLoader = ktg::wg::MatrixTileLoader<BN, BK, Shape::kThreads, InT>;
 
 static_assert(KT_DTYPE == 1 || KT_DTYPE == 2, "conv2d_wgmma takes f16 or bf16");
+static_assert(PERSIST == 0 || SPLIT_K == 1, "persistent blocks (PERSIST) need SPLIT_K = 1");
 static_assert(SMALL_C == 0, "conv2d_wgmma has no small-C path (C must be a multiple of 8)");
 
 }  // namespace
@@ -78,63 +82,34 @@ static_assert(SMALL_C == 0, "conv2d_wgmma has no small-C path (C must be a multi
 /// Bytes per row of the EPI = 1 staging tile: BN outputs plus 16 bytes, so that the 8 rows a
 /// warp's accumulator pairs fall in start 4 banks apart (conflict-free 4-byte writes).
 constexpr int kStagedPitch = BN * 2 + 16;
+/// Stages a block touches: k tile t of a split goes to stage t % STAGES.
+constexpr int kStagesUsed = ((ktc::kGemmK + BK - 1) / BK + SPLIT_K - 1) / SPLIT_K < STAGES
+                                ? ((ktc::kGemmK + BK - 1) / BK + SPLIT_K - 1) / SPLIT_K
+                                : STAGES;
+/// Byte offset of the EPI = 1 staging tile in the aligned shared memory: over the freed
+/// stages, or (PERSIST, where the next tile's first copies are in flight during the
+/// epilogue) past the stages.
+constexpr int kStagedOffset = PERSIST ? kStagesUsed * Shape::kStageBytes : 0;
 
-/// Main kernel. Grid: (tiles_m * tiles_n, 1, SPLIT_K); block: 128 * WGS threads; dynamic
-/// shared memory: min(STAGES, k tiles of a split) stages (with EPI, at least BM rows of
-/// kStagedPitch bytes) + 1 KiB for 1024-byte alignment (wg::main_loop puts k tile t in stage
-/// t % STAGES, so later stages are never touched).
-/// x: N x H x W x C; w: K x R x S x C; y: N x P x Q x K. `bias` is read only with KT_BIAS;
-/// `workspace` (SPLIT_K x M x K floats) only when SPLIT_K > 1.
-extern "C" __global__ void __launch_bounds__(Shape::kThreads, 1)
-    conv2d_wgmma(const InT* __restrict__ x, const InT* __restrict__ w, InT* y, const InT* bias,
-                 float* workspace, int N, int H, int W, int K, int P, int Q) {
-  extern __shared__ __align__(128) char smem_raw[];
-  // Swizzled tiles must start on 1024-byte boundaries (the pattern's phase is the row).
-  const unsigned smem = (ktg::wg::smem_addr(smem_raw) + 1023u) & ~1023u;
-  const ktc::ConvDims d{N, H, W, K, P, Q};
-  const int M = d.pixels();
-  const int tid = threadIdx.x;
-  const int wg = tid / 128;
-  const int tiles_m = (M + BM - 1) / BM;
-  const int tiles_n = (K + BN - 1) / BN;
-  const ktg::TileCoord tile = ktg::tile_coords(blockIdx.x, tiles_m, tiles_n, GROUP_M);
-  const int m0 = tile.m * BM;
-  const int n0 = tile.n * BN;
-  const ktg::KRange kr = ktg::split_k_range(ktc::kGemmK, BK, blockIdx.z, SPLIT_K);
-  const int k_tiles = kr.end - kr.begin;
-
-  float acc[Shape::kMi][Shape::kAcc];
-#pragma unroll
-  for (int mi = 0; mi < Shape::kMi; ++mi)
-#pragma unroll
-    for (int j = 0; j < Shape::kAcc; ++j) acc[mi][j] = 0.0f;
-
-  ALoader a;
-  BLoader b;
-#if KTC_PLAIN_A
-  a.init(x, ktc::kGemmK, m0, M, ktc::kGemmK, kr.begin * BK, tid);  // x is M x C
-#else
-  a.init(x, d, m0, kr.begin * BK, tid);
-#endif
-  b.init(w, ktc::kGemmK, n0, K, ktc::kGemmK, kr.begin * BK, tid);  // w is K x (R*S*C)
-#if LOOP
-  ktc::conv_main_loop<Shape>(acc, a, b, smem, k_tiles, wg);  // wgmma batch before the copies
-#else
-  ktg::wg::main_loop<Shape>(acc, a, b, smem, k_tiles, wg);  // copies before the wgmma batch
-#endif
-
+/// The epilogue of the block tile at (m0, n0): bias + ReLU, converted, stored into y (or
+/// split-K partials of split `split` into the workspace). `staged`: the EPI = 1 staging tile.
+__device__ __forceinline__ void store_output(const float (&acc)[Shape::kMi][Shape::kAcc], InT* y,
+                                             const InT* bias, float* workspace, int split,
+                                             int M, int K, int m0, int n0, int tid,
+                                             char* staged) {
   // Accumulator fragment of a 64 x BN wgmma: warp w of the warpgroup owns rows w * 16 + g and
   // w * 16 + g + 8 (g = lane / 4); register 4j + 2h + c is column 8j + 2 * (lane % 4) + c of
   // row half h.
   const int lane = tid & 31;
-  const int row_base = m0 + wg * Shape::kWgRows + ((tid & 127) >> 5) * 16 + (lane >> 2);
+  const int row_base = m0 + (tid / 128) * Shape::kWgRows + ((tid & 127) >> 5) * 16 + (lane >> 2);
   const int col_base = n0 + (lane & 3) * 2;
 #if EPI
   if (SPLIT_K == 1 && (K & 7) == 0) {
     // Staged: every warpgroup has retired its wgmma reads and every copy has landed (main_loop
-    // waits for both per thread); after the barrier the stages are free for the output tile.
+    // waits for both per thread); after the barrier the stages are free for the output tile
+    // (PERSIST: the staging area lies past the stages, and the barrier makes sure every thread
+    // has read the previous tile's staged rows).
     __syncthreads();
-    char* staged = smem_raw + (smem - ktg::wg::smem_addr(smem_raw));
     const int row_in_tile = row_base - m0;
 #pragma unroll
     for (int mi = 0; mi < Shape::kMi; ++mi)
@@ -194,9 +169,85 @@ extern "C" __global__ void __launch_bounds__(Shape::kThreads, 1)
     for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
       for (int h = 0; h < 2; ++h)
-        ktc::store_pair<SPLIT_K>(y, bias, workspace, blockIdx.z, M, K,
+        ktc::store_pair<SPLIT_K>(y, bias, workspace, split, M, K,
                                  row_base + mi * 64 + h * 8, col_base + j * 8,
                                  acc[mi][j * 4 + h * 2], acc[mi][j * 4 + h * 2 + 1]);
+}
+
+/// Main kernel. Grid: (tiles_m * tiles_n, 1, SPLIT_K), or with PERSIST (SPLIT_K = 1) at most
+/// PERSIST x SMs blocks that stride over the tiles; block: 128 * WGS threads; dynamic shared
+/// memory: kStagesUsed stages (with EPI, at least BM rows of kStagedPitch bytes; with EPI and
+/// PERSIST, those rows after the stages) + 1 KiB for 1024-byte alignment.
+/// x: N x H x W x C; w: K x R x S x C; y: N x P x Q x K. `bias` is read only with KT_BIAS;
+/// `workspace` (SPLIT_K x M x K floats) only when SPLIT_K > 1.
+extern "C" __global__ void __launch_bounds__(Shape::kThreads, PERSIST > 1 ? PERSIST : 1)
+    conv2d_wgmma(const InT* __restrict__ x, const InT* __restrict__ w, InT* y, const InT* bias,
+                 float* workspace, int N, int H, int W, int K, int P, int Q) {
+  extern __shared__ __align__(128) char smem_raw[];
+  // Swizzled tiles must start on 1024-byte boundaries (the pattern's phase is the row).
+  const unsigned smem = (ktg::wg::smem_addr(smem_raw) + 1023u) & ~1023u;
+  char* staged = smem_raw + (smem - ktg::wg::smem_addr(smem_raw)) + kStagedOffset;
+  const ktc::ConvDims d{N, H, W, K, P, Q};
+  const int M = d.pixels();
+  const int tid = threadIdx.x;
+  const int wg = tid / 128;
+  const int tiles_m = (M + BM - 1) / BM;
+  const int tiles_n = (K + BN - 1) / BN;
+  const ktg::KRange kr = ktg::split_k_range(ktc::kGemmK, BK, blockIdx.z, SPLIT_K);
+  const int k_tiles = kr.end - kr.begin;
+
+  ALoader a;
+  BLoader b;
+  // Points the loaders at block tile `tc`, first k tile of this split.
+  auto start_tile = [&](const ktg::TileCoord& tc) {
+#if KTC_PLAIN_A
+    a.init(x, ktc::kGemmK, tc.m * BM, M, ktc::kGemmK, kr.begin * BK, tid);  // x is M x C
+#else
+    a.init(x, d, tc.m * BM, kr.begin * BK, tid);
+#endif
+    b.init(w, ktc::kGemmK, tc.n * BN, K, ktc::kGemmK, kr.begin * BK, tid);  // w: K x (R*S*C)
+  };
+
+  float acc[Shape::kMi][Shape::kAcc];
+#if PERSIST
+  // Persistent blocks: tile blockIdx.x, then every gridDim.x-th. Once a tile's reduction is
+  // done (every warpgroup retired its wgmma, every copy landed, then a barrier), the first
+  // STAGES - 2 k tiles of the next tile are issued, so that their copies are in flight while
+  // this tile's epilogue stores.
+  const int total = tiles_m * tiles_n;
+  ktg::TileCoord tc = ktg::tile_coords(blockIdx.x, tiles_m, tiles_n, GROUP_M);
+  start_tile(tc);
+  ktc::conv_prologue<Shape>(a, b, smem, k_tiles);
+  for (int t = blockIdx.x; t < total; t += gridDim.x) {
+#pragma unroll
+    for (int mi = 0; mi < Shape::kMi; ++mi)
+#pragma unroll
+      for (int j = 0; j < Shape::kAcc; ++j) acc[mi][j] = 0.0f;
+    ktc::conv_steady<Shape>(acc, a, b, smem, k_tiles, wg);
+    const int m0 = tc.m * BM;
+    const int n0 = tc.n * BN;
+    __syncthreads();  // every warpgroup's wgmma reads of every stage are retired
+    if (t + static_cast<int>(gridDim.x) < total) {
+      tc = ktg::tile_coords(t + gridDim.x, tiles_m, tiles_n, GROUP_M);
+      start_tile(tc);
+      ktc::conv_prologue<Shape>(a, b, smem, k_tiles);
+    }
+    store_output(acc, y, bias, workspace, 0, M, K, m0, n0, tid, staged);
+  }
+#else
+  const ktg::TileCoord tc = ktg::tile_coords(blockIdx.x, tiles_m, tiles_n, GROUP_M);
+#pragma unroll
+  for (int mi = 0; mi < Shape::kMi; ++mi)
+#pragma unroll
+    for (int j = 0; j < Shape::kAcc; ++j) acc[mi][j] = 0.0f;
+  start_tile(tc);
+#if LOOP
+  ktc::conv_main_loop<Shape>(acc, a, b, smem, k_tiles, wg);  // wgmma batch before the copies
+#else
+  ktg::wg::main_loop<Shape>(acc, a, b, smem, k_tiles, wg);  // copies before the wgmma batch
+#endif
+  store_output(acc, y, bias, workspace, blockIdx.z, M, K, tc.m * BM, tc.n * BN, tid, staged);
+#endif
 }
 
 KTC_DEFINE_HELPER_KERNELS(InT)

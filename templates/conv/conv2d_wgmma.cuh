@@ -120,23 +120,35 @@ struct ConvTileLoader {
 /// t - 2, whose batch every warpgroup retired (wgmma wait 1 at the end of iteration t - 1)
 /// before the barrier of iteration t; tile t's batch reads the stage of tile t (landed,
 /// fenced for the async proxy, barrier).
+/// Split in two so that a persistent block can issue the next tile's prologue during an
+/// epilogue: conv_prologue issues the copies of k tiles 0 .. kPrefetch - 1 into stages
+/// 0 .. kPrefetch - 1 (one commit group each, possibly empty; the stages must be free), and
+/// conv_steady runs the k-tile loop that expects exactly those groups in flight.
 template <class Shape, class ALoader, class BLoader>
-__device__ __forceinline__ void conv_main_loop(float (&acc)[Shape::kMi][Shape::kAcc], ALoader& a,
-                                               BLoader& b, unsigned smem, int k_tiles, int wg) {
-  namespace w = ktg::wg;
+__device__ __forceinline__ void conv_prologue(ALoader& a, BLoader& b, unsigned smem,
+                                              int k_tiles) {
   constexpr int S = Shape::kStageBytes;
-  constexpr int kStages = Shape::kStages;
-  constexpr int P = Shape::kPrefetch;
 #pragma unroll
-  for (int s = 0; s < P; ++s) {
+  for (int s = 0; s < Shape::kPrefetch; ++s) {
     if (s < k_tiles) {
       a.load(smem + s * S);
       b.load(smem + s * S + Shape::kABytes);
       a.advance();
       b.advance();
     }
-    w::cp_async_commit();
+    ktg::wg::cp_async_commit();
   }
+}
+
+/// The k-tile loop of conv_main_loop after conv_prologue (see there); ends with every wgmma
+/// retired and every copy landed (this thread's).
+template <class Shape, class ALoader, class BLoader>
+__device__ __forceinline__ void conv_steady(float (&acc)[Shape::kMi][Shape::kAcc], ALoader& a,
+                                            BLoader& b, unsigned smem, int k_tiles, int wg) {
+  namespace w = ktg::wg;
+  constexpr int S = Shape::kStageBytes;
+  constexpr int kStages = Shape::kStages;
+  constexpr int P = Shape::kPrefetch;
   int read = 0;   // stage of k tile t
   int write = P;  // stage of k tile t + P (P < kStages)
   for (int t = 0; t < k_tiles; ++t) {
@@ -188,6 +200,14 @@ __device__ __forceinline__ void conv_main_loop(float (&acc)[Shape::kMi][Shape::k
   for (int mi = 0; mi < Shape::kMi; ++mi)
 #pragma unroll
     for (int j = 0; j < Shape::kAcc; ++j) w::fence_operand(acc[mi][j]);
+}
+
+/// conv_prologue then conv_steady (the loop documented above).
+template <class Shape, class ALoader, class BLoader>
+__device__ __forceinline__ void conv_main_loop(float (&acc)[Shape::kMi][Shape::kAcc], ALoader& a,
+                                               BLoader& b, unsigned smem, int k_tiles, int wg) {
+  conv_prologue<Shape>(a, b, smem, k_tiles);
+  conv_steady<Shape>(acc, a, b, smem, k_tiles, wg);
 }
 
 }  // namespace ktc

@@ -312,6 +312,7 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
            "from 128B-swizzled smem descriptors, NHWC rows gathered by cp.async with zero "
            "fill, cp.async multistage pipeline, 1-2 consumer warpgroups, stride/pad/dilation, "
            "precomputed or analytic offsets, wgmma batch issued before or after the gather, "
+           "persistent blocks prefetching the next tile during the epilogue, "
            "split-K, bias+ReLU, direct or smem-staged epilogue; "
            "C a multiple of 8)";
   }
@@ -370,7 +371,15 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
         .param("ITER", {1, 0}, iter)
         .param("EPI", {0, 1}, epi)
         .param("LOOP", {1, 0}, 1)
+        .param("PERSIST", {0, 1, 2, 3}, 0)
         .constraint("BM % (64 * WGS) == 0")
+        // Persistent blocks run the LOOP = 1 pipeline without split-K; PERSIST blocks per SM
+        // is also the register bound (__launch_bounds__ minimum): accumulators + ~64 each.
+        .constraint("PERSIST == 0 or (SPLIT_K == 1 and LOOP == 1)")
+        .constraint("PERSIST <= 1 or PERSIST * WGS * ((BM // WGS) * BN // 128 + 64) <= 512")
+        .constraint("shared memory (PERSIST with EPI = 1: staging after the stages) <= " +
+                        std::to_string(limit),
+                    [s, limit](const Config& c) { return wgmma_smem_bytes(s, c) <= limit; })
         .constraint("(BM // WGS) * BN <= 16384")  // at most 128 fp32 accumulators per thread
         .constraint("STAGES * (BM + BN) * BK * 2 + 1024 <= " + std::to_string(limit))
         .constraint(split_k_rule(s, false))
@@ -397,6 +406,24 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
       return reject(why, "EPI must be 0 (direct stores) or 1 (staged through shared memory)");
     if (config.has("LOOP") && config["LOOP"] != 0 && config["LOOP"] != 1)
       return reject(why, "LOOP must be 1 (wgmma batch before the gather) or 0 (gather first)");
+    if (config.has("PERSIST")) {
+      const Value persist = config["PERSIST"];
+      if (persist < 0 || persist > 3)
+        return reject(why, "PERSIST = " + std::to_string(persist) + " must be in [0, 3]");
+      if (persist > 0 && config["SPLIT_K"] != 1)
+        return reject(why, "PERSIST = " + std::to_string(persist) +
+                               " (persistent blocks) needs SPLIT_K = 1");
+      if (persist > 0 && config.has("LOOP") && config["LOOP"] != 1)
+        return reject(why, "PERSIST = " + std::to_string(persist) +
+                               " (persistent blocks) runs the LOOP = 1 pipeline");
+      const Value wgs = config["WGS"];
+      if (persist > 1 &&
+          persist * wgs * ((config["BM"] / wgs) * config["BN"] / 128 + 64) > 512)
+        return reject(why, "PERSIST = " + std::to_string(persist) +
+                               " blocks per SM leave too few registers for " +
+                               std::to_string((config["BM"] / wgs) * config["BN"] / 128) +
+                               " accumulators per thread");
+    }
     return true;
   }
 
@@ -406,11 +433,18 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
     if (!can_implement(problem, config, &why))
       throw Error(ErrorCode::invalid_argument, name() + " " + config.str() + ": " + why);
     const ConvShape s = conv::conv_shape(problem);
-    return conv::conv_launch_plan(
+    LaunchPlan plan = conv::conv_launch_plan(
         s,
         {name(), config["BM"], config["BN"], config["SPLIT_K"], false,
          static_cast<unsigned>(threads(config)), static_cast<unsigned>(smem_bytes(s, config))},
         device);
+    // Persistent blocks: at most PERSIST per SM, each striding over the tiles.
+    if (config.has("PERSIST") && config["PERSIST"] > 0) {
+      const std::int64_t sms = device.sm_count > 0 ? device.sm_count : 132;
+      plan.steps[0].grid[0] = static_cast<unsigned>(
+          std::min<std::int64_t>(plan.steps[0].grid[0], config["PERSIST"] * sms));
+    }
+    return plan;
   }
 
  protected:
@@ -437,12 +471,18 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
   /// bytes. k tile t of a split goes to stage t % STAGES, so a split of fewer k tiles than
   /// STAGES uses only that many (1x1 over 64 channels: one stage, so more blocks fit per SM).
   std::int64_t smem_bytes(const ConvShape& s, const Config& c) const override {
+    return wgmma_smem_bytes(s, c);
+  }
+  /// See smem_bytes (static: the space's shared-memory constraint calls it).
+  static std::int64_t wgmma_smem_bytes(const ConvShape& s, const Config& c) {
     const std::int64_t k_tiles = (s.gemm_k() + c["BK"] - 1) / c["BK"];
     const std::int64_t per_split = (k_tiles + c["SPLIT_K"] - 1) / std::max<Value>(1, c["SPLIT_K"]);
     const std::int64_t stages = std::max<std::int64_t>(1, std::min<std::int64_t>(c["STAGES"], per_split));
     const std::int64_t pipeline = stages * (c["BM"] + c["BN"]) * c["BK"] * 2;
-    // EPI = 1 stages the output tile (BM rows of BN * 2 + 16 bytes) in the same memory.
+    // EPI = 1 stages the output tile (BM rows of BN * 2 + 16 bytes) in the same memory, or
+    // with PERSIST after the stages (the next tile's first copies land during the epilogue).
     const std::int64_t staged = c["EPI"] != 0 ? c["BM"] * (c["BN"] * 2 + 16) : 0;
+    if (c.has("PERSIST") && c["PERSIST"] > 0) return pipeline + staged + 1024;
     return std::max(pipeline, staged) + 1024;
   }
   Value max_copy_elems(const ConvShape&, const Config&) const override { return 8; }
