@@ -3,9 +3,11 @@
 // NHWC activation rows of BM output pixels into the K-major, 128-byte-swizzled shared tile
 // that the wgmma descriptors read (gemm_wgmma_layout.cuh). A 16-byte chunk is 8 consecutive
 // channels of one filter tap (r, s) of one pixel, so C must be a multiple of 8; padding
-// taps, pixels past M and k past R*S*C are zero-filled by cp.async with src-size 0. The tap
-// arithmetic is conv_common.cuh's ImplicitGemmA (precomputed per-row pixel origins and a
-// per-thread (r, s, c) cursor, or analytic offsets); this file only places its chunks.
+// taps, pixels past M and k past R*S*C are zero-filled by cp.async (ignore-src / src-size 0).
+// The tap arithmetic is conv_common.cuh's ImplicitGemmA (precomputed per-row pixel origins
+// and a per-thread (r, s, c) cursor, or analytic offsets); this file places its chunks. It
+// also holds the conv main loop (conv_prologue / conv_steady / conv_main_loop: the wgmma
+// batch of a k tile is issued before the gather of a later one).
 //
 // Needs the conv problem defines (conv_common.cuh) and gemm_wgmma.cuh before inclusion.
 #pragma once
@@ -16,7 +18,8 @@
 namespace ktc {
 
 /// 16-byte cp.async (L2 only) that writes 16 zero bytes without reading `src` when `valid` is
-/// false (the ignore-src predicate: one predicated LDGSTS.ZFILL, no src-size arithmetic).
+/// false (the ignore-src predicate; nvcc 13 emits the same predicated LDGSTS as a src-size of
+/// valid ? 16 : 0, without the size arithmetic).
 __device__ __forceinline__ void cp_async16_pred(unsigned dst, const void* src, bool valid) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.eq.u32 p, %2, 0;\n"
