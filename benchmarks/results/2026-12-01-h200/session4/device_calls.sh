@@ -111,3 +111,21 @@ wait $p2; echo "large rc=$? $(( $(date +%s) - t0 ))s"; grep -E "FAILED|^All test
 wait $p1; echo "odd rc=$? $(( $(date +%s) - t0 ))s"; grep -E "FAILED|^All tests|test cases|assertions" $R/t_mma_odd.log | tail -3
 grep -B2 -A14 "FAILED" $R/t_mma_*.log | head -60
 tar czf $OUT/results.tgz -C $OUT results
+
+######## gpu-call5.sh
+#!/usr/bin/env bash
+# scratch: session 4 device call 7 (conv2d_wgmma second round, then the LLM group), not committed
+set -u
+export LD_LIBRARY_PATH=$PWD/build/gpu/bundle-libs
+export KTUNE_WORKER=$PWD/build/gpu/ktune-worker
+export KTUNE_CUDNN_LIB=/usr/lib/x86_64-linux-gnu/libcudnn.so.9
+B=build/gpu; R=$OUT/results; mkdir -p $R
+date -u | tee $R/date.txt; cat .bundle-rev | tee -a $R/date.txt
+s() { local name=$1 lim=$2; shift 2; local t0=$(date +%s); timeout $lim "$@" > $R/$name.log 2>&1; echo "== $name rc=$? $(( $(date +%s) - t0 ))s"; tar czf $OUT/results.tgz -C $OUT results; }
+s t_wgmma 150 $B/tests/ktune_tests "[gpu][wgmma]" -d yes; grep -E "FAILED|^All tests|test cases|assertions" $R/t_wgmma.log | tail -3; grep -B3 -A12 "FAILED" $R/t_wgmma.log | head -40
+s conv_f16 150 $B/benchmarks/gpu_conv $R/conv_wgmma_f16.json --dtypes=f16 --template=conv2d_wgmma --budget=${CONV_BUDGET:-12}
+grep -v "^\[20" $R/conv_f16.log | cut -c1-200
+s torch_conv 90 env PYTHONUNBUFFERED=1 python3 benchmarks/peers/torch_conv.py $R/conv_wgmma_f16.json $R/torch_conv_wgmma_f16.json
+python3 benchmarks/plot_conv.py $R/conv_wgmma_f16.png $R/conv_wgmma_f16.json --torch $R/torch_conv_wgmma_f16.json > $R/conv_table.md 2>&1; tail -4 $R/conv_table.md
+t0=$(date +%s); timeout ${LLM_T:-120} $B/benchmarks/gpu_gemm $R/gemm_llm_f16.json --dtypes=f16 --groups=llm --template=gemm_mma,gemm_wgmma --budget=1 > $R/gemm_llm_f16.log 2>&1; echo "== llm rc=$? $(( $(date +%s) - t0 ))s"; grep -v "^\[20" $R/gemm_llm_f16.log | cut -c1-200
+tar czf $OUT/results.tgz -C $OUT results
