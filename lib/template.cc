@@ -123,6 +123,13 @@ bool KernelTemplate::can_implement(const Problem&, const Config&, std::string*) 
   return true;
 }
 
+void KernelTemplate::require_implementable(const Problem& problem,
+                                           const Config& config) const {
+  std::string why;
+  if (!can_implement(problem, config, &why))
+    throw Error(ErrorCode::invalid_argument, name() + " " + config.str() + ": " + why);
+}
+
 std::vector<std::string> KernelTemplate::problem_defines(const Problem&) const { return {}; }
 
 std::string KernelTemplate::target_arch(const Device& device, const Config&) const {

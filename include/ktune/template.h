@@ -164,6 +164,9 @@ class KernelTemplate {
   /// True when the config computes this problem correctly; else `why` says what blocks it.
   virtual bool can_implement(const Problem& problem, const Config& config,
                              std::string* why = nullptr) const;
+  /// Throws Error(invalid_argument) naming the template, the config and can_implement's
+  /// reason when the config cannot compute this problem (what launch() calls first).
+  void require_implementable(const Problem& problem, const Config& config) const;
   /// Defines derived from the (checked) problem, e.g. "-DKT_DTYPE=1". Values come only from
   /// validated problem fields, never from free text.
   virtual std::vector<std::string> problem_defines(const Problem& problem) const;

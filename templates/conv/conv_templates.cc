@@ -80,9 +80,7 @@ class ConvTemplateBase : public KernelTemplate {
   }
   LaunchPlan launch(const Problem& problem, const Config& config,
                     const Device& device) const override {
-    std::string why;
-    if (!can_implement(problem, config, &why))
-      throw Error(ErrorCode::invalid_argument, name() + " " + config.str() + ": " + why);
+    require_implementable(problem, config);
     const ConvShape s = conv::conv_shape(problem);
     return conv::conv_launch_plan(
         s,
@@ -429,9 +427,7 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
 
   LaunchPlan launch(const Problem& problem, const Config& config,
                     const Device& device) const override {
-    std::string why;
-    if (!can_implement(problem, config, &why))
-      throw Error(ErrorCode::invalid_argument, name() + " " + config.str() + ": " + why);
+    require_implementable(problem, config);
     const ConvShape s = conv::conv_shape(problem);
     LaunchPlan plan = conv::conv_launch_plan(
         s,

@@ -59,9 +59,7 @@ class GemmTemplateBase : public KernelTemplate {
   }
   LaunchPlan launch(const Problem& problem, const Config& config,
                     const Device& device) const override {
-    std::string why;
-    if (!can_implement(problem, config, &why))
-      throw Error(ErrorCode::invalid_argument, name() + " " + config.str() + ": " + why);
+    require_implementable(problem, config);
     const GemmShape s = gemm::gemm_shape(problem);
     return gemm::gemm_launch_plan(s, geometry(s, config), device);
   }
