@@ -146,8 +146,22 @@ int prepare_schema(Connection& connection, bool read_only) {
       }
     }
   };
-  int version = static_cast<int>(connection.query_int("PRAGMA user_version"));
-  identify(version);  // before anything writes: a foreign file stays as it is
+  // Another process may be creating the schema right now (tables, meta and user_version are
+  // committed together): the reads that identify the file share one snapshot, or a half-seen
+  // creation (tables but version 0) would look like a foreign database.
+  int version = 0;
+  connection.exec("BEGIN");
+  try {
+    version = static_cast<int>(connection.query_int("PRAGMA user_version"));
+    identify(version);  // before anything writes: a foreign file stays as it is
+    connection.exec("COMMIT");
+  } catch (...) {
+    try {
+      connection.exec("ROLLBACK");
+    } catch (const Error&) {  // the refusal or the read error is what the caller needs
+    }
+    throw;
+  }
   if (read_only) {
     if (version == 0) refuse(connection, "holds no tuning log (empty database)");
     return version;
