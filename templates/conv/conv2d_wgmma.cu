@@ -185,8 +185,8 @@ extern "C" __global__ void __launch_bounds__(Shape::kThreads, PERSIST > 1 ? PERS
                  float* workspace, int N, int H, int W, int K, int P, int Q) {
   extern __shared__ __align__(128) char smem_raw[];
   // Swizzled tiles must start on 1024-byte boundaries (the pattern's phase is the row).
-  const unsigned smem = (ktg::wg::smem_addr(smem_raw) + 1023u) & ~1023u;
-  char* staged = smem_raw + (smem - ktg::wg::smem_addr(smem_raw)) + kStagedOffset;
+  const unsigned smem = (ktg::smem_address(smem_raw) + 1023u) & ~1023u;
+  char* staged = smem_raw + (smem - ktg::smem_address(smem_raw)) + kStagedOffset;
   const ktc::ConvDims d{N, H, W, K, P, Q};
   const int M = d.pixels();
   const int tid = threadIdx.x;

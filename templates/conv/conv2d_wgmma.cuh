@@ -139,7 +139,7 @@ __device__ __forceinline__ void conv_prologue(ALoader& a, BLoader& b, unsigned s
       a.advance();
       b.advance();
     }
-    ktg::wg::cp_async_commit();
+    ktg::cp_async_commit();
   }
 }
 
@@ -155,7 +155,7 @@ __device__ __forceinline__ void conv_steady(float (&acc)[Shape::kMi][Shape::kAcc
   int read = 0;   // stage of k tile t
   int write = P;  // stage of k tile t + P (P < kStages)
   for (int t = 0; t < k_tiles; ++t) {
-    w::cp_async_wait<P - 1>();  // this thread's copies of tile t have landed
+    ktg::cp_async_wait<P - 1>();  // this thread's copies of tile t have landed
     w::fence_proxy_async();     // ... and are visible to the tensor cores' (async proxy) reads
     __syncthreads();            // everyone's have; every warpgroup retired tile t - 2's wgmma
 
@@ -187,7 +187,7 @@ __device__ __forceinline__ void conv_steady(float (&acc)[Shape::kMi][Shape::kAcc
       a.advance();
       b.advance();
     }
-    w::cp_async_commit();  // possibly empty: keeps the group count per iteration fixed
+    ktg::cp_async_commit();  // possibly empty: keeps the group count per iteration fixed
     write = write + 1 == kStages ? 0 : write + 1;
 
 #pragma unroll
@@ -198,7 +198,7 @@ __device__ __forceinline__ void conv_steady(float (&acc)[Shape::kMi][Shape::kAcc
     read = read + 1 == kStages ? 0 : read + 1;
   }
   w::wgmma_wait<0>();
-  w::cp_async_wait<0>();
+  ktg::cp_async_wait<0>();
 #pragma unroll
   for (int mi = 0; mi < Shape::kMi; ++mi)
 #pragma unroll

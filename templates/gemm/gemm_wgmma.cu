@@ -72,7 +72,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
                float* workspace, int M, int N, int K, float alpha, float beta) {
   extern __shared__ __align__(128) char smem_raw[];
   // Swizzled tiles must start on 1024-byte boundaries (the pattern's phase is the row).
-  const unsigned smem = (ktg::wg::smem_addr(smem_raw) + 1023u) & ~1023u;
+  const unsigned smem = (ktg::smem_address(smem_raw) + 1023u) & ~1023u;
   const int tiles_m = (M + BM - 1) / BM;
   const int tiles_n = (N + BN - 1) / BN;
   const ktg::TileCoord tile = ktg::tile_coords(blockIdx.x, tiles_m, tiles_n, GROUP_M);
@@ -83,7 +83,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
   const bool interior = m0 + BM <= M && n0 + BN <= N;
 #if PRODUCER
   __shared__ __align__(8) unsigned long long ws_bars[2 * STAGES];
-  const unsigned bars = ktg::wg::smem_addr(ws_bars);
+  const unsigned bars = ktg::smem_address(ws_bars);
   ktg::wg::init_ws_barriers<Shape>(bars, threadIdx.x, WGS);
   __syncthreads();
   if (threadIdx.x < 128) {  // producer warpgroup

@@ -1,7 +1,8 @@
-// Reusable pieces of the Hopper (sm_90a) GEMM path: cp.async copies, async-proxy and wgmma
-// fences, wgmma.mma_async wrappers (64 x N x 16, fp32 accumulation, both operands from shared
-// memory through 128B-swizzle descriptors), the operand-tile loader of a plain K-contiguous
-// matrix, the multistage main loop (or the warp-specialized producer / consumer pair) that
+// Reusable pieces of the Hopper (sm_90a) GEMM path (cp.async group commit / wait and the
+// shared-memory address come from gemm_smem_copy.cuh): 16-byte cp.async copies, async-proxy
+// and wgmma fences, wgmma.mma_async wrappers (64 x N x 16, fp32 accumulation, both operands
+// from shared memory through 128B-swizzle descriptors), the operand-tile loader of a plain
+// K-contiguous matrix, the multistage main loop (or the warp-specialized producer / consumer pair) that
 // drives any pair of loaders, and the epilogue into a row-major output. An implicit-GEMM
 // convolution plugs in by giving the loops its own A loader (same interface as
 // wg::MatrixTileLoader: init once, load(stage) per k tile, advance()) that gathers NHWC
@@ -12,6 +13,7 @@
 #pragma once
 
 #include "gemm/gemm_common.cuh"
+#include "gemm/gemm_smem_copy.cuh"
 #include "gemm/gemm_wgmma_layout.cuh"
 
 #if KT_DTYPE == 2
@@ -23,28 +25,12 @@
 namespace ktg {
 namespace wg {
 
-/// Shared-memory (CTA window) address of a pointer into shared memory.
-__device__ __forceinline__ unsigned smem_addr(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
 /// 16-byte cp.async (L2 only) from global to shared memory; src_bytes 0 writes 16 zero bytes
 /// without reading the source.
 __device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
                "r"(src_bytes)
                : "memory");
-}
-
-/// Closes the group of this thread's cp.async copies issued since the last commit.
-__device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-/// Waits until at most N of this thread's committed cp.async groups are still in flight.
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
 /// Orders this thread's generic-proxy shared-memory writes (the landed cp.async copies) before
