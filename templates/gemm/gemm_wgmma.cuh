@@ -2,8 +2,8 @@
 // shared-memory address come from gemm_smem_copy.cuh): 16-byte cp.async copies, async-proxy
 // and wgmma fences, wgmma.mma_async wrappers (64 x N x 16, fp32 accumulation, both operands
 // from shared memory through 128B-swizzle descriptors), the operand-tile loader of a plain
-// K-contiguous matrix, the multistage main loop (or the warp-specialized producer / consumer pair) that
-// drives any pair of loaders, and the epilogue into a row-major output. An implicit-GEMM
+// K-contiguous matrix, the multistage main loop (or the warp-specialized producer / consumer
+// pair) that drives any pair of loaders, and the epilogue into a row-major output. An implicit-GEMM
 // convolution plugs in by giving the loops its own A loader (same interface as
 // wg::MatrixTileLoader: init once, load(stage) per k tile, advance()) that gathers NHWC
 // rows into the same swizzled tile layout (gemm_wgmma_layout.cuh); its NHWC output is the
