@@ -298,9 +298,7 @@ class Conv2dSimtTemplate final : public ConvTemplateBase {
 // conv2d_wgmma
 
 /// Smallest of 64, 128, 256 covering `value` (256 when larger): the useful wgmma tile.
-Value wgmma_cover(std::int64_t value) {
-  return value <= 64 ? 64 : value <= 128 ? 128 : 256;
-}
+Value wgmma_cover(std::int64_t value) { return std::min<Value>(256, gemm::tile_cover(value, 64)); }
 
 class Conv2dWgmmaTemplate final : public ConvTemplateBase {
  public:
