@@ -1,10 +1,13 @@
 // Host-side f16 / bf16 conversions, typed element access and random fills for workloads.
 #include "host_dtype.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "ktune/error.h"
 
@@ -121,6 +124,46 @@ void write_element(HostBuffer& buffer, std::size_t i, double value) {
   }
 }
 
+namespace {
+
+/// Fills [first, first + count) with `element(rng)`, which draws exactly `calls_per_element`
+/// values from its stream per element. Large ranges are split across threads; each chunk's
+/// stream is `rng` skipped to the chunk's first element, so the result does not depend on the
+/// split. `rng` ends advanced past the whole range.
+template <class Element>
+void fill_range(HostBuffer& buffer, FillRng& rng, std::size_t first, std::size_t count,
+                unsigned calls_per_element, const Element& element) {
+  if (first > buffer.spec.elements || count > buffer.spec.elements - first)
+    throw Error(ErrorCode::invalid_argument,
+                "fill of buffer " + buffer.spec.name + ": elements [" + std::to_string(first) +
+                    ", " + std::to_string(first + count) + ") outside its " +
+                    std::to_string(buffer.spec.elements) + " elements");
+  constexpr std::size_t kMinChunk = std::size_t{1} << 19;
+  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t threads =
+      std::min<std::size_t>({cores, 32, (count + kMinChunk - 1) / kMinChunk});
+  auto run = [&](FillRng chunk_rng, std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) write_element(buffer, i, element(chunk_rng));
+  };
+  if (threads <= 1 || count < 2 * kMinChunk) {
+    run(rng, first, first + count);
+  } else {
+    std::vector<std::thread> pool;
+    const std::size_t per = (count + threads - 1) / threads;
+    for (std::size_t t = 0; t < threads; ++t) {
+      const std::size_t begin = first + t * per, end = std::min(first + count, begin + per);
+      if (begin >= end) break;
+      FillRng chunk_rng = rng;
+      chunk_rng.skip(static_cast<std::uint64_t>(begin - first) * calls_per_element);
+      pool.emplace_back(run, chunk_rng, begin, end);
+    }
+    for (auto& th : pool) th.join();
+  }
+  rng.skip(static_cast<std::uint64_t>(count) * calls_per_element);
+}
+
+}  // namespace
+
 double random_wide_magnitude(FillRng& rng, int min_exp, int max_exp, bool positive_only) {
   const double magnitude = std::ldexp(1.0 + rng.uniform(), static_cast<int>(rng.integer(min_exp, max_exp)));
   return (positive_only || (rng.next() & 1u)) ? magnitude : -magnitude;
@@ -133,16 +176,19 @@ void fill_wide_magnitude(HostBuffer& buffer, std::uint64_t seed, int min_exp, in
                 "fill_wide_magnitude: min_exp " + std::to_string(min_exp) + " > max_exp " +
                     std::to_string(max_exp));
   FillRng rng(seed);
-  for (std::size_t i = 0; i < buffer.spec.elements; ++i)
-    write_element(buffer, i, random_wide_magnitude(rng, min_exp, max_exp, positive_only));
+  // Three draws per element (mantissa, exponent, sign), two without the sign.
+  fill_range(buffer, rng, 0, buffer.spec.elements, positive_only ? 2 : 3, [&](FillRng& r) {
+    return random_wide_magnitude(r, min_exp, max_exp, positive_only);
+  });
 }
 
 void fill_uniform_around(HostBuffer& buffer, FillRng& rng, std::size_t first, std::size_t count,
                          double center, double spread) {
-  for (std::size_t i = first; i < first + count; ++i) {
-    double v = round_to_dtype(buffer.spec.dtype, center + spread * (2.0 * rng.uniform() - 1.0));
-    write_element(buffer, i, v != 0.0 ? v : spread);
-  }
+  const DType dtype = buffer.spec.dtype;
+  fill_range(buffer, rng, first, count, 1, [&](FillRng& r) {
+    const double v = round_to_dtype(dtype, center + spread * (2.0 * r.uniform() - 1.0));
+    return v != 0.0 ? v : spread;
+  });
 }
 
 }  // namespace ktune

@@ -43,6 +43,9 @@ class FillRng {
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
   }
+  /// Advances the stream as `calls` calls of next() would (each call adds one constant to
+  /// the state), so a chunk of a fill can start where a sequential fill would be.
+  void skip(std::uint64_t calls) { state_ += calls * 0x9e3779b97f4a7c15ull; }
   /// Uniform double in [0, 1).
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
   /// Uniform integer in [lo, hi].
@@ -65,6 +68,11 @@ void fill_wide_magnitude(HostBuffer& buffer, std::uint64_t seed, int min_exp, in
                          bool positive_only = false);
 /// Fills elements [first, first + count) with center + spread * u, u uniform in [-1, 1),
 /// rounded to the dtype; an element that rounds to zero is replaced by `spread` (never zero).
+/// `rng` ends advanced by one call per element.
+///
+/// Both fills split large buffers (2^20 elements or more) into chunks filled on several
+/// threads, each chunk's stream skipped to where a sequential fill would be: the contents are
+/// the same as one thread's, only sooner (a 2^28-element workload filled per seed).
 void fill_uniform_around(HostBuffer& buffer, FillRng& rng, std::size_t first, std::size_t count,
                          double center, double spread);
 
