@@ -204,7 +204,7 @@ TEST_CASE("conv2d_wgmma space: ResNet-50 defaults valid, can_implement names the
   auto make = [&](Value bm, Value bn, Value bk, Value wgs, Value stages) {
     return space.make({{"BM", bm}, {"BN", bn}, {"BK", bk}, {"WGS", wgs}, {"STAGES", stages},
                        {"SPLIT_K", 1}, {"GROUP_M", 8}, {"ITER", 1}, {"EPI", 0}, {"LOOP", 1},
-                       {"PERSIST", 0}});
+                       {"PERSIST", 0}, {"CLUSTER_K", 1}});
   };
   std::string why;
   const Config split64 = make(64, 128, 64, 2, 4);
@@ -234,7 +234,7 @@ TEST_CASE("conv2d_wgmma launch plans: grid, 128 threads per warpgroup, aligned s
   const SearchSpace space = wg->space(p, h200);
   const Config c = space.make({{"BM", 128}, {"BN", 128}, {"BK", 64}, {"WGS", 2}, {"STAGES", 4},
                                {"SPLIT_K", 1}, {"GROUP_M", 8}, {"ITER", 1}, {"EPI", 0}, {"LOOP", 1},
-                       {"PERSIST", 0}});
+                       {"PERSIST", 0}, {"CLUSTER_K", 1}});
   const LaunchPlan plan = wg->launch(p, c, h200);
   REQUIRE(plan.steps.size() == 1);
   CHECK(plan.steps[0].entry == "conv2d_wgmma");
@@ -247,7 +247,7 @@ TEST_CASE("conv2d_wgmma launch plans: grid, 128 threads per warpgroup, aligned s
   CHECK(plan.scratch.empty());
   const Config split = space.make({{"BM", 64}, {"BN", 64}, {"BK", 64}, {"WGS", 1},
                                    {"STAGES", 3}, {"SPLIT_K", 2}, {"GROUP_M", 1}, {"ITER", 0},
-                                   {"EPI", 0}, {"LOOP", 0}, {"PERSIST", 0}});
+                                   {"EPI", 0}, {"LOOP", 0}, {"PERSIST", 0}, {"CLUSTER_K", 1}});
   const LaunchPlan sp = wg->launch(p, split, h200);
   REQUIRE(sp.steps.size() == 2);
   CHECK(sp.steps[0].block[0] == 128u);
@@ -275,6 +275,25 @@ TEST_CASE("conv2d_wgmma launch plans: grid, 128 threads per warpgroup, aligned s
   CHECK(pp.steps[0].grid[0] == 2u * 132u);  // 784 x 2 tiles
   CHECK(pp.steps[0].dynamic_smem ==
         (128u + 128u) * 64u * 2u + 128u * (128u * 2u + 16u) + 1024u);
+  // k-split cluster: CLUSTER_K blocks along z per tile, no workspace or reduce step, and
+  // shared memory for rank 1's fp32 tile (128 x 128 floats: more than the stages here).
+  const Config cluster = space.make({{"BM", 128}, {"BN", 128}, {"BK", 64}, {"WGS", 2},
+                                     {"STAGES", 4}, {"SPLIT_K", 1}, {"GROUP_M", 8}, {"ITER", 1},
+                                     {"EPI", 0}, {"LOOP", 1}, {"PERSIST", 0}, {"CLUSTER_K", 2}});
+  CHECK(space.valid(cluster));
+  const LaunchPlan cp = wg->launch(p, cluster, h200);
+  REQUIRE(cp.steps.size() == 1);
+  CHECK(cp.steps[0].grid[0] == 6u);
+  CHECK(cp.steps[0].grid[2] == 2u);
+  CHECK(cp.scratch.empty());
+  CHECK(cp.steps[0].dynamic_smem == 128u * 128u * 4u + 1024u);
+  // It replaces SPLIT_K and PERSIST: both combinations are refused, naming the value.
+  std::string why_ck;
+  CHECK_FALSE(wg->can_implement(p, test::with(space, cluster, {{"SPLIT_K", 2}}), &why_ck));
+  CHECK_THAT(why_ck, Catch::Contains("CLUSTER_K = 2") && Catch::Contains("SPLIT_K = 1"));
+  CHECK_FALSE(space.valid(test::with(space, cluster, {{"SPLIT_K", 2}})));
+  // R*S*C = 144 is three k tiles: four ranks would leave one without work.
+  CHECK_FALSE(space.valid(test::with(space, cluster, {{"CLUSTER_K", 4}})));
   // Three 256-thread blocks of 64 accumulators per thread do not fit the register file.
   std::string why3;
   CHECK_FALSE(wg->can_implement(one, test::with(os, d, {{"PERSIST", 3}, {"WGS", 2}}), &why3));
@@ -310,14 +329,16 @@ TEST_CASE("conv2d_wgmma compiles to sm_90a: wgmma without serialization, default
                                    test::with(space, space.default_config(), {{"EPI", 1}}),
                                    test::with(space, space.default_config(), {{"LOOP", 0}})};
     std::mt19937_64 rng(11);
-    // One persistent-block config (PERSIST > 0) when the shape allows one.
-    for (int tries = 0; tries < 2000; ++tries) {
-      const Config r = space.random(rng);
-      if (r["PERSIST"] > 0 && wg->can_implement(p, r)) {
-        configs.push_back(r);
-        break;
+    // One persistent-block config (PERSIST > 0) and one k-split cluster (CLUSTER_K > 1) when
+    // the shape allows them.
+    for (const char* knob : {"PERSIST", "CLUSTER_K"})
+      for (int tries = 0; tries < 2000; ++tries) {
+        const Config r = space.random(rng);
+        if (r[knob] > (std::string(knob) == "PERSIST" ? 0 : 1) && wg->can_implement(p, r)) {
+          configs.push_back(r);
+          break;
+        }
       }
-    }
     for (int tries = 0; tries < 200 && static_cast<int>(configs.size()) < c.extra + 4; ++tries) {
       const Config r = space.random(rng);
       if (wg->can_implement(p, r) && std::find(configs.begin(), configs.end(), r) == configs.end())

@@ -10,6 +10,7 @@
 #define KTUNE_COMMON_REDUCE_CUH
 
 #include "common/dtype.cuh"
+#include "common/cluster.cuh"
 #include "common/mbarrier.cuh"
 
 /// Sum as a reduction operator.
@@ -139,19 +140,10 @@ __device__ __forceinline__ KtWelford kt_group_welford(KtWelford s, float* scratc
   return s;
 }
 
-/// Barrier over every thread of the thread-block cluster, ordering shared-memory writes before
-/// it with reads of them (local or remote) after it. All threads of the cluster must call it.
-__device__ __forceinline__ void kt_cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
-               "barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-
 /// Reads the float at `local` (a __shared__ address of this kernel) in the shared memory of
 /// cluster CTA `rank` (distributed shared memory, sm_90).
 __device__ __forceinline__ float kt_cluster_load(const float* local, unsigned int rank) {
-  unsigned int remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
-               : "=r"(remote) : "r"(kt_smem_addr(local)), "r"(rank));
+  const unsigned int remote = kt_cluster_map(kt_smem_addr(local), rank);
   float v;
   asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(remote) : "memory");
   return v;
@@ -189,9 +181,7 @@ struct KtClusterExchange {
 
   /// The same shared-memory location in cluster CTA `rank`.
   static __device__ __forceinline__ unsigned int remote(unsigned int local, unsigned int rank) {
-    unsigned int r;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(local), "r"(rank));
-    return r;
+    return kt_cluster_map(local, rank);
   }
 
   /// Initializes both mbarriers (one arrival per phase) and makes them visible to the cluster.
@@ -211,8 +201,7 @@ struct KtClusterExchange {
     const unsigned int my_bar = kt_smem_addr(&bar[p]);
     if (threadIdx.x == 0) {
       kt_mbar_arrive_expect(my_bar, (unsigned int)(kCluster * 4));
-      unsigned int rank;
-      asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+      const unsigned int rank = kt_cluster_rank();
       const unsigned int slot = kt_smem_addr(&buf[p][rank]);
 #pragma unroll
       for (int r = 0; r < kCluster; ++r)

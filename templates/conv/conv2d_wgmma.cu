@@ -16,8 +16,11 @@
 // registers, 0: recomputed per k tile), EPI (0: accumulator pairs stored straight to global
 // memory; 1: staged through shared memory and written as 16-byte row chunks, when K % 8 == 0
 // and SPLIT_K == 1), LOOP (1: each k tile's wgmma batch is issued before the gather of a
-// later tile, conv_main_loop in conv2d_wgmma.cuh; 0: gather first, wg::main_loop). Problem
-// defines: conv_common.cuh.
+// later tile, conv_main_loop in conv2d_wgmma.cuh; 0: gather first, wg::main_loop), PERSIST,
+// CLUSTER_K (> 1: the CLUSTER_K CTAs of a thread-block cluster split R*S*C of one output tile
+// and rank 0 adds the others' accumulators from their shared memory before its epilogue: split-K
+// without a workspace or a second kernel; SPLIT_K = 1, PERSIST = 0). Problem defines:
+// conv_common.cuh.
 #ifndef BM
 #define BM 128
 #endif
@@ -51,6 +54,9 @@
 #ifndef PERSIST
 #define PERSIST 0
 #endif
+#ifndef CLUSTER_K
+#define CLUSTER_K 1
+#endif
 #ifndef KT_DTYPE
 #define KT_DTYPE 1
 #endif
@@ -75,6 +81,9 @@ using BLoader = ktg::wg::MatrixTileLoader<BN, BK, Shape::kThreads, InT>;
 
 static_assert(KT_DTYPE == 1 || KT_DTYPE == 2, "conv2d_wgmma takes f16 or bf16");
 static_assert(PERSIST == 0 || SPLIT_K == 1, "persistent blocks (PERSIST) need SPLIT_K = 1");
+static_assert(CLUSTER_K == 1 || (SPLIT_K == 1 && PERSIST == 0),
+              "a k-split cluster (CLUSTER_K > 1) needs SPLIT_K = 1 and PERSIST = 0");
+static_assert(CLUSTER_K >= 1 && CLUSTER_K <= 8, "CLUSTER_K: 1 to 8 CTAs (portable cluster size)");
 static_assert(SMALL_C == 0, "conv2d_wgmma has no small-C path (C must be a multiple of 8)");
 
 }  // namespace
@@ -82,9 +91,11 @@ static_assert(SMALL_C == 0, "conv2d_wgmma has no small-C path (C must be a multi
 /// Bytes per row of the EPI = 1 staging tile: BN outputs plus 16 bytes, so that the 8 rows a
 /// warp's accumulator pairs fall in start 4 banks apart (conflict-free 4-byte writes).
 constexpr int kStagedPitch = BN * 2 + 16;
+/// Ranges R*S*C is split into: by SPLIT_K (workspace) or by CLUSTER_K (cluster).
+constexpr int kSplits = CLUSTER_K > 1 ? CLUSTER_K : SPLIT_K;
 /// Stages a block touches: k tile t of a split goes to stage t % STAGES.
-constexpr int kStagesUsed = ((ktc::kGemmK + BK - 1) / BK + SPLIT_K - 1) / SPLIT_K < STAGES
-                                ? ((ktc::kGemmK + BK - 1) / BK + SPLIT_K - 1) / SPLIT_K
+constexpr int kStagesUsed = ((ktc::kGemmK + BK - 1) / BK + kSplits - 1) / kSplits < STAGES
+                                ? ((ktc::kGemmK + BK - 1) / BK + kSplits - 1) / kSplits
                                 : STAGES;
 /// Byte offset of the EPI = 1 staging tile in the aligned shared memory: over the freed
 /// stages, or (PERSIST, where the next tile's first copies are in flight during the
@@ -174,14 +185,20 @@ __device__ __forceinline__ void store_output(const float (&acc)[Shape::kMi][Shap
                                  acc[mi][j * 4 + h * 2], acc[mi][j * 4 + h * 2 + 1]);
 }
 
-/// Main kernel. Grid: (tiles_m * tiles_n, 1, SPLIT_K), or with PERSIST (SPLIT_K = 1) at most
-/// PERSIST x SMs blocks that stride over the tiles; block: 128 * WGS threads; dynamic shared
-/// memory: kStagesUsed stages (with EPI, at least BM rows of kStagedPitch bytes; with EPI and
-/// PERSIST, those rows after the stages) + 1 KiB for 1024-byte alignment.
+/// Main kernel. Grid: (tiles_m * tiles_n, 1, SPLIT_K or CLUSTER_K; clusters of 1 x 1 x
+/// CLUSTER_K), or with PERSIST (SPLIT_K = 1) at most PERSIST x SMs blocks that stride over the
+/// tiles; block: 128 * WGS threads; dynamic shared memory: kStagesUsed stages (with EPI, at
+/// least BM rows of kStagedPitch bytes; with EPI and PERSIST, those rows after the stages;
+/// with CLUSTER_K > 1 at least BM * BN floats) + 1 KiB for 1024-byte alignment.
 /// x: N x H x W x C; w: K x R x S x C; y: N x P x Q x K. `bias` is read only with KT_BIAS;
 /// `workspace` (SPLIT_K x M x K floats) only when SPLIT_K > 1.
+#if CLUSTER_K > 1
+#define KTC_CLUSTER_DIMS __cluster_dims__(1, 1, CLUSTER_K)
+#else
+#define KTC_CLUSTER_DIMS
+#endif
 extern "C" __global__ void __launch_bounds__(Shape::kThreads, PERSIST > 1 ? PERSIST : 1)
-    conv2d_wgmma(const InT* __restrict__ x, const InT* __restrict__ w, InT* y, const InT* bias,
+    KTC_CLUSTER_DIMS conv2d_wgmma(const InT* __restrict__ x, const InT* __restrict__ w, InT* y, const InT* bias,
                  float* workspace, int N, int H, int W, int K, int P, int Q) {
   extern __shared__ __align__(128) char smem_raw[];
   // Swizzled tiles must start on 1024-byte boundaries (the pattern's phase is the row).
@@ -193,7 +210,7 @@ extern "C" __global__ void __launch_bounds__(Shape::kThreads, PERSIST > 1 ? PERS
   const int wg = tid / 128;
   const int tiles_m = (M + BM - 1) / BM;
   const int tiles_n = (K + BN - 1) / BN;
-  const ktg::KRange kr = ktg::split_k_range(ktc::kGemmK, BK, blockIdx.z, SPLIT_K);
+  const ktg::KRange kr = ktg::split_k_range(ktc::kGemmK, BK, blockIdx.z, kSplits);
   const int k_tiles = kr.end - kr.begin;
 
   ALoader a;
@@ -246,7 +263,15 @@ extern "C" __global__ void __launch_bounds__(Shape::kThreads, PERSIST > 1 ? PERS
 #else
   ktg::wg::main_loop<Shape>(acc, a, b, smem, k_tiles, wg);  // copies before the wgmma batch
 #endif
+#if CLUSTER_K > 1
+  // Rank r of the cluster (blockIdx.z: the cluster spans z) reduced k range r; rank 0 sums.
+  char* aligned = smem_raw + (smem - ktg::smem_address(smem_raw));
+  if (!ktc::cluster_k_reduce<Shape, CLUSTER_K>(acc, reinterpret_cast<float*>(aligned), smem, tid))
+    return;
+  store_output(acc, y, bias, workspace, 0, M, K, tc.m * BM, tc.n * BN, tid, staged);
+#else
   store_output(acc, y, bias, workspace, blockIdx.z, M, K, tc.m * BM, tc.n * BN, tid, staged);
+#endif
 #endif
 }
 

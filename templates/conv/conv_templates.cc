@@ -309,7 +309,9 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
            "fill, cp.async multistage pipeline, 1-2 consumer warpgroups, stride/pad/dilation, "
            "precomputed or analytic offsets, wgmma batch issued before or after the gather, "
            "persistent blocks prefetching the next tile during the epilogue, "
-           "split-K, bias+ReLU, direct or smem-staged epilogue; "
+           "split-K through a workspace or across a thread-block cluster (partial tiles "
+           "summed through distributed shared memory), bias+ReLU, direct or smem-staged "
+           "epilogue; "
            "C a multiple of 8)";
   }
   const std::string& source() const override {
@@ -368,7 +370,11 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
         .param("EPI", {0, 1}, epi)
         .param("LOOP", {1, 0}, 1)
         .param("PERSIST", {0, 1, 2, 3}, 0)
+        .param("CLUSTER_K", {1, 2, 4}, 1)
         .constraint("BM % (64 * WGS) == 0")
+        // A k-split cluster replaces SPLIT_K's workspace; every rank gets at least one k tile.
+        .constraint("CLUSTER_K == 1 or (SPLIT_K == 1 and PERSIST == 0)")
+        .constraint("CLUSTER_K * BK < " + std::to_string(s.gemm_k()) + " + BK")
         // Persistent blocks run the LOOP = 1 pipeline without split-K; PERSIST blocks per SM
         // is also the register bound (__launch_bounds__ minimum): accumulators + ~64 each.
         .constraint("PERSIST == 0 or (SPLIT_K == 1 and LOOP == 1)")
@@ -402,6 +408,15 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
       return reject(why, "EPI must be 0 (direct stores) or 1 (staged through shared memory)");
     if (config.has("LOOP") && config["LOOP"] != 0 && config["LOOP"] != 1)
       return reject(why, "LOOP must be 1 (wgmma batch before the gather) or 0 (gather first)");
+    if (config.has("CLUSTER_K")) {
+      const Value ck = config["CLUSTER_K"];
+      if (ck != 1 && ck != 2 && ck != 4 && ck != 8)
+        return reject(why, "CLUSTER_K = " + std::to_string(ck) +
+                               " must be 1, 2, 4 or 8 (CTAs of a k-split cluster)");
+      if (ck > 1 && (config["SPLIT_K"] != 1 || (config.has("PERSIST") && config["PERSIST"] != 0)))
+        return reject(why, "CLUSTER_K = " + std::to_string(ck) +
+                               " (k-split cluster) needs SPLIT_K = 1 and PERSIST = 0");
+    }
     if (config.has("PERSIST")) {
       const Value persist = config["PERSIST"];
       if (persist < 0 || persist > 3)
@@ -432,6 +447,9 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
         {name(), config["BM"], config["BN"], config["SPLIT_K"], false,
          static_cast<unsigned>(threads(config)), static_cast<unsigned>(smem_bytes(s, config))},
         device);
+    // k-split cluster: CLUSTER_K blocks along z per output tile, one cluster (no workspace).
+    if (config.has("CLUSTER_K") && config["CLUSTER_K"] > 1)
+      plan.steps[0].grid[2] = static_cast<unsigned>(config["CLUSTER_K"]);
     // Persistent blocks: at most PERSIST per SM, each striding over the tiles.
     if (config.has("PERSIST") && config["PERSIST"] > 0) {
       const std::int64_t sms = device.sm_count > 0 ? device.sm_count : 132;
@@ -469,15 +487,19 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
   }
   /// See smem_bytes (static: the space's shared-memory constraint calls it).
   static std::int64_t wgmma_smem_bytes(const ConvShape& s, const Config& c) {
+    const Value cluster_k = c.has("CLUSTER_K") ? c["CLUSTER_K"] : 1;
+    const Value splits = std::max<Value>(1, cluster_k > 1 ? cluster_k : c["SPLIT_K"]);
     const std::int64_t k_tiles = (s.gemm_k() + c["BK"] - 1) / c["BK"];
-    const std::int64_t per_split = (k_tiles + c["SPLIT_K"] - 1) / std::max<Value>(1, c["SPLIT_K"]);
+    const std::int64_t per_split = (k_tiles + splits - 1) / splits;
     const std::int64_t stages = std::max<std::int64_t>(1, std::min<std::int64_t>(c["STAGES"], per_split));
     const std::int64_t pipeline = stages * (c["BM"] + c["BN"]) * c["BK"] * 2;
     // EPI = 1 stages the output tile (BM rows of BN * 2 + 16 bytes) in the same memory, or
     // with PERSIST after the stages (the next tile's first copies land during the epilogue).
     const std::int64_t staged = c["EPI"] != 0 ? c["BM"] * (c["BN"] * 2 + 16) : 0;
     if (c.has("PERSIST") && c["PERSIST"] > 0) return pipeline + staged + 1024;
-    return std::max(pipeline, staged) + 1024;
+    // A k-split cluster's ranks 1.. leave their fp32 tile over the freed stages for rank 0.
+    const std::int64_t partials = cluster_k > 1 ? c["BM"] * c["BN"] * 4 : 0;
+    return std::max({pipeline, staged, partials}) + 1024;
   }
   Value max_copy_elems(const ConvShape&, const Config&) const override { return 8; }
 };

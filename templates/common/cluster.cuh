@@ -1,0 +1,36 @@
+// Thread-block cluster pieces (sm_90) shared by the templates: the cluster barrier, the CTA's
+// rank, another CTA's copy of a shared-memory address (distributed shared memory), and a
+// remote fp32 add. reduce.cuh sums scalars over a cluster with them; conv2d_wgmma adds the
+// accumulator tiles of a k-split cluster into its first CTA.
+#ifndef KTUNE_COMMON_CLUSTER_CUH
+#define KTUNE_COMMON_CLUSTER_CUH
+
+/// Barrier over every thread of the thread-block cluster, ordering shared-memory writes before
+/// it with reads of them (local or remote) after it. All threads of the cluster must call it.
+__device__ __forceinline__ void kt_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
+               "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+/// This CTA's rank in its cluster.
+__device__ __forceinline__ unsigned int kt_cluster_rank() {
+  unsigned int rank;
+  asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  return rank;
+}
+
+/// The shared::cluster address of the shared-memory byte `local` (a 32-bit shared address of
+/// this kernel) in cluster CTA `rank`.
+__device__ __forceinline__ unsigned int kt_cluster_map(unsigned int local, unsigned int rank) {
+  unsigned int remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+  return remote;
+}
+
+/// Atomically adds v to the float at shared::cluster address `remote` (relaxed; a following
+/// kt_cluster_sync orders it before the owner's reads).
+__device__ __forceinline__ void kt_cluster_add(unsigned int remote, float v) {
+  asm volatile("red.shared::cluster.add.f32 [%0], %1;" ::"r"(remote), "f"(v) : "memory");
+}
+
+#endif  // KTUNE_COMMON_CLUSTER_CUH
