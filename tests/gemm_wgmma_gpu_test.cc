@@ -85,21 +85,26 @@ void check_wgmma(const std::vector<Problem>& problems, const std::vector<std::st
 
 /// Fixed configs: the large-shape default, one warpgroup of 64 x 64 with the shallowest
 /// pipeline, 256-row tiles of two 128-row warpgroups with 128-deep k tiles, BN 64, split-K,
-/// and the same shapes with the producer warpgroup (PRODUCER=1, 2).
+/// the same shapes with the producer warpgroup (PRODUCER=1, 2), and k-split clusters.
 const std::vector<std::string> kFixed = {
-    "BM=128,BN=256,BK=64,WGS=2,STAGES=4,SPLIT_K=1,GROUP_M=8,PRODUCER=0",
-    "BM=64,BN=64,BK=64,WGS=1,STAGES=3,SPLIT_K=1,GROUP_M=1,PRODUCER=0",
-    "BM=256,BN=128,BK=128,WGS=2,STAGES=3,SPLIT_K=1,GROUP_M=4,PRODUCER=0",
-    "BM=128,BN=64,BK=128,WGS=1,STAGES=6,SPLIT_K=1,GROUP_M=8,PRODUCER=0",
-    "BM=64,BN=256,BK=64,WGS=1,STAGES=5,SPLIT_K=4,GROUP_M=1,PRODUCER=0",
-    "BM=128,BN=128,BK=64,WGS=2,STAGES=5,SPLIT_K=2,GROUP_M=8,PRODUCER=0",
+    "BM=128,BN=256,BK=64,WGS=2,STAGES=4,SPLIT_K=1,GROUP_M=8,PRODUCER=0,CLUSTER_K=1",
+    "BM=64,BN=64,BK=64,WGS=1,STAGES=3,SPLIT_K=1,GROUP_M=1,PRODUCER=0,CLUSTER_K=1",
+    "BM=256,BN=128,BK=128,WGS=2,STAGES=3,SPLIT_K=1,GROUP_M=4,PRODUCER=0,CLUSTER_K=1",
+    "BM=128,BN=64,BK=128,WGS=1,STAGES=6,SPLIT_K=1,GROUP_M=8,PRODUCER=0,CLUSTER_K=1",
+    "BM=64,BN=256,BK=64,WGS=1,STAGES=5,SPLIT_K=4,GROUP_M=1,PRODUCER=0,CLUSTER_K=1",
+    "BM=128,BN=128,BK=64,WGS=2,STAGES=5,SPLIT_K=2,GROUP_M=8,PRODUCER=0,CLUSTER_K=1",
     // The warp-specialized pipeline (producer warpgroup, mbarrier ring), several shapes.
-    "BM=128,BN=256,BK=64,WGS=2,STAGES=4,SPLIT_K=1,GROUP_M=8,PRODUCER=1",
-    "BM=64,BN=64,BK=64,WGS=1,STAGES=3,SPLIT_K=1,GROUP_M=1,PRODUCER=1",
-    "BM=128,BN=128,BK=128,WGS=1,STAGES=3,SPLIT_K=4,GROUP_M=8,PRODUCER=1",
+    "BM=128,BN=256,BK=64,WGS=2,STAGES=4,SPLIT_K=1,GROUP_M=8,PRODUCER=1,CLUSTER_K=1",
+    "BM=64,BN=64,BK=64,WGS=1,STAGES=3,SPLIT_K=1,GROUP_M=1,PRODUCER=1,CLUSTER_K=1",
+    "BM=128,BN=128,BK=128,WGS=1,STAGES=3,SPLIT_K=4,GROUP_M=8,PRODUCER=1,CLUSTER_K=1",
     // Asynchronous full arrivals (cp.async.mbarrier.arrive.noinc), consumer-side proxy fence.
-    "BM=128,BN=256,BK=64,WGS=2,STAGES=4,SPLIT_K=1,GROUP_M=8,PRODUCER=2",
-    "BM=64,BN=128,BK=64,WGS=1,STAGES=3,SPLIT_K=2,GROUP_M=1,PRODUCER=2",
+    "BM=128,BN=256,BK=64,WGS=2,STAGES=4,SPLIT_K=1,GROUP_M=8,PRODUCER=2,CLUSTER_K=1",
+    "BM=64,BN=128,BK=64,WGS=1,STAGES=3,SPLIT_K=2,GROUP_M=1,PRODUCER=2,CLUSTER_K=1",
+    // k-split clusters: ranks 1.. hand their fp32 tiles to rank 0 through distributed shared
+    // memory (kept where each rank gets at least one k tile).
+    "BM=128,BN=128,BK=64,WGS=2,STAGES=5,SPLIT_K=1,GROUP_M=8,PRODUCER=0,CLUSTER_K=2",
+    "BM=64,BN=128,BK=64,WGS=1,STAGES=3,SPLIT_K=1,GROUP_M=1,PRODUCER=0,CLUSTER_K=4",
+    "BM=128,BN=64,BK=128,WGS=1,STAGES=4,SPLIT_K=1,GROUP_M=8,PRODUCER=0,CLUSTER_K=8",
 };
 
 }  // namespace

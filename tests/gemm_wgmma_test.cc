@@ -12,6 +12,7 @@
 #include "ktune/build.h"
 #include "ktune/error.h"
 #include "ktune/template.h"
+#include "memory_bound_test_util.h"
 #include "templates/gemm/gemm_problem.h"
 #include "templates/gemm/gemm_wgmma_layout.cuh"
 
@@ -135,7 +136,7 @@ TEST_CASE("gemm_wgmma space: defaults valid, constraints and can_implement name 
   SearchSpace space = wg->space(p, h200);
   auto make = [&](Value bm, Value bn, Value bk, Value wgs, Value stages) {
     return space.make({{"BM", bm}, {"BN", bn}, {"BK", bk}, {"WGS", wgs}, {"STAGES", stages},
-                       {"SPLIT_K", 1}, {"GROUP_M", 8}, {"PRODUCER", 0}});
+                       {"SPLIT_K", 1}, {"GROUP_M", 8}, {"PRODUCER", 0}, {"CLUSTER_K", 1}});
   };
   // 5 * 384 * 64 * 2 + 1 KiB = 241 KiB > 227 KiB.
   const Config huge = make(128, 256, 64, 2, 5);
@@ -145,7 +146,7 @@ TEST_CASE("gemm_wgmma space: defaults valid, constraints and can_implement name 
   // The producer's 128 bytes of mbarriers count against the limit too: 6 * 320 * 64 * 2 +
   // 1 KiB = 241 KiB is too much either way; 5 * 256 * 64 * 2 + 1 KiB + 128 fits.
   const Config ws = space.make({{"BM", 128}, {"BN", 128}, {"BK", 64}, {"WGS", 2}, {"STAGES", 6},
-                                {"SPLIT_K", 1}, {"GROUP_M", 8}, {"PRODUCER", 1}});
+                                {"SPLIT_K", 1}, {"GROUP_M", 8}, {"PRODUCER", 1}, {"CLUSTER_K", 1}});
   CHECK(space.valid(ws));
   // 256 accumulators per thread: one warpgroup of 128 x 256.
   const Config one_wg = make(128, 256, 64, 1, 3);
@@ -189,7 +190,7 @@ TEST_CASE("gemm_wgmma launch plans: grid, 128 threads per warpgroup, aligned sha
   Problem p = make_problem(*wg, "300x520x1000", {{"layout", "NT"}, {"bias", "1"}});
   SearchSpace space = wg->space(p, h200);
   Config c = space.make({{"BM", 128}, {"BN", 256}, {"BK", 64}, {"WGS", 2}, {"STAGES", 4},
-                         {"SPLIT_K", 1}, {"GROUP_M", 8}, {"PRODUCER", 0}});
+                         {"SPLIT_K", 1}, {"GROUP_M", 8}, {"PRODUCER", 0}, {"CLUSTER_K", 1}});
   LaunchPlan plan = wg->launch(p, c, h200);
   REQUIRE(plan.steps.size() == 1);
   CHECK(plan.steps[0].entry == "gemm_wgmma");
@@ -198,7 +199,7 @@ TEST_CASE("gemm_wgmma launch plans: grid, 128 threads per warpgroup, aligned sha
   CHECK(plan.steps[0].dynamic_smem == 4u * (128u + 256u) * 64u * 2u + 1024u);
   CHECK(plan.steps[0].args[3].buffer == 3u);  // bias
   Config split = space.make({{"BM", 64}, {"BN", 128}, {"BK", 128}, {"WGS", 1}, {"STAGES", 3},
-                             {"SPLIT_K", 4}, {"GROUP_M", 1}, {"PRODUCER", 1}});
+                             {"SPLIT_K", 4}, {"GROUP_M", 1}, {"PRODUCER", 1}, {"CLUSTER_K", 1}});
   LaunchPlan sp = wg->launch(p, split, h200);
   REQUIRE(sp.steps.size() == 2);
   CHECK(sp.steps[0].block[0] == 256u);  // producer warpgroup + one consumer
@@ -206,6 +207,29 @@ TEST_CASE("gemm_wgmma launch plans: grid, 128 threads per warpgroup, aligned sha
   CHECK(sp.steps[1].entry == "gemm_wgmma_splitk_reduce");
   REQUIRE(sp.scratch.size() == 1);
   CHECK(sp.scratch[0].elements == 4u * 300u * 520u);
+  // k-split cluster: CLUSTER_K blocks along z per tile, no workspace or reduce step; rank
+  // 1..'s fp32 tile (64 x 256 floats) fits over the 3 freed stages of 320 x 64 halves.
+  Config cluster = space.make({{"BM", 64}, {"BN", 256}, {"BK", 64}, {"WGS", 1}, {"STAGES", 3},
+                               {"SPLIT_K", 1}, {"GROUP_M", 1}, {"PRODUCER", 0},
+                               {"CLUSTER_K", 4}});
+  REQUIRE(space.valid(cluster));
+  LaunchPlan cp = wg->launch(p, cluster, h200);
+  REQUIRE(cp.steps.size() == 1);
+  CHECK(cp.steps[0].grid[0] == 5u * 3u);
+  CHECK(cp.steps[0].grid[2] == 4u);
+  CHECK(cp.scratch.empty());
+  CHECK(cp.steps[0].dynamic_smem == 3u * (64u + 256u) * 64u * 2u + 1024u);
+  CHECK(cp.steps[0].dynamic_smem >= 64u * 256u * 4u + 1024u);
+  // It replaces SPLIT_K and the producer warpgroup; K = 1000 is 16 k tiles: 8 ranks fit.
+  std::string why;
+  CHECK_FALSE(wg->can_implement(p, test::with(space, cluster, {{"SPLIT_K", 2}}), &why));
+  CHECK_THAT(why, Catch::Contains("CLUSTER_K = 4") && Catch::Contains("SPLIT_K = 1"));
+  CHECK_FALSE(space.valid(test::with(space, cluster, {{"PRODUCER", 1}})));
+  CHECK(space.valid(test::with(space, cluster, {{"CLUSTER_K", 8}})));
+  Problem short_k = make_problem(*wg, "300x520x128", {{"layout", "NT"}});
+  SearchSpace ss = wg->space(short_k, h200);
+  CHECK_FALSE(ss.valid(ss.parse("BM=64,BN=256,BK=64,WGS=1,STAGES=3,SPLIT_K=1,GROUP_M=1,"
+                                "PRODUCER=0,CLUSTER_K=4")));  // 2 k tiles for 4 ranks
 }
 
 TEST_CASE("gemm_wgmma compiles to sm_90a: wgmma without serialization, defaults without spills",
@@ -232,7 +256,8 @@ TEST_CASE("gemm_wgmma compiles to sm_90a: wgmma without serialization, defaults 
     Problem p = make_problem(*wg, "4096x4096x4096", {{"dtype", "bf16"}, {"layout", "NT"}});
     SearchSpace space = wg->space(p, h200);
     const Config ws = space.parse(
-        std::string("BM=128,BN=256,BK=64,WGS=2,STAGES=4,SPLIT_K=1,GROUP_M=8,PRODUCER=") + producer);
+        std::string("BM=128,BN=256,BK=64,WGS=2,STAGES=4,SPLIT_K=1,GROUP_M=8,CLUSTER_K=1,") +
+        "PRODUCER=" + producer);
     CHECK(wg->launch(p, ws, h200).steps[0].block[0] == 384u);
     REQUIRE(space.valid(ws));
     BuildResult r = builder.build(*wg, p, ws, h200);
@@ -241,6 +266,20 @@ TEST_CASE("gemm_wgmma compiles to sm_90a: wgmma without serialization, defaults 
     CHECK(r.resources.spill_stores == 0);
     CHECK(r.log.find("serialized") == std::string::npos);
     CHECK(r.log.find("setmaxnreg") == std::string::npos);  // ptxas ignoring it says so
+  }
+  // k-split clusters of 2 and 8 CTAs (the K-heavy shape's candidates), without spills.
+  for (const char* ck : {"2", "8"}) {
+    Problem p = make_problem(*wg, "512x512x65536", {{"dtype", "f16"}, {"layout", "NT"}});
+    SearchSpace space = wg->space(p, h200);
+    const Config cc = space.parse(
+        std::string("BM=128,BN=128,BK=64,WGS=2,STAGES=5,SPLIT_K=1,GROUP_M=8,PRODUCER=0,") +
+        "CLUSTER_K=" + ck);
+    REQUIRE(space.valid(cc));
+    BuildResult r = builder.build(*wg, p, cc, h200);
+    INFO(r.log);
+    REQUIRE(r.ok);
+    CHECK(r.resources.spill_stores == 0);
+    CHECK(r.log.find("serialized") == std::string::npos);
   }
   for (const auto& c : cases) {
     Problem p = make_problem(*wg, c.shape, c.attrs);

@@ -265,9 +265,8 @@ extern "C" __global__ void __launch_bounds__(Shape::kThreads, PERSIST > 1 ? PERS
 #endif
 #if CLUSTER_K > 1
   // Rank r of the cluster (blockIdx.z: the cluster spans z) reduced k range r; rank 0 sums.
-  char* aligned = smem_raw + (smem - ktg::smem_address(smem_raw));
-  if (!ktc::cluster_k_reduce<Shape, CLUSTER_K>(acc, reinterpret_cast<float*>(aligned), smem, tid))
-    return;
+  float* partials = reinterpret_cast<float*>(smem_raw + (smem - ktg::smem_address(smem_raw)));
+  if (!ktg::wg::cluster_k_reduce<Shape, CLUSTER_K>(acc, partials, smem, tid)) return;
   store_output(acc, y, bias, workspace, 0, M, K, tc.m * BM, tc.n * BN, tid, staged);
 #else
   store_output(acc, y, bias, workspace, blockIdx.z, M, K, tc.m * BM, tc.n * BN, tid, staged);

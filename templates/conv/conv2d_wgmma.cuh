@@ -12,7 +12,6 @@
 // Needs the conv problem defines (conv_common.cuh) and gemm_wgmma.cuh before inclusion.
 #pragma once
 
-#include "common/cluster.cuh"
 #include "conv/conv_common.cuh"
 #include "gemm/gemm_wgmma.cuh"
 
@@ -212,56 +211,6 @@ __device__ __forceinline__ void conv_main_loop(float (&acc)[Shape::kMi][Shape::k
                                                BLoader& b, unsigned smem, int k_tiles, int wg) {
   conv_prologue<Shape>(a, b, smem, k_tiles);
   conv_steady<Shape>(acc, a, b, smem, k_tiles, wg);
-}
-
-/// The reduction of a k-split cluster (CLUSTER_K): kCluster CTAs of one cluster computed the
-/// same output tile over kCluster ranges of R*S*C. Ranks 1.. store their accumulators into
-/// their own shared memory at `buf` (generic pointer, shared address `buf_addr`: the freed
-/// stages, Shape::kThreads * kMi * kAcc floats), rank 0 adds them to its own in rank order
-/// (distributed shared-memory loads: the same bits on every run) and returns true; the others
-/// return false once rank 0 has read them (their shared memory must stay until then). Every
-/// thread of every CTA of the cluster calls it after its main loop (stages no longer read).
-/// Layout: 4 consecutive accumulators of a thread are one 16-byte chunk, consecutive threads'
-/// chunks adjacent (index (i / 4) * kThreads + tid).
-template <class Shape, int kCluster>
-__device__ __forceinline__ bool cluster_k_reduce(float (&acc)[Shape::kMi][Shape::kAcc],
-                                                 float* buf, unsigned buf_addr, int tid) {
-  static_assert(Shape::kAcc % 4 == 0, "16-byte chunks of accumulators");
-  constexpr int kChunks = Shape::kAcc / 4;  // per thread and mi
-  const unsigned rank = kt_cluster_rank();
-  __syncthreads();  // every thread of this CTA is past its main loop: the stages are free
-  if (rank != 0) {
-#pragma unroll
-    for (int mi = 0; mi < Shape::kMi; ++mi)
-#pragma unroll
-      for (int c = 0; c < kChunks; ++c)
-        reinterpret_cast<float4*>(buf)[(mi * kChunks + c) * Shape::kThreads + tid] =
-            make_float4(acc[mi][4 * c], acc[mi][4 * c + 1], acc[mi][4 * c + 2],
-                        acc[mi][4 * c + 3]);
-  }
-  kt_cluster_sync();  // the peers' tiles are written
-  if (rank == 0) {
-#pragma unroll 1
-    for (int r = 1; r < kCluster; ++r) {
-      const unsigned base = kt_cluster_map(buf_addr, static_cast<unsigned>(r));
-#pragma unroll
-      for (int mi = 0; mi < Shape::kMi; ++mi)
-#pragma unroll
-        for (int c = 0; c < kChunks; ++c) {
-          float4 v;
-          asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
-                       : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-                       : "r"(base + ((mi * kChunks + c) * Shape::kThreads + tid) * 16u)
-                       : "memory");
-          acc[mi][4 * c] += v.x;
-          acc[mi][4 * c + 1] += v.y;
-          acc[mi][4 * c + 2] += v.z;
-          acc[mi][4 * c + 3] += v.w;
-        }
-    }
-  }
-  kt_cluster_sync();  // rank 0 has read every peer's tile: the peers may leave
-  return rank == 0;
 }
 
 }  // namespace ktc

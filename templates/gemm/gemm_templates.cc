@@ -400,13 +400,25 @@ bool wgmma_structure_ok(const GemmShape& s, const Config& c, std::string* why) {
     return reject(why, "(BM / WGS) * BN = " + std::to_string((bm / wgs) * bn) +
                            " exceeds 128 fp32 accumulators per thread");
   if (c["STAGES"] < 3) return reject(why, "STAGES must be >= 3");
+  if (c.has("CLUSTER_K")) {
+    const Value ck = c["CLUSTER_K"];
+    if (ck != 1 && ck != 2 && ck != 4 && ck != 8)
+      return reject(why, "CLUSTER_K = " + std::to_string(ck) +
+                             " must be 1, 2, 4 or 8 (CTAs of a k-split cluster)");
+    if (ck > 1 && (c["SPLIT_K"] != 1 || (c.has("PRODUCER") && c["PRODUCER"] != 0)))
+      return reject(why, "CLUSTER_K = " + std::to_string(ck) +
+                             " (k-split cluster) needs SPLIT_K = 1 and PRODUCER = 0");
+  }
   return true;
 }
 
 /// Dynamic shared memory of a gemm_wgmma config (bytes): the stages plus 1 KiB that lets the
-/// kernel align them to 1024 bytes (PRODUCER > 0 adds up to 96 bytes of static mbarriers).
+/// kernel align them to 1024 bytes (PRODUCER > 0 adds up to 96 bytes of static mbarriers);
+/// a k-split cluster needs at least BM x BN floats there (rank 1..'s partial tile).
 std::int64_t wgmma_smem_bytes(const Config& c) {
-  return c["STAGES"] * (c["BM"] + c["BN"]) * c["BK"] * 2 + 1024;
+  const std::int64_t stages = c["STAGES"] * (c["BM"] + c["BN"]) * c["BK"] * 2;
+  const bool cluster = c.has("CLUSTER_K") && c["CLUSTER_K"] > 1;
+  return std::max<std::int64_t>(stages, cluster ? c["BM"] * c["BN"] * 4 : 0) + 1024;
 }
 
 /// Default tiles of gemm_wgmma for a shape.
@@ -455,7 +467,8 @@ class GemmWgmmaTemplate final : public GemmTemplateBase {
   std::string description() const override {
     return "f16/bf16 GEMM on Hopper tensor cores (sm_90a wgmma.mma_async from 128B-swizzled "
            "smem descriptors, cp.async multistage pipeline or a producer warpgroup with "
-           "mbarriers, 1-2 consumer warpgroups, rasterization, split-K), layout NT, "
+           "mbarriers, 1-2 consumer warpgroups, rasterization, split-K through a workspace or "
+           "across a thread-block cluster), layout NT, "
            "alpha/beta, bias";
   }
   const std::string& source() const override { return embedded("gemm/gemm_wgmma.cu"); }
@@ -475,7 +488,11 @@ class GemmWgmmaTemplate final : public GemmTemplateBase {
         .param("SPLIT_K", {1, 2, 4, 8, 16}, d.split_k)
         .param("GROUP_M", {1, 4, 8, 16}, d.group_m)
         .param("PRODUCER", {0, 1, 2}, 0)
+        .param("CLUSTER_K", {1, 2, 4, 8}, 1)
         .constraint("BM % (64 * WGS) == 0")
+        // A k-split cluster replaces SPLIT_K's workspace; every rank gets at least one k tile.
+        .constraint("CLUSTER_K == 1 or (SPLIT_K == 1 and PRODUCER == 0)")
+        .constraint("CLUSTER_K * BK < " + std::to_string(s.K) + " + BK")
         .constraint("(BM // WGS) * BN <= 16384")  // at most 128 fp32 accumulators per thread
         // PRODUCER > 0 adds 2 * STAGES static mbarriers (<= 96 bytes, counted as 128 or 256)
         .constraint("STAGES * (BM + BN) * BK * 2 + 1024 + 128 * PRODUCER <= " +
@@ -494,6 +511,16 @@ class GemmWgmmaTemplate final : public GemmTemplateBase {
     return {"gemm_wgmma", c["BM"], c["BN"], c["SPLIT_K"],
             static_cast<unsigned>(128 * (c["WGS"] + (c["PRODUCER"] > 0 ? 1 : 0))),
             static_cast<unsigned>(wgmma_smem_bytes(c))};
+  }
+
+ public:
+  LaunchPlan launch(const Problem& problem, const Config& config,
+                    const Device& device) const override {
+    LaunchPlan plan = GemmTemplateBase::launch(problem, config, device);
+    // k-split cluster: CLUSTER_K blocks along z per tile, one cluster (no workspace).
+    if (config.has("CLUSTER_K") && config["CLUSTER_K"] > 1)
+      plan.steps[0].grid[2] = static_cast<unsigned>(config["CLUSTER_K"]);
+    return plan;
   }
 };
 

@@ -3,7 +3,8 @@
 // and wgmma fences, wgmma.mma_async wrappers (64 x N x 16, fp32 accumulation, both operands
 // from shared memory through 128B-swizzle descriptors), the operand-tile loader of a plain
 // K-contiguous matrix, the multistage main loop (or the warp-specialized producer / consumer
-// pair) that drives any pair of loaders, and the epilogue into a row-major output. An implicit-GEMM
+// pair) that drives any pair of loaders, the sum of a k-split cluster's tiles, and the
+// epilogue into a row-major output. An implicit-GEMM
 // convolution plugs in by giving the loops its own A loader (same interface as
 // wg::MatrixTileLoader: init once, load(stage) per k tile, advance()) that gathers NHWC
 // rows into the same swizzled tile layout (gemm_wgmma_layout.cuh); its NHWC output is the
@@ -12,6 +13,7 @@
 // Needs KT_DTYPE (1 = f16, 2 = bf16) from gemm_common.cuh before inclusion.
 #pragma once
 
+#include "common/cluster.cuh"
 #include "gemm/gemm_common.cuh"
 #include "gemm/gemm_smem_copy.cuh"
 #include "gemm/gemm_wgmma_layout.cuh"
@@ -552,6 +554,57 @@ __device__ __forceinline__ void store_tile(const float (&acc)[Shape::kMi][Shape:
         store_accumulator_pair<Splits, HasBias>(
             C, bias, workspace, split, M, N, row_base + mi * 64 + h * 8, col_base + j * 8,
             acc[mi][j * 4 + h * 2], acc[mi][j * 4 + h * 2 + 1], alpha, beta, paired);
+}
+
+/// The reduction of a k-split cluster (CLUSTER_K of gemm_wgmma and conv2d_wgmma): kCluster
+/// CTAs of one cluster computed the same output tile over kCluster ranges of the reduced
+/// dimension. Ranks 1.. store their accumulators into
+/// their own shared memory at `buf` (generic pointer, shared address `buf_addr`: the freed
+/// stages, Shape::kThreads * kMi * kAcc floats), rank 0 adds them to its own in rank order
+/// (distributed shared-memory loads: the same bits on every run) and returns true; the others
+/// return false once rank 0 has read them (their shared memory must stay until then). Every
+/// thread of every CTA of the cluster calls it after its main loop (stages no longer read).
+/// Layout: 4 consecutive accumulators of a thread are one 16-byte chunk, consecutive threads'
+/// chunks adjacent (index (i / 4) * kThreads + tid).
+template <class Shape, int kCluster>
+__device__ __forceinline__ bool cluster_k_reduce(float (&acc)[Shape::kMi][Shape::kAcc],
+                                                 float* buf, unsigned buf_addr, int tid) {
+  static_assert(Shape::kAcc % 4 == 0, "16-byte chunks of accumulators");
+  constexpr int kChunks = Shape::kAcc / 4;  // per thread and mi
+  const unsigned rank = kt_cluster_rank();
+  __syncthreads();  // every thread of this CTA is past its main loop: the stages are free
+  if (rank != 0) {
+#pragma unroll
+    for (int mi = 0; mi < Shape::kMi; ++mi)
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c)
+        reinterpret_cast<float4*>(buf)[(mi * kChunks + c) * Shape::kThreads + tid] =
+            make_float4(acc[mi][4 * c], acc[mi][4 * c + 1], acc[mi][4 * c + 2],
+                        acc[mi][4 * c + 3]);
+  }
+  kt_cluster_sync();  // the peers' tiles are written
+  if (rank == 0) {
+#pragma unroll 1
+    for (int r = 1; r < kCluster; ++r) {
+      const unsigned base = kt_cluster_map(buf_addr, static_cast<unsigned>(r));
+#pragma unroll
+      for (int mi = 0; mi < Shape::kMi; ++mi)
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) {
+          float4 v;
+          asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+                       : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                       : "r"(base + ((mi * kChunks + c) * Shape::kThreads + tid) * 16u)
+                       : "memory");
+          acc[mi][4 * c] += v.x;
+          acc[mi][4 * c + 1] += v.y;
+          acc[mi][4 * c + 2] += v.z;
+          acc[mi][4 * c + 3] += v.w;
+        }
+    }
+  }
+  kt_cluster_sync();  // rank 0 has read every peer's tile: the peers may leave
+  return rank == 0;
 }
 
 }  // namespace wg
