@@ -85,26 +85,31 @@ void check_wgmma(const std::vector<Problem>& problems, const std::vector<std::st
 
 /// Fixed configs: the large-shape default, one warpgroup of 64 x 64 with the shallowest
 /// pipeline, 256-row tiles of two 128-row warpgroups with 128-deep k tiles, BN 64, split-K,
-/// the same shapes with the producer warpgroup (PRODUCER=1, 2), and k-split clusters.
+/// the same shapes with the producer warpgroup (PRODUCER=1, 2), k-split clusters, and padded
+/// copies of A and B for K % 8 != 0.
 const std::vector<std::string> kFixed = {
-    "BM=128,BN=256,BK=64,WGS=2,STAGES=4,SPLIT_K=1,GROUP_M=8,PRODUCER=0,CLUSTER_K=1",
-    "BM=64,BN=64,BK=64,WGS=1,STAGES=3,SPLIT_K=1,GROUP_M=1,PRODUCER=0,CLUSTER_K=1",
-    "BM=256,BN=128,BK=128,WGS=2,STAGES=3,SPLIT_K=1,GROUP_M=4,PRODUCER=0,CLUSTER_K=1",
-    "BM=128,BN=64,BK=128,WGS=1,STAGES=6,SPLIT_K=1,GROUP_M=8,PRODUCER=0,CLUSTER_K=1",
-    "BM=64,BN=256,BK=64,WGS=1,STAGES=5,SPLIT_K=4,GROUP_M=1,PRODUCER=0,CLUSTER_K=1",
-    "BM=128,BN=128,BK=64,WGS=2,STAGES=5,SPLIT_K=2,GROUP_M=8,PRODUCER=0,CLUSTER_K=1",
+    "BM=128,BN=256,BK=64,WGS=2,STAGES=4,SPLIT_K=1,GROUP_M=8,PRODUCER=0,CLUSTER_K=1,PAD_K=0",
+    "BM=64,BN=64,BK=64,WGS=1,STAGES=3,SPLIT_K=1,GROUP_M=1,PRODUCER=0,CLUSTER_K=1,PAD_K=0",
+    "BM=256,BN=128,BK=128,WGS=2,STAGES=3,SPLIT_K=1,GROUP_M=4,PRODUCER=0,CLUSTER_K=1,PAD_K=0",
+    "BM=128,BN=64,BK=128,WGS=1,STAGES=6,SPLIT_K=1,GROUP_M=8,PRODUCER=0,CLUSTER_K=1,PAD_K=0",
+    "BM=64,BN=256,BK=64,WGS=1,STAGES=5,SPLIT_K=4,GROUP_M=1,PRODUCER=0,CLUSTER_K=1,PAD_K=0",
+    "BM=128,BN=128,BK=64,WGS=2,STAGES=5,SPLIT_K=2,GROUP_M=8,PRODUCER=0,CLUSTER_K=1,PAD_K=0",
     // The warp-specialized pipeline (producer warpgroup, mbarrier ring), several shapes.
-    "BM=128,BN=256,BK=64,WGS=2,STAGES=4,SPLIT_K=1,GROUP_M=8,PRODUCER=1,CLUSTER_K=1",
-    "BM=64,BN=64,BK=64,WGS=1,STAGES=3,SPLIT_K=1,GROUP_M=1,PRODUCER=1,CLUSTER_K=1",
-    "BM=128,BN=128,BK=128,WGS=1,STAGES=3,SPLIT_K=4,GROUP_M=8,PRODUCER=1,CLUSTER_K=1",
+    "BM=128,BN=256,BK=64,WGS=2,STAGES=4,SPLIT_K=1,GROUP_M=8,PRODUCER=1,CLUSTER_K=1,PAD_K=0",
+    "BM=64,BN=64,BK=64,WGS=1,STAGES=3,SPLIT_K=1,GROUP_M=1,PRODUCER=1,CLUSTER_K=1,PAD_K=0",
+    "BM=128,BN=128,BK=128,WGS=1,STAGES=3,SPLIT_K=4,GROUP_M=8,PRODUCER=1,CLUSTER_K=1,PAD_K=0",
     // Asynchronous full arrivals (cp.async.mbarrier.arrive.noinc), consumer-side proxy fence.
-    "BM=128,BN=256,BK=64,WGS=2,STAGES=4,SPLIT_K=1,GROUP_M=8,PRODUCER=2,CLUSTER_K=1",
-    "BM=64,BN=128,BK=64,WGS=1,STAGES=3,SPLIT_K=2,GROUP_M=1,PRODUCER=2,CLUSTER_K=1",
+    "BM=128,BN=256,BK=64,WGS=2,STAGES=4,SPLIT_K=1,GROUP_M=8,PRODUCER=2,CLUSTER_K=1,PAD_K=0",
+    "BM=64,BN=128,BK=64,WGS=1,STAGES=3,SPLIT_K=2,GROUP_M=1,PRODUCER=2,CLUSTER_K=1,PAD_K=0",
     // k-split clusters: ranks 1.. hand their fp32 tiles to rank 0 through distributed shared
     // memory (kept where each rank gets at least one k tile).
-    "BM=128,BN=128,BK=64,WGS=2,STAGES=5,SPLIT_K=1,GROUP_M=8,PRODUCER=0,CLUSTER_K=2",
-    "BM=64,BN=128,BK=64,WGS=1,STAGES=3,SPLIT_K=1,GROUP_M=1,PRODUCER=0,CLUSTER_K=4",
-    "BM=128,BN=64,BK=128,WGS=1,STAGES=4,SPLIT_K=1,GROUP_M=8,PRODUCER=0,CLUSTER_K=8",
+    "BM=128,BN=128,BK=64,WGS=2,STAGES=5,SPLIT_K=1,GROUP_M=8,PRODUCER=0,CLUSTER_K=2,PAD_K=0",
+    "BM=64,BN=128,BK=64,WGS=1,STAGES=3,SPLIT_K=1,GROUP_M=1,PRODUCER=0,CLUSTER_K=4,PAD_K=0",
+    "BM=128,BN=64,BK=128,WGS=1,STAGES=4,SPLIT_K=1,GROUP_M=8,PRODUCER=0,CLUSTER_K=8,PAD_K=0",
+    // K % 8 != 0 (kept only there): padded copies with split-K, a cluster, the producer.
+    "BM=128,BN=128,BK=64,WGS=2,STAGES=5,SPLIT_K=2,GROUP_M=8,PRODUCER=0,CLUSTER_K=1,PAD_K=1",
+    "BM=64,BN=128,BK=64,WGS=1,STAGES=3,SPLIT_K=1,GROUP_M=1,PRODUCER=0,CLUSTER_K=2,PAD_K=1",
+    "BM=128,BN=256,BK=64,WGS=2,STAGES=4,SPLIT_K=1,GROUP_M=8,PRODUCER=1,CLUSTER_K=1,PAD_K=1",
 };
 
 }  // namespace
@@ -116,7 +121,9 @@ TEST_CASE("gemm_wgmma is correct for f16 and bf16 on odd NT shapes, both outputs
   auto wg = make_gemm_wgmma_template();
   int i = 0;
   for (const char* dtype : {"f16", "bf16"})
-    for (const char* shape : {"1x1x8", "17x33x72", "127x259x96", "65x200x8", "300x520x200"}) {
+    for (const char* shape : {"1x1x8", "17x33x72", "127x259x96", "65x200x8", "300x520x200",
+                              // K % 8 != 0: the padded copies of A and B (PAD_K = 1)
+                              "1x1x1", "33x70x13", "130x260x1001"}) {
       ++i;
       problems.push_back(make_problem(*wg, shape,
                                       {{"dtype", dtype}, {"layout", "NT"},

@@ -136,7 +136,7 @@ TEST_CASE("gemm_wgmma space: defaults valid, constraints and can_implement name 
   SearchSpace space = wg->space(p, h200);
   auto make = [&](Value bm, Value bn, Value bk, Value wgs, Value stages) {
     return space.make({{"BM", bm}, {"BN", bn}, {"BK", bk}, {"WGS", wgs}, {"STAGES", stages},
-                       {"SPLIT_K", 1}, {"GROUP_M", 8}, {"PRODUCER", 0}, {"CLUSTER_K", 1}});
+                       {"SPLIT_K", 1}, {"GROUP_M", 8}, {"PRODUCER", 0}, {"CLUSTER_K", 1}, {"PAD_K", 0}});
   };
   // 5 * 384 * 64 * 2 + 1 KiB = 241 KiB > 227 KiB.
   const Config huge = make(128, 256, 64, 2, 5);
@@ -146,7 +146,7 @@ TEST_CASE("gemm_wgmma space: defaults valid, constraints and can_implement name 
   // The producer's 128 bytes of mbarriers count against the limit too: 6 * 320 * 64 * 2 +
   // 1 KiB = 241 KiB is too much either way; 5 * 256 * 64 * 2 + 1 KiB + 128 fits.
   const Config ws = space.make({{"BM", 128}, {"BN", 128}, {"BK", 64}, {"WGS", 2}, {"STAGES", 6},
-                                {"SPLIT_K", 1}, {"GROUP_M", 8}, {"PRODUCER", 1}, {"CLUSTER_K", 1}});
+                                {"SPLIT_K", 1}, {"GROUP_M", 8}, {"PRODUCER", 1}, {"CLUSTER_K", 1}, {"PAD_K", 0}});
   CHECK(space.valid(ws));
   // 256 accumulators per thread: one warpgroup of 128 x 256.
   const Config one_wg = make(128, 256, 64, 1, 3);
@@ -169,10 +169,21 @@ TEST_CASE("gemm_wgmma space: defaults valid, constraints and can_implement name 
     CHECK_THROWS_WITH(wg->launch(q, qs.default_config(), h200),
                       Catch::Contains(std::string("layout ") + layout));
   }
+  // K % 8 != 0: only PAD_K = 1 (A and B copied into rows of 104) is in the space; PAD_K = 0
+  // is refused naming K and the way out.
   Problem odd_k = make_problem(*wg, "256x256x100", {{"layout", "NT"}});
+  const SearchSpace odd_space = wg->space(odd_k, h200);
+  CHECK(odd_space.default_config()["PAD_K"] == 1);
+  CHECK(wg->can_implement(odd_k, odd_space.default_config()));
+  const Config unpadded = test::with(odd_space, odd_space.default_config(), {{"PAD_K", 0}});
+  CHECK_FALSE(odd_space.valid(unpadded));
   why.clear();
-  CHECK_FALSE(wg->can_implement(odd_k, wg->space(odd_k, h200).default_config(), &why));
-  CHECK_THAT(why, Catch::Contains("K = 100"));
+  CHECK_FALSE(wg->can_implement(odd_k, unpadded, &why));
+  CHECK_THAT(why, Catch::Contains("K = 100") && Catch::Contains("PAD_K = 1") &&
+                      Catch::Contains("104"));
+  // Aligned K: padding would only copy, so PAD_K = 1 is out of the space.
+  CHECK(space.default_config()["PAD_K"] == 0);
+  CHECK_FALSE(space.valid(test::with(space, space.default_config(), {{"PAD_K", 1}})));
   // Devices with less shared memory get defaults that fit.
   const Device sm86 = Device::offline("sm_86");
   Problem big = make_problem(*wg, "4096x4096x4096", {{"layout", "NT"}});
@@ -190,7 +201,7 @@ TEST_CASE("gemm_wgmma launch plans: grid, 128 threads per warpgroup, aligned sha
   Problem p = make_problem(*wg, "300x520x1000", {{"layout", "NT"}, {"bias", "1"}});
   SearchSpace space = wg->space(p, h200);
   Config c = space.make({{"BM", 128}, {"BN", 256}, {"BK", 64}, {"WGS", 2}, {"STAGES", 4},
-                         {"SPLIT_K", 1}, {"GROUP_M", 8}, {"PRODUCER", 0}, {"CLUSTER_K", 1}});
+                         {"SPLIT_K", 1}, {"GROUP_M", 8}, {"PRODUCER", 0}, {"CLUSTER_K", 1}, {"PAD_K", 0}});
   LaunchPlan plan = wg->launch(p, c, h200);
   REQUIRE(plan.steps.size() == 1);
   CHECK(plan.steps[0].entry == "gemm_wgmma");
@@ -199,7 +210,7 @@ TEST_CASE("gemm_wgmma launch plans: grid, 128 threads per warpgroup, aligned sha
   CHECK(plan.steps[0].dynamic_smem == 4u * (128u + 256u) * 64u * 2u + 1024u);
   CHECK(plan.steps[0].args[3].buffer == 3u);  // bias
   Config split = space.make({{"BM", 64}, {"BN", 128}, {"BK", 128}, {"WGS", 1}, {"STAGES", 3},
-                             {"SPLIT_K", 4}, {"GROUP_M", 1}, {"PRODUCER", 1}, {"CLUSTER_K", 1}});
+                             {"SPLIT_K", 4}, {"GROUP_M", 1}, {"PRODUCER", 1}, {"CLUSTER_K", 1}, {"PAD_K", 0}});
   LaunchPlan sp = wg->launch(p, split, h200);
   REQUIRE(sp.steps.size() == 2);
   CHECK(sp.steps[0].block[0] == 256u);  // producer warpgroup + one consumer
@@ -211,7 +222,7 @@ TEST_CASE("gemm_wgmma launch plans: grid, 128 threads per warpgroup, aligned sha
   // 1..'s fp32 tile (64 x 256 floats) fits over the 3 freed stages of 320 x 64 halves.
   Config cluster = space.make({{"BM", 64}, {"BN", 256}, {"BK", 64}, {"WGS", 1}, {"STAGES", 3},
                                {"SPLIT_K", 1}, {"GROUP_M", 1}, {"PRODUCER", 0},
-                               {"CLUSTER_K", 4}});
+                               {"CLUSTER_K", 4}, {"PAD_K", 0}});
   REQUIRE(space.valid(cluster));
   LaunchPlan cp = wg->launch(p, cluster, h200);
   REQUIRE(cp.steps.size() == 1);
@@ -226,10 +237,37 @@ TEST_CASE("gemm_wgmma launch plans: grid, 128 threads per warpgroup, aligned sha
   CHECK_THAT(why, Catch::Contains("CLUSTER_K = 4") && Catch::Contains("SPLIT_K = 1"));
   CHECK_FALSE(space.valid(test::with(space, cluster, {{"PRODUCER", 1}})));
   CHECK(space.valid(test::with(space, cluster, {{"CLUSTER_K", 8}})));
+  // PAD_K: two pad steps (A then B into rows of 1000 -> 1000: K = 1001 pads to 1008) before
+  // the main kernel, which reads the padded scratch copies over K = 1008.
+  Problem odd = make_problem(*wg, "300x520x1001", {{"layout", "NT"}, {"bias", "1"}});
+  SearchSpace os = wg->space(odd, h200);
+  const Config padded = test::with(os, os.default_config(), {{"SPLIT_K", 2}, {"CLUSTER_K", 1}});
+  REQUIRE(os.valid(padded));
+  LaunchPlan pp = wg->launch(odd, padded, h200);
+  REQUIRE(pp.steps.size() == 4);  // pad A, pad B, main, split-K reduce
+  CHECK(pp.steps[0].entry == "gemm_wgmma_pad_k");
+  CHECK(pp.steps[1].entry == "gemm_wgmma_pad_k");
+  CHECK(pp.steps[2].entry == "gemm_wgmma");
+  CHECK(pp.steps[3].entry == "gemm_wgmma_splitk_reduce");
+  REQUIRE(pp.scratch.size() == 3);  // workspace, A_padded, B_padded (buffers 4, 5, 6)
+  CHECK(pp.scratch[1].elements == 300u * 1008u);
+  CHECK(pp.scratch[2].elements == 520u * 1008u);
+  CHECK(pp.steps[0].args[0].buffer == 0u);
+  CHECK(pp.steps[0].args[1].buffer == 5u);
+  CHECK(pp.steps[0].args[3].i == 1001);
+  CHECK(pp.steps[0].args[4].i == 1008);
+  CHECK(pp.steps[1].args[0].buffer == 1u);
+  CHECK(pp.steps[1].args[1].buffer == 6u);
+  CHECK(pp.steps[1].args[2].i == 520);
+  CHECK(pp.steps[2].args[0].buffer == 5u);
+  CHECK(pp.steps[2].args[1].buffer == 6u);
+  CHECK(pp.steps[2].args[4].buffer == 4u);  // the workspace
+  CHECK(pp.steps[2].args[7].i == 1008);     // K the kernel sees
+  CHECK(pp.steps[0].grid[0] * 256u >= 300u * 1008u / 8u);
   Problem short_k = make_problem(*wg, "300x520x128", {{"layout", "NT"}});
   SearchSpace ss = wg->space(short_k, h200);
   CHECK_FALSE(ss.valid(ss.parse("BM=64,BN=256,BK=64,WGS=1,STAGES=3,SPLIT_K=1,GROUP_M=1,"
-                                "PRODUCER=0,CLUSTER_K=4")));  // 2 k tiles for 4 ranks
+                                "PRODUCER=0,CLUSTER_K=4,PAD_K=0")));  // 2 k tiles, 4 ranks
 }
 
 TEST_CASE("gemm_wgmma compiles to sm_90a: wgmma without serialization, defaults without spills",
@@ -256,7 +294,7 @@ TEST_CASE("gemm_wgmma compiles to sm_90a: wgmma without serialization, defaults 
     Problem p = make_problem(*wg, "4096x4096x4096", {{"dtype", "bf16"}, {"layout", "NT"}});
     SearchSpace space = wg->space(p, h200);
     const Config ws = space.parse(
-        std::string("BM=128,BN=256,BK=64,WGS=2,STAGES=4,SPLIT_K=1,GROUP_M=8,CLUSTER_K=1,") +
+        std::string("BM=128,BN=256,BK=64,WGS=2,STAGES=4,SPLIT_K=1,GROUP_M=8,CLUSTER_K=1,PAD_K=0,") +
         "PRODUCER=" + producer);
     CHECK(wg->launch(p, ws, h200).steps[0].block[0] == 384u);
     REQUIRE(space.valid(ws));
@@ -267,12 +305,21 @@ TEST_CASE("gemm_wgmma compiles to sm_90a: wgmma without serialization, defaults 
     CHECK(r.log.find("serialized") == std::string::npos);
     CHECK(r.log.find("setmaxnreg") == std::string::npos);  // ptxas ignoring it says so
   }
+  // PAD_K: the padding entry is compiled beside the kernel (odd K of the suite).
+  {
+    Problem p = make_problem(*wg, "4097x4095x4093", {{"dtype", "f16"}, {"layout", "NT"}});
+    SearchSpace space = wg->space(p, h200);
+    REQUIRE(space.default_config()["PAD_K"] == 1);
+    BuildResult r = builder.build(*wg, p, space.default_config(), h200);
+    INFO(r.log);
+    REQUIRE(r.ok);
+  }
   // k-split clusters of 2 and 8 CTAs (the K-heavy shape's candidates), without spills.
   for (const char* ck : {"2", "8"}) {
     Problem p = make_problem(*wg, "512x512x65536", {{"dtype", "f16"}, {"layout", "NT"}});
     SearchSpace space = wg->space(p, h200);
     const Config cc = space.parse(
-        std::string("BM=128,BN=128,BK=64,WGS=2,STAGES=5,SPLIT_K=1,GROUP_M=8,PRODUCER=0,") +
+        std::string("BM=128,BN=128,BK=64,WGS=2,STAGES=5,SPLIT_K=1,GROUP_M=8,PRODUCER=0,PAD_K=0,") +
         "CLUSTER_K=" + ck);
     REQUIRE(space.valid(cc));
     BuildResult r = builder.build(*wg, p, cc, h200);

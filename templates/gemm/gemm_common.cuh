@@ -222,7 +222,41 @@ __device__ __forceinline__ void split_k_reduce(const float* __restrict__ workspa
   }
 }
 
+/// Copies the rows x cols row-major matrix `src` into `dst` with rows of cols_padded elements
+/// (cols_padded a multiple of 8, > cols), the extra columns zero: one 16-byte chunk of dst per
+/// thread and step of a grid-stride loop (src read element by element: its rows need not be
+/// aligned). A GEMM over the padded K reads the zero columns of both operands, which add 0.
+template <class T>
+__device__ __forceinline__ void pad_rows(const T* __restrict__ src, T* __restrict__ dst,
+                                         int rows, int cols, int cols_padded) {
+  static_assert(sizeof(T) == 2, "16-bit elements: 8 per 16-byte chunk");
+  const int chunks_per_row = cols_padded / 8;
+  const long long total = static_cast<long long>(rows) * chunks_per_row;
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += stride) {
+    const int row = static_cast<int>(i / chunks_per_row);
+    const int col0 = static_cast<int>(i - static_cast<long long>(row) * chunks_per_row) * 8;
+    const T* s = src + static_cast<long long>(row) * cols;
+    alignas(16) unsigned short chunk[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e)
+      chunk[e] = col0 + e < cols ? reinterpret_cast<const unsigned short*>(s)[col0 + e] : 0;
+    *reinterpret_cast<uint4*>(dst + static_cast<long long>(row) * cols_padded + col0) =
+        *reinterpret_cast<const uint4*>(chunk);
+  }
+}
+
 }  // namespace ktg
+
+/// Defines the extern "C" K-padding entry NAME of a GEMM kernel file: ktg::pad_rows of a
+/// rows x cols operand into rows of cols_padded elements (zero filled).
+#define KTG_DEFINE_PAD_K(NAME, IN_T)                                                          \
+  extern "C" __global__ void __launch_bounds__(256)                                           \
+      NAME(const IN_T* __restrict__ src, IN_T* __restrict__ dst, int rows, int cols,          \
+           int cols_padded) {                                                                 \
+    ktg::pad_rows(src, dst, rows, cols, cols_padded);                                         \
+  }
 
 /// Defines the extern "C" split-K reduction entry NAME of a GEMM kernel file (only when
 /// SPLIT_K > 1): sums the SPLIT_K fp32 slices of the workspace and applies the epilogue.

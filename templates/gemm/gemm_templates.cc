@@ -384,10 +384,14 @@ bool wgmma_structure_ok(const GemmShape& s, const Config& c, std::string* why) {
                            (s.b_transposed ? 'T' : 'N') +
                            " is not supported: gemm_wgmma reads both operands K-major (layout "
                            "NT: A stored M x K, B stored N x K); use gemm_mma");
-  if (s.K % 8 != 0)
+  const Value pad_k = c.has("PAD_K") ? c["PAD_K"] : 0;
+  if (pad_k != 0 && pad_k != 1)
+    return reject(why, "PAD_K = " + std::to_string(pad_k) + " must be 0 or 1");
+  if (s.K % 8 != 0 && pad_k == 0)
     return reject(why, "K = " + std::to_string(s.K) +
                            " is not a multiple of 8: rows of A and B are copied in 16-byte "
-                           "chunks (use gemm_mma)");
+                           "chunks (PAD_K = 1 pads copies of them to K = " +
+                           std::to_string((s.K + 7) / 8 * 8) + "; or use gemm_mma)");
   const Value bm = c["BM"], bn = c["BN"], bk = c["BK"], wgs = c["WGS"];
   if (wgs < 1 || bm % (64 * wgs) != 0)
     return reject(why, "BM = " + std::to_string(bm) + " must be a multiple of 64 * WGS (" +
@@ -468,7 +472,7 @@ class GemmWgmmaTemplate final : public GemmTemplateBase {
     return "f16/bf16 GEMM on Hopper tensor cores (sm_90a wgmma.mma_async from 128B-swizzled "
            "smem descriptors, cp.async multistage pipeline or a producer warpgroup with "
            "mbarriers, 1-2 consumer warpgroups, rasterization, split-K through a workspace or "
-           "across a thread-block cluster), layout NT, "
+           "across a thread-block cluster, K padded when not a multiple of 8), layout NT, "
            "alpha/beta, bias";
   }
   const std::string& source() const override { return embedded("gemm/gemm_wgmma.cu"); }
@@ -489,6 +493,9 @@ class GemmWgmmaTemplate final : public GemmTemplateBase {
         .param("GROUP_M", {1, 4, 8, 16}, d.group_m)
         .param("PRODUCER", {0, 1, 2}, 0)
         .param("CLUSTER_K", {1, 2, 4, 8}, 1)
+        // K % 8 != 0: A and B are first copied into rows padded to a multiple of 8.
+        .param("PAD_K", {0, 1}, s.K % 8 != 0 ? 1 : 0)
+        .constraint(s.K % 8 != 0 ? "PAD_K == 1" : "PAD_K == 0")
         .constraint("BM % (64 * WGS) == 0")
         // A k-split cluster replaces SPLIT_K's workspace; every rank gets at least one k tile.
         .constraint("CLUSTER_K == 1 or (SPLIT_K == 1 and PRODUCER == 0)")
@@ -516,11 +523,44 @@ class GemmWgmmaTemplate final : public GemmTemplateBase {
  public:
   LaunchPlan launch(const Problem& problem, const Config& config,
                     const Device& device) const override {
-    LaunchPlan plan = GemmTemplateBase::launch(problem, config, device);
+    require_implementable(problem, config);
+    const GemmShape s = gemm::gemm_shape(problem);
+    const bool pad = config.has("PAD_K") && config["PAD_K"] == 1;
+    GemmShape run = s;  // the shape the main kernel sees
+    if (pad) run.K = (s.K + 7) / 8 * 8;
+    LaunchPlan plan = gemm::gemm_launch_plan(run, geometry(run, config), device);
     // k-split cluster: CLUSTER_K blocks along z per tile, one cluster (no workspace).
     if (config.has("CLUSTER_K") && config["CLUSTER_K"] > 1)
       plan.steps[0].grid[2] = static_cast<unsigned>(config["CLUSTER_K"]);
+    if (pad) add_pad_steps(s, run.K, device, plan);
     return plan;
+  }
+
+ private:
+  /// PAD_K: scratch copies of A (M x K) and B (N x K) with rows of `padded_k` elements (zero
+  /// filled) made by two gemm_wgmma_pad_k steps before the main kernel, which reads them.
+  static void add_pad_steps(const GemmShape& s, std::int64_t padded_k, const Device& device,
+                            LaunchPlan& plan) {
+    const std::size_t first = (s.bias ? 4 : 3) + plan.scratch.size();  // workload buffers first
+    std::vector<LaunchStep> pads;
+    for (std::size_t operand = 0; operand < 2; ++operand) {
+      const std::int64_t rows = operand == 0 ? s.M : s.N;
+      plan.scratch.push_back(BufferSpec{operand == 0 ? "A_padded" : "B_padded",
+                                        s.input_dtype(),
+                                        static_cast<std::size_t>(rows * padded_k),
+                                        Role::scratch, 0});
+      LaunchStep step;
+      step.entry = "gemm_wgmma_pad_k";
+      const std::int64_t chunks = rows * (padded_k / 8);
+      const std::int64_t blocks_max = std::max(1, device.sm_count) * 16;  // grid-stride beyond
+      step.grid[0] = static_cast<unsigned>(std::min((chunks + 255) / 256, blocks_max));
+      step.block[0] = 256;
+      step.args = {KernelArg::buf(operand), KernelArg::buf(first + operand),
+                   KernelArg::i32(rows), KernelArg::i32(s.K), KernelArg::i32(padded_k)};
+      pads.push_back(step);
+      plan.steps[0].args[operand] = KernelArg::buf(first + operand);
+    }
+    plan.steps.insert(plan.steps.begin(), pads.begin(), pads.end());
   }
 };
 

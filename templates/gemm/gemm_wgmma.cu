@@ -8,7 +8,9 @@
 // CLUSTER_K > 1 splits K across the CTAs of a thread-block cluster instead, rank 0 adding the
 // others' fp32 tiles from their shared memory (wg::cluster_k_reduce) before its epilogue.
 // Layout NT only (A stored M x K, B stored N x K: both k-contiguous); the host template
-// refuses the others.
+// refuses the others. K must be a multiple of 8 (16-byte row chunks); with PAD_K = 1 the plan
+// first copies A and B into rows of K rounded up to 8 (zero filled, gemm_wgmma_pad_k) and
+// runs the kernel over that K.
 //
 // Tunables (defaults let the file compile on its own): BM x BN block tile (BN 64/128/256),
 // BK k tile (64 or 128), WGS consumer warpgroups stacked along M (each BM / WGS rows, a
@@ -17,7 +19,8 @@
 // per-stage mbarriers, registers moved to the consumers with setmaxnreg, the producer fences
 // landed copies (wait_group lagging STAGES - 2 tiles) before arriving; 2: as 1, but the
 // arrivals are cp.async.mbarrier.arrive.noinc and the consumers fence after their wait),
-// CLUSTER_K (1, or 2 to 8 CTAs per k-split cluster with SPLIT_K = 1 and PRODUCER = 0).
+// CLUSTER_K (1, or 2 to 8 CTAs per k-split cluster with SPLIT_K = 1 and PRODUCER = 0), PAD_K
+// (0, or 1: also define the K-padding entry; the kernel itself is the same).
 // Problem defines: gemm_common.cuh.
 #ifndef BM
 #define BM 128
@@ -45,6 +48,9 @@
 #endif
 #ifndef CLUSTER_K
 #define CLUSTER_K 1
+#endif
+#ifndef PAD_K
+#define PAD_K 0
 #endif
 #ifndef KT_B_T
 #define KT_B_T 1
@@ -154,4 +160,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 1) KTG_CLUSTER_DIMS
 
 #if SPLIT_K > 1
 KTG_DEFINE_SPLIT_K_REDUCE(gemm_wgmma_splitk_reduce, OutT)
+#endif
+#if PAD_K
+KTG_DEFINE_PAD_K(gemm_wgmma_pad_k, InT)
 #endif
