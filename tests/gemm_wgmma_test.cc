@@ -289,45 +289,38 @@ TEST_CASE("gemm_wgmma compiles to sm_90a: wgmma without serialization, defaults 
       {"16x8192x8192", {{"dtype", "bf16"}, {"layout", "NT"}}, 1},
       {"127x259x96", {{"dtype", "f16"}, {"layout", "NT"}, {"out", "f32"}}, 1},
   };
+  // Builds one config of `shape` (f16 / bf16 NT) from its text and checks it compiled
+  // without spills or serialized wgmma; returns the ptxas log.
+  auto build_clean = [&](const char* shape, const char* dtype, const std::string& text) {
+    Problem p = make_problem(*wg, shape, {{"dtype", dtype}, {"layout", "NT"}});
+    SearchSpace space = wg->space(p, h200);
+    const Config c = text.empty() ? space.default_config() : space.parse(text);
+    REQUIRE(space.valid(c));
+    BuildResult r = builder.build(*wg, p, c, h200);
+    INFO(r.log);
+    REQUIRE(r.ok);
+    CHECK(r.resources.spill_stores == 0);
+    CHECK(r.log.find("serialized") == std::string::npos);
+    return r.log;
+  };
   // The warp-specialized variants (producer warpgroup, setmaxnreg) of the large default.
   for (const char* producer : {"1", "2"}) {
     Problem p = make_problem(*wg, "4096x4096x4096", {{"dtype", "bf16"}, {"layout", "NT"}});
     SearchSpace space = wg->space(p, h200);
-    const Config ws = space.parse(
-        std::string("BM=128,BN=256,BK=64,WGS=2,STAGES=4,SPLIT_K=1,GROUP_M=8,CLUSTER_K=1,PAD_K=0,") +
-        "PRODUCER=" + producer);
-    CHECK(wg->launch(p, ws, h200).steps[0].block[0] == 384u);
-    REQUIRE(space.valid(ws));
-    BuildResult r = builder.build(*wg, p, ws, h200);
-    INFO(r.log);
-    REQUIRE(r.ok);
-    CHECK(r.resources.spill_stores == 0);
-    CHECK(r.log.find("serialized") == std::string::npos);
-    CHECK(r.log.find("setmaxnreg") == std::string::npos);  // ptxas ignoring it says so
+    const std::string text =
+        std::string("BM=128,BN=256,BK=64,WGS=2,STAGES=4,SPLIT_K=1,GROUP_M=8,CLUSTER_K=1,") +
+        "PAD_K=0,PRODUCER=" + producer;
+    CHECK(wg->launch(p, space.parse(text), h200).steps[0].block[0] == 384u);
+    const std::string log = build_clean("4096x4096x4096", "bf16", text);
+    CHECK(log.find("setmaxnreg") == std::string::npos);  // ptxas ignoring it says so
   }
-  // PAD_K: the padding entry is compiled beside the kernel (odd K of the suite).
-  {
-    Problem p = make_problem(*wg, "4097x4095x4093", {{"dtype", "f16"}, {"layout", "NT"}});
-    SearchSpace space = wg->space(p, h200);
-    REQUIRE(space.default_config()["PAD_K"] == 1);
-    BuildResult r = builder.build(*wg, p, space.default_config(), h200);
-    INFO(r.log);
-    REQUIRE(r.ok);
-  }
-  // k-split clusters of 2 and 8 CTAs (the K-heavy shape's candidates), without spills.
-  for (const char* ck : {"2", "8"}) {
-    Problem p = make_problem(*wg, "512x512x65536", {{"dtype", "f16"}, {"layout", "NT"}});
-    SearchSpace space = wg->space(p, h200);
-    const Config cc = space.parse(
-        std::string("BM=128,BN=128,BK=64,WGS=2,STAGES=5,SPLIT_K=1,GROUP_M=8,PRODUCER=0,PAD_K=0,") +
-        "CLUSTER_K=" + ck);
-    REQUIRE(space.valid(cc));
-    BuildResult r = builder.build(*wg, p, cc, h200);
-    INFO(r.log);
-    REQUIRE(r.ok);
-    CHECK(r.resources.spill_stores == 0);
-    CHECK(r.log.find("serialized") == std::string::npos);
-  }
+  // PAD_K: the padding entry is compiled beside the kernel (odd K of the suite: the default).
+  build_clean("4097x4095x4093", "f16", "");
+  // k-split clusters of 2 and 8 CTAs (the K-heavy shape's candidates).
+  for (const char* ck : {"2", "8"})
+    build_clean("512x512x65536", "f16",
+                std::string("BM=128,BN=128,BK=64,WGS=2,STAGES=5,SPLIT_K=1,GROUP_M=8,") +
+                    "PRODUCER=0,PAD_K=0,CLUSTER_K=" + ck);
   for (const auto& c : cases) {
     Problem p = make_problem(*wg, c.shape, c.attrs);
     SearchSpace space = wg->space(p, h200);

@@ -408,15 +408,8 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
       return reject(why, "EPI must be 0 (direct stores) or 1 (staged through shared memory)");
     if (config.has("LOOP") && config["LOOP"] != 0 && config["LOOP"] != 1)
       return reject(why, "LOOP must be 1 (wgmma batch before the gather) or 0 (gather first)");
-    if (config.has("CLUSTER_K")) {
-      const Value ck = config["CLUSTER_K"];
-      if (ck != 1 && ck != 2 && ck != 4 && ck != 8)
-        return reject(why, "CLUSTER_K = " + std::to_string(ck) +
-                               " must be 1, 2, 4 or 8 (CTAs of a k-split cluster)");
-      if (ck > 1 && (config["SPLIT_K"] != 1 || (config.has("PERSIST") && config["PERSIST"] != 0)))
-        return reject(why, "CLUSTER_K = " + std::to_string(ck) +
-                               " (k-split cluster) needs SPLIT_K = 1 and PERSIST = 0");
-    }
+    if (const std::string v = gemm::cluster_k_violation(config, "PERSIST"); !v.empty())
+      return reject(why, v);
     if (config.has("PERSIST")) {
       const Value persist = config["PERSIST"];
       if (persist < 0 || persist > 3)

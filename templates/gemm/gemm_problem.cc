@@ -92,6 +92,18 @@ std::vector<std::string> gemm_problem_defines(const GemmShape& s) {
           "-DKT_ALIGN_B=" + std::to_string(s.align_b())};
 }
 
+std::string cluster_k_violation(const Config& config, const std::string& exclusive) {
+  if (!config.has("CLUSTER_K")) return "";
+  const Value ck = config["CLUSTER_K"];
+  if (ck != 1 && ck != 2 && ck != 4 && ck != 8)
+    return "CLUSTER_K = " + std::to_string(ck) +
+           " must be 1, 2, 4 or 8 (CTAs of a k-split cluster)";
+  if (ck > 1 && (config["SPLIT_K"] != 1 || (config.has(exclusive) && config[exclusive] != 0)))
+    return "CLUSTER_K = " + std::to_string(ck) + " (k-split cluster) needs SPLIT_K = 1 and " +
+           exclusive + " = 0";
+  return "";
+}
+
 std::int64_t smem_limit(const Device& device) {
   return std::max<std::int64_t>({device.smem_per_block_optin, device.smem_per_block, 48 * 1024});
 }

@@ -18,6 +18,7 @@
 
 #include "ktune/device.h"
 #include "ktune/problem.h"
+#include "ktune/space.h"
 #include "ktune/template.h"
 
 namespace ktune::gemm {
@@ -67,6 +68,12 @@ void check_gemm_dims(const Problem& problem);
 
 /// NVRTC defines of the problem (see templates/gemm/gemm_common.cuh).
 std::vector<std::string> gemm_problem_defines(const GemmShape& shape);
+
+/// The k-split cluster rules of gemm_wgmma and conv2d_wgmma (wg::cluster_k_reduce):
+/// CLUSTER_K, when the config has it, is 1, 2, 4 or 8, and above 1 only with SPLIT_K = 1 and
+/// `exclusive` (PRODUCER or PERSIST, when the config has it) 0. The reason, naming the value,
+/// when a rule is broken; "" otherwise.
+std::string cluster_k_violation(const Config& config, const std::string& exclusive);
 
 /// Shared memory a block may use on `device` (opt-in limit, at least 48 KiB).
 std::int64_t smem_limit(const Device& device);

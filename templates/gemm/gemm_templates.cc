@@ -404,15 +404,8 @@ bool wgmma_structure_ok(const GemmShape& s, const Config& c, std::string* why) {
     return reject(why, "(BM / WGS) * BN = " + std::to_string((bm / wgs) * bn) +
                            " exceeds 128 fp32 accumulators per thread");
   if (c["STAGES"] < 3) return reject(why, "STAGES must be >= 3");
-  if (c.has("CLUSTER_K")) {
-    const Value ck = c["CLUSTER_K"];
-    if (ck != 1 && ck != 2 && ck != 4 && ck != 8)
-      return reject(why, "CLUSTER_K = " + std::to_string(ck) +
-                             " must be 1, 2, 4 or 8 (CTAs of a k-split cluster)");
-    if (ck > 1 && (c["SPLIT_K"] != 1 || (c.has("PRODUCER") && c["PRODUCER"] != 0)))
-      return reject(why, "CLUSTER_K = " + std::to_string(ck) +
-                             " (k-split cluster) needs SPLIT_K = 1 and PRODUCER = 0");
-  }
+  if (const std::string v = gemm::cluster_k_violation(c, "PRODUCER"); !v.empty())
+    return reject(why, v);
   return true;
 }
 
