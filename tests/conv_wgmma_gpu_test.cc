@@ -70,14 +70,16 @@ TEST_CASE("conv2d_wgmma is correct for f16 and bf16 on odd shapes and sampled co
                                                                {{"BN", 256}},
                                                                {{"EPI", 1}, {"SPLIT_K", 1}},
                                                                {{"PERSIST", 2}},
-                                                               {{"CLUSTER_K", 2}}}
+                                                               {{"CLUSTER_K", 2}},
+                                                               {{"PRODUCER", 1}, {"EPI", 1}}}
                   : std::vector<std::map<std::string, Value>>{{{"WGS", 1}},
                                                                {{"BM", 256}},
                                                                {{"STAGES", 3}, {"LOOP", 0}},
                                                                {{"SPLIT_K", 2}, {"ITER", 1}},
                                                                {{"EPI", 1}, {"SPLIT_K", 1}},
                                                                {{"PERSIST", 1}, {"EPI", 1}},
-                                                               {{"CLUSTER_K", 4}, {"EPI", 1}}});
+                                                               {{"CLUSTER_K", 4}, {"EPI", 1}},
+                                                               {{"PRODUCER", 2}, {"SPLIT_K", 2}}});
       INFO(problem.key());
       test::expect_all_correct("conv2d_wgmma", problem, configs);
     }

@@ -204,7 +204,7 @@ TEST_CASE("conv2d_wgmma space: ResNet-50 defaults valid, can_implement names the
   auto make = [&](Value bm, Value bn, Value bk, Value wgs, Value stages) {
     return space.make({{"BM", bm}, {"BN", bn}, {"BK", bk}, {"WGS", wgs}, {"STAGES", stages},
                        {"SPLIT_K", 1}, {"GROUP_M", 8}, {"ITER", 1}, {"EPI", 0}, {"LOOP", 1},
-                       {"PERSIST", 0}, {"CLUSTER_K", 1}});
+                       {"PERSIST", 0}, {"CLUSTER_K", 1}, {"PRODUCER", 0}});
   };
   std::string why;
   const Config split64 = make(64, 128, 64, 2, 4);
@@ -234,7 +234,7 @@ TEST_CASE("conv2d_wgmma launch plans: grid, 128 threads per warpgroup, aligned s
   const SearchSpace space = wg->space(p, h200);
   const Config c = space.make({{"BM", 128}, {"BN", 128}, {"BK", 64}, {"WGS", 2}, {"STAGES", 4},
                                {"SPLIT_K", 1}, {"GROUP_M", 8}, {"ITER", 1}, {"EPI", 0}, {"LOOP", 1},
-                       {"PERSIST", 0}, {"CLUSTER_K", 1}});
+                       {"PERSIST", 0}, {"CLUSTER_K", 1}, {"PRODUCER", 0}});
   const LaunchPlan plan = wg->launch(p, c, h200);
   REQUIRE(plan.steps.size() == 1);
   CHECK(plan.steps[0].entry == "conv2d_wgmma");
@@ -247,7 +247,7 @@ TEST_CASE("conv2d_wgmma launch plans: grid, 128 threads per warpgroup, aligned s
   CHECK(plan.scratch.empty());
   const Config split = space.make({{"BM", 64}, {"BN", 64}, {"BK", 64}, {"WGS", 1},
                                    {"STAGES", 3}, {"SPLIT_K", 2}, {"GROUP_M", 1}, {"ITER", 0},
-                                   {"EPI", 0}, {"LOOP", 0}, {"PERSIST", 0}, {"CLUSTER_K", 1}});
+                                   {"EPI", 0}, {"LOOP", 0}, {"PERSIST", 0}, {"CLUSTER_K", 1}, {"PRODUCER", 0}});
   const LaunchPlan sp = wg->launch(p, split, h200);
   REQUIRE(sp.steps.size() == 2);
   CHECK(sp.steps[0].block[0] == 128u);
@@ -279,7 +279,7 @@ TEST_CASE("conv2d_wgmma launch plans: grid, 128 threads per warpgroup, aligned s
   // shared memory for rank 1's fp32 tile (128 x 128 floats: more than the stages here).
   const Config cluster = space.make({{"BM", 128}, {"BN", 128}, {"BK", 64}, {"WGS", 2},
                                      {"STAGES", 4}, {"SPLIT_K", 1}, {"GROUP_M", 8}, {"ITER", 1},
-                                     {"EPI", 0}, {"LOOP", 1}, {"PERSIST", 0}, {"CLUSTER_K", 2}});
+                                     {"EPI", 0}, {"LOOP", 1}, {"PERSIST", 0}, {"CLUSTER_K", 2}, {"PRODUCER", 0}});
   CHECK(space.valid(cluster));
   const LaunchPlan cp = wg->launch(p, cluster, h200);
   REQUIRE(cp.steps.size() == 1);
@@ -294,6 +294,18 @@ TEST_CASE("conv2d_wgmma launch plans: grid, 128 threads per warpgroup, aligned s
   CHECK_FALSE(space.valid(test::with(space, cluster, {{"SPLIT_K", 2}})));
   // R*S*C = 144 is three k tiles: four ranks would leave one without work.
   CHECK_FALSE(space.valid(test::with(space, cluster, {{"CLUSTER_K", 4}})));
+  // Producer warpgroup: one more warpgroup of threads, the same grid and dynamic shared memory
+  // (its mbarriers are static); refused with persistent blocks or a cluster.
+  const Config producer = test::with(space, c, {{"PRODUCER", 1}});
+  CHECK(space.valid(producer));
+  const LaunchPlan prp = wg->launch(p, producer, h200);
+  CHECK(prp.steps[0].block[0] == 384u);
+  CHECK(prp.steps[0].grid[0] == plan.steps[0].grid[0]);
+  CHECK(prp.steps[0].dynamic_smem == plan.steps[0].dynamic_smem);
+  std::string why_pr;
+  CHECK_FALSE(wg->can_implement(p, test::with(space, cluster, {{"PRODUCER", 2}}), &why_pr));
+  CHECK_THAT(why_pr, Catch::Contains("PRODUCER = 2") && Catch::Contains("CLUSTER_K = 1"));
+  CHECK_FALSE(space.valid(test::with(space, c, {{"PRODUCER", 1}, {"PERSIST", 1}})));
   // Three 256-thread blocks of 64 accumulators per thread do not fit the register file.
   std::string why3;
   CHECK_FALSE(wg->can_implement(one, test::with(os, d, {{"PERSIST", 3}, {"WGS", 2}}), &why3));
@@ -329,12 +341,12 @@ TEST_CASE("conv2d_wgmma compiles to sm_90a: wgmma without serialization, default
                                    test::with(space, space.default_config(), {{"EPI", 1}}),
                                    test::with(space, space.default_config(), {{"LOOP", 0}})};
     std::mt19937_64 rng(11);
-    // One persistent-block config (PERSIST > 0) and one k-split cluster (CLUSTER_K > 1) when
-    // the shape allows them.
-    for (const char* knob : {"PERSIST", "CLUSTER_K"})
+    // One persistent-block config (PERSIST > 0), one k-split cluster (CLUSTER_K > 1) and one
+    // producer warpgroup (PRODUCER > 0) when the shape allows them.
+    for (const char* knob : {"PERSIST", "CLUSTER_K", "PRODUCER"})
       for (int tries = 0; tries < 2000; ++tries) {
         const Config r = space.random(rng);
-        if (r[knob] > (std::string(knob) == "PERSIST" ? 0 : 1) && wg->can_implement(p, r)) {
+        if (r[knob] > (std::string(knob) == "CLUSTER_K" ? 1 : 0) && wg->can_implement(p, r)) {
           configs.push_back(r);
           break;
         }
@@ -353,7 +365,8 @@ TEST_CASE("conv2d_wgmma compiles to sm_90a: wgmma without serialization, default
       // ptxas says "wgmma.mma_async instructions are serialized" when it cannot keep them
       // asynchronous (a large slowdown).
       CHECK(results[i].log.find("serialized") == std::string::npos);
-      if (i <= 2) {
+      CHECK(results[i].log.find("setmaxnreg") == std::string::npos);  // ptxas ignoring it
+      if (i <= 2 || (configs[i]["PRODUCER"] > 0)) {
         const auto& r = results[i].kernels.at("conv2d_wgmma");
         CHECK(r.spill_stores == 0);
         CHECK(r.spill_loads == 0);

@@ -19,8 +19,12 @@
 // later tile, conv_main_loop in conv2d_wgmma.cuh; 0: gather first, wg::main_loop), PERSIST,
 // CLUSTER_K (> 1: the CLUSTER_K CTAs of a thread-block cluster split R*S*C of one output tile
 // and rank 0 adds the others' accumulators from their shared memory before its epilogue: split-K
-// without a workspace or a second kernel; SPLIT_K = 1, PERSIST = 0). Problem defines:
-// conv_common.cuh.
+// without a workspace or a second kernel; SPLIT_K = 1, PERSIST = 0), PRODUCER (0: every thread
+// gathers and computes; 1 / 2: an extra warpgroup gathers both tiles into an mbarrier ring
+// (wg::produce_ws / consume_ws as in gemm_wgmma: 1 fences landed copies with a lagged
+// wait_group, 2 arrives with cp.async.mbarrier.arrive.noinc) while the consumer warpgroups
+// only wait and issue wgmma, registers moved to them with setmaxnreg; PERSIST = 0,
+// CLUSTER_K = 1). Problem defines: conv_common.cuh.
 #ifndef BM
 #define BM 128
 #endif
@@ -57,6 +61,9 @@
 #ifndef CLUSTER_K
 #define CLUSTER_K 1
 #endif
+#ifndef PRODUCER
+#define PRODUCER 0
+#endif
 #ifndef KT_DTYPE
 #define KT_DTYPE 1
 #endif
@@ -67,26 +74,48 @@ namespace {
 
 using InT = ktg::gemm_in_t;
 using Shape = ktg::wg::MainLoopShape<BM, BN, BK, WGS, STAGES>;
+// Threads that issue the copies: all of them, or the producer warpgroup.
+constexpr int kLoadThreads = PRODUCER ? 128 : Shape::kThreads;
+constexpr int kBlockThreads = Shape::kThreads + (PRODUCER ? 128 : 0);
 // A 1x1 filter at stride 1 without padding reads pixel m's own C channels: x is then the
 // plain (N*H*W) x C row-major A matrix (P = H, Q = W), loaded like a GEMM operand without any
 // gather arithmetic or pixel decomposition (ITER does not matter there).
 #if KT_R == 1 && KT_S == 1 && KT_STRIDE == 1 && KT_PAD == 0
 #define KTC_PLAIN_A 1
-using ALoader = ktg::wg::MatrixTileLoader<BM, BK, Shape::kThreads, InT>;
+using ALoader = ktg::wg::MatrixTileLoader<BM, BK, kLoadThreads, InT>;
 #else
 #define KTC_PLAIN_A 0
-using ALoader = ktc::ConvTileLoader<BM, BK, Shape::kThreads, ITER != 0, InT>;
+using ALoader = ktc::ConvTileLoader<BM, BK, kLoadThreads, ITER != 0, InT>;
 #endif
-using BLoader = ktg::wg::MatrixTileLoader<BN, BK, Shape::kThreads, InT>;
+using BLoader = ktg::wg::MatrixTileLoader<BN, BK, kLoadThreads, InT>;
+// PRODUCER: registers per producer thread (its gather keeps per-chunk pixel origins and
+// pointers) and per consumer thread after setmaxnreg (multiples of 8; the block's 64 Ki
+// registers shared by 128 producer and 128 * WGS consumer threads, at most 256 each).
+constexpr int kProducerRegs = ALoader::kChunks > 8 ? 128 : 88;
+constexpr int kConsumerFit = (65536 - kProducerRegs * 128) / (128 * WGS) / 8 * 8;
+constexpr int kConsumerRegs = kConsumerFit > 256 ? 256 : kConsumerFit;
 
 static_assert(KT_DTYPE == 1 || KT_DTYPE == 2, "conv2d_wgmma takes f16 or bf16");
 static_assert(PERSIST == 0 || SPLIT_K == 1, "persistent blocks (PERSIST) need SPLIT_K = 1");
 static_assert(CLUSTER_K == 1 || (SPLIT_K == 1 && PERSIST == 0),
               "a k-split cluster (CLUSTER_K > 1) needs SPLIT_K = 1 and PERSIST = 0");
+static_assert(PRODUCER == 0 || (PERSIST == 0 && CLUSTER_K == 1),
+              "the producer warpgroup (PRODUCER > 0) needs PERSIST = 0 and CLUSTER_K = 1");
+static_assert(PRODUCER >= 0 && PRODUCER <= 2, "PRODUCER: 0, 1 or 2");
 static_assert(CLUSTER_K >= 1 && CLUSTER_K <= 8, "CLUSTER_K: 1 to 8 CTAs (portable cluster size)");
 static_assert(SMALL_C == 0, "conv2d_wgmma has no small-C path (C must be a multiple of 8)");
 
 }  // namespace
+
+/// Barrier of the threads that run the epilogue: the block, or (PRODUCER, whose warpgroup has
+/// left) the 128 * WGS consumer threads on named barrier 1.
+__device__ __forceinline__ void epilogue_sync() {
+#if PRODUCER
+  asm volatile("bar.sync 1, %0;\n" ::"n"(Shape::kThreads) : "memory");
+#else
+  __syncthreads();
+#endif
+}
 
 /// Bytes per row of the EPI = 1 staging tile: BN outputs plus 16 bytes, so that the 8 rows a
 /// warp's accumulator pairs fall in start 4 banks apart (conflict-free 4-byte writes).
@@ -120,7 +149,7 @@ __device__ __forceinline__ void store_output(const float (&acc)[Shape::kMi][Shap
     // waits for both per thread); after the barrier the stages are free for the output tile
     // (PERSIST: the staging area lies past the stages, and the barrier makes sure every thread
     // has read the previous tile's staged rows).
-    __syncthreads();
+    epilogue_sync();
     const int row_in_tile = row_base - m0;
 #pragma unroll
     for (int mi = 0; mi < Shape::kMi; ++mi)
@@ -138,7 +167,7 @@ __device__ __forceinline__ void store_output(const float (&acc)[Shape::kMi][Shap
           *reinterpret_cast<unsigned*>(s_row + j * 16) = *reinterpret_cast<const unsigned*>(pair);
         }
       }
-    __syncthreads();
+    epilogue_sync();
     // 16-byte chunks, consecutive threads along a row: each quarter warp stores 128
     // contiguous bytes (K % 8 == 0: a chunk is entirely inside or outside the K columns).
     constexpr int kRowChunks = BN / 8;
@@ -197,7 +226,7 @@ __device__ __forceinline__ void store_output(const float (&acc)[Shape::kMi][Shap
 #else
 #define KTC_CLUSTER_DIMS
 #endif
-extern "C" __global__ void __launch_bounds__(Shape::kThreads, PERSIST > 1 ? PERSIST : 1)
+extern "C" __global__ void __launch_bounds__(kBlockThreads, PERSIST > 1 ? PERSIST : 1)
     KTC_CLUSTER_DIMS conv2d_wgmma(const InT* __restrict__ x, const InT* __restrict__ w, InT* y, const InT* bias,
                  float* workspace, int N, int H, int W, int K, int P, int Q) {
   extern __shared__ __align__(128) char smem_raw[];
@@ -206,8 +235,6 @@ extern "C" __global__ void __launch_bounds__(Shape::kThreads, PERSIST > 1 ? PERS
   char* staged = smem_raw + (smem - ktg::smem_address(smem_raw)) + kStagedOffset;
   const ktc::ConvDims d{N, H, W, K, P, Q};
   const int M = d.pixels();
-  const int tid = threadIdx.x;
-  const int wg = tid / 128;
   const int tiles_m = (M + BM - 1) / BM;
   const int tiles_n = (K + BN - 1) / BN;
   const ktg::KRange kr = ktg::split_k_range(ktc::kGemmK, BK, blockIdx.z, kSplits);
@@ -215,8 +242,9 @@ extern "C" __global__ void __launch_bounds__(Shape::kThreads, PERSIST > 1 ? PERS
 
   ALoader a;
   BLoader b;
-  // Points the loaders at block tile `tc`, first k tile of this split.
-  auto start_tile = [&](const ktg::TileCoord& tc) {
+  // Points the loaders at block tile `tc`, first k tile of this split (`tid`: the thread's
+  // index among the loading threads).
+  auto start_tile = [&](const ktg::TileCoord& tc, int tid) {
 #if KTC_PLAIN_A
     a.init(x, ktc::kGemmK, tc.m * BM, M, ktc::kGemmK, kr.begin * BK, tid);  // x is M x C
 #else
@@ -225,6 +253,32 @@ extern "C" __global__ void __launch_bounds__(Shape::kThreads, PERSIST > 1 ? PERS
     b.init(w, ktc::kGemmK, tc.n * BN, K, ktc::kGemmK, kr.begin * BK, tid);  // w: K x (R*S*C)
   };
 
+#if PRODUCER
+  // Warp-specialized: warpgroup 0 gathers, warpgroups 1 .. WGS compute and store.
+  __shared__ __align__(8) unsigned long long ws_bars[2 * STAGES];
+  const unsigned bars = ktg::smem_address(ws_bars);
+  ktg::wg::init_ws_barriers<Shape>(bars, threadIdx.x, WGS);
+  __syncthreads();
+  const ktg::TileCoord ptc = ktg::tile_coords(blockIdx.x, tiles_m, tiles_n, GROUP_M);
+  if (threadIdx.x < 128) {
+    ktg::wg::regs_dec<kProducerRegs>();
+    start_tile(ptc, threadIdx.x);
+    ktg::wg::produce_ws<Shape, PRODUCER == 2>(a, b, smem, bars, k_tiles);
+    return;
+  }
+  ktg::wg::regs_inc<kConsumerRegs>();
+  const int tid = threadIdx.x - 128;  // consumer thread index
+  const int wg = tid / 128;
+  float acc[Shape::kMi][Shape::kAcc];
+#pragma unroll
+  for (int mi = 0; mi < Shape::kMi; ++mi)
+#pragma unroll
+    for (int j = 0; j < Shape::kAcc; ++j) acc[mi][j] = 0.0f;
+  ktg::wg::consume_ws<Shape, PRODUCER == 2>(acc, smem, bars, k_tiles, wg);
+  store_output(acc, y, bias, workspace, blockIdx.z, M, K, ptc.m * BM, ptc.n * BN, tid, staged);
+#else
+  const int tid = threadIdx.x;
+  const int wg = tid / 128;
   float acc[Shape::kMi][Shape::kAcc];
 #if PERSIST
   // Persistent blocks: tile blockIdx.x, then every gridDim.x-th. Once a tile's reduction is
@@ -233,7 +287,7 @@ extern "C" __global__ void __launch_bounds__(Shape::kThreads, PERSIST > 1 ? PERS
   // this tile's epilogue stores.
   const int total = tiles_m * tiles_n;
   ktg::TileCoord tc = ktg::tile_coords(blockIdx.x, tiles_m, tiles_n, GROUP_M);
-  start_tile(tc);
+  start_tile(tc, tid);
   ktc::conv_prologue<Shape>(a, b, smem, k_tiles);
   for (int t = blockIdx.x; t < total; t += gridDim.x) {
 #pragma unroll
@@ -246,7 +300,7 @@ extern "C" __global__ void __launch_bounds__(Shape::kThreads, PERSIST > 1 ? PERS
     __syncthreads();  // every warpgroup's wgmma reads of every stage are retired
     if (t + static_cast<int>(gridDim.x) < total) {
       tc = ktg::tile_coords(t + gridDim.x, tiles_m, tiles_n, GROUP_M);
-      start_tile(tc);
+      start_tile(tc, tid);
       ktc::conv_prologue<Shape>(a, b, smem, k_tiles);
     }
     store_output(acc, y, bias, workspace, 0, M, K, m0, n0, tid, staged);
@@ -257,7 +311,7 @@ extern "C" __global__ void __launch_bounds__(Shape::kThreads, PERSIST > 1 ? PERS
   for (int mi = 0; mi < Shape::kMi; ++mi)
 #pragma unroll
     for (int j = 0; j < Shape::kAcc; ++j) acc[mi][j] = 0.0f;
-  start_tile(tc);
+  start_tile(tc, tid);
 #if LOOP
   ktc::conv_main_loop<Shape>(acc, a, b, smem, k_tiles, wg);  // wgmma batch before the copies
 #else
@@ -271,7 +325,8 @@ extern "C" __global__ void __launch_bounds__(Shape::kThreads, PERSIST > 1 ? PERS
 #else
   store_output(acc, y, bias, workspace, blockIdx.z, M, K, tc.m * BM, tc.n * BN, tid, staged);
 #endif
-#endif
+#endif  // PERSIST
+#endif  // PRODUCER
 }
 
 KTC_DEFINE_HELPER_KERNELS(InT)

@@ -308,7 +308,8 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
            "from 128B-swizzled smem descriptors, NHWC rows gathered by cp.async with zero "
            "fill, cp.async multistage pipeline, 1-2 consumer warpgroups, stride/pad/dilation, "
            "precomputed or analytic offsets, wgmma batch issued before or after the gather, "
-           "persistent blocks prefetching the next tile during the epilogue, "
+           "persistent blocks prefetching the next tile during the epilogue, a producer "
+           "warpgroup gathering into an mbarrier ring, "
            "split-K through a workspace or across a thread-block cluster (partial tiles "
            "summed through distributed shared memory), bias+ReLU, direct or smem-staged "
            "epilogue; "
@@ -371,17 +372,23 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
         .param("LOOP", {1, 0}, 1)
         .param("PERSIST", {0, 1, 2, 3}, 0)
         .param("CLUSTER_K", {1, 2, 4}, 1)
+        .param("PRODUCER", {0, 1, 2}, 0)
         .constraint("BM % (64 * WGS) == 0")
         // A k-split cluster replaces SPLIT_K's workspace; every rank gets at least one k tile.
         .constraint("CLUSTER_K == 1 or (SPLIT_K == 1 and PERSIST == 0)")
+        // A producer warpgroup gathers for non-persistent, non-cluster blocks only.
+        .constraint("PRODUCER == 0 or (PERSIST == 0 and CLUSTER_K == 1)")
         .constraint("CLUSTER_K * BK < " + std::to_string(s.gemm_k()) + " + BK")
         // Persistent blocks run the LOOP = 1 pipeline without split-K; PERSIST blocks per SM
         // is also the register bound (__launch_bounds__ minimum): accumulators + ~64 each.
         .constraint("PERSIST == 0 or (SPLIT_K == 1 and LOOP == 1)")
         .constraint("PERSIST <= 1 or PERSIST * WGS * ((BM // WGS) * BN // 128 + 64) <= 512")
-        .constraint("shared memory (PERSIST with EPI = 1: staging after the stages) <= " +
-                        std::to_string(limit),
-                    [s, limit](const Config& c) { return wgmma_smem_bytes(s, c) <= limit; })
+        .constraint("shared memory (PERSIST with EPI = 1: staging after the stages; PRODUCER: "
+                    "+128 bytes of mbarriers) <= " + std::to_string(limit),
+                    [s, limit](const Config& c) {
+                      const Value producer = c.has("PRODUCER") ? c["PRODUCER"] : 0;
+                      return wgmma_smem_bytes(s, c) + (producer > 0 ? 128 : 0) <= limit;
+                    })
         .constraint("(BM // WGS) * BN <= 16384")  // at most 128 fp32 accumulators per thread
         .constraint("STAGES * (BM + BN) * BK * 2 + 1024 <= " + std::to_string(limit))
         .constraint(split_k_rule(s, false))
@@ -410,6 +417,15 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
       return reject(why, "LOOP must be 1 (wgmma batch before the gather) or 0 (gather first)");
     if (const std::string v = gemm::cluster_k_violation(config, "PERSIST"); !v.empty())
       return reject(why, v);
+    if (config.has("PRODUCER")) {
+      const Value producer = config["PRODUCER"];
+      if (producer < 0 || producer > 2)
+        return reject(why, "PRODUCER = " + std::to_string(producer) + " must be 0, 1 or 2");
+      if (producer > 0 && ((config.has("PERSIST") && config["PERSIST"] != 0) ||
+                           (config.has("CLUSTER_K") && config["CLUSTER_K"] != 1)))
+        return reject(why, "PRODUCER = " + std::to_string(producer) +
+                               " (producer warpgroup) needs PERSIST = 0 and CLUSTER_K = 1");
+    }
     if (config.has("PERSIST")) {
       const Value persist = config["PERSIST"];
       if (persist < 0 || persist > 3)
@@ -471,7 +487,9 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
     if (c["STAGES"] < 3) return reject(why, "STAGES must be >= 3");
     return true;
   }
-  Value threads(const Config& c) const override { return 128 * c["WGS"]; }
+  Value threads(const Config& c) const override {
+    return 128 * (c["WGS"] + (c.has("PRODUCER") && c["PRODUCER"] > 0 ? 1 : 0));
+  }
   /// The stages the main loop touches plus 1 KiB that lets the kernel align them to 1024
   /// bytes. k tile t of a split goes to stage t % STAGES, so a split of fewer k tiles than
   /// STAGES uses only that many (1x1 over 64 channels: one stage, so more blocks fit per SM).
