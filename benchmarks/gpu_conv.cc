@@ -9,10 +9,12 @@
 //
 // Usage: gpu_conv OUT.json [--budget=N] [--searcher=NAME] [--dtypes=f16,f32]
 //                          [--layers=stem,s1_3x3,...|all] [--seed=S] [--min-time-ms=T]
-//                          [--template=NAME]
+//                          [--template=NAME] [--variants="K=V,K=V;K=V"]
 // --template names the f16/bf16 template (default conv2d_mma; e.g. conv2d_wgmma); a layer
 // it cannot implement (conv2d_wgmma: C not a multiple of 8, the stem) runs conv2d_mma, and
-// its row says so ("fallback").
+// its row says so ("fallback"). --variants are overrides of each layer's default config,
+// checked against cuDNN's output and timed with the same event loop after it (skipped where
+// a name or value is outside the layer's space or the config cannot run it).
 // cuDNN is loaded at run time (dlopen libcudnn.so.9, or $KTUNE_CUDNN_LIB), so the program
 // links nothing beyond ktune.
 #include <cuda_runtime.h>
@@ -102,6 +104,7 @@ struct Settings {
   std::uint64_t seed = 1;
   double min_time_ms = 20;            // tuning: timed samples per candidate add up to this
   std::string mma_template = "conv2d_mma";  // the f16 / bf16 template (--template)
+  std::vector<std::string> variants;  // "K=V,K=V" overrides of each layer's default config
 };
 
 
@@ -109,7 +112,8 @@ Settings parse_settings(int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-')
     throw Error(ErrorCode::invalid_argument,
                 "usage: gpu_conv OUT.json [--budget=N] [--searcher=NAME] [--dtypes=f16,f32] "
-                "[--layers=NAME,...] [--seed=S] [--min-time-ms=T] [--template=NAME]");
+                "[--layers=NAME,...] [--seed=S] [--min-time-ms=T] [--template=NAME] "
+                "[--variants=\"K=V,K=V;K=V\"]");
   Settings s;
   s.out_path = argv[1];
   for (int i = 2; i < argc; ++i) {
@@ -124,6 +128,7 @@ Settings parse_settings(int argc, char** argv) {
     else if (key == "--seed") s.seed = std::stoull(value);
     else if (key == "--min-time-ms") s.min_time_ms = std::stod(value);
     else if (key == "--template") s.mma_template = value;
+    else if (key == "--variants") s.variants = bench::split_list(value, ';');
     else throw Error(ErrorCode::invalid_argument, "unknown option " + arg);
   }
   for (const auto& d : s.dtypes)
@@ -330,6 +335,12 @@ struct DeviceBuffers {
   }
 };
 
+/// Runs a launch plan on the default stream; throws Error(cuda_error) when a launch fails.
+void run_plan(detail::CudaModule& module, const LaunchPlan& plan, DeviceBuffers& dev) {
+  const detail::CudaStatus status = detail::run_launch_plan(module, plan, dev.views, nullptr);
+  if (!status.ok()) throw Error(ErrorCode::cuda_error, status.message);
+}
+
 /// Tunes one layer and times the winner next to cuDNN.
 json run_layer(const Settings& settings, const Layer& layer, const std::string& dtype,
                const Device& device, Builder& builder, cudnnHandle_t handle) {
@@ -385,10 +396,7 @@ json run_layer(const Settings& settings, const Layer& layer, const std::string& 
   if (!built.ok) throw Error(ErrorCode::compile_error, "winner does not compile: " + built.log);
   detail::CudaModule module(*built.cubin);
   DeviceBuffers dev(host, plan);
-  auto run_ktune = [&] {
-    const detail::CudaStatus status = detail::run_launch_plan(module, plan, dev.views, nullptr);
-    if (!status.ok()) throw Error(ErrorCode::cuda_error, status.message);
-  };
+  auto run_ktune = [&] { run_plan(module, plan, dev); };
   CudnnConv cudnn(handle, s, dev.views[0].ptr, dev.views[1].ptr, dev.views[2].ptr);
   auto run_cudnn = [&] { cudnn.run(); };
   row["cudnn_algorithm"] = cudnn.algorithm();
@@ -410,6 +418,34 @@ json run_layer(const Settings& settings, const Layer& layer, const std::string& 
   row["ktune_tflops"] = flops / ktune_ms / 1e9;
   row["cudnn_tflops"] = flops / cudnn_ms / 1e9;
   row["ratio"] = cudnn_ms / ktune_ms;  // > 1: ktune is faster
+
+  // 3. Variants (overrides of the default config): checked against cuDNN's output and timed
+  //    with the same event loop, each on its own copy of the buffers (its own scratch).
+  json variants = json::array();
+  for (const std::string& overrides : settings.variants) {
+    const auto config = bench::variant_of(space, *tmpl, problem, overrides);
+    if (!config) continue;
+    json v = {{"overrides", overrides}, {"config", config->str()}};
+    try {
+      const LaunchPlan vplan = tmpl->launch(problem, *config, device);
+      const BuildResult vbuilt = builder.build(*tmpl, problem, *config, device);
+      if (!vbuilt.ok) throw Error(ErrorCode::compile_error, "does not compile: " + vbuilt.log);
+      detail::CudaModule vmodule(*vbuilt.cubin);
+      DeviceBuffers vdev(host, vplan);
+      auto run = [&] { run_plan(vmodule, vplan, vdev); };
+      run();
+      check_cuda(cudaDeviceSynchronize(), "variant run");
+      v["rel_l2_vs_cudnn"] = bench::rel_l2(vdev.download(2, host[2].spec), theirs);
+      const double ms = event_median_ms(run);
+      v["ms"] = ms;
+      v["tflops"] = flops / ms / 1e9;
+      v["ratio"] = cudnn_ms / ms;
+    } catch (const std::exception& e) {
+      v["error"] = e.what();
+    }
+    variants.push_back(v);
+  }
+  row["variants"] = variants;
   return row;
 }
 
@@ -464,6 +500,16 @@ int main(int argc, char** argv) {
                       row["cudnn_tflops"].get<double>(), row["ratio"].get<double>(),
                       row["rel_l2_vs_cudnn"].get<double>(),
                       row["best_config"].get<std::string>().c_str());
+          for (const auto& v : row["variants"]) {
+            if (v.contains("error"))
+              std::printf("    variant %-40s failed: %s\n",
+                          v["overrides"].get<std::string>().c_str(),
+                          v["error"].get<std::string>().c_str());
+            else
+              std::printf("    variant %-40s %9.1f TF/s %7.3f  rel_l2 %.2e\n",
+                          v["overrides"].get<std::string>().c_str(), v["tflops"].get<double>(),
+                          v["ratio"].get<double>(), v["rel_l2_vs_cudnn"].get<double>());
+          }
         } else {
           std::printf("%-5s %-22s failed: %s\n", dtype.c_str(), layer.name,
                       row.value("error", std::string("?")).c_str());
