@@ -104,7 +104,7 @@ TEST_CASE("layernorm cluster and rows-per-group constraints", "[layernorm]") {
   CHECK(s.valid(with(s, c, {{"CLUSTER", 8}})));
   CHECK(s.valid(with(s, c, {{"CLUSTER", 8}, {"THREADS", 256}, {"TPR", 256}})));
   CHECK_FALSE(s.valid(with(s, c, {{"THREADS", 1024}})));      // a cluster CTA holds one row part
-  CHECK_FALSE(s.valid(with(s, c, {{"STATS", 1}})));           // two-pass only across a cluster
+  CHECK(s.valid(with(s, c, {{"STATS", 1}})));  // Welford across a cluster: one exchange a row
   CHECK_FALSE(s.valid(with(s, c, {{"ROW_MODE", 2}})));        // registers only
   // Several rows per cluster (the exchanges alternate buffers), the next row prefetched.
   CHECK(s.valid(with(s, c, {{"RPG", 2}, {"PREFETCH", 1}})));
@@ -333,7 +333,11 @@ TEST_CASE("layernorm spaces compile with NVRTC for sm_90", "[layernorm][nvrtc]")
       {q, with(sq, sq.default_config(), {{"RPG", 4}, {"PREFETCH", 0}, {"PARAMS", 1}})},
       {r, with(sr, sr.default_config(), {{"STATS", 1}, {"PARAMS", 1}, {"MIN_WARPS", 16}})},
       {r, with(sr, sr.default_config(), {{"STATS", 1}, {"RPG", 3}, {"PARAMS", 0}})},
-      {r, with(sr, sr.default_config(), {{"TPR", 64}, {"THREADS", 128}, {"MIN_WARPS", 32}})}};
+      {r, with(sr, sr.default_config(), {{"TPR", 64}, {"THREADS", 128}, {"MIN_WARPS", 32}})},
+      // Welford across a cluster: each CTA's (mean, M2) gathered in one exchange per row.
+      {p, with(s, s.default_config(), {{"CLUSTER", 8}, {"THREADS", 256}, {"TPR", 256}, {"RPG", 4},
+                                       {"PREFETCH", 1}, {"PARAMS", 2}, {"STATS", 1},
+                                       {"MIN_WARPS", 0}})}};
   Builder builder(BuilderOptions{2, "", {}});
   for (const auto& [problem, config] : extra) {
     const BuildResult b = builder.build(*t, problem, config, Device::h200());

@@ -163,20 +163,21 @@ __device__ __forceinline__ float kt_cluster_sum(float v, float* slot) {
   return total;
 }
 
-/// Sums over the kCluster CTAs of a cluster, repeatedly, without cluster barriers: each CTA
-/// sends its value to every CTA with st.async (completing bytes on the receiver's mbarrier)
-/// and waits on its own mbarrier. A cluster barrier with release semantics compiles to a
-/// GPU-scope memory barrier (it waits for the thread's outstanding loads and stores, e.g. a
-/// prefetched next row) and invalidates L1; this exchange does neither. Exchanges alternate
-/// between two buffers and two mbarriers: a CTA starts exchange j + 2 only after every CTA sent
-/// exchange j + 1, which each does after reading exchange j, so no buffer is overwritten
-/// early. Declare it __shared__, call init() once (every thread, uniform control flow: it ends
-/// with a cluster barrier) before any memory operation worth keeping in flight, then sum() in
-/// the same order on every CTA. A CTA may leave after its last sum(): nothing reads its shared
-/// memory remotely and every byte sent to it has arrived.
-template <int kCluster>
+/// Sums (or gathers) over the kCluster CTAs of a cluster, repeatedly, without cluster
+/// barriers: each CTA sends its kWidth values to every CTA with st.async (completing bytes on
+/// the receiver's mbarrier) and waits on its own mbarrier. A cluster barrier with release
+/// semantics compiles to a GPU-scope memory barrier (it waits for the thread's outstanding
+/// loads and stores, e.g. a prefetched next row) and invalidates L1; this exchange does
+/// neither. Exchanges alternate between two buffers and two mbarriers: a CTA starts exchange
+/// j + 2 only after every CTA sent exchange j + 1, which each does after reading exchange j,
+/// so no buffer is overwritten early. Declare it __shared__, call init() once (every thread,
+/// uniform control flow: it ends with a cluster barrier) before any memory operation worth
+/// keeping in flight, then sum() / gather() in the same order on every CTA. A CTA may leave
+/// after its last exchange: nothing reads its shared memory remotely and every byte sent to
+/// it has arrived.
+template <int kCluster, int kWidth = 1>
 struct KtClusterExchange {
-  float buf[2][kCluster];
+  float buf[2][kCluster][kWidth];
   unsigned long long bar[2];
 
   /// The same shared-memory location in cluster CTA `rank`.
@@ -194,26 +195,40 @@ struct KtClusterExchange {
     kt_cluster_sync();
   }
 
-  /// Sum of v over the cluster's CTAs (v: the same on every thread of a CTA), added in rank
-  /// order on every CTA (the same bits everywhere). `j` counts this thread's exchanges.
-  __device__ __forceinline__ float sum(float v, unsigned int j) {
+  /// Sends this CTA's values v (the same on every thread of a CTA) to every CTA and waits for
+  /// everyone's: returns the buffer where row r holds CTA r's values (valid until exchange
+  /// j + 2). `j` counts this thread's exchanges.
+  __device__ __forceinline__ const float (*gather(const float (&v)[kWidth],
+                                                  unsigned int j))[kWidth] {
     const unsigned int p = j & 1u, parity = (j >> 1) & 1u;
     const unsigned int my_bar = kt_smem_addr(&bar[p]);
     if (threadIdx.x == 0) {
-      kt_mbar_arrive_expect(my_bar, (unsigned int)(kCluster * 4));
+      kt_mbar_arrive_expect(my_bar, (unsigned int)(kCluster * kWidth * 4));
       const unsigned int rank = kt_cluster_rank();
-      const unsigned int slot = kt_smem_addr(&buf[p][rank]);
+      const unsigned int slot = kt_smem_addr(&buf[p][rank][0]);
 #pragma unroll
       for (int r = 0; r < kCluster; ++r)
-        asm volatile(
-            "st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 [%0], %1, [%2];"
-            ::"r"(remote(slot, (unsigned int)r)), "f"(v), "r"(remote(my_bar, (unsigned int)r))
-            : "memory");
+#pragma unroll
+        for (int w = 0; w < kWidth; ++w)
+          asm volatile(
+              "st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 [%0], %1, [%2];"
+              ::"r"(remote(slot + 4u * w, (unsigned int)r)), "f"(v[w]),
+                "r"(remote(my_bar, (unsigned int)r))
+              : "memory");
     }
     kt_mbar_wait(my_bar, parity);
+    return buf[p];
+  }
+
+  /// Sum of v over the cluster's CTAs (v: the same on every thread of a CTA), added in rank
+  /// order on every CTA (the same bits everywhere). `j` counts this thread's exchanges.
+  __device__ __forceinline__ float sum(float v, unsigned int j) {
+    static_assert(kWidth == 1, "sum() exchanges one value per CTA");
+    const float one[1] = {v};
+    const float(*all)[kWidth] = gather(one, j);
     float total = 0.0f;
 #pragma unroll
-    for (int r = 0; r < kCluster; ++r) total += buf[p][r];
+    for (int r = 0; r < kCluster; ++r) total += all[r][0];
     return total;
   }
 };

@@ -388,7 +388,7 @@ class LayernormTemplate final : public KernelTemplate {
         .constraint("TPR * VEC * CLUSTER <= " + std::to_string(hidden))
         .constraint("VEC * CLUSTER divides hidden=" + std::to_string(hidden),
                     [hidden](const Config& c) { return hidden % (c["VEC"] * c["CLUSTER"]) == 0; })
-        .constraint("CLUSTER == 1 or ((ROW_MODE == 0 or ROW_MODE == 3) and TPR == THREADS and STATS == 0)")
+        .constraint("CLUSTER == 1 or ((ROW_MODE == 0 or ROW_MODE == 3) and TPR == THREADS)")
         .constraint("RPG == 1 or ROW_MODE == 0 or ROW_MODE == 3")
         .constraint("PREFETCH == 0 or (RPG > 1 and ROW_MODE == 0)")
         .constraint("STAGES == 2 or ROW_MODE == 3")

@@ -10,7 +10,8 @@
 // Register mode only: the row is held as the loaded vectors (16-bit types packed, two per
 // register) and converted to fp32 in each pass; with CLUSTER > 1 one row is split across a
 // thread-block cluster of CLUSTER CTAs (one group = one CTA holds hidden / CLUSTER elements),
-// the row sums combined through distributed shared memory; with RPG > 1 each group normalizes
+// the row sums combined through distributed shared memory (STATS 1: each CTA's mean and M2 in
+// one exchange, merged in rank order); with RPG > 1 each group normalizes
 // RPG consecutive rows one after the other, with PREFETCH = 1 loading row k + 1 before row k is
 // reduced (loads stay in flight across the reductions and the writes), and gamma / beta held
 // across the rows in registers (PARAMS = 1) or in dynamic shared memory (PARAMS = 2, the CTA's
@@ -161,14 +162,16 @@ __device__ __forceinline__ void kt_norm_store(const float (&v)[VEC], float mean,
 }
 
 #if CLUSTER > 1
-typedef KtClusterExchange<CLUSTER> KtExchange;
+// LayerNorm with STATS 1 exchanges each CTA's (mean, M2); the sums exchange one value.
+typedef KtClusterExchange<CLUSTER, (KT_NORM == 0 && STATS == 1) ? 2 : 1> KtExchange;
 #else
 struct KtExchange {};  // no cluster: nothing to exchange
 #endif
 
 /// Sum of a row's partial sums: over the group of TPR threads, then (CLUSTER > 1) over the
 /// CTAs of the cluster through `ex` (exchange number j).
-__device__ __forceinline__ float kt_row_sum(float v, float* scratch, KtExchange& ex,
+template <class Exchange>
+__device__ __forceinline__ float kt_row_sum(float v, float* scratch, Exchange& ex,
                                             unsigned int j) {
   v = kt_group_reduce_shfl<TPR, KtSumOp>(v, scratch);
 #if CLUSTER > 1
@@ -395,9 +398,30 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
       }
     }
     s = kt_group_welford<TPR>(s, scratch);
+#if CLUSTER > 1
+    {
+      // The CTAs hold equal slices of the row (s.n values each): their (mean, M2) merged in
+      // rank order on every CTA (Chan), one exchange per row where two-pass needs two.
+      const float mine[2] = {s.mean, s.m2};
+      const float(*all)[2] = exch.gather(mine, exchange++);
+      float m = 0.0f;
+#pragma unroll
+      for (int r = 0; r < CLUSTER; ++r) m += all[r][0];
+      m *= 1.0f / (float)CLUSTER;
+      float m2 = 0.0f;
+#pragma unroll
+      for (int r = 0; r < CLUSTER; ++r) {
+        const float d = all[r][0] - m;
+        m2 += all[r][1] + s.n * d * d;
+      }
+      s.mean = m;
+      s.m2 = m2;
+    }
+#else
+    (void)exchange;
+#endif
     mean = s.mean;
     rstd = rsqrtf(s.m2 * inv_h + eps);
-    (void)exchange;
 #endif
     if (active) {
 #pragma unroll
