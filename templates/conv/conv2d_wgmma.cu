@@ -89,11 +89,18 @@ using ALoader = ktc::ConvTileLoader<BM, BK, kLoadThreads, ITER != 0, InT>;
 #endif
 using BLoader = ktg::wg::MatrixTileLoader<BN, BK, kLoadThreads, InT>;
 // PRODUCER: registers per producer thread (its gather keeps per-chunk pixel origins and
-// pointers) and per consumer thread after setmaxnreg (multiples of 8; the block's 64 Ki
-// registers shared by 128 producer and 128 * WGS consumer threads, at most 256 each).
+// pointers) and per consumer thread after setmaxnreg (multiples of 8, at most 256). The block
+// keeps the registers it was launched with (kEntryRegs per thread: ptxas compiles a kernel
+// that uses setmaxnreg to its launch-bounds cap, 168 for 384 threads): what the producer
+// gives back is all the consumers may take, or their setmaxnreg.inc would wait forever.
+constexpr int kEntryFit = (65536 / kBlockThreads) / 8 * 8;
+constexpr int kEntryRegs = kEntryFit > 256 ? 256 : kEntryFit;
 constexpr int kProducerRegs = ALoader::kChunks > 8 ? 128 : 88;
-constexpr int kConsumerFit = (65536 - kProducerRegs * 128) / (128 * WGS) / 8 * 8;
+constexpr int kConsumerFit =
+    (kEntryRegs * kBlockThreads - kProducerRegs * 128) / (128 * WGS) / 8 * 8;
 constexpr int kConsumerRegs = kConsumerFit > 256 ? 256 : kConsumerFit;
+static_assert(PRODUCER == 0 || kConsumerRegs >= kEntryRegs,
+              "the consumers must not end with fewer registers than they started with");
 
 static_assert(KT_DTYPE == 1 || KT_DTYPE == 2, "conv2d_wgmma takes f16 or bf16");
 static_assert(PERSIST == 0 || SPLIT_K == 1, "persistent blocks (PERSIST) need SPLIT_K = 1");
@@ -227,8 +234,9 @@ __device__ __forceinline__ void store_output(const float (&acc)[Shape::kMi][Shap
 #define KTC_CLUSTER_DIMS
 #endif
 extern "C" __global__ void __launch_bounds__(kBlockThreads, PERSIST > 1 ? PERSIST : 1)
-    KTC_CLUSTER_DIMS conv2d_wgmma(const InT* __restrict__ x, const InT* __restrict__ w, InT* y, const InT* bias,
-                 float* workspace, int N, int H, int W, int K, int P, int Q) {
+    KTC_CLUSTER_DIMS conv2d_wgmma(const InT* __restrict__ x, const InT* __restrict__ w, InT* y,
+                                  const InT* bias, float* workspace, int N, int H, int W, int K,
+                                  int P, int Q) {
   extern __shared__ __align__(128) char smem_raw[];
   // Swizzled tiles must start on 1024-byte boundaries (the pattern's phase is the row).
   const unsigned smem = (ktg::smem_address(smem_raw) + 1023u) & ~1023u;
