@@ -211,8 +211,12 @@ class GpuBackend : public WorkerBackend {
       run_device_reference(d);
     else
       workload_->reference(d.expected);
-    // A reference that took long is kept on disk for workers restarted after a fault.
-    if (std::chrono::steady_clock::now() - start > std::chrono::milliseconds(500))
+    // A host reference that took long is kept on disk for workers restarted after a fault. A
+    // device reference is not: redoing it (threaded fill, one GPU call) costs less than
+    // writing and reading back the inputs and outputs of a large problem (~1 GB for a
+    // 4096 x 14336 x 14336 GEMM).
+    if (!device_reference_ &&
+        std::chrono::steady_clock::now() - start > std::chrono::milliseconds(500))
       reference_cache_.store(seed, d.initial, d.expected);
     return remember(std::move(d));
   }
