@@ -11,9 +11,19 @@ __device__ __forceinline__ unsigned int kt_smem_addr(const void* p) {
   return (unsigned int)a;
 }
 
+/// Initializes the mbarrier at shared address `bar` for `count` arrivals per phase (one thread).
+__device__ __forceinline__ void kt_mbar_init(unsigned int bar, unsigned int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+
 /// Initializes the mbarrier at `bar` for `count` arrivals per phase (one thread).
 __device__ __forceinline__ void kt_mbar_init(unsigned long long* bar, unsigned int count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(kt_smem_addr(bar)), "r"(count)
+  kt_mbar_init(kt_smem_addr(bar), count);
+}
+
+/// One arrival (release, CTA scope) on the mbarrier at shared address `bar`.
+__device__ __forceinline__ void kt_mbar_arrive(unsigned int bar) {
+  asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(bar)
                : "memory");
 }
 
@@ -31,16 +41,21 @@ __device__ __forceinline__ void kt_mbar_arrive_expect(unsigned int bar, unsigned
   (void)state;
 }
 
-/// Waits until the phase of parity `parity` of the mbarrier at shared address `bar` completed.
+/// Waits (acquire) until the phase of parity `parity` of the mbarrier at shared address `bar`
+/// completed. kTrapOnHang: a wait that never ends would hang the device, so after about 2^28
+/// polls (far beyond any legitimate wait) the kernel traps, which the runner reports as a
+/// launch error.
+template <bool kTrapOnHang = false>
 __device__ __forceinline__ void kt_mbar_wait(unsigned int bar, unsigned int parity) {
   unsigned int done = 0;
-  do {
+  for (unsigned int polls = 0; !done; ++polls) {
     asm volatile(
         "{\n\t.reg .pred P;\n\t"
         "mbarrier.try_wait.parity.shared::cta.b64 P, [%1], %2;\n\t"
         "selp.u32 %0, 1, 0, P;\n\t}"
         : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-  } while (!done);
+    if (kTrapOnHang && polls > (1u << 28)) __trap();
+  }
 }
 
 /// One thread: copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from global

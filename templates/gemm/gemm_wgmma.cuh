@@ -14,6 +14,7 @@
 #pragma once
 
 #include "common/cluster.cuh"
+#include "common/mbarrier.cuh"
 #include "gemm/gemm_common.cuh"
 #include "gemm/gemm_smem_copy.cuh"
 #include "gemm/gemm_wgmma_layout.cuh"
@@ -328,34 +329,6 @@ __device__ __forceinline__ void main_loop(float (&acc)[Shape::kMi][Shape::kAcc],
 // ---------------------------------------------------------------------------------------
 // Warp-specialized variant: one producer warpgroup fills the ring, consumers only compute.
 
-/// mbarrier.init of the barrier at shared address `bar` expecting `count` arrivals per phase.
-__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-
-/// One arrival (release, CTA scope) on the barrier at `bar`.
-__device__ __forceinline__ void mbar_arrive(unsigned bar) {
-  asm volatile(
-      "{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(bar)
-      : "memory");
-}
-
-/// Waits (acquire) until the phase with parity `parity` of the barrier at `bar` completed.
-/// A wait that never ends would hang the device: after about 2^28 polls (far beyond any
-/// legitimate wait) the kernel traps, which the runner reports as a launch error.
-__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
-  unsigned done = 0;
-  for (unsigned polls = 0; !done; ++polls) {
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-    if (polls > (1u << 28)) __trap();
-  }
-}
-
 // Warp-specialized main loop over k tiles [0, k_tiles): warpgroup 0 (`producer`) issues the
 // loaders' cp.async copies into a STAGES ring, and once a tile's copies have landed (a
 // lagged cp.async.wait_group, STAGES - 2 tiles behind) fences them for the async proxy and
@@ -372,8 +345,8 @@ __device__ __forceinline__ void init_ws_barriers(unsigned bars, int tid, int con
   if (tid == 0) {
 #pragma unroll
     for (int s = 0; s < Shape::kStages; ++s) {
-      mbar_init(bars + 8 * s, 128);
-      mbar_init(bars + 8 * (Shape::kStages + s), 4 * consumer_wgs);
+      kt_mbar_init(bars + 8 * s, 128);
+      kt_mbar_init(bars + 8 * (Shape::kStages + s), 4 * consumer_wgs);
     }
   }
 }
@@ -394,7 +367,8 @@ __device__ __forceinline__ void produce_ws(ALoader& a, BLoader& b, unsigned smem
   if constexpr (kAsyncArrive) {
     for (int t = 0; t < k_tiles; ++t) {
       const int s = t % S;
-      if (t >= S) mbar_wait(bars + 8 * (S + s), ((t / S) & 1) ^ 1);  // consumers freed it
+      // consumers freed it (the waits trap after ~2^28 polls: a hang fails the launch)
+      if (t >= S) kt_mbar_wait<true>(bars + 8 * (S + s), ((t / S) & 1) ^ 1);
       a.load(smem + s * Shape::kStageBytes);
       b.load(smem + s * Shape::kStageBytes + Shape::kABytes);
       a.advance();
@@ -411,7 +385,7 @@ __device__ __forceinline__ void produce_ws(ALoader& a, BLoader& b, unsigned smem
   static_assert(L >= 1, "the warp-specialized loop needs STAGES >= 3");
   for (int t = 0; t < k_tiles; ++t) {
     const int s = t % S;
-    if (t >= S) mbar_wait(bars + 8 * (S + s), ((t / S) & 1) ^ 1);  // consumers freed it
+    if (t >= S) kt_mbar_wait<true>(bars + 8 * (S + s), ((t / S) & 1) ^ 1);  // consumers done
     a.load(smem + s * Shape::kStageBytes);
     b.load(smem + s * Shape::kStageBytes + Shape::kABytes);
     a.advance();
@@ -420,12 +394,13 @@ __device__ __forceinline__ void produce_ws(ALoader& a, BLoader& b, unsigned smem
     if (t >= L) {
       cp_async_wait<L>();  // tile t - L has landed (this thread's copies)
       fence_proxy_async();
-      mbar_arrive(bars + 8 * ((t - L) % S));
+      kt_mbar_arrive(bars + 8 * ((t - L) % S));
     }
   }
   cp_async_wait<0>();
   fence_proxy_async();
-  for (int t = k_tiles > L ? k_tiles - L : 0; t < k_tiles; ++t) mbar_arrive(bars + 8 * (t % S));
+  for (int t = k_tiles > L ? k_tiles - L : 0; t < k_tiles; ++t)
+    kt_mbar_arrive(bars + 8 * (t % S));
 }
 
 /// The consumer side of main_loop_ws (one warpgroup, `wg` = its index among consumers).
@@ -438,7 +413,7 @@ __device__ __forceinline__ void consume_ws(float (&acc)[Shape::kMi][Shape::kAcc]
   const bool arriver = (threadIdx.x & 31) == 0;
   for (int t = 0; t < k_tiles; ++t) {
     const int s = t % S;
-    mbar_wait(bars + 8 * s, (t / S) & 1);
+    kt_mbar_wait<true>(bars + 8 * s, (t / S) & 1);
     // The producer's copies were fenced by the producer, or (async arrival) are fenced here,
     // after the acquire, before the tensor cores read them.
     if constexpr (kAsyncArrive) fence_proxy_async();
@@ -446,7 +421,7 @@ __device__ __forceinline__ void consume_ws(float (&acc)[Shape::kMi][Shape::kAcc]
     hook(t);
     fence_accumulators<Shape>(acc);
     wgmma_wait<1>();  // tile t - 1 retired: its stage may be refilled
-    if (t > 0 && arriver) mbar_arrive(bars + 8 * (S + (t - 1) % S));
+    if (t > 0 && arriver) kt_mbar_arrive(bars + 8 * (S + (t - 1) % S));
   }
   wgmma_wait<0>();
   fence_accumulators<Shape>(acc);
