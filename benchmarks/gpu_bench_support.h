@@ -1,11 +1,15 @@
 // What the GPU benchmark programs (gpu_gemm, gpu_conv, gpu_memory_bound) share: list
 // parsing, the CUDA-event median timing loop every side-by-side figure uses, config
-// variants given as "K=V,K=V" overrides of a space's default, and the comparison metrics.
+// variants given as "K=V,K=V" overrides of a space's default (found, measured against the
+// reference and printed the same way), and the comparison metrics.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <ctime>
 #include <functional>
@@ -112,6 +116,45 @@ inline std::string utc_now() {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", std::gmtime(&now));
   return text;
+}
+
+/// The "variants" rows of a benchmark result: for each "K=V,K=V" override of the default
+/// config that gives a valid config (variant_of), {"overrides", "config"} plus the fields
+/// `measure(config)` returns (at least "ms", and its rel-L2 against the reference), then
+/// "tflops" from `flops` and "ratio" = ref_ms / ms; or "error" with the exception's message.
+template <class Measure>
+nlohmann::json variant_rows(const std::vector<std::string>& variants, const SearchSpace& space,
+                            const KernelTemplate& tmpl, const Problem& problem, double flops,
+                            double ref_ms, const Measure& measure) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const std::string& overrides : variants) {
+    const auto config = variant_of(space, tmpl, problem, overrides);
+    if (!config) continue;
+    nlohmann::json v = {{"overrides", overrides}, {"config", config->str()}};
+    try {
+      v.update(measure(*config));
+      const double ms = v.at("ms").get<double>();
+      v["tflops"] = flops / ms / 1e9;
+      v["ratio"] = ref_ms / ms;
+    } catch (const std::exception& e) {
+      v["error"] = e.what();
+    }
+    rows.push_back(v);
+  }
+  return rows;
+}
+
+/// Prints variant_rows under a result line: TFLOP/s, ratio and `rel_key` (their rel-L2 field).
+inline void print_variant_rows(const nlohmann::json& rows, const char* rel_key) {
+  for (const auto& v : rows) {
+    if (v.contains("error"))
+      std::printf("    variant %-40s failed: %s\n", v["overrides"].get<std::string>().c_str(),
+                  v["error"].get<std::string>().c_str());
+    else
+      std::printf("    variant %-40s %10.1f TF/s %8.3f  rel_l2 %.2e\n",
+                  v["overrides"].get<std::string>().c_str(), v["tflops"].get<double>(),
+                  v["ratio"].get<double>(), v[rel_key].get<double>());
+  }
 }
 
 }  // namespace ktune::bench

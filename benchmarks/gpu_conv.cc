@@ -421,30 +421,19 @@ json run_layer(const Settings& settings, const Layer& layer, const std::string& 
 
   // 3. Variants (overrides of the default config): checked against cuDNN's output and timed
   //    with the same event loop, each on its own copy of the buffers (its own scratch).
-  json variants = json::array();
-  for (const std::string& overrides : settings.variants) {
-    const auto config = bench::variant_of(space, *tmpl, problem, overrides);
-    if (!config) continue;
-    json v = {{"overrides", overrides}, {"config", config->str()}};
-    try {
-      const LaunchPlan vplan = tmpl->launch(problem, *config, device);
-      const BuildResult vbuilt = builder.build(*tmpl, problem, *config, device);
-      if (!vbuilt.ok) throw Error(ErrorCode::compile_error, "does not compile: " + vbuilt.log);
-      detail::CudaModule vmodule(*vbuilt.cubin);
-      DeviceBuffers vdev(host, vplan);
-      auto run = [&] { run_plan(vmodule, vplan, vdev); };
-      run();
-      check_cuda(cudaDeviceSynchronize(), "variant run");
-      v["rel_l2_vs_cudnn"] = bench::rel_l2(vdev.download(2, host[2].spec), theirs);
-      const double ms = event_median_ms(run);
-      v["ms"] = ms;
-      v["tflops"] = flops / ms / 1e9;
-      v["ratio"] = cudnn_ms / ms;
-    } catch (const std::exception& e) {
-      v["error"] = e.what();
-    }
-    variants.push_back(v);
-  }
+  const json variants = bench::variant_rows(
+      settings.variants, space, *tmpl, problem, flops, cudnn_ms, [&](const Config& config) {
+        const LaunchPlan vplan = tmpl->launch(problem, config, device);
+        const BuildResult vbuilt = builder.build(*tmpl, problem, config, device);
+        if (!vbuilt.ok) throw Error(ErrorCode::compile_error, "does not compile: " + vbuilt.log);
+        detail::CudaModule vmodule(*vbuilt.cubin);
+        DeviceBuffers vdev(host, vplan);
+        auto run = [&] { run_plan(vmodule, vplan, vdev); };
+        run();
+        check_cuda(cudaDeviceSynchronize(), "variant run");
+        return json{{"rel_l2_vs_cudnn", bench::rel_l2(vdev.download(2, host[2].spec), theirs)},
+                    {"ms", event_median_ms(run)}};
+      });
   row["variants"] = variants;
   return row;
 }
@@ -500,16 +489,7 @@ int main(int argc, char** argv) {
                       row["cudnn_tflops"].get<double>(), row["ratio"].get<double>(),
                       row["rel_l2_vs_cudnn"].get<double>(),
                       row["best_config"].get<std::string>().c_str());
-          for (const auto& v : row["variants"]) {
-            if (v.contains("error"))
-              std::printf("    variant %-40s failed: %s\n",
-                          v["overrides"].get<std::string>().c_str(),
-                          v["error"].get<std::string>().c_str());
-            else
-              std::printf("    variant %-40s %9.1f TF/s %7.3f  rel_l2 %.2e\n",
-                          v["overrides"].get<std::string>().c_str(), v["tflops"].get<double>(),
-                          v["ratio"].get<double>(), v["rel_l2_vs_cudnn"].get<double>());
-          }
+          bench::print_variant_rows(row["variants"], "rel_l2_vs_cudnn");
         } else {
           std::printf("%-5s %-22s failed: %s\n", dtype.c_str(), layer.name,
                       row.value("error", std::string("?")).c_str());

@@ -419,26 +419,15 @@ json run_shape(const Settings& settings, const std::string& dtype, const Shape& 
   row["cublas_hbm_fraction"] = bytes / cublas_ms / 1e6 / kCopyGBps;
 
   // 3. Variants of the default config: checked against cuBLAS, timed in the same loop.
-  json variants = json::array();
-  for (const std::string& overrides : settings.variants) {
-    const auto config = bench::variant_of(space, *tmpl, problem, overrides);
-    if (!config) continue;
-    json v = {{"overrides", overrides}, {"config", config->str()}};
-    try {
-      LoadedConfig loaded(*tmpl, problem, *config, device, builder, buffers);
-      reset_c();
-      loaded.run();
-      check_cuda(cudaDeviceSynchronize(), "variant run");
-      v["rel_l2_vs_cublas"] = bench::rel_l2(download_c(), theirs);
-      const double ms = bench::event_median_ms([&] { loaded.run(); });
-      v["ms"] = ms;
-      v["tflops"] = flops / ms / 1e9;
-      v["ratio"] = cublas_ms / ms;
-    } catch (const std::exception& e) {
-      v["error"] = e.what();
-    }
-    variants.push_back(v);
-  }
+  const json variants = bench::variant_rows(
+      settings.variants, space, *tmpl, problem, flops, cublas_ms, [&](const Config& config) {
+        LoadedConfig loaded(*tmpl, problem, config, device, builder, buffers);
+        reset_c();
+        loaded.run();
+        check_cuda(cudaDeviceSynchronize(), "variant run");
+        return json{{"rel_l2_vs_cublas", bench::rel_l2(download_c(), theirs)},
+                    {"ms", bench::event_median_ms([&] { loaded.run(); })}};
+      });
   row["variants"] = variants;
   return row;
 }
@@ -506,15 +495,7 @@ int main(int argc, char** argv) {
                       row["rel_l2_vs_cublas"].get<double>(),
                       (row["template"].get<std::string>() + " " +
                        row["best_config"].get<std::string>()).c_str());
-          for (const auto& v : row["variants"]) {
-            if (v.contains("error"))
-              std::printf("    variant %-40s failed: %s\n", v["overrides"].get<std::string>().c_str(),
-                          v["error"].get<std::string>().c_str());
-            else
-              std::printf("    variant %-40s %10.1f TF/s %8.3f  rel_l2 %.2e\n",
-                          v["overrides"].get<std::string>().c_str(), v["tflops"].get<double>(),
-                          v["ratio"].get<double>(), v["rel_l2_vs_cublas"].get<double>());
-          }
+          bench::print_variant_rows(row["variants"], "rel_l2_vs_cublas");
         } else {
           std::printf("%-5s %-7s %lldx%lldx%lld failed: %s\n", dtype.c_str(), shape.group.c_str(),
                       static_cast<long long>(shape.M), static_cast<long long>(shape.N),
