@@ -335,11 +335,34 @@ struct DeviceBuffers {
   }
 };
 
-/// Runs a launch plan on the default stream; throws Error(cuda_error) when a launch fails.
-void run_plan(detail::CudaModule& module, const LaunchPlan& plan, DeviceBuffers& dev) {
-  const detail::CudaStatus status = detail::run_launch_plan(module, plan, dev.views, nullptr);
-  if (!status.ok()) throw Error(ErrorCode::cuda_error, status.message);
+/// The cubin of a config; throws Error(compile_error) naming `what` when it does not compile.
+BuildResult checked_build(Builder& builder, const KernelTemplate& tmpl, const Problem& problem,
+                          const Config& config, const Device& device, const std::string& what) {
+  BuildResult built = builder.build(tmpl, problem, config, device);
+  if (!built.ok) throw Error(ErrorCode::compile_error, what + " does not compile: " + built.log);
+  return built;
 }
+
+/// One config of a layer, built and loaded, with its own device buffers (the inputs of `host`
+/// uploaded, then its plan's scratch).
+struct LoadedConv {
+  LoadedConv(const KernelTemplate& tmpl, const Problem& problem, const Config& config,
+             const Device& device, Builder& builder, const std::vector<HostBuffer>& host,
+             const std::string& what)
+      : plan(tmpl.launch(problem, config, device)),
+        built(checked_build(builder, tmpl, problem, config, device, what)),
+        module(*built.cubin),
+        dev(host, plan) {}
+  /// Runs the plan on the default stream; throws Error(cuda_error) when a launch fails.
+  void run() {
+    const detail::CudaStatus status = detail::run_launch_plan(module, plan, dev.views, nullptr);
+    if (!status.ok()) throw Error(ErrorCode::cuda_error, status.message);
+  }
+  LaunchPlan plan;
+  BuildResult built;
+  detail::CudaModule module;
+  DeviceBuffers dev;
+};
 
 /// Tunes one layer and times the winner next to cuDNN.
 json run_layer(const Settings& settings, const Layer& layer, const std::string& dtype,
@@ -391,12 +414,9 @@ json run_layer(const Settings& settings, const Layer& layer, const std::string& 
   std::vector<HostBuffer> host;
   for (const auto& spec : workload->buffers()) host.push_back(make_host_buffer(spec));
   workload->fill(host, 42);
-  const LaunchPlan plan = tmpl->launch(problem, best, device);
-  const BuildResult built = builder.build(*tmpl, problem, best, device);
-  if (!built.ok) throw Error(ErrorCode::compile_error, "winner does not compile: " + built.log);
-  detail::CudaModule module(*built.cubin);
-  DeviceBuffers dev(host, plan);
-  auto run_ktune = [&] { run_plan(module, plan, dev); };
+  LoadedConv winner(*tmpl, problem, best, device, builder, host, "the winner");
+  DeviceBuffers& dev = winner.dev;
+  auto run_ktune = [&] { winner.run(); };
   CudnnConv cudnn(handle, s, dev.views[0].ptr, dev.views[1].ptr, dev.views[2].ptr);
   auto run_cudnn = [&] { cudnn.run(); };
   row["cudnn_algorithm"] = cudnn.algorithm();
@@ -423,16 +443,12 @@ json run_layer(const Settings& settings, const Layer& layer, const std::string& 
   //    with the same event loop, each on its own copy of the buffers (its own scratch).
   const json variants = bench::variant_rows(
       settings.variants, space, *tmpl, problem, flops, cudnn_ms, [&](const Config& config) {
-        const LaunchPlan vplan = tmpl->launch(problem, config, device);
-        const BuildResult vbuilt = builder.build(*tmpl, problem, config, device);
-        if (!vbuilt.ok) throw Error(ErrorCode::compile_error, "does not compile: " + vbuilt.log);
-        detail::CudaModule vmodule(*vbuilt.cubin);
-        DeviceBuffers vdev(host, vplan);
-        auto run = [&] { run_plan(vmodule, vplan, vdev); };
-        run();
+        LoadedConv variant(*tmpl, problem, config, device, builder, host, "the variant");
+        variant.run();
         check_cuda(cudaDeviceSynchronize(), "variant run");
-        return json{{"rel_l2_vs_cudnn", bench::rel_l2(vdev.download(2, host[2].spec), theirs)},
-                    {"ms", event_median_ms(run)}};
+        return json{
+            {"rel_l2_vs_cudnn", bench::rel_l2(variant.dev.download(2, host[2].spec), theirs)},
+            {"ms", event_median_ms([&] { variant.run(); })}};
       });
   row["variants"] = variants;
   return row;
