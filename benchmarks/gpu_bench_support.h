@@ -1,7 +1,8 @@
 // What the GPU benchmark programs (gpu_gemm, gpu_conv, gpu_memory_bound) share: list
 // parsing, the CUDA-event median timing loop every side-by-side figure uses, config
 // variants given as "K=V,K=V" overrides of a space's default (found, measured against the
-// reference and printed the same way), and the comparison metrics.
+// reference and printed the same way), the comparison metrics, and the SM clock and board
+// power sampled while a loop runs.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -9,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cmath>
 #include <ctime>
@@ -17,10 +20,12 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cuda_module.h"
 #include "host_dtype.h"
+#include "nvml.h"
 #include "ktune/space.h"
 #include "ktune/template.h"
 
@@ -68,6 +73,63 @@ inline double event_median_ms(const std::function<void()>& run, const EventLoop&
   cudaEventDestroy(stop);
   std::sort(per_call.begin(), per_call.end());
   return per_call[per_call.size() / 2];
+}
+
+/// Medians of the SM clock and board power sampled (NVML, every 2 ms) while a timing loop
+/// ran: whether two loops compared side by side ran at the same clock, or one was held back
+/// by the power limit. -1 when NVML is not there.
+struct SensorReading {
+  int sm_mhz = -1;       ///< median SM clock
+  double power_w = -1;   ///< median board power
+  int samples = 0;       ///< readings taken
+};
+
+/// The sensor of CUDA device 0 (found by its PCI bus id on first use).
+inline const nvml::GpuSensor& device0_sensor() {
+  static const nvml::GpuSensor sensor([] {
+    char bus[64] = {0};
+    return cudaDeviceGetPCIBusId(bus, sizeof bus, 0) == cudaSuccess ? std::string(bus)
+                                                                      : std::string();
+  }());
+  return sensor;
+}
+
+/// `loop()` with the GPU's sensors sampled on a second thread while it runs (`Sensor`: an
+/// nvml::GpuSensor, or anything with available(), sm_clock_mhz() and power_w()).
+template <class Sensor, class Loop>
+SensorReading sample_sensors(const Sensor& sensor, const Loop& loop) {
+  SensorReading r;
+  if (!sensor.available()) {
+    loop();
+    return r;
+  }
+  std::vector<int> mhz;
+  std::vector<double> watts;
+  std::atomic<bool> done{false};
+  std::thread poll([&] {
+    while (!done.load()) {
+      mhz.push_back(sensor.sm_clock_mhz());
+      watts.push_back(sensor.power_w());
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  });
+  try {
+    loop();
+  } catch (...) {
+    done = true;
+    poll.join();
+    throw;
+  }
+  done = true;
+  poll.join();
+  r.samples = static_cast<int>(mhz.size());
+  if (!mhz.empty()) {
+    std::sort(mhz.begin(), mhz.end());
+    std::sort(watts.begin(), watts.end());
+    r.sm_mhz = mhz[mhz.size() / 2];
+    r.power_w = watts[watts.size() / 2];
+  }
+  return r;
 }
 
 /// The default config of `space` with "K=V,K=V" overrides, or nullopt when a name or value

@@ -431,8 +431,16 @@ json run_layer(const Settings& settings, const Layer& layer, const std::string& 
   row["rel_l2_vs_cudnn"] = bench::rel_l2(ours, theirs);
   row["tolerance"] = workload->tolerance(host[2].spec).rel_l2;
 
-  const double ktune_ms = event_median_ms(run_ktune);
-  const double cudnn_ms = event_median_ms(run_cudnn);
+  double ktune_ms = 0, cudnn_ms = 0;
+  const auto& sensor = bench::device0_sensor();
+  const bench::SensorReading ktune_s =
+      bench::sample_sensors(sensor, [&] { ktune_ms = event_median_ms(run_ktune); });
+  const bench::SensorReading cudnn_s =
+      bench::sample_sensors(sensor, [&] { cudnn_ms = event_median_ms(run_cudnn); });
+  row["ktune_sm_mhz"] = ktune_s.sm_mhz;
+  row["ktune_power_w"] = ktune_s.power_w;
+  row["cudnn_sm_mhz"] = cudnn_s.sm_mhz;
+  row["cudnn_power_w"] = cudnn_s.power_w;
   row["ktune_ms"] = ktune_ms;
   row["cudnn_ms"] = cudnn_ms;
   row["ktune_tflops"] = flops / ktune_ms / 1e9;

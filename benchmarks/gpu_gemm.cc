@@ -403,9 +403,19 @@ json run_shape(const Settings& settings, const std::string& dtype, const Shape& 
   row["default_rel_l2_vs_cublas"] = bench::rel_l2(defaults, theirs);
   row["tolerance"] = workload->tolerance(c_host.spec).rel_l2;
 
-  const double ktune_ms = bench::event_median_ms(run_ktune);
-  const double default_ms = bench::event_median_ms(run_default);
-  const double cublas_ms = bench::event_median_ms(run_cublas);
+  // Each loop with the SM clock and board power sampled: a ratio between loops that ran at
+  // different clocks (the power limit) says so in the JSON.
+  double ktune_ms = 0, default_ms = 0, cublas_ms = 0;
+  const auto& sensor = bench::device0_sensor();
+  const bench::SensorReading ktune_s =
+      bench::sample_sensors(sensor, [&] { ktune_ms = bench::event_median_ms(run_ktune); });
+  default_ms = bench::event_median_ms(run_default);
+  const bench::SensorReading cublas_s =
+      bench::sample_sensors(sensor, [&] { cublas_ms = bench::event_median_ms(run_cublas); });
+  row["ktune_sm_mhz"] = ktune_s.sm_mhz;
+  row["ktune_power_w"] = ktune_s.power_w;
+  row["cublas_sm_mhz"] = cublas_s.sm_mhz;
+  row["cublas_power_w"] = cublas_s.power_w;
   const double flops = workload->flops(), bytes = workload->bytes();
   row["ktune_ms"] = ktune_ms;
   row["default_same_loop_ms"] = default_ms;
@@ -495,6 +505,10 @@ int main(int argc, char** argv) {
                       row["rel_l2_vs_cublas"].get<double>(),
                       (row["template"].get<std::string>() + " " +
                        row["best_config"].get<std::string>()).c_str());
+          if (row["ktune_sm_mhz"].get<int>() >= 0)
+            std::printf("    sampled while timed: ktune %d MHz %.0f W, cuBLAS %d MHz %.0f W\n",
+                        row["ktune_sm_mhz"].get<int>(), row["ktune_power_w"].get<double>(),
+                        row["cublas_sm_mhz"].get<int>(), row["cublas_power_w"].get<double>());
           bench::print_variant_rows(row["variants"], "rel_l2_vs_cublas");
         } else {
           std::printf("%-5s %-7s %lldx%lldx%lld failed: %s\n", dtype.c_str(), shape.group.c_str(),

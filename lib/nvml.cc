@@ -15,6 +15,7 @@ using InitFn = nvmlReturn (*)();
 using ByPciFn = nvmlReturn (*)(const char*, void**);
 using ClockFn = nvmlReturn (*)(void*, int, unsigned*);
 using TempFn = nvmlReturn (*)(void*, int, unsigned*);
+using PowerFn = nvmlReturn (*)(void*, unsigned*);  // milliwatts
 
 constexpr int kClockSm = 1;          // NVML_CLOCK_SM
 constexpr int kTemperatureGpu = 0;   // NVML_TEMPERATURE_GPU
@@ -24,6 +25,7 @@ struct Library {
   ByPciFn by_pci = nullptr;
   ClockFn clock = nullptr;
   TempFn temperature = nullptr;
+  PowerFn power = nullptr;  // optional: readings are -1 without it
 };
 
 const Library& library() {
@@ -36,6 +38,7 @@ const Library& library() {
     lib.by_pci = reinterpret_cast<ByPciFn>(dlsym(so, "nvmlDeviceGetHandleByPciBusId_v2"));
     lib.clock = reinterpret_cast<ClockFn>(dlsym(so, "nvmlDeviceGetClockInfo"));
     lib.temperature = reinterpret_cast<TempFn>(dlsym(so, "nvmlDeviceGetTemperature"));
+    lib.power = reinterpret_cast<PowerFn>(dlsym(so, "nvmlDeviceGetPowerUsage"));
     lib.ok = init && lib.by_pci && lib.clock && lib.temperature && init() == 0;
   });
   return lib;
@@ -60,6 +63,12 @@ int GpuSensor::temperature_c() const {
   unsigned v = 0;
   if (!handle_ || library().temperature(handle_, kTemperatureGpu, &v) != 0) return -1;
   return static_cast<int>(v);
+}
+
+double GpuSensor::power_w() const {
+  unsigned mw = 0;
+  if (!handle_ || !library().power || library().power(handle_, &mw) != 0) return -1;
+  return mw / 1000.0;
 }
 
 }  // namespace ktune::nvml

@@ -1,4 +1,5 @@
-// Optional NVML readings (SM clock, temperature) for the trial record. libnvidia-ml.so.1 is
+// Optional NVML readings (SM clock, temperature, board power) for the trial record and the
+// benchmarks. libnvidia-ml.so.1 is
 // loaded at run time with dlopen, so nothing links against it; without it every reading is -1.
 #pragma once
 
@@ -17,6 +18,8 @@ class GpuSensor {
   int sm_clock_mhz() const;
   /// Current GPU temperature in degrees C, -1 when unknown.
   int temperature_c() const;
+  /// Current board power draw in watts, -1 when unknown.
+  double power_w() const;
 
  private:
   void* handle_ = nullptr;
