@@ -21,6 +21,8 @@
 // template's result is kept under "candidates"); --variants are overrides of each
 // shape's default config, timed in the same event loop after cuBLAS and checked against it
 // (skipped where a name or value is outside the space or the config cannot run the shape).
+// Each row records the median SM clock and board power (NVML) sampled while ktune's and
+// cuBLAS's loops ran (ktune_sm_mhz, cublas_power_w, ...; -1 without NVML).
 // C is row-major; layout letters as in templates/gemm/gemm_problem.h; alpha = 1.5,
 // beta = 0.5, no bias, C in the input dtype (out=same) for every library. cuBLAS is loaded
 // at run time (dlopen libcublas.so.13/.12), so the program links nothing beyond ktune.
