@@ -10,7 +10,9 @@
 // every task. Large shapes are verified by the workloads' GPU references
 // (Workload::device_reference), so the trial budget, not the host reference, bounds each task.
 // Each task also times a device copy of its own byte count ("copy of the same bytes"): the
-// ceiling of any kernel that size, launch and ramp included.
+// ceiling of any kernel that size, launch and ramp included; with --copy-kernel-trials=N also
+// ktune's copy template tuned with N trials on those bytes and measured like the task ("copy
+// kernel of the same bytes": whether that ceiling is cudaMemcpyAsync's or the size's).
 //
 // Usage: gpu_memory_bound OUT_DIR [--families=elementwise,reduction,layernorm]
 //                                 [--norms=layernorm,rmsnorm] [--dtypes=f32,f16]
@@ -18,6 +20,7 @@
 //                                 [--variants="K=V,K=V;K=V"] (overrides of each task's default
 //                                 config, measured after its tuning where valid: "variants")
 //                                 [--trials=40] [--seconds=14] [--searcher=genetic] [--seed=1]
+//                                 [--copy-kernel-trials=0]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -60,6 +63,7 @@ struct Settings {
   double seconds = 14;
   std::string searcher = "genetic";
   std::uint64_t seed = 1;
+  std::size_t copy_kernel_trials = 0;  ///< > 0: also tune ktune's copy kernel on each task's bytes
 };
 
 /// One tuning task: template, shape text and attributes.
@@ -80,7 +84,8 @@ Settings parse_args(int argc, char** argv) {
   if (argc < 2)
     throw Error(ErrorCode::invalid_argument,
                 "usage: gpu_memory_bound OUT_DIR [--families=a,b] [--norms=a,b] [--dtypes=a,b] "
-                "[--shapes=RxC,...] [--variants=\"K=V,K=V;K=V\"] [--trials=N] [--seconds=S] [--searcher=NAME] [--seed=S]");
+                "[--shapes=RxC,...] [--variants=\"K=V,K=V;K=V\"] [--trials=N] [--seconds=S] [--searcher=NAME] "
+                "[--seed=S] [--copy-kernel-trials=N]");
   Settings s;
   s.out_dir = argv[1];
   for (int i = 2; i < argc; ++i) {
@@ -96,6 +101,7 @@ Settings parse_args(int argc, char** argv) {
     else if (key == "--seconds") s.seconds = std::stod(value);
     else if (key == "--searcher") s.searcher = value;
     else if (key == "--seed") s.seed = std::stoull(value);
+    else if (key == "--copy-kernel-trials") s.copy_kernel_trials = std::stoul(value);
     else throw Error(ErrorCode::invalid_argument, "gpu_memory_bound: unknown argument " + arg);
   }
   return s;
@@ -141,6 +147,20 @@ double copy_bandwidth_gbps(std::size_t bytes, int calls, int samples) {
   return 2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
 }
 
+/// Tunes `tmpl` on `problem` through `measurer` (the isolated GPU measurer of that problem)
+/// with the settings' searcher, at most `trials` trials.
+TuneResult tune(GpuMeasurer& measurer, const KernelTemplate& tmpl, const Problem& problem,
+                const Device& device, const Settings& settings, std::size_t trials) {
+  auto searcher = make_searcher(settings.searcher);
+  TunerOptions options;
+  options.max_trials = trials;
+  options.max_seconds = settings.seconds;
+  options.seed = settings.seed;
+  options.top_k = 3;
+  Tuner tuner(tmpl.space(problem, device), *searcher, measurer, options);
+  return tuner.run();
+}
+
 std::string today() {
   const std::time_t now = std::time(nullptr);
   char text[32];
@@ -180,14 +200,7 @@ int main(int argc, char** argv) {
       const double bytes = workload->bytes();
       const char* verified_by = workload->device_reference() ? "gpu reference" : "host reference";
       GpuMeasurer measurer(tmpl, problem, device, builder, runner);
-      auto searcher = make_searcher(settings.searcher);
-      TunerOptions options;
-      options.max_trials = settings.trials;
-      options.max_seconds = settings.seconds;
-      options.seed = settings.seed;
-      options.top_k = 3;
-      Tuner tuner(tmpl->space(problem, device), *searcher, measurer, options);
-      const TuneResult result = tuner.run();
+      const TuneResult result = tune(measurer, *tmpl, problem, device, settings, settings.trials);
 
       auto gbps = [&](const std::optional<Trial>& t) {
         return t && t->ok() && t->median_ms > 0 ? bytes / (t->median_ms * 1e-3) / 1e9 : 0.0;
@@ -219,6 +232,23 @@ int main(int argc, char** argv) {
       row["same_bytes_copy_pct_of_copy"] = 100.0 * same_copy / copy_gbps;
       std::printf("    copy of the same bytes                           %7.0f GB/s (%5.1f%%)\n",
                   same_copy, 100.0 * same_copy / copy_gbps);
+      // ... and ktune's own copy kernel tuned on those bytes (N f16 elements read, N written),
+      // measured like the task: is the same-size ceiling cudaMemcpyAsync's or the size's?
+      if (settings.copy_kernel_trials > 0 && static_cast<std::int64_t>(bytes) % 4 == 0) {
+        const auto copy = find_template("copy");
+        const std::int64_t halves = static_cast<std::int64_t>(bytes) / 4;  // read, then written
+        const Problem cp = make_problem(*copy, std::to_string(halves), {{"dtype", "f16"}});
+        GpuMeasurer copy_measurer(copy, cp, device, builder, runner);
+        const TuneResult cr =
+            tune(copy_measurer, *copy, cp, device, settings, settings.copy_kernel_trials);
+        const double kernel_copy = gbps(cr.best);
+        row["same_bytes_copy_kernel_gbps"] = kernel_copy;
+        row["same_bytes_copy_kernel_pct_of_copy"] = 100.0 * kernel_copy / copy_gbps;
+        row["same_bytes_copy_kernel_config"] = cr.best ? cr.best->config.str() : "";
+        std::printf("    copy kernel of the same bytes (%2zu trials) %13.0f GB/s (%5.1f%%)  %s\n",
+                    cr.trials.size(), kernel_copy, 100.0 * kernel_copy / copy_gbps,
+                    cr.best ? cr.best->config.str().c_str() : "(no valid trial)");
+      }
       // Variants of the default config, timed by the same measurer after the tuning.
       json variants = json::array();
       const SearchSpace space = tmpl->space(problem, device);
