@@ -5,7 +5,7 @@
 // filter tile is a plain K-major tile of the K x (R*S*C) filter matrix (MatrixTileLoader),
 // the activation tile is gathered per output pixel and filter tap (ConvTileLoader,
 // conv2d_wgmma.cuh, zero fill for padding), both into 128-byte-swizzled shared tiles read
-// through matrix descriptors by the multistage cp.async main loop (wg::main_loop). The
+// through matrix descriptors by the multistage cp.async pipeline (wg::pipeline_*). The
 // epilogue adds the bias and applies ReLU (conv_common.cuh); SPLIT_K > 1 splits R*S*C into
 // fp32 partials summed by conv2d_splitk_reduce. C must be a multiple of 8 (the host
 // template refuses others; conv2d_mma takes them).
@@ -16,7 +16,7 @@
 // registers, 0: recomputed per k tile), EPI (0: accumulator pairs stored straight to global
 // memory; 1: staged through shared memory and written as 16-byte row chunks, when K % 8 == 0
 // and SPLIT_K == 1), LOOP (1: each k tile's wgmma batch is issued before the gather of a
-// later tile, conv_main_loop in conv2d_wgmma.cuh; 0: gather first, wg::main_loop), PERSIST,
+// later tile; 0: gather first: wg::pipeline_steady either way), PERSIST,
 // CLUSTER_K (> 1: the CLUSTER_K CTAs of a thread-block cluster split R*S*C of one output tile
 // and rank 0 adds the others' accumulators from their shared memory before its epilogue: split-K
 // without a workspace or a second kernel; SPLIT_K = 1, PERSIST = 0), PRODUCER (0: every thread
@@ -240,7 +240,8 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, PERSIST > 1 ? PERSIS
   extern __shared__ __align__(128) char smem_raw[];
   // Swizzled tiles must start on 1024-byte boundaries (the pattern's phase is the row).
   const unsigned smem = (ktg::smem_address(smem_raw) + 1023u) & ~1023u;
-  char* staged = smem_raw + (smem - ktg::smem_address(smem_raw)) + kStagedOffset;
+  char* const aligned = smem_raw + (smem - ktg::smem_address(smem_raw));  // generic pointer
+  char* staged = aligned + kStagedOffset;
   const ktc::ConvDims d{N, H, W, K, P, Q};
   const int M = d.pixels();
   const int tiles_m = (M + BM - 1) / BM;
@@ -296,20 +297,20 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, PERSIST > 1 ? PERSIS
   const int total = tiles_m * tiles_n;
   ktg::TileCoord tc = ktg::tile_coords(blockIdx.x, tiles_m, tiles_n, GROUP_M);
   start_tile(tc, tid);
-  ktc::conv_prologue<Shape>(a, b, smem, k_tiles);
+  ktg::wg::pipeline_prologue<Shape>(a, b, smem, k_tiles);
   for (int t = blockIdx.x; t < total; t += gridDim.x) {
 #pragma unroll
     for (int mi = 0; mi < Shape::kMi; ++mi)
 #pragma unroll
       for (int j = 0; j < Shape::kAcc; ++j) acc[mi][j] = 0.0f;
-    ktc::conv_steady<Shape>(acc, a, b, smem, k_tiles, wg);
+    ktg::wg::pipeline_steady<Shape, true>(acc, a, b, smem, k_tiles, wg);
     const int m0 = tc.m * BM;
     const int n0 = tc.n * BN;
     __syncthreads();  // every warpgroup's wgmma reads of every stage are retired
     if (t + static_cast<int>(gridDim.x) < total) {
       tc = ktg::tile_coords(t + gridDim.x, tiles_m, tiles_n, GROUP_M);
       start_tile(tc, tid);
-      ktc::conv_prologue<Shape>(a, b, smem, k_tiles);
+      ktg::wg::pipeline_prologue<Shape>(a, b, smem, k_tiles);
     }
     store_output(acc, y, bias, workspace, 0, M, K, m0, n0, tid, staged);
   }
@@ -320,14 +321,12 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, PERSIST > 1 ? PERSIS
 #pragma unroll
     for (int j = 0; j < Shape::kAcc; ++j) acc[mi][j] = 0.0f;
   start_tile(tc, tid);
-#if LOOP
-  ktc::conv_main_loop<Shape>(acc, a, b, smem, k_tiles, wg);  // wgmma batch before the copies
-#else
-  ktg::wg::main_loop<Shape>(acc, a, b, smem, k_tiles, wg);  // copies before the wgmma batch
-#endif
+  // LOOP = 1: each k tile's wgmma batch before the gather of a later tile; 0: gather first.
+  ktg::wg::pipeline_prologue<Shape>(a, b, smem, k_tiles);
+  ktg::wg::pipeline_steady<Shape, LOOP != 0>(acc, a, b, smem, k_tiles, wg);
 #if CLUSTER_K > 1
   // Rank r of the cluster (blockIdx.z: the cluster spans z) reduced k range r; rank 0 sums.
-  float* partials = reinterpret_cast<float*>(smem_raw + (smem - ktg::smem_address(smem_raw)));
+  float* partials = reinterpret_cast<float*>(aligned);
   if (!ktg::wg::cluster_k_reduce<Shape, CLUSTER_K>(acc, partials, smem, tid)) return;
   store_output(acc, y, bias, workspace, 0, M, K, tc.m * BM, tc.n * BN, tid, staged);
 #else

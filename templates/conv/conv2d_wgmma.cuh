@@ -5,9 +5,8 @@
 // channels of one filter tap (r, s) of one pixel, so C must be a multiple of 8; padding
 // taps, pixels past M and k past R*S*C are zero-filled by cp.async (ignore-src / src-size 0).
 // The tap arithmetic is conv_common.cuh's ImplicitGemmA (precomputed per-row pixel origins
-// and a per-thread (r, s, c) cursor, or analytic offsets); this file places its chunks. It
-// also holds the conv main loop (conv_prologue / conv_steady / conv_main_loop: the wgmma
-// batch of a k tile is issued before the gather of a later one).
+// and a per-thread (r, s, c) cursor, or analytic offsets); this file places its chunks. The
+// main loop is gemm_wgmma.cuh's pipeline (with the wgmma batch first for LOOP = 1).
 //
 // Needs the conv problem defines (conv_common.cuh) and gemm_wgmma.cuh before inclusion.
 #pragma once
@@ -111,106 +110,5 @@ struct ConvTileLoader {
     k0 += BK_;
   }
 };
-
-/// The conv main loop with the wgmma batch issued before the copies (LOOP = 1):
-/// acc[mi][*] += A tile rows * B tile over k tiles [0, k_tiles) of the loaders, the same
-/// stages, groups and barriers as ktg::wg::main_loop, but in iteration t each warpgroup
-/// issues tile t's wgmma batch right after the barrier and only then issues the copies of
-/// tile t + kPrefetch (the gather's address arithmetic, 100-250 instructions per thread). The
-/// tensor cores then hold two batches (t - 1 running, t queued) while the copies are issued,
-/// so the time between a batch's end and the next issue is the barrier alone, not barrier +
-/// gather. Stage reuse is unchanged: the copies of iteration t go to the stage of k tile
-/// t - 2, whose batch every warpgroup retired (wgmma wait 1 at the end of iteration t - 1)
-/// before the barrier of iteration t; tile t's batch reads the stage of tile t (landed,
-/// fenced for the async proxy, barrier).
-/// Split in two so that a persistent block can issue the next tile's prologue during an
-/// epilogue: conv_prologue issues the copies of k tiles 0 .. kPrefetch - 1 into stages
-/// 0 .. kPrefetch - 1 (one commit group each, possibly empty; the stages must be free), and
-/// conv_steady runs the k-tile loop that expects exactly those groups in flight.
-template <class Shape, class ALoader, class BLoader>
-__device__ __forceinline__ void conv_prologue(ALoader& a, BLoader& b, unsigned smem,
-                                              int k_tiles) {
-  constexpr int S = Shape::kStageBytes;
-#pragma unroll
-  for (int s = 0; s < Shape::kPrefetch; ++s) {
-    if (s < k_tiles) {
-      a.load(smem + s * S);
-      b.load(smem + s * S + Shape::kABytes);
-      a.advance();
-      b.advance();
-    }
-    ktg::cp_async_commit();
-  }
-}
-
-/// The k-tile loop of conv_main_loop after conv_prologue (see there); ends with every wgmma
-/// retired and every copy landed (this thread's).
-template <class Shape, class ALoader, class BLoader>
-__device__ __forceinline__ void conv_steady(float (&acc)[Shape::kMi][Shape::kAcc], ALoader& a,
-                                            BLoader& b, unsigned smem, int k_tiles, int wg) {
-  namespace w = ktg::wg;
-  constexpr int S = Shape::kStageBytes;
-  constexpr int kStages = Shape::kStages;
-  constexpr int P = Shape::kPrefetch;
-  int read = 0;   // stage of k tile t
-  int write = P;  // stage of k tile t + P (P < kStages)
-  for (int t = 0; t < k_tiles; ++t) {
-    ktg::cp_async_wait<P - 1>();  // this thread's copies of tile t have landed
-    w::fence_proxy_async();     // ... and are visible to the tensor cores' (async proxy) reads
-    __syncthreads();            // everyone's have; every warpgroup retired tile t - 2's wgmma
-
-    const unsigned a_tile = smem + read * S;
-    const unsigned b_tile = a_tile + Shape::kABytes;
-#pragma unroll
-    for (int mi = 0; mi < Shape::kMi; ++mi)
-#pragma unroll
-      for (int j = 0; j < Shape::kAcc; ++j) w::fence_operand(acc[mi][j]);
-    w::wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < Shape::kKSteps; ++ks) {
-      const unsigned long long db =
-          ktg::wgmma_desc(ktg::wgmma_operand_addr(b_tile, Shape::kBN, 0, ks));
-#pragma unroll
-      for (int mi = 0; mi < Shape::kMi; ++mi) {
-        const int row0 = wg * Shape::kWgRows + mi * 64;
-        const unsigned long long da =
-            ktg::wgmma_desc(ktg::wgmma_operand_addr(a_tile, Shape::kBM, row0, ks));
-        w::Wgmma<Shape::kBN>::mma(acc[mi], da, db);
-      }
-    }
-    w::wgmma_commit();
-
-    // Copies of tile t + P into the stage of tile t - 2 (retired, see above).
-    if (t + P < k_tiles) {
-      a.load(smem + write * S);
-      b.load(smem + write * S + Shape::kABytes);
-      a.advance();
-      b.advance();
-    }
-    ktg::cp_async_commit();  // possibly empty: keeps the group count per iteration fixed
-    write = write + 1 == kStages ? 0 : write + 1;
-
-#pragma unroll
-    for (int mi = 0; mi < Shape::kMi; ++mi)
-#pragma unroll
-      for (int j = 0; j < Shape::kAcc; ++j) w::fence_operand(acc[mi][j]);
-    w::wgmma_wait<1>();  // tile t - 1 retired
-    read = read + 1 == kStages ? 0 : read + 1;
-  }
-  w::wgmma_wait<0>();
-  ktg::cp_async_wait<0>();
-#pragma unroll
-  for (int mi = 0; mi < Shape::kMi; ++mi)
-#pragma unroll
-    for (int j = 0; j < Shape::kAcc; ++j) w::fence_operand(acc[mi][j]);
-}
-
-/// conv_prologue then conv_steady (the loop documented above).
-template <class Shape, class ALoader, class BLoader>
-__device__ __forceinline__ void conv_main_loop(float (&acc)[Shape::kMi][Shape::kAcc], ALoader& a,
-                                               BLoader& b, unsigned smem, int k_tiles, int wg) {
-  conv_prologue<Shape>(a, b, smem, k_tiles);
-  conv_steady<Shape>(acc, a, b, smem, k_tiles, wg);
-}
 
 }  // namespace ktc

@@ -273,24 +273,22 @@ __device__ __forceinline__ void issue_tile_mma(float (&acc)[Shape::kMi][Shape::k
   wgmma_commit();
 }
 
-/// The multistage main loop: acc[mi][*] += A tile rows * B tile for k tiles
-/// [0, k_tiles) of the loaders. Every thread of the block issues cp.async copies (one group
-/// per k tile, kPrefetch tiles ahead); each warpgroup issues its wgmma batch per k tile and
-/// keeps one batch in flight. Stage reuse: the tile loaded at iteration t goes into the stage
-/// last read by k tile t - 2, whose wgmma batch every warpgroup has retired (wait_group 1 at
-/// the end of iteration t - 1) before the barrier of iteration t.
-/// `hook(t)` runs once per k tile right after the tile's wgmma batch is issued (while it
-/// runs), e.g. to prefetch what the epilogue reads.
-
-template <class Shape, class ALoader, class BLoader, class Hook = NoHook>
-__device__ __forceinline__ void main_loop(float (&acc)[Shape::kMi][Shape::kAcc], ALoader& a,
-                                          BLoader& b, unsigned smem, int k_tiles, int wg,
-                                          const Hook& hook = Hook()) {
+/// The multistage pipeline: acc[mi][*] += A tile rows * B tile for k tiles [0, k_tiles) of
+/// the loaders. Every thread of the block issues cp.async copies (one group per k tile,
+/// kPrefetch tiles ahead); each warpgroup issues its wgmma batch per k tile and keeps one batch
+/// in flight. Stage reuse: the tile loaded at iteration t goes into the stage last read by k
+/// tile t - 2, whose wgmma batch every warpgroup has retired (wait_group 1 at the end of
+/// iteration t - 1) before the barrier of iteration t. In two parts, so that a persistent
+/// block can issue the next tile's prologue during an epilogue: pipeline_prologue issues the
+/// copies of k tiles 0 .. kPrefetch - 1 into stages 0 .. kPrefetch - 1 (one commit group
+/// each, possibly empty; the stages must be free), pipeline_steady runs the k-tile loop that
+/// expects exactly those groups in flight.
+template <class Shape, class ALoader, class BLoader>
+__device__ __forceinline__ void pipeline_prologue(ALoader& a, BLoader& b, unsigned smem,
+                                                  int k_tiles) {
   constexpr int S = Shape::kStageBytes;
-  constexpr int kStages = Shape::kStages;
-  constexpr int P = Shape::kPrefetch;
 #pragma unroll
-  for (int s = 0; s < P; ++s) {
+  for (int s = 0; s < Shape::kPrefetch; ++s) {
     if (s < k_tiles) {
       a.load(smem + s * S);
       b.load(smem + s * S + Shape::kABytes);
@@ -299,13 +297,33 @@ __device__ __forceinline__ void main_loop(float (&acc)[Shape::kMi][Shape::kAcc],
     }
     cp_async_commit();
   }
+}
+
+/// The k-tile loop of the pipeline (see pipeline_prologue); ends with every wgmma retired and
+/// every copy landed (this thread's). kMmaFirst: each warpgroup issues tile t's wgmma batch
+/// right after the barrier and only then the copies of tile t + kPrefetch, so the tensor cores
+/// hold two batches (t - 1 running, t queued) while a heavy gather's address arithmetic issues
+/// (conv2d_wgmma LOOP = 1); otherwise the copies come first. Stage reuse is the same either
+/// way. `hook(t)` runs once per k tile right after the tile's wgmma batch is issued (while it
+/// runs), e.g. to prefetch what the epilogue reads.
+template <class Shape, bool kMmaFirst, class ALoader, class BLoader, class Hook = NoHook>
+__device__ __forceinline__ void pipeline_steady(float (&acc)[Shape::kMi][Shape::kAcc],
+                                                ALoader& a, BLoader& b, unsigned smem,
+                                                int k_tiles, int wg, const Hook& hook = Hook()) {
+  constexpr int S = Shape::kStageBytes;
+  constexpr int kStages = Shape::kStages;
+  constexpr int P = Shape::kPrefetch;
   int read = 0;       // stage of k tile t
   int write = P;      // stage of k tile t + P (P < kStages)
   for (int t = 0; t < k_tiles; ++t) {
     cp_async_wait<P - 1>();  // this thread's copies of tile t have landed
     fence_proxy_async();     // ... and are visible to the tensor cores' (async proxy) reads
     __syncthreads();         // everyone's have; every warpgroup retired tile t - 2's wgmma
-    if (t + P < k_tiles) {
+    if constexpr (kMmaFirst) {
+      issue_tile_mma<Shape>(acc, smem + read * S, wg);
+      hook(t);
+    }
+    if (t + P < k_tiles) {  // into the stage of tile t - 2 (retired, see above)
       a.load(smem + write * S);
       b.load(smem + write * S + Shape::kABytes);
       a.advance();
@@ -313,16 +331,26 @@ __device__ __forceinline__ void main_loop(float (&acc)[Shape::kMi][Shape::kAcc],
     }
     cp_async_commit();  // possibly empty: keeps the group count per iteration fixed
     write = write + 1 == kStages ? 0 : write + 1;
-
-    issue_tile_mma<Shape>(acc, smem + read * S, wg);
-    hook(t);
+    if constexpr (!kMmaFirst) {
+      issue_tile_mma<Shape>(acc, smem + read * S, wg);
+      hook(t);
+    }
     fence_accumulators<Shape>(acc);
-    wgmma_wait<1>();
+    wgmma_wait<1>();  // tile t - 1 retired
     read = read + 1 == kStages ? 0 : read + 1;
   }
   wgmma_wait<0>();
   cp_async_wait<0>();
   fence_accumulators<Shape>(acc);
+}
+
+/// The whole pipeline with the copies issued first (see pipeline_prologue / pipeline_steady).
+template <class Shape, class ALoader, class BLoader, class Hook = NoHook>
+__device__ __forceinline__ void main_loop(float (&acc)[Shape::kMi][Shape::kAcc], ALoader& a,
+                                          BLoader& b, unsigned smem, int k_tiles, int wg,
+                                          const Hook& hook = Hook()) {
+  pipeline_prologue<Shape>(a, b, smem, k_tiles);
+  pipeline_steady<Shape, false>(acc, a, b, smem, k_tiles, wg, hook);
 }
 
 
