@@ -1,7 +1,7 @@
 // Thread-block cluster pieces (sm_90) shared by the templates: the cluster barrier, the CTA's
-// rank, another CTA's copy of a shared-memory address (distributed shared memory), and a
-// remote fp32 add. reduce.cuh sums scalars over a cluster with them; conv2d_wgmma adds the
-// accumulator tiles of a k-split cluster into its first CTA.
+// rank and another CTA's copy of a shared-memory address (distributed shared memory).
+// reduce.cuh sums values over a cluster with them; gemm_wgmma.cuh's cluster_k_reduce (k-split
+// clusters of gemm_wgmma and conv2d_wgmma) reads the other CTAs' partial tiles.
 #ifndef KTUNE_COMMON_CLUSTER_CUH
 #define KTUNE_COMMON_CLUSTER_CUH
 
@@ -25,12 +25,6 @@ __device__ __forceinline__ unsigned int kt_cluster_map(unsigned int local, unsig
   unsigned int remote;
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
   return remote;
-}
-
-/// Atomically adds v to the float at shared::cluster address `remote` (relaxed; a following
-/// kt_cluster_sync orders it before the owner's reads).
-__device__ __forceinline__ void kt_cluster_add(unsigned int remote, float v) {
-  asm volatile("red.shared::cluster.add.f32 [%0], %1;" ::"r"(remote), "f"(v) : "memory");
 }
 
 #endif  // KTUNE_COMMON_CLUSTER_CUH
