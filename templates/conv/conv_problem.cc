@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "ktune/error.h"
+#include "templates/gemm/gemm_problem.h"
 
 namespace ktune::conv {
 
@@ -22,19 +23,12 @@ std::vector<std::string> integer_strings(int lo, int hi) {
   return out;
 }
 
-/// Blocks of a grid-stride helper over `elements` (at most 16 per SM).
-unsigned helper_blocks(std::int64_t elements, const Device& device) {
-  const std::int64_t needed = (elements + kHelperThreads - 1) / kHelperThreads;
-  return static_cast<unsigned>(
-      std::max<std::int64_t>(1, std::min<std::int64_t>(needed, std::max(1, device.sm_count) * 16)));
-}
-
 /// A grid-stride helper step over `elements` with the given arguments.
 LaunchStep helper_step(const std::string& entry, std::int64_t elements,
                        std::vector<KernelArg> args, const Device& device) {
   LaunchStep step;
   step.entry = entry;
-  step.grid[0] = helper_blocks(elements, device);
+  step.grid[0] = gemm::grid_stride_blocks(elements, kHelperThreads, device);
   step.block[0] = kHelperThreads;
   step.args = std::move(args);
   return step;

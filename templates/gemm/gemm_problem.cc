@@ -104,6 +104,12 @@ std::string cluster_k_violation(const Config& config, const std::string& exclusi
   return "";
 }
 
+unsigned grid_stride_blocks(std::int64_t items, std::int64_t threads, const Device& device) {
+  const std::int64_t needed = (items + threads - 1) / threads;
+  const std::int64_t cap = std::int64_t{std::max(1, device.sm_count)} * 16;
+  return static_cast<unsigned>(std::max<std::int64_t>(1, std::min(needed, cap)));
+}
+
 std::int64_t smem_limit(const Device& device) {
   return std::max<std::int64_t>({device.smem_per_block_optin, device.smem_per_block, 48 * 1024});
 }
@@ -155,9 +161,7 @@ LaunchPlan gemm_launch_plan(const GemmShape& s, const GemmLaunchGeometry& g,
                                       Role::scratch, 0});
     LaunchStep reduce;
     reduce.entry = g.entry + "_splitk_reduce";
-    const std::int64_t blocks_needed = (s.M * s.N + kReduceThreads - 1) / kReduceThreads;
-    const std::int64_t blocks_max = std::max(1, device.sm_count) * 16;  // grid-stride beyond
-    reduce.grid[0] = static_cast<unsigned>(std::min(blocks_needed, blocks_max));
+    reduce.grid[0] = grid_stride_blocks(s.M * s.N, kReduceThreads, device);
     reduce.block[0] = kReduceThreads;
     reduce.args = {KernelArg::buf(workspace), KernelArg::buf(c), KernelArg::buf(bias), M, N,
                    alpha, beta};

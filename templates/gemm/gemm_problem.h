@@ -75,6 +75,11 @@ std::vector<std::string> gemm_problem_defines(const GemmShape& shape);
 /// when a rule is broken; "" otherwise.
 std::string cluster_k_violation(const Config& config, const std::string& exclusive);
 
+/// Blocks of a grid-stride helper kernel (split-K reduce, K padding, conv helpers) over `items`
+/// with `threads` per block: one item per thread, at most 16 blocks per SM (the loop strides
+/// beyond), at least 1.
+unsigned grid_stride_blocks(std::int64_t items, std::int64_t threads, const Device& device);
+
 /// Shared memory a block may use on `device` (opt-in limit, at least 48 KiB).
 std::int64_t smem_limit(const Device& device);
 

@@ -544,9 +544,7 @@ class GemmWgmmaTemplate final : public GemmTemplateBase {
                                         Role::scratch, 0});
       LaunchStep step;
       step.entry = "gemm_wgmma_pad_k";
-      const std::int64_t chunks = rows * (padded_k / 8);
-      const std::int64_t blocks_max = std::max(1, device.sm_count) * 16;  // grid-stride beyond
-      step.grid[0] = static_cast<unsigned>(std::min((chunks + 255) / 256, blocks_max));
+      step.grid[0] = gemm::grid_stride_blocks(rows * (padded_k / 8), 256, device);  // 16 B each
       step.block[0] = 256;
       step.args = {KernelArg::buf(operand), KernelArg::buf(first + operand),
                    KernelArg::i32(rows), KernelArg::i32(s.K), KernelArg::i32(padded_k)};
