@@ -1,6 +1,6 @@
 // Optional NVML readings (SM clock, temperature, board power) for the trial record and the
-// benchmarks. libnvidia-ml.so.1 is
-// loaded at run time with dlopen, so nothing links against it; without it every reading is -1.
+// benchmarks. libnvidia-ml.so.1 is loaded at run time with dlopen, so nothing links against
+// it; without it every reading is -1.
 #pragma once
 
 #include <string>
