@@ -401,21 +401,14 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
 #if CLUSTER > 1
     {
       // The CTAs hold equal slices of the row (s.n values each): their (mean, M2) merged in
-      // rank order on every CTA (Chan), one exchange per row where two-pass needs two.
+      // rank order on every CTA (the same bits everywhere), one exchange per row where
+      // two-pass needs two.
       const float mine[2] = {s.mean, s.m2};
       const float(*all)[2] = exch.gather(mine, exchange++);
-      float m = 0.0f;
+      KtWelford row = {0.0f, 0.0f, 0.0f};
 #pragma unroll
-      for (int r = 0; r < CLUSTER; ++r) m += all[r][0];
-      m *= 1.0f / (float)CLUSTER;
-      float m2 = 0.0f;
-#pragma unroll
-      for (int r = 0; r < CLUSTER; ++r) {
-        const float d = all[r][0] - m;
-        m2 += all[r][1] + s.n * d * d;
-      }
-      s.mean = m;
-      s.m2 = m2;
+      for (int r = 0; r < CLUSTER; ++r) row = kt_welford_merge(row, {s.n, all[r][0], all[r][1]});
+      s = row;
     }
 #else
     (void)exchange;
