@@ -171,12 +171,20 @@ TEST_CASE("conv2d_wgmma space: ResNet-50 defaults valid, can_implement names the
   CHECK(s1w["BM"] == 128);
   CHECK(s1w["BN"] == 256);
   CHECK(s1w["WGS"] == 2);
-  // 7x7 outputs (M = 1568): 128 x 64 tiles (104 blocks, one wave, 6 stages), no split.
+  // 7x7 outputs (M = 1568), 3x3 over 512 channels (72 k tiles): 52 tiles of 128 x 128, each
+  // split across a cluster of two (104 blocks, one wave, 6 stages, two warpgroups), no
+  // workspace split.
   const Config s4 = default_of("32x7x7x512x512x3x3", 1, 1);
-  CHECK(s4["BN"] == 64);
+  CHECK(s4["BN"] == 128);
+  CHECK(s4["CLUSTER_K"] == 2);
+  CHECK(s4["WGS"] == 2);
   CHECK(s4["SPLIT_K"] == 1);
   CHECK(s4["STAGES"] == 6);
   CHECK(s4["EPI"] == 0);
+  // The 1x1 layer of the same M and K (32 k tiles): 104 tiles of 128 x 64, no cluster.
+  const Config s4_1x1 = default_of("32x7x7x2048x512x1x1", 1, 0);
+  CHECK(s4_1x1["BN"] == 64);
+  CHECK(s4_1x1["CLUSTER_K"] == 1);
   // 14x14 outputs, 256 channels (M = 6272): 98 tiles of 128 x 128 on one warpgroup.
   const Config s3 = default_of("32x14x14x256x256x3x3", 1, 1);
   CHECK(s3["BN"] == 128);

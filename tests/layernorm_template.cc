@@ -97,6 +97,9 @@ TEST_CASE("layernorm cluster and rows-per-group constraints", "[layernorm]") {
   const Device dev = Device::h200();
   const Problem big = ln_problem("64x65536", "f16", "layernorm");
   const SearchSpace s = t->space(big, dev);
+  // The default: a cluster per row, no streaming hints (the measured winners at 65536).
+  CHECK(s.default_config()["CLUSTER"] > 1);
+  CHECK(s.default_config()["CACHE_HINT"] == 0);
   const Config c = with(s, s.default_config(), {{"CLUSTER", 4}, {"THREADS", 512}, {"TPR", 512},
                                                 {"RPG", 1}, {"PREFETCH", 0}, {"PARAMS", 0},
                                                 {"MIN_WARPS", 0}});

@@ -350,8 +350,20 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
     while (bn > 64 && tiles(bm, bn) * 10 < sms * 7) bn /= 2;
     const Value split =
         tiles(bm, bn) * 10 < sms * 7 ? default_split(s, bm, bn, bk, device) : 1;
-    const bool one_wave = tiles(bm, bn) * split <= sms;
-    const Value wgs = bn == 128 && one_wave ? 1 : 2;
+    // - CLUSTER_K = 2 with 128 x 128 tiles instead of 128 x 64 ones for long reductions
+    //   (>= 64 k tiles) whose 128 x 128 tiles, doubled, make 0.7-1 wave: the stage-4 3x3
+    //   layers (M = 1568, K = 512, R*S*C = 4608) ran 294-297 TFLOP/s that way against 265-270
+    //   for 104 tiles of 128 x 64 (results/2026-12-01-h200/session6, call 3); the 1x1 layer of
+    //   the same M and K (R*S*C = 2048, 32 k tiles) lost (257 against 273).
+    Value cluster_k = 1;
+    if (split == 1 && bn == 64 && all_k_tiles >= 64 && tiles(bm, 128) * 2 <= sms &&
+        tiles(bm, 128) * 2 * 10 >= sms * 7) {
+      bn = 128;
+      cluster_k = 2;
+    }
+    const bool one_wave = tiles(bm, bn) * split * cluster_k <= sms;
+    // (the cluster default keeps two warpgroups, as measured)
+    const Value wgs = bn == 128 && one_wave && cluster_k == 1 ? 1 : 2;
     const std::int64_t k_tiles = all_k_tiles / split;
     Value stages = bn == 64 && !one_wave ? 4 : 6;
     while (stages > 3 && (stages * (bm + bn) * bk * 2 + 1024 > limit || stages > k_tiles + 1))
@@ -371,7 +383,7 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
         .param("EPI", {0, 1}, epi)
         .param("LOOP", {1, 0}, 1)
         .param("PERSIST", {0, 1, 2, 3}, 0)
-        .param("CLUSTER_K", {1, 2, 4}, 1)
+        .param("CLUSTER_K", {1, 2, 4}, cluster_k)
         .param("PRODUCER", {0, 1, 2}, 0)
         .constraint("BM % (64 * WGS) == 0")
         // A k-split cluster replaces SPLIT_K's workspace; every rank gets at least one k tile.

@@ -298,9 +298,9 @@ class LayernormTemplate final : public KernelTemplate {
     //   blocks (one wave: no tail), streaming hints;
     // - rows of up to 64 KiB: 8..256 threads per row with up to 4 vectors per thread (as
     //   measured at 94-96 % of copy), 32 or 16 warps per SM;
-    // - longer rows: a cluster of 2..8 CTAs of 512 threads per row, 4 vectors per thread,
-    //   RPG 4 with prefetch and gamma / beta in shared memory, 32 warps per SM (64 KiB of
-    //   loads in flight per SM);
+    // - longer rows: a cluster of 2..8 CTAs per row, the first geometry whose registers fit
+    //   of 256 threads at 24 warps per SM, 512 at 32 or 16, 1024 at 32; RPG filling the last
+    //   wave, the next row prefetched, gamma / beta in shared memory, no streaming hints;
     // else the row in shared memory, else re-read; two-pass statistics.
     Value vec = 1;
     for (Value v : widths)
@@ -362,8 +362,11 @@ class LayernormTemplate final : public KernelTemplate {
           if (!fits_with_margin(probe)) continue;
           const Value r = pick_rpg(1, probe.blocks_per_sm(), c);
           const Value pa = r > 1 && hidden / c * elem * (rms ? 1 : 2) <= smem_limit ? 2 : 0;
+          // No streaming hints: at [4096, 65536] every tuned winner (LayerNorm / RMSNorm, f16 /
+          // f32) had CACHE_HINT 0, and the cluster defaults gained 3-5 points without them
+          // (results/2026-12-01-h200/session6, calls 5-7).
           mode = 0, cluster = c, tpr = th, threads = th, rpg = r, prefetch = r > 1 ? 1 : 0;
-          params = pa, min_warps = mw, hint = 1;
+          params = pa, min_warps = mw, hint = 0;
           break;
         }
         if (mode == 0) break;
