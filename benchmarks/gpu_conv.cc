@@ -35,6 +35,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "json_output.h"
 #include "builtin_templates.h"
 #include "cuda_module.h"
 #include "host_dtype.h"
@@ -519,7 +520,7 @@ int main(int argc, char** argv) {
                       row.value("error", std::string("?")).c_str());
         }
         std::fflush(stdout);
-        std::ofstream(settings.out_path) << out.dump(2) << "\n";  // keep partial results
+        bench::write_json(settings.out_path, out);  // keep partial results
       }
     json means = json::object();
     for (const auto& [dtype, values] : ratios) {
@@ -530,7 +531,7 @@ int main(int argc, char** argv) {
                   g, values.size(), static_cast<long>(ahead));
     }
     out["geomeans"] = means;
-    std::ofstream(settings.out_path) << out.dump(2) << "\n";
+    bench::write_json(settings.out_path, out);
     CudnnApi::get().destroy(handle);
     return 0;
   } catch (const std::exception& e) {

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_output.h"
 #include "cuda_module.h"
 #include "ktune/build.h"
 #include "ktune/dispatch.h"
@@ -132,7 +133,7 @@ int main(int argc, char** argv) {
         {"overhead_mean_us", dispatched.mean_us - direct.mean_us},
         {"target_us", 2.0},
     };
-    std::ofstream(argv[1]) << out.dump(2) << "\n";
+    bench::write_json(argv[1], out);
     std::printf("%s\n", out.dump(2).c_str());
     cudaStreamDestroy(stream);
     std::filesystem::remove_all(dir);

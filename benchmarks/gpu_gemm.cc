@@ -45,6 +45,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "json_output.h"
 #include "builtin_templates.h"
 #include "cuda_module.h"
 #include "host_dtype.h"
@@ -518,7 +519,7 @@ int main(int argc, char** argv) {
                       static_cast<long long>(shape.K), row.value("error", std::string("?")).c_str());
         }
         std::fflush(stdout);
-        std::ofstream(settings.out_path) << out.dump(2) << "\n";  // keep partial results
+        bench::write_json(settings.out_path, out);  // keep partial results
       }
     json means = json::object();
     for (const auto& [key, values] : ratios) {
@@ -542,7 +543,7 @@ int main(int argc, char** argv) {
                   met ? "met" : "MISSED");
     }
     out["targets"] = targets;
-    std::ofstream(settings.out_path) << out.dump(2) << "\n";
+    bench::write_json(settings.out_path, out);
     CublasApi::get().destroy(handle);
     return 0;
   } catch (const std::exception& e) {

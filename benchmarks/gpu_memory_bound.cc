@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "json_output.h"
 #include "cuda_module.h"
 #include "ktune/build.h"
 #include "ktune/error.h"
@@ -267,7 +268,7 @@ int main(int argc, char** argv) {
       row["variants"] = variants;
       std::fflush(stdout);
       doc["results"].push_back(row);
-      std::ofstream(out_path) << doc.dump(2) << "\n";
+      bench::write_json(out_path, doc);
     }
     std::printf("wrote %s\n", out_path.c_str());
     return 0;

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_output.h"
 #include "ktune/build.h"
 #include "ktune/device.h"
 #include "ktune/error.h"
@@ -173,7 +174,7 @@ int main(int argc, char** argv) {
         {"repeatability", repeatability(tmpl, dev, builder, repeat_shape)},
         {"overhead", overhead(tmpl, dev, builder, tune_shape)},
     };
-    std::ofstream(out) << result.dump(2) << "\n";
+    bench::write_json(out, result);
     std::printf("wrote %s\n", out.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpu_runner: %s\n", e.what());
