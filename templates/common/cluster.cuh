@@ -12,6 +12,14 @@ __device__ __forceinline__ void kt_cluster_sync() {
                "barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
+/// Barrier over every thread of the cluster that orders no memory operation (a relaxed
+/// arrive: no GPU-scope memory barrier, unlike kt_cluster_sync's release). Enough after
+/// fence.mbarrier_init.release.cluster, which orders the mbarrier initializations itself.
+__device__ __forceinline__ void kt_cluster_sync_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\t"
+               "barrier.cluster.wait.aligned;" ::: "memory");
+}
+
 /// This CTA's rank in its cluster.
 __device__ __forceinline__ unsigned int kt_cluster_rank() {
   unsigned int rank;

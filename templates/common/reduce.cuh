@@ -188,14 +188,17 @@ struct KtClusterExchange {
     return kt_cluster_map(local, rank);
   }
 
-  /// Initializes both mbarriers (one arrival per phase) and makes them visible to the cluster.
+  /// Initializes both mbarriers (one arrival per phase) and makes them visible to the cluster
+  /// (the init fence releases them; the cluster barrier after it is relaxed: a release one
+  /// compiles to a GPU-scope memory barrier that every CTA waited out at its start, 3.6 % of
+  /// LayerNorm [4096, 65536]'s warp samples in session 6).
   __device__ __forceinline__ void init() {
     if (threadIdx.x == 0) {
       kt_mbar_init(&bar[0], 1);
       kt_mbar_init(&bar[1], 1);
       kt_mbar_init_fence();
     }
-    kt_cluster_sync();
+    kt_cluster_sync_relaxed();
   }
 
   /// Sends this CTA's values v (the same on every thread of a CTA) to every CTA and waits for
