@@ -7,7 +7,8 @@ Usage: python3 benchmarks/plot_memory_bound.py OUT.png KTUNE.json [KTUNE2.json .
 KTUNE*.json come from gpu_memory_bound (several when it ran in parts); TORCH*.json from
 benchmarks/peers/torch_memory_bound.py (one per part, same device call as its ktune part).
 Each side is normalized by the copy bandwidth its own program measured. --table also prints a
-Markdown table (tuned / default / torch % of copy and tuned/torch ratio) for the results README.
+Markdown table (tuned / default / torch % of copy, tuned/torch ratio and, where the run timed
+it, a device copy of the task's own bytes: the ceiling at that size) for the results README.
 Without matplotlib only the table is printed.
 """
 import argparse
@@ -89,13 +90,15 @@ def main():
     else:
         print("matplotlib is not installed: no chart")
     if args.table:
-        print("| op | shape | dtype | tuned | default | torch | tuned / torch | trials |")
-        print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |")
+        print("| op | shape | dtype | tuned | default | torch | tuned / torch | copy of the same bytes | trials |")
+        print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
         for r, t in zip(rows, torch_vals):
             ratio = "{:.2f}x".format(r["tuned_pct_of_copy"] / t) if t else "-"
-            print("| {} | {} | {} | {:.1f} % | {:.1f} % | {} | {} | {} |".format(
+            same = r.get("same_bytes_copy_pct_of_copy")
+            print("| {} | {} | {} | {:.1f} % | {:.1f} % | {} | {} | {} | {} |".format(
                 key(r)[1], r["shape"], r["attrs"]["dtype"], r["tuned_pct_of_copy"],
-                r["default_pct_of_copy"], "{:.1f} %".format(t) if t else "-", ratio, r["trials"]))
+                r["default_pct_of_copy"], "{:.1f} %".format(t) if t else "-", ratio,
+                "{:.1f} %".format(same) if same else "-", r["trials"]))
 
 
 if __name__ == "__main__":
