@@ -351,4 +351,17 @@ TEST_CASE("layernorm spaces compile with NVRTC for sm_90", "[layernorm][nvrtc]")
   // The f32 rows-per-group config of the first round stays spill-free.
   const BuildResult b = builder.build(*t, q, extra[2].second, Device::h200());
   CHECK(b.resources.spill_stores == 0);
+  // So does one-exchange Welford at the f16 [4096, 65536] LayerNorm winner's geometry (equal
+  // parts: the division-free merges) within its 80-register cap.
+  const auto h = ln_problem("4096x65536", "f16", "layernorm");
+  const SearchSpace sh = t->space(h, Device::h200());
+  const Config welford = with(sh, sh.default_config(),
+                              {{"CLUSTER", 8}, {"THREADS", 256}, {"TPR", 256}, {"VEC", 4},
+                               {"RPG", 12}, {"PREFETCH", 1}, {"PARAMS", 2}, {"STATS", 1},
+                               {"MIN_WARPS", 24}, {"CACHE_HINT", 0}});
+  REQUIRE(sh.valid(welford));
+  const BuildResult bw = builder.build(*t, h, welford, Device::h200());
+  INFO(bw.log);
+  CHECK(bw.ok);
+  CHECK(bw.resources.spill_stores == 0);
 }

@@ -143,6 +143,55 @@ __device__ __forceinline__ KtWelford kt_group_welford(KtWelford s, float* scratc
   return s;
 }
 
+/// Mean and M2 (sum of squared deviations) of parts that each hold `count` values, merged over
+/// aligned segments of kWidth lanes (power of two <= 32) by a butterfly: every step joins two
+/// halves of equal size, where Chan's merge needs no division (mean: the average of the two;
+/// M2: the sum plus d^2 * count / 2), no branch and two shuffles. Both lanes of a pair compute
+/// the same bits (the sums commute, d^2 is the same for -d), so the whole segment agrees.
+/// Returns the merged count.
+template <int kWidth>
+__device__ __forceinline__ float kt_warp_moments_equal(float& mean, float& m2, float count) {
+#pragma unroll
+  for (int offset = 1; offset < kWidth; offset <<= 1) {
+    const float other_mean = __shfl_xor_sync(0xffffffffu, mean, offset);
+    const float other_m2 = __shfl_xor_sync(0xffffffffu, m2, offset);
+    const float d = other_mean - mean;
+    m2 = (m2 + other_m2) + d * d * (0.5f * count);
+    mean = 0.5f * (mean + other_mean);
+    count *= 2.0f;
+  }
+  return count;
+}
+
+/// kt_warp_moments_equal over each group of kGroup consecutive threads (power of two), the
+/// warps' results joined through `scratch` (at least 2 * blockDim.x / 32 floats). Every thread
+/// holds `count` values; all threads of a group get the group's mean and M2. Returns the
+/// group's count.
+template <int kGroup>
+__device__ __forceinline__ float kt_group_moments_equal(float& mean, float& m2, float count,
+                                                        float* scratch) {
+  count = kt_warp_moments_equal<(kGroup < 32 ? kGroup : 32)>(mean, m2, count);
+  if (kGroup > 32) {
+    constexpr int kWarpsPerGroup = kGroup / 32;
+    const int warp = threadIdx.x >> 5;
+    const int lane = threadIdx.x & 31;
+    const int warps = blockDim.x >> 5;
+    __syncthreads();  // the previous use of scratch is finished
+    if (lane == 0) {
+      scratch[warp] = mean;
+      scratch[warps + warp] = m2;
+    }
+    __syncthreads();
+    // Every aligned segment of kWarpsPerGroup lanes reads the group's warps in the same
+    // order, so every lane ends with the group's result.
+    const int src = (warp & ~(kWarpsPerGroup - 1)) + (lane & (kWarpsPerGroup - 1));
+    mean = scratch[src];
+    m2 = scratch[warps + src];
+    count = kt_warp_moments_equal<kWarpsPerGroup>(mean, m2, count);
+  }
+  return count;
+}
+
 /// Reads the float at `local` (a __shared__ address of this kernel) in the shared memory of
 /// cluster CTA `rank` (distributed shared memory, sm_90).
 __device__ __forceinline__ float kt_cluster_load(const float* local, unsigned int rank) {

@@ -369,8 +369,57 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
       }
     }
     rstd = rsqrtf(kt_row_sum(q, scratch, exch, exchange++) * inv_h + eps);
+#elif KT_NVC % TPR == 0
+    // Every thread holds KT_ITEMS whole vectors, so every part has the same count: exact
+    // per-thread statistics, merged by the division-free butterfly of equal halves and, across
+    // a cluster, in one closed form over the CTAs' equal parts (mean of the means; M2 the sum
+    // of the M2s plus count x the squared deviations of the means), added in rank order on
+    // every CTA (the same bits everywhere). One exchange per row where two-pass needs two.
+    constexpr float kHeld = (float)(KT_ITEMS * VEC);
+    float part_sum = 0.0f;
+#pragma unroll
+    for (int i = 0; i < KT_ITEMS; ++i) {
+      float f[VEC];
+      kt_unpack(cur[i], f);
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) part_sum += f[j];
+    }
+    float part_mean = part_sum * (1.0f / kHeld), part_m2 = 0.0f;
+#pragma unroll
+    for (int i = 0; i < KT_ITEMS; ++i) {
+      float f[VEC];
+      kt_unpack(cur[i], f);
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) part_m2 += (f[j] - part_mean) * (f[j] - part_mean);
+    }
+    const float count = kt_group_moments_equal<TPR>(part_mean, part_m2, kHeld, scratch);
+#if CLUSTER > 1
+    {
+      const float mine[2] = {part_mean, part_m2};
+      const float(*all)[2] = exch.gather(mine, exchange++);
+      float means = 0.0f;
+#pragma unroll
+      for (int r = 0; r < CLUSTER; ++r) means += all[r][0];
+      const float row_mean = means * (1.0f / CLUSTER);
+      float m2s = 0.0f, devs = 0.0f;
+#pragma unroll
+      for (int r = 0; r < CLUSTER; ++r) {
+        const float d = all[r][0] - row_mean;
+        m2s += all[r][1];
+        devs += d * d;
+      }
+      part_mean = row_mean;
+      part_m2 = m2s + devs * count;
+    }
 #else
-    // Per-thread exact statistics of the values held, then a Chan merge across the group.
+    (void)exchange;
+    (void)count;
+#endif
+    mean = part_mean;
+    rstd = rsqrtf(part_m2 * inv_h + eps);
+#else
+    // Per-thread exact statistics of the values held (unequal counts: a tail), then a Chan
+    // merge across the group.
     KtWelford s = {0.0f, 0.0f, 0.0f};
     float sum = 0.0f;
     int held = 0;
