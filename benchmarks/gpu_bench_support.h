@@ -40,6 +40,13 @@ inline std::vector<std::string> split_list(const std::string& text, char sep = '
   return items;
 }
 
+/// Median of `values` (the upper one of the middle pair for an even count); 0 when empty.
+inline double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
 /// How event_median_ms samples.
 struct EventLoop {
   int warmup_calls = 3;       ///< untimed calls first
@@ -71,8 +78,7 @@ inline double event_median_ms(const std::function<void()>& run, const EventLoop&
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  std::sort(per_call.begin(), per_call.end());
-  return per_call[per_call.size() / 2];
+  return median(std::move(per_call));
 }
 
 /// Medians of the SM clock and board power sampled (NVML, every 2 ms) while a timing loop

@@ -9,7 +9,7 @@
 // Usage: gpu_gemm OUT.json [--budget=N] [--seconds=S] [--searcher=NAME]
 //                          [--dtypes=f32,f16,bf16] [--groups=square,llm,skinny,kheavy,odd]
 //                          [--shapes=MxNxK,...] [--layout=NT] [--seed=S]
-//                          [--template=NAME] [--variants="K=V,K=V;K=V"]
+//                          [--template=NAME] [--variants="K=V,K=V;K=V"] [--rounds=N]
 // --budget is the trial budget per shape, --seconds a tuning wall-time cap per shape (0 =
 // none), --shapes keeps only the listed shapes of the chosen groups, so a long suite can be
 // split into device calls of a few minutes. The targets (SIMT fp32 >= 0.85x cuBLAS on
@@ -22,7 +22,9 @@
 // shape's default config, timed in the same event loop after cuBLAS and checked against it
 // (skipped where a name or value is outside the space or the config cannot run the shape).
 // Each row records the median SM clock and board power (NVML) sampled while ktune's and
-// cuBLAS's loops ran (ktune_sm_mhz, cublas_power_w, ...; -1 without NVML).
+// cuBLAS's loops ran (ktune_sm_mhz, cublas_power_w, ...; -1 without NVML). --rounds=N (default
+// 1) times the ktune / cuBLAS pair N times in alternating order and reports the medians (the
+// ratio: the median of the rounds' ratios, each round kept under "rounds").
 // C is row-major; layout letters as in templates/gemm/gemm_problem.h; alpha = 1.5,
 // beta = 0.5, no bias, C in the input dtype (out=same) for every library. cuBLAS is loaded
 // at run time (dlopen libcublas.so.13/.12), so the program links nothing beyond ktune.
@@ -81,6 +83,7 @@ struct Settings {
   std::uint64_t seed = 1;
   std::vector<std::string> mma_templates = {"gemm_mma"};  // the f16 / bf16 templates
   std::vector<std::string> variants;      // "K=V,K=V" overrides of the default config
+  int rounds = 1;                         // timed (ktune, cuBLAS) pairs per shape
 };
 
 /// One shape of the suite.
@@ -107,6 +110,11 @@ Settings parse_args(int argc, char** argv) {
     else if (key == "--seed") s.seed = std::stoull(value);
     else if (key == "--template") s.mma_templates = bench::split_list(value);
     else if (key == "--variants") s.variants = bench::split_list(value, ';');
+    else if (key == "--rounds") {
+      s.rounds = std::stoi(value);
+      if (s.rounds < 1 || s.rounds > 99)
+        throw Error(ErrorCode::invalid_argument, "--rounds=" + value + ": expected 1 to 99");
+    }
     else throw Error(ErrorCode::invalid_argument, "unknown option " + arg);
   }
   return s;
@@ -407,14 +415,34 @@ json run_shape(const Settings& settings, const std::string& dtype, const Shape& 
   row["tolerance"] = workload->tolerance(c_host.spec).rel_l2;
 
   // Each loop with the SM clock and board power sampled: a ratio between loops that ran at
-  // different clocks (the power limit) says so in the JSON.
-  double ktune_ms = 0, default_ms = 0, cublas_ms = 0;
+  // different clocks (the power limit) says so in the JSON. --rounds=N times the pair N
+  // times, the order alternating (ktune first in even rounds); the row keeps the medians
+  // and its ratio is the median of the rounds' ratios (cuBLAS's own clock moved by +-5 %
+  // between device calls in session 6, which one pair of loops cannot separate from ktune).
+  std::vector<double> ktune_rounds, cublas_rounds, ratio_rounds;
+  bench::SensorReading ktune_s, cublas_s;
   const auto& sensor = bench::device0_sensor();
-  const bench::SensorReading ktune_s =
-      bench::sample_sensors(sensor, [&] { ktune_ms = bench::event_median_ms(run_ktune); });
-  default_ms = bench::event_median_ms(run_default);
-  const bench::SensorReading cublas_s =
-      bench::sample_sensors(sensor, [&] { cublas_ms = bench::event_median_ms(run_cublas); });
+  json rounds = json::array();
+  const int rounds_wanted = settings.rounds;
+  for (int round = 0; round < rounds_wanted; ++round) {
+    double k = 0, c = 0;
+    auto time_ktune = [&] {
+      ktune_s = bench::sample_sensors(sensor, [&] { k = bench::event_median_ms(run_ktune); });
+    };
+    auto time_cublas = [&] {
+      cublas_s = bench::sample_sensors(sensor, [&] { c = bench::event_median_ms(run_cublas); });
+    };
+    if (round % 2 == 0) time_ktune(), time_cublas();
+    else time_cublas(), time_ktune();
+    ktune_rounds.push_back(k);
+    cublas_rounds.push_back(c);
+    ratio_rounds.push_back(c / k);
+    rounds.push_back({{"ktune_ms", k}, {"cublas_ms", c}, {"ratio", c / k},
+                      {"ktune_sm_mhz", ktune_s.sm_mhz}, {"cublas_sm_mhz", cublas_s.sm_mhz}});
+  }
+  const double ktune_ms = bench::median(ktune_rounds), cublas_ms = bench::median(cublas_rounds);
+  const double default_ms = bench::event_median_ms(run_default);
+  if (rounds_wanted > 1) row["rounds"] = rounds;
   row["ktune_sm_mhz"] = ktune_s.sm_mhz;
   row["ktune_power_w"] = ktune_s.power_w;
   row["cublas_sm_mhz"] = cublas_s.sm_mhz;
@@ -426,7 +454,7 @@ json run_shape(const Settings& settings, const std::string& dtype, const Shape& 
   row["ktune_tflops"] = flops / ktune_ms / 1e9;
   row["default_tflops"] = flops / default_ms / 1e9;
   row["cublas_tflops"] = flops / cublas_ms / 1e9;
-  row["ratio"] = cublas_ms / ktune_ms;
+  row["ratio"] = bench::median(ratio_rounds);
   row["default_ratio"] = cublas_ms / default_ms;
   row["ktune_hbm_fraction"] = bytes / ktune_ms / 1e6 / kCopyGBps;
   row["cublas_hbm_fraction"] = bytes / cublas_ms / 1e6 / kCopyGBps;
@@ -512,6 +540,11 @@ int main(int argc, char** argv) {
             std::printf("    sampled while timed: ktune %d MHz %.0f W, cuBLAS %d MHz %.0f W\n",
                         row["ktune_sm_mhz"].get<int>(), row["ktune_power_w"].get<double>(),
                         row["cublas_sm_mhz"].get<int>(), row["cublas_power_w"].get<double>());
+          if (row.contains("rounds")) {
+            std::printf("    ratio per round:");
+            for (const auto& r : row["rounds"]) std::printf(" %.3f", r["ratio"].get<double>());
+            std::printf("\n");
+          }
           bench::print_variant_rows(row["variants"], "rel_l2_vs_cublas");
         } else {
           std::printf("%-5s %-7s %lldx%lldx%lld failed: %s\n", dtype.c_str(), shape.group.c_str(),
