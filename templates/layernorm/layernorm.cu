@@ -203,6 +203,35 @@ __device__ __forceinline__ void kt_unpack(const Vec& t, float (&f)[VEC]) {
 #endif
 }
 
+/// ROW_MODE 0 / 3: sum of the values of the held vectors (those beyond the row are zero).
+__device__ __forceinline__ float kt_held_sum(const Vec (&held)[KT_ITEMS]) {
+  float sum = 0.0f;
+#pragma unroll
+  for (int i = 0; i < KT_ITEMS; ++i) {
+    float f[VEC];
+    kt_unpack(held[i], f);
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) sum += f[j];
+  }
+  return sum;
+}
+
+/// ROW_MODE 0 / 3: sum of the squared deviations from `mean` of the held vectors that lie in
+/// the row (`lane`: this thread's place in its row group).
+__device__ __forceinline__ float kt_held_sq_dev(const Vec (&held)[KT_ITEMS], float mean, int lane) {
+  float q = 0.0f;
+#pragma unroll
+  for (int i = 0; i < KT_ITEMS; ++i) {
+    if (lane + i * TPR < KT_NVC) {
+      float f[VEC];
+      kt_unpack(held[i], f);
+#pragma unroll
+      for (int j = 0; j < VEC; ++j) q += (f[j] - mean) * (f[j] - mean);
+    }
+  }
+  return q;
+}
+
 /// ROW_MODE 0: loads this thread's vectors of `row` (those from vector `first` on that its
 /// group holds) into r; vectors out of the row, or all when !active, are zero.
 __device__ __forceinline__ void kt_load_row(Vec (&r)[KT_ITEMS], const kt_io_t* x, long long row,
@@ -349,26 +378,8 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
     }
     rstd = rsqrtf(kt_row_sum(sq, scratch, exch, exchange++) * inv_h + eps);
 #elif STATS == 0
-    float sum = 0.0f;
-#pragma unroll
-    for (int i = 0; i < KT_ITEMS; ++i) {
-      float f[VEC];
-      kt_unpack(cur[i], f);
-#pragma unroll
-      for (int j = 0; j < VEC; ++j) sum += f[j];
-    }
-    mean = kt_row_sum(sum, scratch, exch, exchange++) * inv_h;
-    float q = 0.0f;
-#pragma unroll
-    for (int i = 0; i < KT_ITEMS; ++i) {
-      if (lane + i * TPR < KT_NVC) {
-        float f[VEC];
-        kt_unpack(cur[i], f);
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) q += (f[j] - mean) * (f[j] - mean);
-      }
-    }
-    rstd = rsqrtf(kt_row_sum(q, scratch, exch, exchange++) * inv_h + eps);
+    mean = kt_row_sum(kt_held_sum(cur), scratch, exch, exchange++) * inv_h;
+    rstd = rsqrtf(kt_row_sum(kt_held_sq_dev(cur, mean, lane), scratch, exch, exchange++) * inv_h + eps);
 #elif KT_NVC % TPR == 0
     // Every thread holds KT_ITEMS whole vectors, so every part has the same count: exact
     // per-thread statistics, merged by the division-free butterfly of equal halves and, across
@@ -376,22 +387,8 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
     // of the M2s plus count x the squared deviations of the means), added in rank order on
     // every CTA (the same bits everywhere). One exchange per row where two-pass needs two.
     constexpr float kHeld = (float)(KT_ITEMS * VEC);
-    float part_sum = 0.0f;
-#pragma unroll
-    for (int i = 0; i < KT_ITEMS; ++i) {
-      float f[VEC];
-      kt_unpack(cur[i], f);
-#pragma unroll
-      for (int j = 0; j < VEC; ++j) part_sum += f[j];
-    }
-    float part_mean = part_sum * (1.0f / kHeld), part_m2 = 0.0f;
-#pragma unroll
-    for (int i = 0; i < KT_ITEMS; ++i) {
-      float f[VEC];
-      kt_unpack(cur[i], f);
-#pragma unroll
-      for (int j = 0; j < VEC; ++j) part_m2 += (f[j] - part_mean) * (f[j] - part_mean);
-    }
+    float part_mean = kt_held_sum(cur) * (1.0f / kHeld);
+    float part_m2 = kt_held_sq_dev(cur, part_mean, lane);
     const float count = kt_group_moments_equal<TPR>(part_mean, part_m2, kHeld, scratch);
 #if CLUSTER > 1
     {
