@@ -368,15 +368,8 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
     kt_io_t* yr = y + (active ? row : 0) * (long long)KT_HIDDEN;
     float mean = 0.0f, rstd;
 #if KT_NORM == 1
-    float sq = 0.0f;
-#pragma unroll
-    for (int i = 0; i < KT_ITEMS; ++i) {
-      float f[VEC];
-      kt_unpack(cur[i], f);
-#pragma unroll
-      for (int j = 0; j < VEC; ++j) sq += f[j] * f[j];
-    }
-    rstd = rsqrtf(kt_row_sum(sq, scratch, exch, exchange++) * inv_h + eps);
+    // (squared deviations from 0: f - 0 is exact, so these are the squares)
+    rstd = rsqrtf(kt_row_sum(kt_held_sq_dev(cur, 0.0f, lane), scratch, exch, exchange++) * inv_h + eps);
 #elif STATS == 0
     mean = kt_row_sum(kt_held_sum(cur), scratch, exch, exchange++) * inv_h;
     rstd = rsqrtf(kt_row_sum(kt_held_sq_dev(cur, mean, lane), scratch, exch, exchange++) * inv_h + eps);
