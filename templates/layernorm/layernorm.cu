@@ -411,30 +411,14 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
     // Per-thread exact statistics of the values held (unequal counts: a tail), then a Chan
     // merge across the group.
     KtWelford s = {0.0f, 0.0f, 0.0f};
-    float sum = 0.0f;
     int held = 0;
 #pragma unroll
-    for (int i = 0; i < KT_ITEMS; ++i) {
-      if (lane + i * TPR < KT_NVC) {
-        held += VEC;
-        float f[VEC];
-        kt_unpack(cur[i], f);
-#pragma unroll
-        for (int j = 0; j < VEC; ++j) sum += f[j];
-      }
-    }
+    for (int i = 0; i < KT_ITEMS; ++i)
+      if (lane + i * TPR < KT_NVC) held += VEC;
     if (held > 0) {
       s.n = (float)held;
-      s.mean = sum / s.n;
-#pragma unroll
-      for (int i = 0; i < KT_ITEMS; ++i) {
-        if (lane + i * TPR < KT_NVC) {
-          float f[VEC];
-          kt_unpack(cur[i], f);
-#pragma unroll
-          for (int j = 0; j < VEC; ++j) s.m2 += (f[j] - s.mean) * (f[j] - s.mean);
-        }
-      }
+      s.mean = kt_held_sum(cur) / s.n;  // the vectors beyond the row are zero
+      s.m2 = kt_held_sq_dev(cur, s.mean, lane);
     }
     s = kt_group_welford<TPR>(s, scratch);
 #if CLUSTER > 1
