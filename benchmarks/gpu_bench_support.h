@@ -1,8 +1,8 @@
 // What the GPU benchmark programs (gpu_gemm, gpu_conv, gpu_memory_bound) share: list
 // parsing, the CUDA-event median timing loop every side-by-side figure uses, config
 // variants given as "K=V,K=V" overrides of a space's default (found, measured against the
-// reference and printed the same way), the comparison metrics, and the SM clock and board
-// power sampled while a loop runs.
+// reference and printed the same way), the comparison metrics, the SM clock and board power
+// sampled while a loop runs, and the tuning call with its stated budget.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -26,8 +26,11 @@
 #include "cuda_module.h"
 #include "host_dtype.h"
 #include "nvml.h"
+#include "ktune/measure.h"
+#include "ktune/searcher.h"
 #include "ktune/space.h"
 #include "ktune/template.h"
+#include "ktune/tuner.h"
 
 namespace ktune::bench {
 
@@ -41,8 +44,9 @@ inline std::vector<std::string> split_list(const std::string& text, char sep = '
 }
 
 /// Median of `values` (the upper one of the middle pair for an even count); 0 when empty.
-inline double median(std::vector<double> values) {
-  if (values.empty()) return 0;
+template <class T = double>
+T median(std::vector<T> values) {
+  if (values.empty()) return T{};
   std::sort(values.begin(), values.end());
   return values[values.size() / 2];
 }
@@ -130,12 +134,26 @@ SensorReading sample_sensors(const Sensor& sensor, const Loop& loop) {
   poll.join();
   r.samples = static_cast<int>(mhz.size());
   if (!mhz.empty()) {
-    std::sort(mhz.begin(), mhz.end());
-    std::sort(watts.begin(), watts.end());
-    r.sm_mhz = mhz[mhz.size() / 2];
-    r.power_w = watts[watts.size() / 2];
+    r.sm_mhz = median(std::move(mhz));
+    r.power_w = median(std::move(watts));
   }
   return r;
+}
+
+/// Tunes `space` through `measurer` with the named searcher: at most `trials` trials and
+/// `seconds` of wall time (0: no cap), searcher seed `seed`, the `top_k` best re-measured at
+/// the end (the tuner's TunerOptions for everything else).
+inline TuneResult tune(const SearchSpace& space, const std::string& searcher_name,
+                       Measurer& measurer, std::size_t trials, double seconds,
+                       std::uint64_t seed, std::size_t top_k) {
+  const auto searcher = make_searcher(searcher_name);
+  TunerOptions options;
+  options.max_trials = trials;
+  options.max_seconds = seconds;
+  options.seed = seed;
+  options.top_k = top_k;
+  Tuner tuner(space, *searcher, measurer, options);
+  return tuner.run();
 }
 
 /// The default config of `space` with "K=V,K=V" overrides, or nullopt when a name or value

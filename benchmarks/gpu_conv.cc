@@ -388,13 +388,8 @@ json run_layer(const Settings& settings, const Layer& layer, const std::string& 
   runner.timing.min_time_ms = settings.min_time_ms;
   runner.timing.max_reps = 200;
   GpuMeasurer measurer(tmpl, problem, device, builder, runner);
-  auto searcher = make_searcher(settings.searcher);
-  TunerOptions options;
-  options.max_trials = settings.budget;
-  options.seed = settings.seed;
-  options.top_k = 3;
-  Tuner tuner(space, *searcher, measurer, options);
-  const TuneResult result = tuner.run();
+  const TuneResult result =
+      bench::tune(space, settings.searcher, measurer, settings.budget, 0, settings.seed, 3);
   row["trials"] = result.trials.size();
   row["tune_seconds"] = result.elapsed_s;
   json statuses = json::object();

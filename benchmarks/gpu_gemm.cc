@@ -320,13 +320,8 @@ json run_shape(const Settings& settings, const std::string& dtype, const Shape& 
       continue;
     }
     GpuMeasurer measurer(candidate, p, device, builder);
-    auto searcher = make_searcher(settings.searcher);
-    TunerOptions options;
-    options.max_trials = settings.budget;
-    options.max_seconds = settings.seconds;
-    options.seed = settings.seed;
-    Tuner tuner(sp, *searcher, measurer, options);
-    TuneResult r = tuner.run();
+    TuneResult r = bench::tune(sp, settings.searcher, measurer, settings.budget, settings.seconds,
+                               settings.seed, TunerOptions{}.top_k);
     json c = {{"template", candidate->name()}, {"trials", r.trials.size()},
               {"tuning_s", r.elapsed_s}};
     if (r.best) c["best_config"] = r.best->config.str(), c["tuned_ms"] = r.best->median_ms;
@@ -419,34 +414,40 @@ json run_shape(const Settings& settings, const std::string& dtype, const Shape& 
   // times, the order alternating (ktune first in even rounds); the row keeps the medians
   // and its ratio is the median of the rounds' ratios (cuBLAS's own clock moved by +-5 %
   // between device calls in session 6, which one pair of loops cannot separate from ktune).
-  std::vector<double> ktune_rounds, cublas_rounds, ratio_rounds;
-  bench::SensorReading ktune_s, cublas_s;
+  // The row's sensor readings are the medians over the rounds.
+  std::vector<double> ktune_rounds, cublas_rounds, ratio_rounds, ktune_w, cublas_w;
+  std::vector<int> ktune_mhz, cublas_mhz;
   const auto& sensor = bench::device0_sensor();
   json rounds = json::array();
-  const int rounds_wanted = settings.rounds;
-  for (int round = 0; round < rounds_wanted; ++round) {
+  for (int round = 0; round < settings.rounds; ++round) {
     double k = 0, c = 0;
+    bench::SensorReading ks, cs;
     auto time_ktune = [&] {
-      ktune_s = bench::sample_sensors(sensor, [&] { k = bench::event_median_ms(run_ktune); });
+      ks = bench::sample_sensors(sensor, [&] { k = bench::event_median_ms(run_ktune); });
     };
     auto time_cublas = [&] {
-      cublas_s = bench::sample_sensors(sensor, [&] { c = bench::event_median_ms(run_cublas); });
+      cs = bench::sample_sensors(sensor, [&] { c = bench::event_median_ms(run_cublas); });
     };
     if (round % 2 == 0) time_ktune(), time_cublas();
     else time_cublas(), time_ktune();
     ktune_rounds.push_back(k);
     cublas_rounds.push_back(c);
     ratio_rounds.push_back(c / k);
+    ktune_mhz.push_back(ks.sm_mhz);
+    cublas_mhz.push_back(cs.sm_mhz);
+    ktune_w.push_back(ks.power_w);
+    cublas_w.push_back(cs.power_w);
     rounds.push_back({{"ktune_ms", k}, {"cublas_ms", c}, {"ratio", c / k},
-                      {"ktune_sm_mhz", ktune_s.sm_mhz}, {"cublas_sm_mhz", cublas_s.sm_mhz}});
+                      {"ktune_sm_mhz", ks.sm_mhz}, {"cublas_sm_mhz", cs.sm_mhz},
+                      {"ktune_power_w", ks.power_w}, {"cublas_power_w", cs.power_w}});
   }
   const double ktune_ms = bench::median(ktune_rounds), cublas_ms = bench::median(cublas_rounds);
   const double default_ms = bench::event_median_ms(run_default);
-  if (rounds_wanted > 1) row["rounds"] = rounds;
-  row["ktune_sm_mhz"] = ktune_s.sm_mhz;
-  row["ktune_power_w"] = ktune_s.power_w;
-  row["cublas_sm_mhz"] = cublas_s.sm_mhz;
-  row["cublas_power_w"] = cublas_s.power_w;
+  if (settings.rounds > 1) row["rounds"] = rounds;
+  row["ktune_sm_mhz"] = bench::median(ktune_mhz);
+  row["ktune_power_w"] = bench::median(ktune_w);
+  row["cublas_sm_mhz"] = bench::median(cublas_mhz);
+  row["cublas_power_w"] = bench::median(cublas_w);
   const double flops = workload->flops(), bytes = workload->bytes();
   row["ktune_ms"] = ktune_ms;
   row["default_same_loop_ms"] = default_ms;

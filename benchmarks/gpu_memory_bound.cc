@@ -152,14 +152,8 @@ double copy_bandwidth_gbps(std::size_t bytes, int calls, int samples) {
 /// with the settings' searcher, at most `trials` trials.
 TuneResult tune(GpuMeasurer& measurer, const KernelTemplate& tmpl, const Problem& problem,
                 const Device& device, const Settings& settings, std::size_t trials) {
-  auto searcher = make_searcher(settings.searcher);
-  TunerOptions options;
-  options.max_trials = trials;
-  options.max_seconds = settings.seconds;
-  options.seed = settings.seed;
-  options.top_k = 3;
-  Tuner tuner(tmpl.space(problem, device), *searcher, measurer, options);
-  return tuner.run();
+  return bench::tune(tmpl.space(problem, device), settings.searcher, measurer, trials,
+                     settings.seconds, settings.seed, 3);
 }
 
 std::string today() {
