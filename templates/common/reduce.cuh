@@ -223,8 +223,9 @@ __device__ __forceinline__ float kt_cluster_sum(float v, float* slot) {
 /// neither. Exchanges alternate between two buffers and two mbarriers: a CTA starts exchange
 /// j + 2 only after every CTA sent exchange j + 1, which each does after reading exchange j,
 /// so no buffer is overwritten early. Declare it __shared__, call init() once (every thread,
-/// uniform control flow: it ends with a cluster barrier) before any memory operation worth
-/// keeping in flight, then sum() / gather() in the same order on every CTA. A CTA may leave
+/// uniform control flow: it ends with a relaxed cluster barrier, which waits for no memory
+/// operation in flight) before the first exchange, then sum() / gather() in the same order on
+/// every CTA. A CTA may leave
 /// after its last exchange: nothing reads its shared memory remotely and every byte sent to
 /// it has arrived.
 template <int kCluster, int kWidth = 1>

@@ -273,7 +273,7 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
 #if ROW_MODE == 0 || ROW_MODE == 3
   // ---- the row in registers: read once --------------------------------------------------
   // CLUSTER > 1: the row sums are exchanged through st.async + mbarriers (reduce.cuh), set up
-  // before the first load so that its cluster barrier has nothing in flight to wait for.
+  // (one relaxed cluster barrier) before the first exchange.
   __shared__ KtExchange exch;
   unsigned int exchange = 0;
   extern __shared__ __align__(128) unsigned char kt_dyn_smem[];
