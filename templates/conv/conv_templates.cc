@@ -434,7 +434,7 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
       if (producer < 0 || producer > 2)
         return reject(why, "PRODUCER = " + std::to_string(producer) + " must be 0, 1 or 2");
       if (producer > 0 && ((config.has("PERSIST") && config["PERSIST"] != 0) ||
-                           (config.has("CLUSTER_K") && config["CLUSTER_K"] != 1)))
+                           gemm::cluster_k_of(config) != 1))
         return reject(why, "PRODUCER = " + std::to_string(producer) +
                                " (producer warpgroup) needs PERSIST = 0 and CLUSTER_K = 1");
     }
@@ -468,9 +468,7 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
         {name(), config["BM"], config["BN"], config["SPLIT_K"], false,
          static_cast<unsigned>(threads(config)), static_cast<unsigned>(smem_bytes(s, config))},
         device);
-    // k-split cluster: CLUSTER_K blocks along z per output tile, one cluster (no workspace).
-    if (config.has("CLUSTER_K") && config["CLUSTER_K"] > 1)
-      plan.steps[0].grid[2] = static_cast<unsigned>(config["CLUSTER_K"]);
+    gemm::apply_cluster_k(config, plan);
     // Persistent blocks: at most PERSIST per SM, each striding over the tiles.
     if (config.has("PERSIST") && config["PERSIST"] > 0) {
       const std::int64_t sms = device.sm_count > 0 ? device.sm_count : 132;
@@ -510,7 +508,7 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
   }
   /// See smem_bytes (static: the space's shared-memory constraint calls it).
   static std::int64_t wgmma_smem_bytes(const ConvShape& s, const Config& c) {
-    const Value cluster_k = c.has("CLUSTER_K") ? c["CLUSTER_K"] : 1;
+    const Value cluster_k = gemm::cluster_k_of(c);
     const Value splits = std::max<Value>(1, cluster_k > 1 ? cluster_k : c["SPLIT_K"]);
     const std::int64_t k_tiles = (s.gemm_k() + c["BK"] - 1) / c["BK"];
     const std::int64_t per_split = (k_tiles + splits - 1) / splits;
@@ -520,9 +518,7 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
     // with PERSIST after the stages (the next tile's first copies land during the epilogue).
     const std::int64_t staged = c["EPI"] != 0 ? c["BM"] * (c["BN"] * 2 + 16) : 0;
     if (c.has("PERSIST") && c["PERSIST"] > 0) return pipeline + staged + 1024;
-    // A k-split cluster's ranks 1.. leave their fp32 tile over the freed stages for rank 0.
-    const std::int64_t partials = cluster_k > 1 ? c["BM"] * c["BN"] * 4 : 0;
-    return std::max({pipeline, staged, partials}) + 1024;
+    return std::max({pipeline, staged, gemm::cluster_k_partial_bytes(c)}) + 1024;
   }
   Value max_copy_elems(const ConvShape&, const Config&) const override { return 8; }
 };

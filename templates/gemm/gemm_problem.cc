@@ -104,6 +104,18 @@ std::string cluster_k_violation(const Config& config, const std::string& exclusi
   return "";
 }
 
+Value cluster_k_of(const Config& config) {
+  return config.has("CLUSTER_K") ? config["CLUSTER_K"] : 1;
+}
+
+std::int64_t cluster_k_partial_bytes(const Config& config) {
+  return cluster_k_of(config) > 1 ? config["BM"] * config["BN"] * 4 : 0;
+}
+
+void apply_cluster_k(const Config& config, LaunchPlan& plan) {
+  if (cluster_k_of(config) > 1) plan.steps[0].grid[2] = static_cast<unsigned>(cluster_k_of(config));
+}
+
 unsigned grid_stride_blocks(std::int64_t items, std::int64_t threads, const Device& device) {
   const std::int64_t needed = (items + threads - 1) / threads;
   const std::int64_t cap = std::int64_t{std::max(1, device.sm_count)} * 16;

@@ -75,6 +75,17 @@ std::vector<std::string> gemm_problem_defines(const GemmShape& shape);
 /// when a rule is broken; "" otherwise.
 std::string cluster_k_violation(const Config& config, const std::string& exclusive);
 
+/// CLUSTER_K of a config: the CTAs of its k-split cluster, 1 when it has no such parameter.
+Value cluster_k_of(const Config& config);
+
+/// Shared memory a k-split cluster needs beside the pipeline: ranks 1.. leave their fp32
+/// partial tile (BM x BN floats) over the freed stages; 0 without a cluster.
+std::int64_t cluster_k_partial_bytes(const Config& config);
+
+/// Launches the main step of `plan` (its first) as CLUSTER_K blocks along z per tile, one
+/// cluster each (no workspace); unchanged without a cluster.
+void apply_cluster_k(const Config& config, LaunchPlan& plan);
+
 /// Blocks of a grid-stride helper kernel (split-K reduce, K padding, conv helpers) over `items`
 /// with `threads` per block: one item per thread, at most 16 blocks per SM (the loop strides
 /// beyond), at least 1.

@@ -414,8 +414,7 @@ bool wgmma_structure_ok(const GemmShape& s, const Config& c, std::string* why) {
 /// a k-split cluster needs at least BM x BN floats there (rank 1..'s partial tile).
 std::int64_t wgmma_smem_bytes(const Config& c) {
   const std::int64_t stages = c["STAGES"] * (c["BM"] + c["BN"]) * c["BK"] * 2;
-  const bool cluster = c.has("CLUSTER_K") && c["CLUSTER_K"] > 1;
-  return std::max<std::int64_t>(stages, cluster ? c["BM"] * c["BN"] * 4 : 0) + 1024;
+  return std::max(stages, gemm::cluster_k_partial_bytes(c)) + 1024;
 }
 
 /// Default tiles of gemm_wgmma for a shape.
@@ -522,9 +521,7 @@ class GemmWgmmaTemplate final : public GemmTemplateBase {
     GemmShape run = s;  // the shape the main kernel sees
     if (pad) run.K = (s.K + 7) / 8 * 8;
     LaunchPlan plan = gemm::gemm_launch_plan(run, geometry(run, config), device);
-    // k-split cluster: CLUSTER_K blocks along z per tile, one cluster (no workspace).
-    if (config.has("CLUSTER_K") && config["CLUSTER_K"] > 1)
-      plan.steps[0].grid[2] = static_cast<unsigned>(config["CLUSTER_K"]);
+    gemm::apply_cluster_k(config, plan);
     if (pad) add_pad_steps(s, run.K, device, plan);
     return plan;
   }
