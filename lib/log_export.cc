@@ -1,6 +1,7 @@
 // Export of tuning-log records to ktune JSON lines (streamed) or a T4 results document.
-#include <fstream>
+#include <ostream>
 
+#include "atomic_file.h"
 #include "jsonl_format.h"
 #include "ktune/error.h"
 #include "ktune/log.h"
@@ -14,12 +15,9 @@ std::size_t export_file(const TuningLog& log, const std::string& path, LogFormat
     throw Error(ErrorCode::unsupported,
                 "export to Kernel Tuner caches is not supported (use jsonl or t4)");
   }
-  // Write to a temporary file first so an interrupted export never leaves a truncated file.
-  std::string tmp = path + ".tmp";
+  // Written whole or not at all: an interrupted export never leaves a truncated file.
   std::size_t written = 0;
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw Error(ErrorCode::io_error, "cannot open '" + tmp + "' for writing");
+  detail::write_file_atomically(path, [&](std::ostream& out) {
     if (format == LogFormat::jsonl) {
       jsonl::write_header(out);
       log.for_each(filter, [&](const TrialRecord& r) {
@@ -31,12 +29,7 @@ std::size_t export_file(const TuningLog& log, const std::string& path, LogFormat
       t4::write(out, records);
       written = records.size();
     }
-    out.flush();
-    if (!out) throw Error(ErrorCode::io_error, "writing '" + tmp + "' failed");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw Error(ErrorCode::io_error, "cannot move '" + tmp + "' to '" + path + "'");
-  }
+  });
   return written;
 }
 
