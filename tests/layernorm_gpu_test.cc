@@ -87,3 +87,31 @@ TEST_CASE("layernorm is correct over its space and odd shapes", "[gpu][layernorm
     ktune::test::expect_all_correct("layernorm", p, configs);
   }
 }
+
+TEST_CASE("layernorm ring with cluster exchanges is correct at the benchmark's scale",
+          "[gpu][layernorm]") {
+  KTUNE_REQUIRE_GPU();
+  // Session 7: this ring config (one (mean, M2) exchange per row across a cluster of 8,
+  // gamma / beta in shared memory, three CTAs per SM) gave wrong results at [4096, 65536]
+  // while the small shapes above passed: a race that needs many rows and full occupancy. Its
+  // neighbours and the two-pass form are checked too, each under three input seeds.
+  const auto t = find_template("layernorm");
+  const Problem p = make_problem(*t, "4096x65536", {{"dtype", "f16"}, {"norm", "layernorm"}});
+  const SearchSpace space = t->space(p, query_device(0));
+  const std::map<std::string, Value> failing = {
+      {"THREADS", 256}, {"TPR", 256}, {"VEC", 8}, {"ROW_MODE", 3}, {"STATS", 1},
+      {"CACHE_HINT", 0}, {"CLUSTER", 8}, {"RPG", 12}, {"PREFETCH", 0}, {"PARAMS", 2},
+      {"MIN_WARPS", 24}, {"STAGES", 2}};
+  const std::vector<std::map<std::string, Value>> changes = {
+      {}, {{"RPG", 4}}, {{"PARAMS", 0}}, {{"STAGES", 3}}, {{"STATS", 0}}, {{"CLUSTER", 4}}};
+  std::vector<Config> configs;
+  for (const auto& change : changes) {
+    auto values = failing;
+    for (const auto& [name, value] : change) values[name] = value;
+    const Config c = space.make(values);
+    REQUIRE(space.valid(c));
+    REQUIRE(t->can_implement(p, c));
+    configs.push_back(c);
+  }
+  for (std::uint64_t seed : {11u, 12u, 13u}) ktune::test::expect_all_correct("layernorm", p, configs, seed);
+}

@@ -81,7 +81,7 @@ inline std::vector<double> values_of(const HostBuffer& buffer) {
 /// Measures `configs` of a problem on GPU 0 with short timing; every trial must be ok
 /// (verified against the CPU reference with poisoned outputs and canaries).
 inline void expect_all_correct(const std::string& template_name, const Problem& problem,
-                               const std::vector<Config>& configs) {
+                               const std::vector<Config>& configs, std::uint64_t seed = 1) {
   static Builder builder(BuilderOptions{0, "", {}});
   const auto tmpl = find_template(template_name);
   RunnerOptions options;
@@ -89,6 +89,7 @@ inline void expect_all_correct(const std::string& template_name, const Problem& 
   options.timing.min_reps = 2;
   options.timing.warmup_ms = 0;
   options.timing.min_warmup = 1;
+  options.seed = seed;
   options.seed_pool = 1;
   GpuMeasurer measurer(tmpl, problem, query_device(0), builder, options);
   const auto trials = measurer.measure(configs);

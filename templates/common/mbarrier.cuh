@@ -41,21 +41,39 @@ __device__ __forceinline__ void kt_mbar_arrive_expect(unsigned int bar, unsigned
   (void)state;
 }
 
-/// Waits (acquire) until the phase of parity `parity` of the mbarrier at shared address `bar`
-/// completed. kTrapOnHang: a wait that never ends would hang the device, so after about 2^28
-/// polls (far beyond any legitimate wait) the kernel traps, which the runner reports as a
-/// launch error.
-template <bool kTrapOnHang = false>
+/// Waits until the phase of parity `parity` of the mbarrier at shared address `bar` completed,
+/// with acquire semantics at CTA scope (kCluster false: the phase completes by this CTA's
+/// arrivals and bulk copies) or at cluster scope (kCluster true: other CTAs of the cluster
+/// complete it with st.async, whose completion releases their bytes at cluster scope, so
+/// reading those bytes needs an acquire at that scope). kTrapOnHang: a wait that never ends
+/// would hang the device, so after about 2^28 polls (far beyond any legitimate wait) the kernel
+/// traps, which the runner reports as a launch error.
+template <bool kTrapOnHang = false, bool kCluster = false>
 __device__ __forceinline__ void kt_mbar_wait(unsigned int bar, unsigned int parity) {
   unsigned int done = 0;
   for (unsigned int polls = 0; !done; ++polls) {
-    asm volatile(
-        "{\n\t.reg .pred P;\n\t"
-        "mbarrier.try_wait.parity.shared::cta.b64 P, [%1], %2;\n\t"
-        "selp.u32 %0, 1, 0, P;\n\t}"
-        : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    if constexpr (kCluster)
+      asm volatile(
+          "{\n\t.reg .pred P;\n\t"
+          "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 P, [%1], %2;\n\t"
+          "selp.u32 %0, 1, 0, P;\n\t}"
+          : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    else
+      asm volatile(
+          "{\n\t.reg .pred P;\n\t"
+          "mbarrier.try_wait.parity.shared::cta.b64 P, [%1], %2;\n\t"
+          "selp.u32 %0, 1, 0, P;\n\t}"
+          : "=r"(done) : "r"(bar), "r"(parity) : "memory");
     if (kTrapOnHang && polls > (1u << 28)) __trap();
   }
+}
+
+/// Orders this thread's earlier generic-proxy accesses to shared memory before later
+/// async-proxy accesses (bulk copies) to it: e.g. reads of a ring stage before the bulk copy
+/// that refills it. Every thread that read the stage runs it before the barrier after which
+/// one thread issues the copy.
+__device__ __forceinline__ void kt_fence_proxy_async_smem() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
 /// One thread: copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from global

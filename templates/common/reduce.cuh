@@ -272,7 +272,7 @@ struct KtClusterExchange {
                 "r"(remote(my_bar, (unsigned int)r))
               : "memory");
     }
-    kt_mbar_wait(my_bar, parity);
+    kt_mbar_wait<false, true>(my_bar, parity);  // the bytes come from the cluster's CTAs
     return buf[p];
   }
 

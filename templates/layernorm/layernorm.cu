@@ -353,7 +353,8 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
           cur[i].raw = typename Vec::raw_t();
       }
     }
-    __syncthreads();  // every thread holds its vectors of the stage: refill it
+    kt_fence_proxy_async_smem();  // these reads of the stage before the bulk copy refilling it
+    __syncthreads();              // every thread holds its vectors of the stage: refill it
     if (threadIdx.x == 0 && k + STAGES < RPG)
       kt_issue_tile(kt_ring + stage * (KT_RPB * KT_SLICE), &kt_full[stage], x,
                     tile + STAGES * tstep, rows, first * VEC);
