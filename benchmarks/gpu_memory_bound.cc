@@ -13,6 +13,12 @@
 // ceiling of any kernel that size, launch and ramp included; with --copy-kernel-trials=N also
 // ktune's copy template tuned with N trials on those bytes and measured like the task ("copy
 // kernel of the same bytes": whether that ceiling is cudaMemcpyAsync's or the size's).
+// --copy-sweep measures only that ceiling against size: ktune's copy kernel (tuned with
+// --copy-kernel-trials trials, 16 by default, at each size) and cudaMemcpyAsync from 32 MB to
+// 2 GiB moved, plus the bytes of LayerNorm f16 [32768, 1024], and fits time = t0 + bytes / B
+// to the kernel's times: t0 is the fixed cost of one timed launch (launch, ramp-up, drain),
+// which caps the % of the 2 GiB copy that any kernel of a given size can show. Writes
+// OUT_DIR/copy_sweep.json.
 //
 // Usage: gpu_memory_bound OUT_DIR [--families=elementwise,reduction,layernorm]
 //                                 [--norms=layernorm,rmsnorm] [--dtypes=f32,f16]
@@ -20,7 +26,7 @@
 //                                 [--variants="K=V,K=V;K=V"] (overrides of each task's default
 //                                 config, measured after its tuning where valid: "variants")
 //                                 [--trials=40] [--seconds=14] [--searcher=genetic] [--seed=1]
-//                                 [--copy-kernel-trials=0]
+//                                 [--copy-kernel-trials=0] [--copy-sweep]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -33,6 +39,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "json_output.h"
@@ -65,6 +72,7 @@ struct Settings {
   std::string searcher = "genetic";
   std::uint64_t seed = 1;
   std::size_t copy_kernel_trials = 0;  ///< > 0: also tune ktune's copy kernel on each task's bytes
+  bool copy_sweep = false;             ///< measure the copy ceiling against size, then stop
 };
 
 /// One tuning task: template, shape text and attributes.
@@ -86,7 +94,7 @@ Settings parse_args(int argc, char** argv) {
     throw Error(ErrorCode::invalid_argument,
                 "usage: gpu_memory_bound OUT_DIR [--families=a,b] [--norms=a,b] [--dtypes=a,b] "
                 "[--shapes=RxC,...] [--variants=\"K=V,K=V;K=V\"] [--trials=N] [--seconds=S] [--searcher=NAME] "
-                "[--seed=S] [--copy-kernel-trials=N]");
+                "[--seed=S] [--copy-kernel-trials=N] [--copy-sweep]");
   Settings s;
   s.out_dir = argv[1];
   for (int i = 2; i < argc; ++i) {
@@ -103,6 +111,7 @@ Settings parse_args(int argc, char** argv) {
     else if (key == "--searcher") s.searcher = value;
     else if (key == "--seed") s.seed = std::stoull(value);
     else if (key == "--copy-kernel-trials") s.copy_kernel_trials = std::stoul(value);
+    else if (key == "--copy-sweep" && eq == std::string::npos) s.copy_sweep = true;
     else throw Error(ErrorCode::invalid_argument, "gpu_memory_bound: unknown argument " + arg);
   }
   return s;
@@ -156,6 +165,93 @@ TuneResult tune(GpuMeasurer& measurer, const KernelTemplate& tmpl, const Problem
                      settings.seconds, settings.seed, 3);
 }
 
+/// ktune's copy template tuned on a byte count: best bandwidth, its config, trials run.
+struct CopyKernelResult {
+  double gbps = 0;     ///< bytes moved over the winner's median time; 0 without a valid trial
+  std::string config;  ///< the winner ("" without a valid trial)
+  std::size_t trials = 0;
+};
+
+/// ktune's copy template tuned with at most `trials` trials on `bytes` (N f16 elements read, N
+/// written: bytes a multiple of 4), measured like a task.
+CopyKernelResult copy_kernel_gbps(double bytes, const Device& device, Builder& builder,
+                                  const RunnerOptions& runner, const Settings& settings,
+                                  std::size_t trials) {
+  const auto copy = find_template("copy");
+  const std::int64_t halves = static_cast<std::int64_t>(bytes) / 4;  // read, then written
+  const Problem cp = make_problem(*copy, std::to_string(halves), {{"dtype", "f16"}});
+  GpuMeasurer measurer(copy, cp, device, builder, runner);
+  const TuneResult r = tune(measurer, *copy, cp, device, settings, trials);
+  CopyKernelResult out;
+  out.trials = r.trials.size();
+  if (r.best && r.best->ok() && r.best->median_ms > 0) {
+    out.gbps = bytes / (r.best->median_ms * 1e-3) / 1e9;
+    out.config = r.best->config.str();
+  }
+  return out;
+}
+
+/// Least-squares fit of time = t0 + bytes / bandwidth over (bytes, ms) points: {t0 in us,
+/// bandwidth in GB/s}.
+std::pair<double, double> fit_fixed_cost(const std::vector<std::pair<double, double>>& points) {
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& [x, y] : points) {
+    n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
+  }
+  const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);  // ms per byte
+  const double t0_ms = (sy - slope * sx) / n;
+  return {t0_ms * 1e3, 1.0 / (slope * 1e-3) / 1e9};
+}
+
+/// --copy-sweep: the copy ceiling against size (see the file comment); returns the JSON.
+json copy_sweep(const Device& device, double copy_gbps, const Settings& settings) {
+  Builder builder(BuilderOptions{0, "", {}});
+  RunnerOptions runner;
+  runner.seed_pool = 1;
+  runner.timing.min_time_ms = 20;
+  const std::size_t trials = settings.copy_kernel_trials > 0 ? settings.copy_kernel_trials : 16;
+  std::vector<double> sizes;
+  for (int p = 25; p <= 31; ++p) sizes.push_back(static_cast<double>(std::size_t{1} << p));
+  sizes.push_back(2.0 * 32768 * 1024 * 2);  // LayerNorm f16 [32768, 1024]: x read, y written
+  std::sort(sizes.begin(), sizes.end());
+  json rows = json::array();
+  std::vector<std::pair<double, double>> points;  // (bytes, kernel ms)
+  std::printf("%14s %12s %8s %12s %8s  %s\n", "bytes moved", "kernel GB/s", "% copy",
+              "memcpy GB/s", "% copy", "kernel config");
+  for (const double bytes : sizes) {
+    const CopyKernelResult k = copy_kernel_gbps(bytes, device, builder, runner, settings, trials);
+    const double kernel = k.gbps;
+    const std::string& config = k.config;
+    // cudaMemcpyAsync chained as in "copy of the same bytes"; it rotates no buffers, so only
+    // sizes beyond twice the L2 say anything about DRAM.
+    const bool beyond_l2 = bytes >= 2.0 * device.l2_bytes;
+    const double memcpy = beyond_l2 ? copy_bandwidth_gbps(static_cast<std::size_t>(bytes / 2), 10, 15) : 0.0;
+    if (kernel > 0) points.push_back({bytes, bytes / (kernel * 1e9) * 1e3});
+    rows.push_back({{"bytes", bytes}, {"kernel_gbps", kernel},
+                    {"kernel_pct_of_copy", 100.0 * kernel / copy_gbps}, {"kernel_config", config},
+                    {"kernel_trials", k.trials}, {"memcpy_gbps", memcpy},
+                    {"memcpy_pct_of_copy", 100.0 * memcpy / copy_gbps}});
+    std::printf("%14.0f %12.0f %7.1f%% %12.0f %7.1f%%  %s\n", bytes, kernel,
+                100.0 * kernel / copy_gbps, memcpy, 100.0 * memcpy / copy_gbps, config.c_str());
+    std::fflush(stdout);
+  }
+  json doc = {{"rows", rows}, {"copy_gbps", copy_gbps}};
+  if (points.size() >= 2) {
+    const auto [t0_us, bandwidth] = fit_fixed_cost(points);
+    // The % of the 2 GiB copy a kernel of this size shows when it streams at `bandwidth` and
+    // pays t0 once: the ceiling that the fixed cost leaves.
+    const double lnf16 = 2.0 * 32768 * 1024 * 2;
+    const double cap = 100.0 * (lnf16 / (bandwidth * 1e9)) / (lnf16 / (bandwidth * 1e9) + t0_us * 1e-6) *
+                       bandwidth / copy_gbps;
+    doc["fit"] = {{"t0_us", t0_us}, {"bandwidth_gbps", bandwidth},
+                  {"ceiling_pct_at_layernorm_f16_32768x1024", cap}};
+    std::printf("fit over the kernel's times: time = %.2f us + bytes / %.0f GB/s; at the %.0f bytes "
+                "of LayerNorm f16 [32768, 1024] that caps any kernel at %.1f%% of the 2 GiB copy\n",
+                t0_us, bandwidth, lnf16, cap);
+  }
+  return doc;
+}
+
 std::string today() {
   const std::time_t now = std::time(nullptr);
   char text[32];
@@ -178,6 +274,16 @@ int main(int argc, char** argv) {
     std::printf("%s: device-to-device copy %.0f GB/s (2 GiB, read + write)\n", device.name.c_str(),
                 copy_gbps);
 
+    if (settings.copy_sweep) {
+      json doc = copy_sweep(device, copy_gbps, settings);
+      doc["benchmark"] = "gpu_memory_bound --copy-sweep";
+      doc["date"] = today();
+      doc["device"] = device.name;
+      const std::string path = settings.out_dir + "/copy_sweep.json";
+      bench::write_json(path, doc);
+      std::printf("wrote %s\n", path.c_str());
+      return 0;
+    }
     const std::string out_path = settings.out_dir + "/memory_bound" + settings.selection + ".json";
     json doc = {{"benchmark", "gpu_memory_bound"}, {"date", today()}, {"device", device.name},
                 {"sm_count", device.sm_count}, {"copy_gbps", copy_gbps},
@@ -230,19 +336,14 @@ int main(int argc, char** argv) {
       // ... and ktune's own copy kernel tuned on those bytes (N f16 elements read, N written),
       // measured like the task: is the same-size ceiling cudaMemcpyAsync's or the size's?
       if (settings.copy_kernel_trials > 0 && static_cast<std::int64_t>(bytes) % 4 == 0) {
-        const auto copy = find_template("copy");
-        const std::int64_t halves = static_cast<std::int64_t>(bytes) / 4;  // read, then written
-        const Problem cp = make_problem(*copy, std::to_string(halves), {{"dtype", "f16"}});
-        GpuMeasurer copy_measurer(copy, cp, device, builder, runner);
-        const TuneResult cr =
-            tune(copy_measurer, *copy, cp, device, settings, settings.copy_kernel_trials);
-        const double kernel_copy = gbps(cr.best);
-        row["same_bytes_copy_kernel_gbps"] = kernel_copy;
-        row["same_bytes_copy_kernel_pct_of_copy"] = 100.0 * kernel_copy / copy_gbps;
-        row["same_bytes_copy_kernel_config"] = cr.best ? cr.best->config.str() : "";
+        const CopyKernelResult k = copy_kernel_gbps(bytes, device, builder, runner, settings,
+                                                    settings.copy_kernel_trials);
+        row["same_bytes_copy_kernel_gbps"] = k.gbps;
+        row["same_bytes_copy_kernel_pct_of_copy"] = 100.0 * k.gbps / copy_gbps;
+        row["same_bytes_copy_kernel_config"] = k.config;
         std::printf("    copy kernel of the same bytes (%2zu trials) %13.0f GB/s (%5.1f%%)  %s\n",
-                    cr.trials.size(), kernel_copy, 100.0 * kernel_copy / copy_gbps,
-                    cr.best ? cr.best->config.str().c_str() : "(no valid trial)");
+                    k.trials, k.gbps, 100.0 * k.gbps / copy_gbps,
+                    k.config.empty() ? "(no valid trial)" : k.config.c_str());
       }
       // Variants of the default config, timed by the same measurer after the tuning.
       json variants = json::array();
