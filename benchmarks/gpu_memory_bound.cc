@@ -15,9 +15,10 @@
 // kernel of the same bytes": whether that ceiling is cudaMemcpyAsync's or the size's).
 // --copy-sweep measures only that ceiling against size: ktune's copy kernel (tuned with
 // --copy-kernel-trials trials, 16 by default, at each size) and cudaMemcpyAsync from 32 MB to
-// 2 GiB moved, plus the bytes of LayerNorm f16 [32768, 1024], and fits time = t0 + bytes / B
-// to the kernel's times: t0 is the fixed cost of one timed launch (launch, ramp-up, drain),
-// which caps the % of the 2 GiB copy that any kernel of a given size can show. Writes
+// 2 GiB moved (128 MiB: the bytes of LayerNorm f16 [32768, 1024]), each with the fixed cost its
+// time implies over streaming the bytes at the 2 GiB copy's rate (time - bytes / copy rate):
+// the per-launch cost (launch, ramp-up, drain) that caps the % of the 2 GiB copy any kernel of
+// a given size can show. Writes
 // OUT_DIR/copy_sweep.json.
 //
 // Usage: gpu_memory_bound OUT_DIR [--families=elementwise,reduction,layernorm]
@@ -39,7 +40,6 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "json_output.h"
@@ -191,18 +191,6 @@ CopyKernelResult copy_kernel_gbps(double bytes, const Device& device, Builder& b
   return out;
 }
 
-/// Least-squares fit of time = t0 + bytes / bandwidth over (bytes, ms) points: {t0 in us,
-/// bandwidth in GB/s}.
-std::pair<double, double> fit_fixed_cost(const std::vector<std::pair<double, double>>& points) {
-  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (const auto& [x, y] : points) {
-    n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
-  }
-  const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);  // ms per byte
-  const double t0_ms = (sy - slope * sx) / n;
-  return {t0_ms * 1e3, 1.0 / (slope * 1e-3) / 1e9};
-}
-
 /// --copy-sweep: the copy ceiling against size (see the file comment); returns the JSON.
 json copy_sweep(const Device& device, double copy_gbps, const Settings& settings) {
   Builder builder(BuilderOptions{0, "", {}});
@@ -211,45 +199,33 @@ json copy_sweep(const Device& device, double copy_gbps, const Settings& settings
   runner.timing.min_time_ms = 20;
   const std::size_t trials = settings.copy_kernel_trials > 0 ? settings.copy_kernel_trials : 16;
   std::vector<double> sizes;
+  // 32 MiB .. 2 GiB moved; 2^27 is also LayerNorm f16 [32768, 1024]'s x read plus y written
   for (int p = 25; p <= 31; ++p) sizes.push_back(static_cast<double>(std::size_t{1} << p));
-  sizes.push_back(2.0 * 32768 * 1024 * 2);  // LayerNorm f16 [32768, 1024]: x read, y written
-  std::sort(sizes.begin(), sizes.end());
   json rows = json::array();
-  std::vector<std::pair<double, double>> points;  // (bytes, kernel ms)
-  std::printf("%14s %12s %8s %12s %8s  %s\n", "bytes moved", "kernel GB/s", "% copy",
-              "memcpy GB/s", "% copy", "kernel config");
+  // The time beyond streaming `bytes` at the 2 GiB copy's rate, in us (0 without a figure).
+  auto fixed_us = [&](double bytes, double gbps) {
+    return gbps > 0 ? (bytes / (gbps * 1e9) - bytes / (copy_gbps * 1e9)) * 1e6 : 0.0;
+  };
+  std::printf("%14s %12s %8s %9s %12s %8s %9s  %s\n", "bytes moved", "kernel GB/s", "% copy",
+              "fixed us", "memcpy GB/s", "% copy", "fixed us", "kernel config");
   for (const double bytes : sizes) {
     const CopyKernelResult k = copy_kernel_gbps(bytes, device, builder, runner, settings, trials);
-    const double kernel = k.gbps;
-    const std::string& config = k.config;
     // cudaMemcpyAsync chained as in "copy of the same bytes"; it rotates no buffers, so only
     // sizes beyond twice the L2 say anything about DRAM.
     const bool beyond_l2 = bytes >= 2.0 * device.l2_bytes;
     const double memcpy = beyond_l2 ? copy_bandwidth_gbps(static_cast<std::size_t>(bytes / 2), 10, 15) : 0.0;
-    if (kernel > 0) points.push_back({bytes, bytes / (kernel * 1e9) * 1e3});
-    rows.push_back({{"bytes", bytes}, {"kernel_gbps", kernel},
-                    {"kernel_pct_of_copy", 100.0 * kernel / copy_gbps}, {"kernel_config", config},
+    rows.push_back({{"bytes", bytes}, {"kernel_gbps", k.gbps},
+                    {"kernel_pct_of_copy", 100.0 * k.gbps / copy_gbps},
+                    {"kernel_fixed_us", fixed_us(bytes, k.gbps)}, {"kernel_config", k.config},
                     {"kernel_trials", k.trials}, {"memcpy_gbps", memcpy},
-                    {"memcpy_pct_of_copy", 100.0 * memcpy / copy_gbps}});
-    std::printf("%14.0f %12.0f %7.1f%% %12.0f %7.1f%%  %s\n", bytes, kernel,
-                100.0 * kernel / copy_gbps, memcpy, 100.0 * memcpy / copy_gbps, config.c_str());
+                    {"memcpy_pct_of_copy", 100.0 * memcpy / copy_gbps},
+                    {"memcpy_fixed_us", fixed_us(bytes, memcpy)}});
+    std::printf("%14.0f %12.0f %7.1f%% %9.2f %12.0f %7.1f%% %9.2f  %s\n", bytes, k.gbps,
+                100.0 * k.gbps / copy_gbps, fixed_us(bytes, k.gbps), memcpy,
+                100.0 * memcpy / copy_gbps, fixed_us(bytes, memcpy), k.config.c_str());
     std::fflush(stdout);
   }
-  json doc = {{"rows", rows}, {"copy_gbps", copy_gbps}};
-  if (points.size() >= 2) {
-    const auto [t0_us, bandwidth] = fit_fixed_cost(points);
-    // The % of the 2 GiB copy a kernel of this size shows when it streams at `bandwidth` and
-    // pays t0 once: the ceiling that the fixed cost leaves.
-    const double lnf16 = 2.0 * 32768 * 1024 * 2;
-    const double cap = 100.0 * (lnf16 / (bandwidth * 1e9)) / (lnf16 / (bandwidth * 1e9) + t0_us * 1e-6) *
-                       bandwidth / copy_gbps;
-    doc["fit"] = {{"t0_us", t0_us}, {"bandwidth_gbps", bandwidth},
-                  {"ceiling_pct_at_layernorm_f16_32768x1024", cap}};
-    std::printf("fit over the kernel's times: time = %.2f us + bytes / %.0f GB/s; at the %.0f bytes "
-                "of LayerNorm f16 [32768, 1024] that caps any kernel at %.1f%% of the 2 GiB copy\n",
-                t0_us, bandwidth, lnf16, cap);
-  }
-  return doc;
+  return {{"rows", rows}, {"copy_gbps", copy_gbps}};
 }
 
 std::string today() {
