@@ -48,13 +48,13 @@ TEST_CASE("layernorm is correct over its space and odd shapes", "[gpu][layernorm
   // per group (an odd count: partial last groups) prefetched, with gamma / beta in shared
   // memory or registers, Welford, and the cluster split over several rows.
   const std::vector<std::map<std::string, Value>> variants = {
-      {{"RPG", 3}, {"PREFETCH", 1}, {"PARAMS", 2}},
-      {{"RPG", 3}, {"PREFETCH", 1}, {"PARAMS", 1}, {"STATS", 1}, {"MIN_WARPS", 0}},
+      {{"ROW_MODE", 0}, {"RPG", 3}, {"PREFETCH", 1}, {"PARAMS", 2}},
+      {{"ROW_MODE", 0}, {"RPG", 3}, {"PREFETCH", 1}, {"PARAMS", 1}, {"STATS", 1}, {"MIN_WARPS", 0}},
       {{"RPG", 2}, {"PREFETCH", 0}, {"PARAMS", 2}, {"CLUSTER", 1}, {"MIN_WARPS", 0}},
-      {{"RPG", 3}, {"PREFETCH", 1}, {"PARAMS", 2}, {"CLUSTER", 4}, {"THREADS", 512}, {"TPR", 512}, {"MIN_WARPS", 16}},
-      {{"RPG", 2}, {"PREFETCH", 1}, {"PARAMS", 0}, {"CLUSTER", 8}, {"THREADS", 256}, {"TPR", 256}, {"MIN_WARPS", 24}},
+      {{"ROW_MODE", 0}, {"RPG", 3}, {"PREFETCH", 1}, {"PARAMS", 2}, {"CLUSTER", 4}, {"THREADS", 512}, {"TPR", 512}, {"MIN_WARPS", 16}},
+      {{"ROW_MODE", 0}, {"RPG", 2}, {"PREFETCH", 1}, {"PARAMS", 0}, {"CLUSTER", 8}, {"THREADS", 256}, {"TPR", 256}, {"MIN_WARPS", 24}},
       // Welford across the cluster (one (mean, M2) exchange per row), RMSNorm spaces skip it
-      {{"RPG", 3}, {"PREFETCH", 1}, {"PARAMS", 2}, {"STATS", 1}, {"CLUSTER", 4}, {"THREADS", 512}, {"TPR", 512}, {"MIN_WARPS", 16}},
+      {{"ROW_MODE", 0}, {"RPG", 3}, {"PREFETCH", 1}, {"PARAMS", 2}, {"STATS", 1}, {"CLUSTER", 4}, {"THREADS", 512}, {"TPR", 512}, {"MIN_WARPS", 16}},
       {{"ROW_MODE", 3}, {"RPG", 4}, {"STAGES", 2}, {"PREFETCH", 0}, {"PARAMS", 0}, {"STATS", 1}, {"CLUSTER", 8}, {"THREADS", 256}, {"TPR", 256}, {"MIN_WARPS", 24}},
       // rows streamed through the shared-memory ring: partial last tiles and partial CTAs
       // (RPG 5, several rows per tile), a deep ring, gamma / beta in shared memory, Welford,

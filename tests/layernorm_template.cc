@@ -79,17 +79,28 @@ TEST_CASE("layernorm constraints reject what they should", "[layernorm]") {
   CHECK_FALSE(sb.valid(with(sb, one, {{"ROW_MODE", 1}})));
   CHECK_FALSE(sb.valid(one));
   CHECK(sb.valid(with(sb, one, {{"ROW_MODE", 2}})));
-  // f16 / bf16 hold the row packed: 8 CTAs of 256 threads, 4 vectors of 8 halves each.
+  // f16 / bf16 hold the row packed: 8 CTAs of 256 threads, 4 vectors of 8 halves each, and
+  // LayerNorm streams the rows through the shared-memory ring with one exchange per row;
+  // RMSNorm keeps them in registers with the next row prefetched.
   for (const char* dtype : {"f16", "bf16"}) {
-    const Config h = t->space(ln_problem("4096x65536", dtype, "layernorm"), dev).default_config();
-    CHECK(h["ROW_MODE"] == 0);
+    const SearchSpace hs = t->space(ln_problem("4096x65536", dtype, "layernorm"), dev);
+    const Config h = hs.default_config();
+    CHECK(hs.valid(h));
+    CHECK(h["ROW_MODE"] == 3);
+    CHECK(h["STATS"] == 1);
     CHECK(h["CLUSTER"] == 8);
     CHECK(h["THREADS"] == 256);
     CHECK(h["MIN_WARPS"] == 24);
-    CHECK(h["PREFETCH"] == 1);
+    CHECK(h["PREFETCH"] == 0);
+    CHECK(h["STAGES"] == 2);
     CHECK(h["PARAMS"] == 2);
     CHECK(h["RPG"] > 1);
+    const Config r = t->space(ln_problem("4096x65536", dtype, "rmsnorm"), dev).default_config();
+    CHECK(r["ROW_MODE"] == 0);
+    CHECK(r["CLUSTER"] == 8);
+    CHECK(r["PREFETCH"] == 1);
   }
+  CHECK(db["STATS"] == 0);  // f32 LayerNorm: mode 0, two-pass
 }
 
 TEST_CASE("layernorm cluster and rows-per-group constraints", "[layernorm]") {
@@ -101,8 +112,8 @@ TEST_CASE("layernorm cluster and rows-per-group constraints", "[layernorm]") {
   CHECK(s.default_config()["CLUSTER"] > 1);
   CHECK(s.default_config()["CACHE_HINT"] == 0);
   const Config c = with(s, s.default_config(), {{"CLUSTER", 4}, {"THREADS", 512}, {"TPR", 512},
-                                                {"RPG", 1}, {"PREFETCH", 0}, {"PARAMS", 0},
-                                                {"MIN_WARPS", 0}});
+                                                {"ROW_MODE", 0}, {"STATS", 0}, {"RPG", 1},
+                                                {"PREFETCH", 0}, {"PARAMS", 0}, {"MIN_WARPS", 0}});
   REQUIRE(s.valid(c));
   CHECK(s.valid(with(s, c, {{"CLUSTER", 8}})));
   CHECK(s.valid(with(s, c, {{"CLUSTER", 8}, {"THREADS", 256}, {"TPR", 256}})));
@@ -330,17 +341,19 @@ TEST_CASE("layernorm spaces compile with NVRTC for sm_90", "[layernorm][nvrtc]")
   using ktune::test::with;
   const std::vector<std::pair<Problem, Config>> extra = {
       {p, with(s, s.default_config(), {{"CLUSTER", 8}, {"THREADS", 256}, {"TPR", 256}, {"RPG", 1},
-                                       {"PREFETCH", 0}, {"PARAMS", 0}, {"MIN_WARPS", 0}})},
+                                       {"ROW_MODE", 0}, {"STATS", 0}, {"PREFETCH", 0},
+                                       {"PARAMS", 0}, {"MIN_WARPS", 0}})},
       {p, with(s, s.default_config(), {{"CLUSTER", 4}, {"THREADS", 512}, {"TPR", 512}, {"RPG", 3},
-                                       {"PREFETCH", 1}, {"PARAMS", 2}, {"MIN_WARPS", 16}})},
+                                       {"ROW_MODE", 0}, {"STATS", 0}, {"PREFETCH", 1},
+                                       {"PARAMS", 2}, {"MIN_WARPS", 16}})},
       {q, with(sq, sq.default_config(), {{"RPG", 4}, {"PREFETCH", 0}, {"PARAMS", 1}})},
       {r, with(sr, sr.default_config(), {{"STATS", 1}, {"PARAMS", 1}, {"MIN_WARPS", 16}})},
       {r, with(sr, sr.default_config(), {{"STATS", 1}, {"RPG", 3}, {"PARAMS", 0}})},
       {r, with(sr, sr.default_config(), {{"TPR", 64}, {"THREADS", 128}, {"MIN_WARPS", 32}})},
       // Welford across a cluster: each CTA's (mean, M2) gathered in one exchange per row.
       {p, with(s, s.default_config(), {{"CLUSTER", 8}, {"THREADS", 256}, {"TPR", 256}, {"RPG", 4},
-                                       {"PREFETCH", 1}, {"PARAMS", 2}, {"STATS", 1},
-                                       {"MIN_WARPS", 0}})}};
+                                       {"ROW_MODE", 0}, {"PREFETCH", 1}, {"PARAMS", 2},
+                                       {"STATS", 1}, {"MIN_WARPS", 0}})}};
   Builder builder(BuilderOptions{2, "", {}});
   for (const auto& [problem, config] : extra) {
     const BuildResult b = builder.build(*t, problem, config, Device::h200());
@@ -357,7 +370,8 @@ TEST_CASE("layernorm spaces compile with NVRTC for sm_90", "[layernorm][nvrtc]")
   const SearchSpace sh = t->space(h, Device::h200());
   const Config welford = with(sh, sh.default_config(),
                               {{"CLUSTER", 8}, {"THREADS", 256}, {"TPR", 256}, {"VEC", 4},
-                               {"RPG", 12}, {"PREFETCH", 1}, {"PARAMS", 2}, {"STATS", 1},
+                               {"ROW_MODE", 0}, {"RPG", 12}, {"PREFETCH", 1}, {"PARAMS", 2},
+                               {"STATS", 1},
                                {"MIN_WARPS", 24}, {"CACHE_HINT", 0}});
   REQUIRE(sh.valid(welford));
   const BuildResult bw = builder.build(*t, h, welford, Device::h200());
