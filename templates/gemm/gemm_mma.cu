@@ -8,10 +8,7 @@
 // accumulator pairs directly.
 //
 // Tunables (defaults let the file compile on its own): BM x BN block tile, BK k tile,
-// WM x WN warp tile, STAGES (2..5), SPLIT_K, GROUP_M, EARLY (1: the first half of the last k
-// step's products of a tile issue before the barrier that waits for the next tile, so the
-// tensor pipe has work while warps wait there; 0: all after it). Problem defines:
-// gemm_common.cuh.
+// WM x WN warp tile, STAGES (2..5), SPLIT_K, GROUP_M. Problem defines: gemm_common.cuh.
 #ifndef BM
 #define BM 128
 #endif
@@ -35,9 +32,6 @@
 #endif
 #ifndef GROUP_M
 #define GROUP_M 8
-#endif
-#ifndef EARLY
-#define EARLY 0
 #endif
 
 #include "gemm/gemm_common.cuh"
@@ -67,7 +61,6 @@ using Warp = ktg::WarpMma<InT, WM, WN, kAKContiguous, kBKContiguous, AStream::La
 constexpr int kABytes = AStream::Layout::kBytes;
 constexpr int kStageBytes = kABytes + BStream::Layout::kBytes;
 constexpr int kKSteps = BK / Warp::kStep;  // mma k steps per k tile
-constexpr int kEarlyCols = Warp::kNi / 2;  // EARLY: n sub-tiles multiplied before the barrier
 
 static_assert(BM % WM == 0 && BN % WN == 0, "block tile must be a multiple of the warp tile");
 static_assert(BK % Warp::kStep == 0, "BK must be a multiple of the mma k");
@@ -292,7 +285,6 @@ extern "C" __global__ void __launch_bounds__(kThreads)
             prefetch_c_tile(C + (static_cast<long long>(m0) * N + n0), N, tid);
       }
       if (ks == kKSteps - 1) {
-        if constexpr (EARLY != 0) Warp::template mma_cols<0, kEarlyCols>(frag[ks % 2], acc);
         ktg::cp_async_wait<STAGES - 2>();  // this thread's copies of tile t + 1 have landed
         __syncthreads();                   // everyone's have
         read_stage = next_stage(read_stage);
@@ -300,10 +292,7 @@ extern "C" __global__ void __launch_bounds__(kThreads)
       const char* sA = smem + read_stage;
       Warp::load(sA, sA + kABytes, wm0, wn0, ((ks + 1) % kKSteps) * Warp::kStep,
                  frag[(ks + 1) % 2], lane);
-      if (EARLY != 0 && ks == kKSteps - 1)
-        Warp::template mma_cols<kEarlyCols, Warp::kNi>(frag[ks % 2], acc);
-      else
-        Warp::mma(frag[ks % 2], acc);
+      Warp::mma(frag[ks % 2], acc);
       if constexpr (kKSteps == 1) frag[0] = frag[1];
     }
   }

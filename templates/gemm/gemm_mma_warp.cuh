@@ -101,17 +101,10 @@ struct WarpMma {
 
   /// acc += the product of one k step's fragments.
   __device__ __forceinline__ static void mma(const Fragments& f, float (&acc)[kMi][kNi][4]) {
-    mma_cols<0, kNi>(f, acc);
-  }
-
-  /// acc += the product of one k step's fragments for the n sub-tiles [NiBegin, NiEnd) (a
-  /// step's products split around a barrier).
-  template <int NiBegin, int NiEnd>
-  __device__ __forceinline__ static void mma_cols(const Fragments& f, float (&acc)[kMi][kNi][4]) {
 #pragma unroll
     for (int mi = 0; mi < kMi; ++mi)
 #pragma unroll
-      for (int ni = NiBegin; ni < NiEnd; ++ni) mma_16x8<T>(acc[mi][ni], f.a[mi], f.b[ni]);
+      for (int ni = 0; ni < kNi; ++ni) mma_16x8<T>(acc[mi][ni], f.a[mi], f.b[ni]);
   }
 
   /// acc += A[wm0 .. wm0 + WarpM, k0 .. k0 + kStep] * B[k0 .., wn0 .. wn0 + WarpN] from the stage.
