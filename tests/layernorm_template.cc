@@ -234,7 +234,8 @@ TEST_CASE("layernorm defaults are valid for the benchmark and odd shapes", "[lay
   auto t = make_layernorm_template();
   const Device dev = Device::h200();
   for (const char* shape : {"32768x1024", "32768x4096", "8192x16384", "4096x65536", "1x64",
-                            "3x65", "5x1000", "2x12288"})
+                            "3x65", "5x1000", "2x12288", "9x36864", "100x40000", "7x49152",
+                            "3x65528", "4096x65000"})
     for (const char* dtype : {"f32", "f16", "bf16"})
       for (const char* norm : {"layernorm", "rmsnorm"}) {
         const Problem p = ln_problem(shape, dtype, norm);

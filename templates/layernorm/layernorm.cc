@@ -229,11 +229,19 @@ std::int64_t slice_bytes(std::int64_t hidden, DType dtype, const Config& c) {
   return hidden / c["CLUSTER"] * static_cast<std::int64_t>(dtype_size(dtype));
 }
 
-/// ROW_MODE 3: the ring of STAGES tiles (THREADS / TPR slices each) after PARAMS 2's gamma /
-/// beta, which the kernel rounds up to 128 bytes.
+/// ROW_MODE 3: the ring of `stages` tiles (`rows_per_block` slices of hidden / cluster
+/// elements each) after PARAMS 2's gamma (and beta), which the kernel rounds up to 128 bytes.
+std::int64_t ring_bytes(std::int64_t hidden, DType dtype, bool rms, Value cluster, Value params,
+                        Value stages, Value rows_per_block) {
+  const std::int64_t slice = hidden / cluster * static_cast<std::int64_t>(dtype_size(dtype));
+  const std::int64_t gamma_beta = params == 2 ? (slice * (rms ? 1 : 2) + 127) / 128 * 128 : 0;
+  return gamma_beta + stages * rows_per_block * slice;
+}
+
+/// ring_bytes of a config.
 std::int64_t ring_smem_bytes(std::int64_t hidden, DType dtype, bool rms, const Config& c) {
-  const std::int64_t params = c["PARAMS"] == 2 ? (param_smem_bytes(hidden, dtype, rms, c) + 127) / 128 * 128 : 0;
-  return params + c["STAGES"] * (c["THREADS"] / c["TPR"]) * slice_bytes(hidden, dtype, c);
+  return ring_bytes(hidden, dtype, rms, c["CLUSTER"], c["PARAMS"], c["STAGES"],
+                    c["THREADS"] / c["TPR"]);
 }
 
 /// Blocks of a launch: one per RPG rows of a group, CLUSTER per row group.
@@ -374,9 +382,8 @@ class LayernormTemplate final : public KernelTemplate {
           // two GPUs where this mode-0 two-pass default ran 89.2 % and 82.1 %
           // (results/2026-12-01-h200/session7, calls 3 and 6-7). f32 and RMSNorm keep mode 0
           // (their ring is not measured at this geometry; the tuner reaches it).
-          const std::int64_t slice = hidden / c * elem;
-          const std::int64_t ring = (pa == 2 ? (hidden / c * elem * 2 + 127) / 128 * 128 : 0) + 2 * slice;
-          if (!rms && elem == 2 && r > 1 && slice % 16 == 0 && ring <= smem_limit &&
+          if (!rms && elem == 2 && r > 1 && hidden / c * elem % 16 == 0 &&
+              ring_bytes(hidden, dtype, rms, c, pa, 2, 1) <= smem_limit &&
               (hidden / vec / c) % th == 0)
             mode = 3, stats = 1, prefetch = 0;
           break;
