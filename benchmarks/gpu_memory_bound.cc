@@ -18,8 +18,8 @@
 // 2 GiB moved (128 MiB: the bytes of LayerNorm f16 [32768, 1024]), each with the fixed cost its
 // time implies over streaming the bytes at the 2 GiB copy's rate (time - bytes / copy rate):
 // the per-launch cost (launch, ramp-up, drain) that caps the % of the 2 GiB copy any kernel of
-// a given size can show. Writes
-// OUT_DIR/copy_sweep.json.
+// a given size can show; and the time of a launch that moves 8 KiB, the floor of that cost in
+// the measurer's chained loop. Writes OUT_DIR/copy_sweep.json.
 //
 // Usage: gpu_memory_bound OUT_DIR [--families=elementwise,reduction,layernorm]
 //                                 [--norms=layernorm,rmsnorm] [--dtypes=f32,f16]
@@ -207,6 +207,11 @@ json copy_sweep(const Device& device, double copy_gbps, const Settings& settings
   auto fixed_us = [&](double bytes, double gbps) {
     return gbps > 0 ? (bytes / (gbps * 1e9) - bytes / (copy_gbps * 1e9)) * 1e6 : 0.0;
   };
+  // The floor of one launch in the measurer's chained loop: the default copy of 8 KiB moved (one
+  // block of work), whose time is almost all launch gap, ramp-up and drain.
+  const CopyKernelResult tiny = copy_kernel_gbps(8192.0, device, builder, runner, settings, 1);
+  const double tiny_us = tiny.gbps > 0 ? 8192.0 / (tiny.gbps * 1e9) * 1e6 : 0.0;
+  std::printf("one launch moving 8 KiB (the default copy config): %.2f us\n", tiny_us);
   std::printf("%14s %12s %8s %9s %12s %8s %9s  %s\n", "bytes moved", "kernel GB/s", "% copy",
               "fixed us", "memcpy GB/s", "% copy", "fixed us", "kernel config");
   for (const double bytes : sizes) {
@@ -226,7 +231,7 @@ json copy_sweep(const Device& device, double copy_gbps, const Settings& settings
                 100.0 * memcpy / copy_gbps, fixed_us(bytes, memcpy), k.config.c_str());
     std::fflush(stdout);
   }
-  return {{"rows", rows}, {"copy_gbps", copy_gbps}};
+  return {{"rows", rows}, {"copy_gbps", copy_gbps}, {"one_launch_8kib_us", tiny_us}};
 }
 
 std::string today() {
