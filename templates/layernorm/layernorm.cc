@@ -219,23 +219,34 @@ bool registers_fit(std::int64_t hidden, DType dtype, bool rms, const Config& c) 
   return register_row(hidden, dtype, rms, c).fits();
 }
 
-/// PARAMS 2: the CTA's part of gamma (and beta) in dynamic shared memory.
-std::int64_t param_smem_bytes(std::int64_t hidden, DType dtype, bool rms, const Config& c) {
-  return hidden / c["CLUSTER"] * static_cast<std::int64_t>(dtype_size(dtype)) * (rms ? 1 : 2);
+/// Bytes of one CTA's part of a row, hidden / cluster elements (ROW_MODE 3: what one bulk copy
+/// per row moves; PARAMS 2: the part of gamma, and of beta, that the CTA keeps).
+std::int64_t slice_bytes(std::int64_t hidden, DType dtype, Value cluster) {
+  return hidden / cluster * static_cast<std::int64_t>(dtype_size(dtype));
 }
 
-/// ROW_MODE 3: bytes of one CTA's part of a row (what one bulk copy per row moves).
+/// slice_bytes of a config.
 std::int64_t slice_bytes(std::int64_t hidden, DType dtype, const Config& c) {
-  return hidden / c["CLUSTER"] * static_cast<std::int64_t>(dtype_size(dtype));
+  return slice_bytes(hidden, dtype, c["CLUSTER"]);
 }
 
-/// ROW_MODE 3: the ring of `stages` tiles (`rows_per_block` slices of hidden / cluster
-/// elements each) after PARAMS 2's gamma (and beta), which the kernel rounds up to 128 bytes.
+/// PARAMS 2: the CTA's part of gamma (and beta for LayerNorm) in dynamic shared memory.
+std::int64_t param_smem_bytes(std::int64_t hidden, DType dtype, bool rms, Value cluster) {
+  return slice_bytes(hidden, dtype, cluster) * (rms ? 1 : 2);
+}
+
+/// param_smem_bytes of a config.
+std::int64_t param_smem_bytes(std::int64_t hidden, DType dtype, bool rms, const Config& c) {
+  return param_smem_bytes(hidden, dtype, rms, c["CLUSTER"]);
+}
+
+/// ROW_MODE 3: the ring of `stages` tiles (`rows_per_block` slices each) after PARAMS 2's gamma
+/// (and beta), which the kernel rounds up to 128 bytes.
 std::int64_t ring_bytes(std::int64_t hidden, DType dtype, bool rms, Value cluster, Value params,
                         Value stages, Value rows_per_block) {
-  const std::int64_t slice = hidden / cluster * static_cast<std::int64_t>(dtype_size(dtype));
-  const std::int64_t gamma_beta = params == 2 ? (slice * (rms ? 1 : 2) + 127) / 128 * 128 : 0;
-  return gamma_beta + stages * rows_per_block * slice;
+  const std::int64_t gamma_beta =
+      params == 2 ? (param_smem_bytes(hidden, dtype, rms, cluster) + 127) / 128 * 128 : 0;
+  return gamma_beta + stages * rows_per_block * slice_bytes(hidden, dtype, cluster);
 }
 
 /// ring_bytes of a config.
@@ -371,7 +382,7 @@ class LayernormTemplate final : public KernelTemplate {
           const RegisterRow probe = row_at(th, th, c, 2, 1, 2, mw);
           if (!fits_with_margin(probe)) continue;
           const Value r = pick_rpg(1, probe.blocks_per_sm(), c);
-          const Value pa = r > 1 && hidden / c * elem * (rms ? 1 : 2) <= smem_limit ? 2 : 0;
+          const Value pa = r > 1 && param_smem_bytes(hidden, dtype, rms, c) <= smem_limit ? 2 : 0;
           // No streaming hints: at [4096, 65536] every tuned winner (LayerNorm / RMSNorm, f16 /
           // f32) had CACHE_HINT 0, and the cluster defaults gained 3-5 points without them
           // (results/2026-12-01-h200/session6, calls 5-7).
@@ -382,7 +393,7 @@ class LayernormTemplate final : public KernelTemplate {
           // two GPUs where this mode-0 two-pass default ran 89.2 % and 82.1 %
           // (results/2026-12-01-h200/session7, calls 3 and 6-7). f32 and RMSNorm keep mode 0
           // (their ring is not measured at this geometry; the tuner reaches it).
-          if (!rms && elem == 2 && r > 1 && hidden / c * elem % 16 == 0 &&
+          if (!rms && elem == 2 && r > 1 && slice_bytes(hidden, dtype, c) % 16 == 0 &&
               ring_bytes(hidden, dtype, rms, c, pa, 2, 1) <= smem_limit &&
               (hidden / vec / c) % th == 0)
             mode = 3, stats = 1, prefetch = 0;
