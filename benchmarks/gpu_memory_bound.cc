@@ -193,11 +193,8 @@ CopyKernelResult copy_kernel_gbps(double bytes, const Device& device, Builder& b
 }
 
 /// --copy-sweep: the copy ceiling against size (see the file comment); returns the JSON.
-json copy_sweep(const Device& device, double copy_gbps, const Settings& settings) {
-  Builder builder(BuilderOptions{0, "", {}});
-  RunnerOptions runner;
-  runner.seed_pool = 1;
-  runner.timing.min_time_ms = 20;
+json copy_sweep(const Device& device, double copy_gbps, const Settings& settings, Builder& builder,
+               const RunnerOptions& runner) {
   const std::size_t trials = settings.copy_kernel_trials > 0 ? settings.copy_kernel_trials : 16;
   std::vector<double> sizes;
   // 32 MiB .. 2 GiB moved; 2^27 is also LayerNorm f16 [32768, 1024]'s x read plus y written
@@ -256,8 +253,13 @@ int main(int argc, char** argv) {
     std::printf("%s: device-to-device copy %.0f GB/s (2 GiB, read + write)\n", device.name.c_str(),
                 copy_gbps);
 
+    // One builder and one measurement setting for the tasks and the copy checks alike.
+    Builder builder(BuilderOptions{0, "", {}});
+    RunnerOptions runner;
+    runner.seed_pool = 1;
+    runner.timing.min_time_ms = 20;
     if (settings.copy_sweep) {
-      json doc = copy_sweep(device, copy_gbps, settings);
+      json doc = copy_sweep(device, copy_gbps, settings, builder, runner);
       doc["benchmark"] = "gpu_memory_bound --copy-sweep";
       doc["date"] = today();
       doc["device"] = device.name;
@@ -272,10 +274,6 @@ int main(int argc, char** argv) {
                 {"searcher", settings.searcher}, {"trial_budget", settings.trials},
                 {"seconds_budget", settings.seconds}, {"results", json::array()}};
 
-    Builder builder(BuilderOptions{0, "", {}});
-    RunnerOptions runner;
-    runner.seed_pool = 1;
-    runner.timing.min_time_ms = 20;
     for (const Task& task : suite(settings)) {
       const auto tmpl = find_template(task.family);
       const Problem problem = make_problem(*tmpl, task.shape, task.attrs);
