@@ -225,18 +225,12 @@ __device__ __forceinline__ float kt_cluster_sum(float v, float* slot) {
 /// so no buffer is overwritten early. Declare it __shared__, call init() once (every thread,
 /// uniform control flow: it ends with a relaxed cluster barrier, which waits for no memory
 /// operation in flight) before the first exchange, then sum() / gather() in the same order on
-/// every CTA. A CTA may leave
-/// after its last exchange: nothing reads its shared memory remotely and every byte sent to
-/// it has arrived.
+/// every CTA. A CTA may leave after its last exchange: nothing reads its shared memory remotely
+/// and every byte sent to it has arrived.
 template <int kCluster, int kWidth = 1>
 struct KtClusterExchange {
   float buf[2][kCluster][kWidth];
   unsigned long long bar[2];
-
-  /// The same shared-memory location in cluster CTA `rank`.
-  static __device__ __forceinline__ unsigned int remote(unsigned int local, unsigned int rank) {
-    return kt_cluster_map(local, rank);
-  }
 
   /// Initializes both mbarriers (one arrival per phase) and makes them visible to the cluster
   /// (the init fence releases them; the cluster barrier after it is relaxed: a release one
@@ -268,8 +262,8 @@ struct KtClusterExchange {
         for (int w = 0; w < kWidth; ++w)
           asm volatile(
               "st.async.shared::cluster.mbarrier::complete_tx::bytes.f32 [%0], %1, [%2];"
-              ::"r"(remote(slot + 4u * w, (unsigned int)r)), "f"(v[w]),
-                "r"(remote(my_bar, (unsigned int)r))
+              ::"r"(kt_cluster_map(slot + 4u * w, (unsigned int)r)), "f"(v[w]),
+                "r"(kt_cluster_map(my_bar, (unsigned int)r))
               : "memory");
     }
     kt_mbar_wait<false, true>(my_bar, parity);  // the bytes come from the cluster's CTAs
