@@ -20,6 +20,11 @@
 // the per-launch cost (launch, ramp-up, drain) that caps the % of the 2 GiB copy any kernel of
 // a given size can show; and the time of a launch that moves 8 KiB, the floor of that cost in
 // the measurer's chained loop. Writes OUT_DIR/copy_sweep.json.
+// --runs-per-sample=N times up to N back-to-back runs of a candidate per pair of CUDA events
+// (TimingOptions::runs_per_sample; 1 = an event between every two runs, the default).
+// --memcpy-placement first times cudaMemcpyAsync of LayerNorm f16 [32768,1024]'s x (64 MiB +
+// 128 KiB) from the start of one allocation to destinations at several distances, and with
+// fresh allocations three times: whether where the buffers lie moves a copy of that size.
 //
 // Usage: gpu_memory_bound OUT_DIR [--families=elementwise,reduction,layernorm]
 //                                 [--norms=layernorm,rmsnorm] [--dtypes=f32,f16]
@@ -28,6 +33,7 @@
 //                                 config, measured after its tuning where valid: "variants")
 //                                 [--trials=40] [--seconds=14] [--searcher=genetic] [--seed=1]
 //                                 [--copy-kernel-trials=0] [--copy-sweep]
+//                                 [--runs-per-sample=1] [--memcpy-placement]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -73,6 +79,8 @@ struct Settings {
   std::uint64_t seed = 1;
   std::size_t copy_kernel_trials = 0;  ///< > 0: also tune ktune's copy kernel on each task's bytes
   bool copy_sweep = false;             ///< measure the copy ceiling against size, then stop
+  int runs_per_sample = 1;             ///< TimingOptions::runs_per_sample of every measurement
+  bool memcpy_placement = false;       ///< time a copy at several buffer distances first
 };
 
 /// One tuning task: template, shape text and attributes.
@@ -94,7 +102,8 @@ Settings parse_args(int argc, char** argv) {
     throw Error(ErrorCode::invalid_argument,
                 "usage: gpu_memory_bound OUT_DIR [--families=a,b] [--norms=a,b] [--dtypes=a,b] "
                 "[--shapes=RxC,...] [--variants=\"K=V,K=V;K=V\"] [--trials=N] [--seconds=S] [--searcher=NAME] "
-                "[--seed=S] [--copy-kernel-trials=N] [--copy-sweep]");
+                "[--seed=S] [--copy-kernel-trials=N] [--copy-sweep] [--runs-per-sample=N] "
+                "[--memcpy-placement]");
   Settings s;
   s.out_dir = argv[1];
   for (int i = 2; i < argc; ++i) {
@@ -112,6 +121,8 @@ Settings parse_args(int argc, char** argv) {
     else if (key == "--seed") s.seed = std::stoull(value);
     else if (key == "--copy-kernel-trials") s.copy_kernel_trials = std::stoul(value);
     else if (key == "--copy-sweep" && eq == std::string::npos) s.copy_sweep = true;
+    else if (key == "--runs-per-sample") s.runs_per_sample = std::stoi(value);
+    else if (key == "--memcpy-placement" && eq == std::string::npos) s.memcpy_placement = true;
     else throw Error(ErrorCode::invalid_argument, "gpu_memory_bound: unknown argument " + arg);
   }
   return s;
@@ -155,6 +166,43 @@ double copy_bandwidth_gbps(std::size_t bytes, int calls, int samples) {
       },
       {3, calls, samples, 0, samples});
   return 2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
+}
+
+/// --memcpy-placement: cudaMemcpyAsync of `bytes` (chained as copy_bandwidth_gbps does) from
+/// the start of one allocation to a destination `gap` bytes past the source's end, for several
+/// gaps, then between fresh allocations three times; prints and returns the rates.
+json memcpy_placement(std::size_t bytes, double copy_gbps) {
+  const std::size_t mib = std::size_t{1} << 20;
+  const std::vector<std::size_t> gaps = {0, 2 * mib, 4 * mib, 8 * mib, 14 * mib, 64 * mib - bytes % (64 * mib),
+                                         128 * mib - bytes % (64 * mib), 256 * mib};
+  const std::size_t largest = *std::max_element(gaps.begin(), gaps.end());
+  detail::DeviceMemory block(2 * bytes + largest);
+  check_cuda(cudaMemset(block.get(), 0x3c, 2 * bytes + largest), "cudaMemset");
+  json rows = json::array();
+  auto rate = [&](void* dst, const void* src) {
+    const double ms = bench::event_median_ms(
+        [&] {
+          check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice), "cudaMemcpyAsync");
+        },
+        {3, 10, 15, 0, 15});
+    return 2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
+  };
+  for (const std::size_t gap : gaps) {
+    char* base = static_cast<char*>(block.get());
+    const double gbps = rate(base + bytes + gap, base);
+    rows.push_back({{"gap_bytes", gap}, {"distance_bytes", bytes + gap}, {"gbps", gbps},
+                    {"pct_of_copy", 100.0 * gbps / copy_gbps}});
+    std::printf("memcpy %zu bytes to %zu bytes further on: %7.0f GB/s (%5.1f%%)\n", bytes,
+                bytes + gap, gbps, 100.0 * gbps / copy_gbps);
+  }
+  for (int i = 0; i < 3; ++i) {
+    const double gbps = copy_bandwidth_gbps(bytes, 10, 15);
+    rows.push_back({{"fresh_allocations", i}, {"gbps", gbps}, {"pct_of_copy", 100.0 * gbps / copy_gbps}});
+    std::printf("memcpy %zu bytes between fresh allocations: %7.0f GB/s (%5.1f%%)\n", bytes, gbps,
+                100.0 * gbps / copy_gbps);
+  }
+  std::fflush(stdout);
+  return rows;
 }
 
 /// Tunes `tmpl` on `problem` through `measurer` (the isolated GPU measurer of that problem)
@@ -258,9 +306,15 @@ int main(int argc, char** argv) {
     RunnerOptions runner;
     runner.seed_pool = 1;
     runner.timing.min_time_ms = 20;
+    runner.timing.runs_per_sample = settings.runs_per_sample;
+    json placement;
+    if (settings.memcpy_placement)  // about half the bytes of LayerNorm f16 [32768, 1024]
+      placement = memcpy_placement(std::size_t{32768} * 1024 * 2 + 131072, copy_gbps);
     if (settings.copy_sweep) {
       json doc = copy_sweep(device, copy_gbps, settings, builder, runner);
       doc["benchmark"] = "gpu_memory_bound --copy-sweep";
+      doc["runs_per_sample"] = settings.runs_per_sample;
+      if (settings.memcpy_placement) doc["memcpy_placement"] = placement;
       doc["date"] = today();
       doc["device"] = device.name;
       const std::string path = settings.out_dir + "/copy_sweep.json";
@@ -272,7 +326,9 @@ int main(int argc, char** argv) {
     json doc = {{"benchmark", "gpu_memory_bound"}, {"date", today()}, {"device", device.name},
                 {"sm_count", device.sm_count}, {"copy_gbps", copy_gbps},
                 {"searcher", settings.searcher}, {"trial_budget", settings.trials},
-                {"seconds_budget", settings.seconds}, {"results", json::array()}};
+                {"seconds_budget", settings.seconds}, {"runs_per_sample", settings.runs_per_sample},
+                {"results", json::array()}};
+    if (settings.memcpy_placement) doc["memcpy_placement"] = placement;
 
     for (const Task& task : suite(settings)) {
       const auto tmpl = find_template(task.family);

@@ -40,12 +40,14 @@ void plan_repetitions(TimingPlan& plan, const TimingOptions& options, double est
   int max_reps = std::max(1, options.max_reps);
   int min_reps = std::clamp(options.min_reps, 1, max_reps);
   double wanted = std::ceil(options.min_time_ms / est);
-  plan.reps = static_cast<int>(std::clamp(wanted, static_cast<double>(min_reps),
-                                          static_cast<double>(max_reps)));
+  const int runs = static_cast<int>(std::clamp(wanted, static_cast<double>(min_reps),
+                                               static_cast<double>(max_reps)));
+  plan.runs_per_sample = std::clamp(runs / min_reps, 1, std::max(1, options.runs_per_sample));
+  plan.reps = runs / plan.runs_per_sample;
   double warm = std::ceil(options.warmup_ms / est);
   plan.warmup = static_cast<int>(std::clamp(warm, static_cast<double>(std::max(0, options.min_warmup)),
                                             std::max(static_cast<double>(options.min_warmup), 1000.0)));
-  plan.planned_ms = est * (plan.reps + plan.warmup);
+  plan.planned_ms = est * (plan.reps * plan.runs_per_sample + plan.warmup);
 }
 
 TimingPlan make_plan(const TimingOptions& options, double estimate_ms, std::size_t footprint_bytes,

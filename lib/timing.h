@@ -13,7 +13,8 @@ namespace ktune::timing {
 /// What the worker does for one candidate.
 struct TimingPlan {
   int warmup = 2;             ///< untimed runs
-  int reps = 10;              ///< timed runs
+  int reps = 10;              ///< timed samples
+  int runs_per_sample = 1;    ///< back-to-back runs in each timed sample
   L2Policy l2 = L2Policy::none;  ///< resolved policy (never automatic)
   int buffer_sets = 1;        ///< copies of the workload buffers rotated through (rotate)
   double planned_ms = 0;      ///< expected GPU time of warm-up + timed runs
@@ -28,7 +29,9 @@ constexpr int kMaxBufferSets = 64;
 void resolve_l2(TimingPlan& plan, L2Policy requested, std::size_t footprint_bytes,
                 std::size_t l2_bytes);
 
-/// Repetition counts from an estimated run time `estimate_ms` (> 0) of one run.
+/// Repetition counts from an estimated run time `estimate_ms` (> 0) of one run: the timed runs
+/// wanted (min_time_ms over the estimate, within [min_reps, max_reps]) grouped into samples of
+/// up to options.runs_per_sample runs, keeping at least min_reps samples.
 void plan_repetitions(TimingPlan& plan, const TimingOptions& options, double estimate_ms);
 
 /// Resolves everything at once.

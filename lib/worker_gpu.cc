@@ -569,40 +569,46 @@ class GpuBackend : public WorkerBackend {
     if (tp.l2 == L2Policy::flush && !ensure_flush_buffer()) tp.l2 = L2Policy::none;
 
     report("timing", tp.planned_ms);
-    auto reps = static_cast<std::size_t>(tp.reps);
-    // Without work between runs (no restore, no flush) one event separates two runs, so each
-    // run costs one event record instead of two; otherwise every run has its own pair.
+    // Without work between runs (no restore, no flush) one event separates two samples, so each
+    // sample costs one event record instead of two, and a sample may hold several back-to-back
+    // runs; otherwise every run is a sample with its own pair of events.
     const bool chained = snapshots.empty() && tp.l2 != L2Policy::flush;
-    auto start_event = [&](std::size_t i) { return chained ? i : 2 * i; };
-    auto end_event = [&](std::size_t i) { return chained ? i + 1 : 2 * i + 1; };
-    ensure_events(end_event(reps - 1) + 1);
+    const std::size_t batch = chained ? static_cast<std::size_t>(tp.runs_per_sample) : 1;
+    const std::size_t samples = static_cast<std::size_t>(tp.reps) * (chained ? 1 : tp.runs_per_sample);
+    auto start_event = [&](std::size_t j) { return chained ? j : 2 * j; };
+    auto end_event = [&](std::size_t j) { return chained ? j + 1 : 2 * j + 1; };
+    ensure_events(end_event(samples - 1) + 1);
+    // Run i of the timed runs belongs to sample i / batch.
     auto one_run = [&](std::size_t i, bool timed) {
       std::size_t set = i % sets.size();
       restore(set);
       if (tp.l2 == L2Policy::flush)
         check_candidate(cudaMemsetAsync(flush_, static_cast<int>(i & 0xFF), flush_bytes_, stream_),
                         "flushing L2");
-      if (timed && (!chained || i == 0)) cudaEventRecord(events_[start_event(i)], stream_);
+      const std::size_t j = i / batch;
+      if (timed && i % batch == 0 && (!chained || j == 0))
+        cudaEventRecord(events_[start_event(j)], stream_);
       loaded.enqueue(set, stream_);
-      if (timed) cudaEventRecord(events_[end_event(i)], stream_);
+      if (timed && (i + 1) % batch == 0) cudaEventRecord(events_[end_event(j)], stream_);
     };
     for (int w = 0; w < tp.warmup; ++w) one_run(static_cast<std::size_t>(w) + 1, false);
-    for (std::size_t i = 0; i < reps; ++i) one_run(i, true);
-    check_candidate(cudaEventSynchronize(events_[end_event(reps - 1)]), "timing the candidate");
-    result.times_ms.reserve(reps);
-    for (std::size_t i = 0; i < reps; ++i) {
+    for (std::size_t i = 0; i < samples * batch; ++i) one_run(i, true);
+    check_candidate(cudaEventSynchronize(events_[end_event(samples - 1)]), "timing the candidate");
+    result.times_ms.reserve(samples);
+    for (std::size_t j = 0; j < samples; ++j) {
       float ms = 0;
-      check_candidate(cudaEventElapsedTime(&ms, events_[start_event(i)], events_[end_event(i)]),
+      check_candidate(cudaEventElapsedTime(&ms, events_[start_event(j)], events_[end_event(j)]),
                       "reading events");
-      result.times_ms.push_back(ms);
+      result.times_ms.push_back(ms / static_cast<float>(batch));
     }
-    result.reps = tp.reps;
+    result.reps = static_cast<int>(samples);
     result.status = Status::ok;
     result.sm_clock_mhz = sensor_->sm_clock_mhz();
     result.temperature_c = sensor_->temperature_c();
     char note[160];
-    std::snprintf(note, sizeof note, "verified (rel. L2 error %.3g); %d warm-up + %d timed runs, L2 %s x%d",
-                  result.error_norm, tp.warmup, tp.reps, to_string(tp.l2), tp.buffer_sets);
+    std::snprintf(note, sizeof note,
+                  "verified (rel. L2 error %.3g); %d warm-up + %zu timed samples of %zu run(s), L2 %s x%d",
+                  result.error_norm, tp.warmup, samples, batch, to_string(tp.l2), tp.buffer_sets);
     result.message = note;
     result.timing_ms = ms_since(timing_start);
     return result;

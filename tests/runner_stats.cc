@@ -46,6 +46,26 @@ TEST_CASE("timing: repetitions fill the minimum time within the bounds", "[runne
   CHECK(p.planned_ms == Approx(100.0 * (p.reps + p.warmup)));
 }
 
+TEST_CASE("timing: back-to-back runs per sample keep at least min_reps samples", "[runner]") {
+  TimingOptions o;  // 50 ms, 10..1000 reps
+  o.runs_per_sample = 10;
+  timing::TimingPlan p;
+  timing::plan_repetitions(p, o, 0.1);  // 500 runs -> 50 samples of 10
+  CHECK(p.runs_per_sample == 10);
+  CHECK(p.reps == 50);
+  CHECK(p.planned_ms == Approx(0.1 * (500 + p.warmup)));
+  timing::plan_repetitions(p, o, 2.0);  // 25 runs: 10 samples needed -> 2 runs per sample
+  CHECK(p.runs_per_sample == 2);
+  CHECK(p.reps == 12);
+  timing::plan_repetitions(p, o, 100);  // long kernel: one run per sample, as without batching
+  CHECK(p.runs_per_sample == 1);
+  CHECK(p.reps == 10);
+  o.runs_per_sample = 1;
+  timing::plan_repetitions(p, o, 0.1);
+  CHECK(p.runs_per_sample == 1);
+  CHECK(p.reps == 500);
+}
+
 TEST_CASE("timing: automatic L2 policy rotates small buffers and leaves large ones", "[runner]") {
   const std::size_t l2 = 50u << 20;
   TimingOptions o;

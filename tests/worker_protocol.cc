@@ -100,9 +100,11 @@ TEST_CASE("worker protocol: launch plans, timing and results round-trip through 
   TimingOptions t;
   t.min_time_ms = 12;
   t.l2 = L2Policy::flush;
+  t.runs_per_sample = 7;
   auto tb = timing_from_json(timing_to_json(t));
   CHECK(tb.min_time_ms == 12);
   CHECK(tb.l2 == L2Policy::flush);
+  CHECK(tb.runs_per_sample == 7);
 
   WorkerResult r;
   r.status = Status::wrong_result;

@@ -45,6 +45,11 @@ struct TimingOptions {
   double warmup_ms = 5;       ///< untimed warm-up runs up to this much GPU time...
   int min_warmup = 2;         ///< ...but at least this many
   L2Policy l2 = L2Policy::automatic;  ///< cache policy between timed runs
+  /// Back-to-back runs per timed sample (one event pair around all of them; the sample is
+  /// their mean), at most this many and only while at least min_reps samples remain, and only
+  /// when nothing runs between two runs (no L2 flush, no restore of in-place buffers). 1 =
+  /// one event between consecutive runs, so each sample also carries one launch gap and event.
+  int runs_per_sample = 1;
 };
 
 /// Settings of the GPU measurer and its worker process.
