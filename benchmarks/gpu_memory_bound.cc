@@ -21,7 +21,10 @@
 // a given size can show; and the time of a launch that moves 8 KiB, the floor of that cost in
 // the measurer's chained loop. Writes OUT_DIR/copy_sweep.json.
 // --runs-per-sample=N times up to N back-to-back runs of a candidate per pair of CUDA events
-// (TimingOptions::runs_per_sample; 1 = an event between every two runs, the default).
+// (TimingOptions::runs_per_sample; 1 = an event between every two runs, the default), and the
+// 2 GiB copy (the reference) as many calls per event pair.
+// --canary-bytes=N sets the guard bytes the measurer puts after every buffer (4096), which also
+// moves where the buffers lie relative to each other.
 // --memcpy-placement first times cudaMemcpyAsync of LayerNorm f16 [32768,1024]'s x (64 MiB +
 // 128 KiB) from the start of one allocation to destinations at several distances, and with
 // fresh allocations three times: whether where the buffers lie moves a copy of that size.
@@ -34,6 +37,7 @@
 //                                 [--trials=40] [--seconds=14] [--searcher=genetic] [--seed=1]
 //                                 [--copy-kernel-trials=0] [--copy-sweep]
 //                                 [--runs-per-sample=1] [--memcpy-placement]
+//                                 [--canary-bytes=4096]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -81,6 +85,7 @@ struct Settings {
   bool copy_sweep = false;             ///< measure the copy ceiling against size, then stop
   int runs_per_sample = 1;             ///< TimingOptions::runs_per_sample of every measurement
   bool memcpy_placement = false;       ///< time a copy at several buffer distances first
+  std::size_t canary_bytes = 4096;     ///< RunnerOptions::canary_bytes
 };
 
 /// One tuning task: template, shape text and attributes.
@@ -103,7 +108,7 @@ Settings parse_args(int argc, char** argv) {
                 "usage: gpu_memory_bound OUT_DIR [--families=a,b] [--norms=a,b] [--dtypes=a,b] "
                 "[--shapes=RxC,...] [--variants=\"K=V,K=V;K=V\"] [--trials=N] [--seconds=S] [--searcher=NAME] "
                 "[--seed=S] [--copy-kernel-trials=N] [--copy-sweep] [--runs-per-sample=N] "
-                "[--memcpy-placement]");
+                "[--memcpy-placement] [--canary-bytes=N]");
   Settings s;
   s.out_dir = argv[1];
   for (int i = 2; i < argc; ++i) {
@@ -123,6 +128,7 @@ Settings parse_args(int argc, char** argv) {
     else if (key == "--copy-sweep" && eq == std::string::npos) s.copy_sweep = true;
     else if (key == "--runs-per-sample") s.runs_per_sample = std::stoi(value);
     else if (key == "--memcpy-placement" && eq == std::string::npos) s.memcpy_placement = true;
+    else if (key == "--canary-bytes") s.canary_bytes = std::stoul(value);
     else throw Error(ErrorCode::invalid_argument, "gpu_memory_bound: unknown argument " + arg);
   }
   return s;
@@ -297,7 +303,8 @@ int main(int argc, char** argv) {
     }
     const Device device = query_device(0);
     check_cuda(cudaSetDevice(0), "cudaSetDevice");
-    const double copy_gbps = copy_bandwidth_gbps(std::size_t{2} << 30, 1, 20);
+    // The reference: timed as the candidates are (runs_per_sample copies per event pair).
+    const double copy_gbps = copy_bandwidth_gbps(std::size_t{2} << 30, std::max(1, settings.runs_per_sample), 20);
     std::printf("%s: device-to-device copy %.0f GB/s (2 GiB, read + write)\n", device.name.c_str(),
                 copy_gbps);
 
@@ -307,6 +314,7 @@ int main(int argc, char** argv) {
     runner.seed_pool = 1;
     runner.timing.min_time_ms = 20;
     runner.timing.runs_per_sample = settings.runs_per_sample;
+    runner.canary_bytes = settings.canary_bytes;
     json placement;
     if (settings.memcpy_placement)  // about half the bytes of LayerNorm f16 [32768, 1024]
       placement = memcpy_placement(std::size_t{32768} * 1024 * 2 + 131072, copy_gbps);

@@ -4,9 +4,11 @@
 Same shapes, dtypes and byte counts as the ktune benchmark: gelu (tanh form) and sum over 2^28
 elements and [32768, 4096] (sum in fp32 accumulation and output), LayerNorm (gamma, beta) and
 RMSNorm (gamma) at [32768, 1024], [32768, 4096], [8192, 16384], [4096, 65536], f32 and f16,
-plus the device-to-device copy of 2 GiB. Median of CUDA-event timings after warm-up.
+plus the device-to-device copy of 2 GiB. Median of CUDA-event timings after warm-up; with
+--calls-per-sample N each sample times N back-to-back calls between its two events (as
+gpu_memory_bound --runs-per-sample=N times ktune's kernels).
 
-Usage: python3 benchmarks/peers/torch_memory_bound.py OUT_DIR [--reps 30]
+Usage: python3 benchmarks/peers/torch_memory_bound.py OUT_DIR [--reps 30] [--calls-per-sample 1]
            [--families elementwise,reduction,layernorm] [--norms layernorm,rmsnorm] [--dtypes f32,f16]
 Writes OUT_DIR/torch_memory_bound.json, or torch_memory_bound_<selection>.json when a
 selection is given (the same suffix as gpu_memory_bound's file for the same selection).
@@ -20,8 +22,12 @@ import torch
 import torch.nn.functional as F
 
 
+CALLS_PER_SAMPLE = 1  # set from --calls-per-sample
+
+
 def median_ms(fn, reps, warmup=5):
-    """Median time of fn() in ms over `reps` CUDA-event timed runs after `warmup` runs."""
+    """Median time of fn() in ms over `reps` CUDA-event timed samples of CALLS_PER_SAMPLE calls
+    each (their mean) after `warmup` calls."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -30,10 +36,11 @@ def median_ms(fn, reps, warmup=5):
         start = torch.cuda.Event(enable_timing=True)
         stop = torch.cuda.Event(enable_timing=True)
         start.record()
-        fn()
+        for _ in range(CALLS_PER_SAMPLE):
+            fn()
         stop.record()
         stop.synchronize()
-        times.append(start.elapsed_time(stop))
+        times.append(start.elapsed_time(stop) / CALLS_PER_SAMPLE)
     times.sort()
     return times[len(times) // 2]
 
@@ -49,7 +56,10 @@ def main():
     parser.add_argument("--families", default=None)
     parser.add_argument("--norms", default=None)
     parser.add_argument("--dtypes", default=None)
+    parser.add_argument("--calls-per-sample", type=int, default=1)
     args = parser.parse_args()
+    global CALLS_PER_SAMPLE
+    CALLS_PER_SAMPLE = max(1, args.calls_per_sample)
     dev = torch.device("cuda")
     families = (args.families or "elementwise,reduction,layernorm").split(",")
     norms = (args.norms or "layernorm,rmsnorm").split(",")
@@ -110,7 +120,8 @@ def main():
 
     doc = {"benchmark": "torch_memory_bound", "date": datetime.datetime.now().isoformat(timespec="minutes"),
            "device": torch.cuda.get_device_name(), "torch": torch.__version__,
-           "copy_gbps": copy_gbps, "reps": args.reps, "results": results}
+           "copy_gbps": copy_gbps, "reps": args.reps, "calls_per_sample": CALLS_PER_SAMPLE,
+           "results": results}
     os.makedirs(args.out_dir, exist_ok=True)
     path = os.path.join(args.out_dir, "torch_memory_bound" + selection + ".json")
     with open(path, "w") as f:
