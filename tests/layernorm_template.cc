@@ -230,46 +230,6 @@ TEST_CASE("layernorm shared-memory ring (ROW_MODE 3) constraints and launch", "[
   CHECK(bp.steps[0].dynamic_smem == 2u * 8192u * 4u + 3u * 8192u * 4u);
 }
 
-TEST_CASE("layernorm MAX_WARPS caps resident blocks through shared memory", "[layernorm]") {
-  auto t = make_layernorm_template();
-  const Device dev = Device::h200();
-  const Problem p = ln_problem("32768x1024", "f16", "layernorm");
-  const SearchSpace s = t->space(p, dev);
-  const Config c = with(s, s.default_config(),
-                        {{"ROW_MODE", 0}, {"THREADS", 256}, {"TPR", 32}, {"VEC", 8}, {"RPG", 1},
-                         {"PREFETCH", 0}, {"PARAMS", 0}, {"CLUSTER", 1}, {"MIN_WARPS", 0}});
-  REQUIRE(s.valid(c));
-  CHECK(t->launch(p, c, dev).steps[0].dynamic_smem == 0u);  // no cap: no padding
-  // What fits on one SM: blocks of dynamic + static (<= 1 KiB) + the system's 1 KiB
-  auto resident = [&](const Config& k, std::int64_t static_bytes) {
-    const std::int64_t per = t->launch(p, k, dev).steps[0].dynamic_smem + static_bytes + 1024;
-    return dev.smem_per_sm / per;
-  };
-  for (Value w : {8, 16, 24, 32}) {
-    const Config k = with(s, c, {{"MAX_WARPS", w}});
-    REQUIRE(s.valid(k));
-    INFO("MAX_WARPS=" << w);
-    CHECK(resident(k, 0) == w / 8);     // 256 threads = 8 warps per block
-    CHECK(resident(k, 1024) == w / 8);  // whatever the static part up to 1 KiB
-  }
-  // A cap under one block, or one that is not a whole number of blocks, is not in the space;
-  // neither is a cap below what MIN_WARPS asks for.
-  CHECK_FALSE(s.valid(with(s, c, {{"THREADS", 512}, {"MAX_WARPS", 8}})));
-  CHECK_FALSE(s.valid(with(s, c, {{"THREADS", 512}, {"MAX_WARPS", 24}})));
-  CHECK_FALSE(s.valid(with(s, c, {{"MAX_WARPS", 16}, {"MIN_WARPS", 24}})));
-  // 1-warp blocks: 16 of them
-  const Config small = with(s, c, {{"THREADS", 32}, {"RPG", 2}, {"PREFETCH", 1}, {"PARAMS", 2},
-                                   {"MAX_WARPS", 16}});
-  REQUIRE(s.valid(small));
-  CHECK(resident(small, 1024) == 16);
-  // Padding never shrinks what a config needs: a ring of 4 x 8 rows (68 KiB) under a cap of 4
-  // blocks (56 KiB each) keeps its 68 KiB.
-  const Config ring = with(s, c, {{"ROW_MODE", 3}, {"RPG", 16}, {"STAGES", 4}, {"PARAMS", 2},
-                                  {"MAX_WARPS", 32}});
-  REQUIRE(s.valid(ring));
-  CHECK(t->launch(p, ring, dev).steps[0].dynamic_smem == 4096u + 4u * 8u * 2048u);
-}
-
 TEST_CASE("layernorm defaults are valid for the benchmark and odd shapes", "[layernorm]") {
   auto t = make_layernorm_template();
   const Device dev = Device::h200();

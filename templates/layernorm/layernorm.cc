@@ -40,8 +40,6 @@ constexpr Value kMaxDefaultRpg = 16;
 constexpr std::int64_t kRegsPerSm = 65536, kThreadsPerSm = 2048;
 /// Static shared memory of the kernel (reduction scratch), kept out of the dynamic budget.
 constexpr std::int64_t kStaticSmemReserve = 1024;
-/// Shared memory the system reserves per resident block (sm_80 / sm_90).
-constexpr std::int64_t kSmemPerBlockSystem = 1024;
 
 /// The row's mean and variance in double (two-pass).
 std::pair<double, double> row_moments(const HostBuffer& x, std::size_t base, std::int64_t h) {
@@ -277,21 +275,6 @@ std::int64_t dynamic_smem_bytes(std::int64_t hidden, DType dtype, bool rms, cons
   return 0;
 }
 
-/// MAX_WARPS > 0: the dynamic shared memory that keeps at most MAX_WARPS * 32 / THREADS blocks
-/// resident on an SM of `device` (each block then takes 1 / that of the SM's shared memory,
-/// less the system's and the kernel's static part), or `needed` when that is already more.
-/// Fewer resident warps keep fewer rows in flight per SM: a shorter queue of loads ahead of the
-/// last rows of a launch.
-std::int64_t capped_smem_bytes(std::int64_t needed, const Config& c, const Device& device) {
-  if (c["MAX_WARPS"] == 0 || device.smem_per_sm <= 0) return needed;
-  const std::int64_t blocks = std::max<std::int64_t>(1, c["MAX_WARPS"] * 32 / c["THREADS"]);
-  const std::int64_t per_block = device.smem_per_sm / blocks / 128 * 128;
-  std::int64_t pad = per_block - kSmemPerBlockSystem - kStaticSmemReserve;
-  const std::int64_t optin = std::max(device.smem_per_block_optin, device.smem_per_block);
-  if (optin > 0) pad = std::min(pad, optin - kStaticSmemReserve);
-  return std::max(needed, pad);
-}
-
 class LayernormTemplate final : public KernelTemplate {
  public:
   std::string name() const override { return "layernorm"; }
@@ -434,7 +417,6 @@ class LayernormTemplate final : public KernelTemplate {
         .param("PARAMS", {0, 1, 2}, params)
         .param("MIN_WARPS", {0, 16, 24, 32, 48, 64}, min_warps)
         .param("STAGES", {2, 3, 4, 6, 8}, 2)
-        .param("MAX_WARPS", {0, 8, 16, 24, 32}, 0)
         .constraint("TPR <= THREADS")
         .constraint("TPR * VEC * CLUSTER <= " + std::to_string(hidden))
         .constraint("VEC * CLUSTER divides hidden=" + std::to_string(hidden),
@@ -446,8 +428,6 @@ class LayernormTemplate final : public KernelTemplate {
         .constraint("PARAMS == 0 or RPG > 1")
         .constraint("MIN_WARPS == 0 or (MIN_WARPS * 32 >= THREADS and (MIN_WARPS * 32) % THREADS == 0)")
         .constraint("MIN_WARPS <= 48 or ROW_MODE == 0 or ROW_MODE == 3")
-        .constraint("MAX_WARPS == 0 or (MAX_WARPS * 32 >= THREADS and (MAX_WARPS * 32) % THREADS == 0 "
-                    "and (MIN_WARPS == 0 or MIN_WARPS <= MAX_WARPS))")
         .constraint("ROW_MODE 0 / 3: the row fits in registers",
                     [hidden, dtype, rms](const Config& c) {
                       return (c["ROW_MODE"] != 0 && c["ROW_MODE"] != 3) || registers_fit(hidden, dtype, rms, c);
@@ -512,7 +492,7 @@ class LayernormTemplate final : public KernelTemplate {
   }
 
   LaunchPlan launch(const Problem& problem, const Config& config,
-                    const Device& device) const override {
+                    const Device&) const override {
     const std::int64_t rows = problem.dim("rows"), hidden = problem.dim("hidden");
     const bool rms = problem.attr("norm") == "rmsnorm";
     LaunchStep step;
@@ -523,8 +503,8 @@ class LayernormTemplate final : public KernelTemplate {
                                               std::to_string(rows));
     step.grid[0] = static_cast<unsigned>(blocks);  // CLUSTER > 1: the kernel's cluster dims
     step.block[0] = static_cast<unsigned>(config["THREADS"]);
-    step.dynamic_smem = static_cast<unsigned>(capped_smem_bytes(
-        dynamic_smem_bytes(hidden, memory_bound::io_dtype(problem), rms, config), config, device));
+    step.dynamic_smem = static_cast<unsigned>(
+        dynamic_smem_bytes(hidden, memory_bound::io_dtype(problem), rms, config));
     const KernelArg none = KernelArg::i64(0);
     if (rms)
       step.args = {KernelArg::buf(0), KernelArg::buf(1), none, KernelArg::buf(2),

@@ -61,9 +61,6 @@
 #ifndef MIN_WARPS
 #define MIN_WARPS 0  // resident warps per SM asked of the compiler (0: its own choice)
 #endif
-#ifndef MAX_WARPS
-#define MAX_WARPS 0  // host side only: resident warps per SM capped through dynamic shared memory
-#endif
 #ifndef KT_NORM
 #define KT_NORM 0  // 0 LayerNorm, 1 RMSNorm
 #endif
