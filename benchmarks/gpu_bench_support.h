@@ -85,6 +85,46 @@ inline double event_median_ms(const std::function<void()>& run, const EventLoop&
   return median(std::move(per_call));
 }
 
+/// Median per-call time (ms) of `run(stream)` recorded `calls` times into one CUDA graph (stream
+/// capture on a stream of its own), the graph launched on the default stream between the
+/// events of event_median_ms (one launch per sample): how benchmarks/peers/torch_conv.py times
+/// cuDNN through torch, so that two kernels compared this way pay the same launch costs.
+/// nullopt (after logging why) when the calls cannot be captured.
+inline std::optional<double> graph_median_ms(const std::function<void(cudaStream_t)>& run,
+                                             int calls, EventLoop loop) {
+  cudaStream_t stream = nullptr;
+  detail::check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  std::string why;
+  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+    why = "cudaStreamBeginCapture failed";
+  } else {
+    try {
+      for (int i = 0; i < calls; ++i) run(stream);
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    const cudaError_t end = cudaStreamEndCapture(stream, &graph);
+    if (why.empty() && end != cudaSuccess) why = std::string("capture: ") + cudaGetErrorString(end);
+    if (why.empty() && cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess)
+      why = "cudaGraphInstantiate failed";
+  }
+  std::optional<double> ms;
+  if (why.empty()) {
+    loop.calls_per_sample = 1;
+    ms = event_median_ms([&] { detail::check_cuda(cudaGraphLaunch(exec, nullptr), "cudaGraphLaunch"); },
+                         loop) / calls;
+  } else {
+    cudaGetLastError();  // a failed capture leaves its error behind
+    std::fprintf(stderr, "graph timing unavailable: %s\n", why.c_str());
+  }
+  if (exec) cudaGraphExecDestroy(exec);
+  if (graph) cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+  return ms;
+}
+
 /// Medians of the SM clock and board power sampled (NVML, every 2 ms) while a timing loop
 /// ran: whether two loops compared side by side ran at the same clock, or one was held back
 /// by the power limit. -1 when NVML is not there.

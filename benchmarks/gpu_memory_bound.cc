@@ -21,7 +21,7 @@
 // a given size can show; and the time of a launch that moves 8 KiB, the floor of that cost in
 // the measurer's chained loop. Writes OUT_DIR/copy_sweep.json.
 // --runs-per-sample=N times up to N back-to-back runs of a candidate per pair of CUDA events
-// (TimingOptions::runs_per_sample; 1 = an event between every two runs, the default), and the
+// (TimingOptions::runs_per_sample, 10 by default; 1 = an event between every two runs), and the
 // 2 GiB copy (the reference) as many calls per event pair.
 // --canary-bytes=N sets the guard bytes the measurer puts after every buffer (4096), which also
 // moves where the buffers lie relative to each other.
@@ -36,7 +36,7 @@
 //                                 config, measured after its tuning where valid: "variants")
 //                                 [--trials=40] [--seconds=14] [--searcher=genetic] [--seed=1]
 //                                 [--copy-kernel-trials=0] [--copy-sweep]
-//                                 [--runs-per-sample=1] [--memcpy-placement]
+//                                 [--runs-per-sample=10] [--memcpy-placement]
 //                                 [--canary-bytes=4096]
 #include <cuda_runtime.h>
 
@@ -83,7 +83,7 @@ struct Settings {
   std::uint64_t seed = 1;
   std::size_t copy_kernel_trials = 0;  ///< > 0: also tune ktune's copy kernel on each task's bytes
   bool copy_sweep = false;             ///< measure the copy ceiling against size, then stop
-  int runs_per_sample = 1;             ///< TimingOptions::runs_per_sample of every measurement
+  int runs_per_sample = TimingOptions{}.runs_per_sample;  ///< of every measurement
   bool memcpy_placement = false;       ///< time a copy at several buffer distances first
   std::size_t canary_bytes = 4096;     ///< RunnerOptions::canary_bytes
 };

@@ -14,7 +14,7 @@ namespace ktune::timing {
 struct TimingPlan {
   int warmup = 2;             ///< untimed runs
   int reps = 10;              ///< timed samples
-  int runs_per_sample = 1;    ///< back-to-back runs in each timed sample
+  int runs_per_sample = 1;    ///< back-to-back runs in each timed sample (resolved)
   L2Policy l2 = L2Policy::none;  ///< resolved policy (never automatic)
   int buffer_sets = 1;        ///< copies of the workload buffers rotated through (rotate)
   double planned_ms = 0;      ///< expected GPU time of warm-up + timed runs

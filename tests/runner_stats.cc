@@ -35,6 +35,7 @@ TEST_CASE("stats: two candidates 0.2% apart with 2% round noise are within noise
 
 TEST_CASE("timing: repetitions fill the minimum time within the bounds", "[runner]") {
   TimingOptions o;  // 50 ms, 10..1000 reps
+  o.runs_per_sample = 1;
   timing::TimingPlan p;
   timing::plan_repetitions(p, o, 0.1);  // 100 us kernel -> 500 reps
   CHECK(p.reps == 500);

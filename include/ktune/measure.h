@@ -48,8 +48,9 @@ struct TimingOptions {
   /// Back-to-back runs per timed sample (one event pair around all of them; the sample is
   /// their mean), at most this many and only while at least min_reps samples remain, and only
   /// when nothing runs between two runs (no L2 flush, no restore of in-place buffers). 1 =
-  /// one event between consecutive runs, so each sample also carries one launch gap and event.
-  int runs_per_sample = 1;
+  /// an event between every two runs, which adds about 1.2 us to each sample on an H200
+  /// (results/2026-12-01-h200/session8): 3-4 % of a 35 us kernel.
+  int runs_per_sample = 10;
 };
 
 /// Settings of the GPU measurer and its worker process.
