@@ -148,7 +148,7 @@ TEST_CASE("gemm_mma is correct for f16, bf16, tf32 on odd shapes, all layouts, b
   check_template(mma, problems, 3);
 }
 
-TEST_CASE("gemm_mma is correct with large tiles: 128x256 / 256x128, 64x64 warps, 2-4 stages, single-buffered fragments",
+TEST_CASE("gemm_mma is correct with large tiles: 128x256 / 256x128, 64x64 warps, 2-4 stages",
           "[gpu][gemm]") {
   KTUNE_REQUIRE_GPU();
   check_cuda(cudaSetDevice(0), "cudaSetDevice(0)");
@@ -166,13 +166,9 @@ TEST_CASE("gemm_mma is correct with large tiles: 128x256 / 256x128, 64x64 warps,
                                        {"bias", i % 2 ? "1" : "0"},
                                        {"out", i % 3 ? "same" : "f32"}}));
   check_template(mma, problems, 0,
-                 {"BM=128,BN=256,BK=64,WM=64,WN=64,STAGES=3,SPLIT_K=1,GROUP_M=8,FRAGS=2,MIN_BLOCKS=1",
-                  "BM=128,BN=256,BK=32,WM=64,WN=64,STAGES=3,SPLIT_K=1,GROUP_M=8,FRAGS=2,MIN_BLOCKS=1",
-                  "BM=256,BN=128,BK=64,WM=64,WN=64,STAGES=4,SPLIT_K=2,GROUP_M=1,FRAGS=2,MIN_BLOCKS=1",
-                  "BM=128,BN=128,BK=16,WM=64,WN=64,STAGES=2,SPLIT_K=1,GROUP_M=8,FRAGS=2,MIN_BLOCKS=1",
-                  "BM=64,BN=128,BK=8,WM=32,WN=64,STAGES=4,SPLIT_K=1,GROUP_M=8,FRAGS=2,MIN_BLOCKS=1",
-                  // single-buffered fragments, 2-3 resident blocks (register caps 227 / 168)
-                  "BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=3,SPLIT_K=1,GROUP_M=8,FRAGS=1,MIN_BLOCKS=3",
-                  "BM=128,BN=128,BK=64,WM=64,WN=64,STAGES=3,SPLIT_K=2,GROUP_M=8,FRAGS=1,MIN_BLOCKS=2",
-                  "BM=128,BN=256,BK=16,WM=64,WN=64,STAGES=2,SPLIT_K=1,GROUP_M=8,FRAGS=1,MIN_BLOCKS=1"});
+                 {"BM=128,BN=256,BK=64,WM=64,WN=64,STAGES=3,SPLIT_K=1,GROUP_M=8",
+                  "BM=128,BN=256,BK=32,WM=64,WN=64,STAGES=3,SPLIT_K=1,GROUP_M=8",
+                  "BM=256,BN=128,BK=64,WM=64,WN=64,STAGES=4,SPLIT_K=2,GROUP_M=1",
+                  "BM=128,BN=128,BK=16,WM=64,WN=64,STAGES=2,SPLIT_K=1,GROUP_M=8",
+                  "BM=64,BN=128,BK=8,WM=32,WN=64,STAGES=4,SPLIT_K=1,GROUP_M=8"});
 }

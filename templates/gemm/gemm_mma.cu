@@ -8,10 +8,7 @@
 // accumulator pairs directly.
 //
 // Tunables (defaults let the file compile on its own): BM x BN block tile, BK k tile,
-// WM x WN warp tile, STAGES (2..5), SPLIT_K, GROUP_M, FRAGS (2: the next k step's fragments
-// load while this step's products issue; 1: each step loads its own, fewer registers),
-// MIN_BLOCKS (resident blocks per SM asked of the compiler: its register cap). Problem
-// defines: gemm_common.cuh.
+// WM x WN warp tile, STAGES (2..5), SPLIT_K, GROUP_M. Problem defines: gemm_common.cuh.
 #ifndef BM
 #define BM 128
 #endif
@@ -35,12 +32,6 @@
 #endif
 #ifndef GROUP_M
 #define GROUP_M 8
-#endif
-#ifndef FRAGS
-#define FRAGS 2
-#endif
-#ifndef MIN_BLOCKS
-#define MIN_BLOCKS 1
 #endif
 
 #include "gemm/gemm_common.cuh"
@@ -75,7 +66,6 @@ static_assert(BM % WM == 0 && BN % WN == 0, "block tile must be a multiple of th
 static_assert(BK % Warp::kStep == 0, "BK must be a multiple of the mma k");
 static_assert(kThreads <= 1024, "at most 1024 threads per block");
 static_assert(STAGES >= 2, "the cp.async pipeline needs at least two stages");
-static_assert(FRAGS == 1 || FRAGS == 2, "fragments are single- or double-buffered");
 static_assert(KT_DTYPE != 0, "gemm_mma takes f16, bf16 or tf32 (fp32 SIMT is gemm_simt)");
 
 /// The stage after the one at byte offset `offset` (ring of STAGES).
@@ -217,7 +207,7 @@ __device__ __forceinline__ void staged_epilogue(const float (&acc)[Warp::kMi][Wa
 /// Main kernel. Grid: (tiles_m * tiles_n, 1, SPLIT_K); block: kThreads; dynamic shared
 /// memory STAGES * kStageBytes. `bias` is ignored unless KT_BIAS; `workspace` (SPLIT_K x M x N
 /// floats) is used only when SPLIT_K > 1.
-extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS)
+extern "C" __global__ void __launch_bounds__(kThreads)
     gemm_mma(const InT* __restrict__ A, const InT* __restrict__ B, OutT* C, const OutT* bias,
              float* workspace, int M, int N, int K, float alpha, float beta) {
   extern __shared__ __align__(128) char smem[];
@@ -270,58 +260,40 @@ extern "C" __global__ void __launch_bounds__(kThreads, MIN_BLOCKS)
   __syncthreads();
   int read_stage = 0;                           // byte offset of the stage being read
   int write_stage = (STAGES - 1) * kStageBytes;  // byte offset of the stage being filled
+  Warp::Fragments frag[2];
+  Warp::load(smem, smem + kABytes, wm0, wn0, 0, frag[0], lane);
+
   // Each k tile: issue the copies of tile t + STAGES - 1 into the stage tile t - 1 used (all
-  // warps passed the barrier after their last read of it), then the k steps.
-  auto issue_next_tile = [&](int t) {
-    if (t + STAGES - 1 < k_tiles) {
-      a_tiles.load(smem + write_stage);
-      b_tiles.load(smem + write_stage + kABytes);
-      a_tiles.advance(BK);
-      b_tiles.advance(BK);
-    }
-    ktg::cp_async_commit();
-    write_stage = next_stage(write_stage);
-    if constexpr (kCPrefetch)
-      if (t == k_tiles - kCPrefetchTiles && beta != 0.0f && staged_epilogue_ok(C, M, N, m0, n0))
-        prefetch_c_tile(C + (static_cast<long long>(m0) * N + n0), N, tid);
-  };
-  if constexpr (FRAGS == 2) {
-    // Fragments loaded one step ahead. Before the last step of a tile, wait for tile t + 1
-    // and cross the barrier, so that its first fragments load while the last step's mma
-    // instructions run.
-    Warp::Fragments frag[2];
-    Warp::load(smem, smem + kABytes, wm0, wn0, 0, frag[0], lane);
-    for (int t = 0; t < k_tiles; ++t) {
+  // warps passed the barrier after their last read of it), then k steps whose fragments were
+  // loaded one step ahead. Before the last step, wait for tile t + 1 and cross the barrier,
+  // so that its first fragments load while the last step's mma instructions run.
+  for (int t = 0; t < k_tiles; ++t) {
 #pragma unroll
-      for (int ks = 0; ks < kKSteps; ++ks) {
-        if (ks == 0) issue_next_tile(t);
-        if (ks == kKSteps - 1) {
-          ktg::cp_async_wait<STAGES - 2>();  // this thread's copies of tile t + 1 have landed
-          __syncthreads();                   // everyone's have
-          read_stage = next_stage(read_stage);
+    for (int ks = 0; ks < kKSteps; ++ks) {
+      if (ks == 0) {
+        if (t + STAGES - 1 < k_tiles) {
+          a_tiles.load(smem + write_stage);
+          b_tiles.load(smem + write_stage + kABytes);
+          a_tiles.advance(BK);
+          b_tiles.advance(BK);
         }
-        const char* sA = smem + read_stage;
-        Warp::load(sA, sA + kABytes, wm0, wn0, ((ks + 1) % kKSteps) * Warp::kStep,
-                   frag[(ks + 1) % 2], lane);
-        Warp::mma(frag[ks % 2], acc);
-        if constexpr (kKSteps == 1) frag[0] = frag[1];
+        ktg::cp_async_commit();
+        write_stage = next_stage(write_stage);
+        if constexpr (kCPrefetch)
+          if (t == k_tiles - kCPrefetchTiles && beta != 0.0f &&
+              staged_epilogue_ok(C, M, N, m0, n0))
+            prefetch_c_tile(C + (static_cast<long long>(m0) * N + n0), N, tid);
       }
-    }
-  } else {
-    // Each step loads its own fragments (their latency hidden by the other warps of the SM),
-    // and the barrier for tile t + 1 comes after the tile's last products.
-    Warp::Fragments frag;
-    for (int t = 0; t < k_tiles; ++t) {
+      if (ks == kKSteps - 1) {
+        ktg::cp_async_wait<STAGES - 2>();  // this thread's copies of tile t + 1 have landed
+        __syncthreads();                   // everyone's have
+        read_stage = next_stage(read_stage);
+      }
       const char* sA = smem + read_stage;
-#pragma unroll
-      for (int ks = 0; ks < kKSteps; ++ks) {
-        if (ks == 0) issue_next_tile(t);
-        Warp::load(sA, sA + kABytes, wm0, wn0, ks * Warp::kStep, frag, lane);
-        Warp::mma(frag, acc);
-      }
-      ktg::cp_async_wait<STAGES - 2>();
-      __syncthreads();
-      read_stage = next_stage(read_stage);
+      Warp::load(sA, sA + kABytes, wm0, wn0, ((ks + 1) % kKSteps) * Warp::kStep,
+                 frag[(ks + 1) % 2], lane);
+      Warp::mma(frag[ks % 2], acc);
+      if constexpr (kKSteps == 1) frag[0] = frag[1];
     }
   }
   ktg::cp_async_wait<0>();

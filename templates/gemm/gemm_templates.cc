@@ -75,14 +75,6 @@ class GemmTemplateBase : public KernelTemplate {
   static std::string max_threads(const Device& device) {
     return std::to_string(device.max_threads_per_block > 0 ? device.max_threads_per_block : 1024);
   }
-  /// Resident threads per SM of `device` (2048 when unknown), as constraint text.
-  static std::string threads_per_sm(const Device& device) {
-    return std::to_string(device.max_threads_per_sm > 0 ? device.max_threads_per_sm : 2048);
-  }
-  /// Shared memory per SM of `device` (228 KiB when unknown).
-  static std::int64_t smem_per_sm(const Device& device) {
-    return device.smem_per_sm > 0 ? device.smem_per_sm : 228 * 1024;
-  }
   /// The embedded source at `path` under templates/.
   static const std::string& embedded(const char* path) { return embedded_source(path); }
   /// Constraints leaving out configs that only repeat others: tiles larger than the padded
@@ -356,16 +348,8 @@ class GemmMmaTemplate final : public GemmTemplateBase {
         .param("STAGES", {2, 3, 4, 5}, d.stages)
         .param("SPLIT_K", {1, 2, 4, 8, 16}, d.split_k)
         .param("GROUP_M", {1, 4, 8, 16}, d.group_m)
-        .param("FRAGS", {2, 1}, 2)
-        .param("MIN_BLOCKS", {1, 2, 3}, 1)
         .constraint("BM % WM == 0 and BN % WN == 0")
         .constraint("32 * (BM // WM) * (BN // WN) <= " + max_threads(device))
-        // MIN_BLOCKS resident blocks: their threads and shared memory fit on one SM, and the
-        // register cap it implies leaves 40 registers beside the accumulators.
-        .constraint("MIN_BLOCKS * 32 * (BM // WM) * (BN // WN) <= " + threads_per_sm(device))
-        .constraint("MIN_BLOCKS * (STAGES * (BM + BN) * BK * " + std::to_string(elt) +
-                    " + 1024) <= " + std::to_string(smem_per_sm(device)))
-        .constraint("65536 // (MIN_BLOCKS * 32 * (BM // WM) * (BN // WN)) >= WM * WN // 32 + 40")
         .constraint("WM * WN <= 4096")  // at most 128 fp32 accumulators per thread
         .constraint(std::string("BK % ") + (tf32 ? "8" : "16") + " == 0")
         .constraint("BM * " + std::to_string(elt) + " >= 32 and BN * " + std::to_string(elt) +
