@@ -4,7 +4,8 @@ TFLOP/s next to cuDNN's from the same run (top) and the ratio cuDNN time / ktune
 issue's 0.9 target (bottom), one panel column per dtype; the Markdown table lists TFLOP/s,
 ratio, rel-L2 to cuDNN and the winning config, then the geometric mean per dtype.
 
-cuDNN is measured two ways: by gpu_conv through cuDNN's legacy API (its own algorithm search),
+cuDNN is measured two ways (since session 8 both, and ktune, as CUDA graphs of 10 calls): by
+gpu_conv through cuDNN's legacy API (its own algorithm search),
 and, with --torch, by benchmarks/peers/torch_conv.py through PyTorch (cuDNN's graph API and
 engine search, which on cuDNN 9 reaches Hopper kernels the legacy API does not offer). The
 ratio that counts is against the faster of the two ("best cuDNN").
