@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cmath>
@@ -26,6 +27,7 @@
 #include "cuda_module.h"
 #include "host_dtype.h"
 #include "nvml.h"
+#include "ktune/error.h"
 #include "ktune/measure.h"
 #include "ktune/searcher.h"
 #include "ktune/space.h"
@@ -41,6 +43,23 @@ inline std::vector<std::string> split_list(const std::string& text, char sep = '
   for (std::string item; std::getline(ss, item, sep);)
     if (!item.empty()) items.push_back(item);
   return items;
+}
+
+/// The number `text` given for command-line flag `flag`, all of it, at least `min`; throws
+/// Error(invalid_argument) naming the flag and what was expected otherwise (std::stoul and
+/// friends would accept "12abc", wrap "-1" and name only themselves).
+template <class T>
+T parse_number(const std::string& flag, const std::string& text, T min = T{}) {
+  T value{};
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || value < min) {
+    std::ostringstream expected;
+    expected << (std::is_integral_v<T> ? "an integer" : "a number") << " >= " << min;
+    throw Error(ErrorCode::invalid_argument,
+                flag + "=" + text + ": expected " + expected.str());
+  }
+  return value;
 }
 
 /// Median of `values` (the upper one of the middle pair for an even count); 0 when empty.

@@ -126,12 +126,12 @@ Settings parse_settings(int argc, char** argv) {
     const auto eq = arg.find('=');
     const std::string key = arg.substr(0, eq);
     const std::string value = eq == std::string::npos ? "" : arg.substr(eq + 1);
-    if (key == "--budget") s.budget = std::stoul(value);
+    if (key == "--budget") s.budget = bench::parse_number<std::size_t>(key, value);
     else if (key == "--searcher") s.searcher = value;
     else if (key == "--dtypes") s.dtypes = bench::split_list(value);
     else if (key == "--layers") s.layers = value == "all" ? std::vector<std::string>{} : bench::split_list(value);
-    else if (key == "--seed") s.seed = std::stoull(value);
-    else if (key == "--min-time-ms") s.min_time_ms = std::stod(value);
+    else if (key == "--seed") s.seed = bench::parse_number<std::uint64_t>(key, value);
+    else if (key == "--min-time-ms") s.min_time_ms = bench::parse_number<double>(key, value);
     else if (key == "--template") s.mma_template = value;
     else if (key == "--variants") s.variants = bench::split_list(value, ';');
     else throw Error(ErrorCode::invalid_argument, "unknown option " + arg);

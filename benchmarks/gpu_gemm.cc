@@ -100,19 +100,19 @@ Settings parse_args(int argc, char** argv) {
     const std::string arg = argv[i];
     const auto eq = arg.find('=');
     const std::string key = arg.substr(0, eq), value = eq == std::string::npos ? "" : arg.substr(eq + 1);
-    if (key == "--budget") s.budget = std::stoul(value);
-    else if (key == "--seconds") s.seconds = std::stod(value);
+    if (key == "--budget") s.budget = bench::parse_number<std::size_t>(key, value);
+    else if (key == "--seconds") s.seconds = bench::parse_number<double>(key, value);
     else if (key == "--shapes") s.shapes = bench::split_list(value);
     else if (key == "--searcher") s.searcher = value;
     else if (key == "--dtypes") s.dtypes = bench::split_list(value);
     else if (key == "--groups") s.groups = bench::split_list(value);
     else if (key == "--layout") s.layout = value;
-    else if (key == "--seed") s.seed = std::stoull(value);
+    else if (key == "--seed") s.seed = bench::parse_number<std::uint64_t>(key, value);
     else if (key == "--template") s.mma_templates = bench::split_list(value);
     else if (key == "--variants") s.variants = bench::split_list(value, ';');
     else if (key == "--rounds") {
-      s.rounds = std::stoi(value);
-      if (s.rounds < 1 || s.rounds > 99)
+      s.rounds = bench::parse_number<int>(key, value, 1);
+      if (s.rounds > 99)
         throw Error(ErrorCode::invalid_argument, "--rounds=" + value + ": expected 1 to 99");
     }
     else throw Error(ErrorCode::invalid_argument, "unknown option " + arg);

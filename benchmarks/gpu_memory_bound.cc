@@ -120,15 +120,15 @@ Settings parse_args(int argc, char** argv) {
     else if (key == "--dtypes") { s.dtypes = bench::split_list(value); s.selection += "_" + join(s.dtypes); }
     else if (key == "--shapes") { s.shapes = bench::split_list(value); s.selection += "_" + join(s.shapes); }
     else if (key == "--variants") s.variants = bench::split_list(value, ';');
-    else if (key == "--trials") s.trials = std::stoul(value);
-    else if (key == "--seconds") s.seconds = std::stod(value);
+    else if (key == "--trials") s.trials = bench::parse_number<std::size_t>(key, value);
+    else if (key == "--seconds") s.seconds = bench::parse_number<double>(key, value);
     else if (key == "--searcher") s.searcher = value;
-    else if (key == "--seed") s.seed = std::stoull(value);
-    else if (key == "--copy-kernel-trials") s.copy_kernel_trials = std::stoul(value);
+    else if (key == "--seed") s.seed = bench::parse_number<std::uint64_t>(key, value);
+    else if (key == "--copy-kernel-trials") s.copy_kernel_trials = bench::parse_number<std::size_t>(key, value);
     else if (key == "--copy-sweep" && eq == std::string::npos) s.copy_sweep = true;
-    else if (key == "--runs-per-sample") s.runs_per_sample = std::stoi(value);
+    else if (key == "--runs-per-sample") s.runs_per_sample = bench::parse_number<int>(key, value, 1);
     else if (key == "--memcpy-placement" && eq == std::string::npos) s.memcpy_placement = true;
-    else if (key == "--canary-bytes") s.canary_bytes = std::stoul(value);
+    else if (key == "--canary-bytes") s.canary_bytes = bench::parse_number<std::size_t>(key, value);
     else throw Error(ErrorCode::invalid_argument, "gpu_memory_bound: unknown argument " + arg);
   }
   return s;

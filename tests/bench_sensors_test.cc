@@ -1,5 +1,6 @@
 // The benchmarks' sensor sampling without NVML or without the device: the timed loop still
-// runs exactly once and the readings say "unknown" (-1) instead of inventing a clock.
+// runs exactly once and the readings say "unknown" (-1) instead of inventing a clock. Also the
+// benchmarks' parsing of numeric flags.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -53,4 +54,25 @@ TEST_CASE("sensor readings are the medians of what was sampled while the loop ra
   CHECK(r.power_w > 100.0);
   CHECK_THROWS_WITH(bench::sample_sensors(sensor, [] { throw std::runtime_error("late"); }),
                     "late");
+}
+
+TEST_CASE("benchmark flags take whole numbers within bounds and name what was wrong", "[bench]") {
+  CHECK(bench::parse_number<std::size_t>("--trials", "40") == 40u);
+  CHECK(bench::parse_number<double>("--seconds", "2.5") == 2.5);
+  CHECK(bench::parse_number<int>("--runs-per-sample", "10", 1) == 10);
+  for (const char* bad : {"", "12abc", "-1", "x", " 3"}) {
+    INFO(bad);
+    try {
+      bench::parse_number<std::size_t>("--trials", bad);
+      FAIL("accepted");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::invalid_argument);
+      CHECK_THAT(e.what(), Catch::Contains(std::string("--trials=") + bad));
+      CHECK_THAT(e.what(), Catch::Contains("an integer >= 0"));
+    }
+  }
+  CHECK_THROWS_WITH(bench::parse_number<int>("--runs-per-sample", "0", 1),
+                    Catch::Contains("--runs-per-sample=0: expected an integer >= 1"));
+  CHECK_THROWS_WITH(bench::parse_number<double>("--seconds", "1.5s"),
+                    Catch::Contains("a number >= 0"));
 }
