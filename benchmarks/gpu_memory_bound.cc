@@ -159,22 +159,24 @@ std::vector<Task> suite(const Settings& s) {
   return tasks;
 }
 
-/// Device-to-device copy bandwidth in GB/s of `bytes` (read + written over the median time):
-/// cudaMemcpyAsync from one buffer to another, `calls` back to back between two CUDA events
-/// per sample, as the measurer chains a candidate's timed runs.
-double copy_bandwidth_gbps(std::size_t bytes, int calls, int samples) {
-  detail::DeviceMemory src(bytes), dst(bytes);
-  check_cuda(cudaMemset(src.get(), 0x3c, bytes), "cudaMemset");
+/// Device-to-device copy bandwidth in GB/s (read + written over the median time) of
+/// cudaMemcpyAsync moving `bytes` from `src` to `dst`, `calls` back to back between two CUDA
+/// events per sample, as the measurer chains a candidate's timed runs.
+double memcpy_gbps(void* dst, const void* src, std::size_t bytes, int calls, int samples) {
   const double ms = bench::event_median_ms(
-      [&] {
-        check_cuda(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice),
-                   "cudaMemcpyAsync");
-      },
+      [&] { check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice), "cudaMemcpyAsync"); },
       {3, calls, samples, 0, samples});
   return 2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
 }
 
-/// --memcpy-placement: cudaMemcpyAsync of `bytes` (chained as copy_bandwidth_gbps does) from
+/// memcpy_gbps of `bytes` between two fresh allocations.
+double copy_bandwidth_gbps(std::size_t bytes, int calls, int samples) {
+  detail::DeviceMemory src(bytes), dst(bytes);
+  check_cuda(cudaMemset(src.get(), 0x3c, bytes), "cudaMemset");
+  return memcpy_gbps(dst.get(), src.get(), bytes, calls, samples);
+}
+
+/// --memcpy-placement: memcpy_gbps of `bytes` (10 calls per sample) from
 /// the start of one allocation to a destination `gap` bytes past the source's end, for several
 /// gaps, then between fresh allocations three times; prints and returns the rates.
 json memcpy_placement(std::size_t bytes, double copy_gbps) {
@@ -185,17 +187,9 @@ json memcpy_placement(std::size_t bytes, double copy_gbps) {
   detail::DeviceMemory block(2 * bytes + largest);
   check_cuda(cudaMemset(block.get(), 0x3c, 2 * bytes + largest), "cudaMemset");
   json rows = json::array();
-  auto rate = [&](void* dst, const void* src) {
-    const double ms = bench::event_median_ms(
-        [&] {
-          check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice), "cudaMemcpyAsync");
-        },
-        {3, 10, 15, 0, 15});
-    return 2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
-  };
   for (const std::size_t gap : gaps) {
     char* base = static_cast<char*>(block.get());
-    const double gbps = rate(base + bytes + gap, base);
+    const double gbps = memcpy_gbps(base + bytes + gap, base, bytes, 10, 15);
     rows.push_back({{"gap_bytes", gap}, {"distance_bytes", bytes + gap}, {"gbps", gbps},
                     {"pct_of_copy", 100.0 * gbps / copy_gbps}});
     std::printf("memcpy %zu bytes to %zu bytes further on: %7.0f GB/s (%5.1f%%)\n", bytes,
@@ -304,7 +298,7 @@ int main(int argc, char** argv) {
     const Device device = query_device(0);
     check_cuda(cudaSetDevice(0), "cudaSetDevice");
     // The reference: timed as the candidates are (runs_per_sample copies per event pair).
-    const double copy_gbps = copy_bandwidth_gbps(std::size_t{2} << 30, std::max(1, settings.runs_per_sample), 20);
+    const double copy_gbps = copy_bandwidth_gbps(std::size_t{2} << 30, settings.runs_per_sample, 20);
     std::printf("%s: device-to-device copy %.0f GB/s (2 GiB, read + write)\n", device.name.c_str(),
                 copy_gbps);
 
