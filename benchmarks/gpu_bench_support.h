@@ -104,13 +104,14 @@ inline double event_median_ms(const std::function<void()>& run, const EventLoop&
   return median(std::move(per_call));
 }
 
-/// Median per-call time (ms) of `run(stream)` recorded `calls` times into one CUDA graph (stream
-/// capture on a stream of its own), the graph launched on the default stream between the
-/// events of event_median_ms (one launch per sample): how benchmarks/peers/torch_conv.py times
-/// cuDNN through torch, so that two kernels compared this way pay the same launch costs.
+/// event_median_ms with each sample's `loop.calls_per_sample` calls of `run(stream)` recorded
+/// into one CUDA graph (stream capture on a stream of its own) and launched as one graph on
+/// the default stream: how benchmarks/peers/torch_conv.py times cuDNN through torch, so that
+/// two kernels compared this way pay the same launch costs. Median per-call time (ms), or
 /// nullopt (after logging why) when the calls cannot be captured.
 inline std::optional<double> graph_median_ms(const std::function<void(cudaStream_t)>& run,
-                                             int calls, EventLoop loop) {
+                                             EventLoop loop) {
+  const int calls = std::max(1, loop.calls_per_sample);
   cudaStream_t stream = nullptr;
   detail::check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   cudaGraph_t graph = nullptr;

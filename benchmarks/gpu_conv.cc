@@ -313,7 +313,7 @@ double event_median_ms(const std::function<void()>& run) { return bench::event_m
 /// The same calls launched as one CUDA graph of 10 (see the file comment), nullopt when they
 /// cannot be captured.
 std::optional<double> graph_median_ms(const std::function<void(cudaStream_t)>& run) {
-  return bench::graph_median_ms(run, kLoop.calls_per_sample, kLoop);
+  return bench::graph_median_ms(run, kLoop);
 }
 
 /// The problem of a layer in a dtype (plain convolution: no bias, no ReLU, like cuDNN's).
