@@ -50,6 +50,11 @@ void plan_repetitions(TimingPlan& plan, const TimingOptions& options, double est
   plan.planned_ms = est * (plan.reps * plan.runs_per_sample + plan.warmup);
 }
 
+void one_run_per_sample(TimingPlan& plan) {
+  plan.reps *= plan.runs_per_sample;
+  plan.runs_per_sample = 1;
+}
+
 TimingPlan make_plan(const TimingOptions& options, double estimate_ms, std::size_t footprint_bytes,
                      std::size_t l2_bytes) {
   TimingPlan plan;

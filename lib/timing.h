@@ -34,6 +34,10 @@ void resolve_l2(TimingPlan& plan, L2Policy requested, std::size_t footprint_byte
 /// up to options.runs_per_sample runs, keeping at least min_reps samples.
 void plan_repetitions(TimingPlan& plan, const TimingOptions& options, double estimate_ms);
 
+/// The same timed runs, each a sample of its own (for loops with work between runs: an L2
+/// flush or a restore of in-place buffers, which a sample's events must not include).
+void one_run_per_sample(TimingPlan& plan);
+
 /// Resolves everything at once.
 TimingPlan make_plan(const TimingOptions& options, double estimate_ms,
                      std::size_t footprint_bytes, std::size_t l2_bytes);

@@ -573,8 +573,9 @@ class GpuBackend : public WorkerBackend {
     // sample costs one event record instead of two, and a sample may hold several back-to-back
     // runs; otherwise every run is a sample with its own pair of events.
     const bool chained = snapshots.empty() && tp.l2 != L2Policy::flush;
-    const std::size_t batch = chained ? static_cast<std::size_t>(tp.runs_per_sample) : 1;
-    const std::size_t samples = static_cast<std::size_t>(tp.reps) * (chained ? 1 : tp.runs_per_sample);
+    if (!chained) timing::one_run_per_sample(tp);
+    const auto batch = static_cast<std::size_t>(tp.runs_per_sample);
+    const auto samples = static_cast<std::size_t>(tp.reps);
     auto start_event = [&](std::size_t j) { return chained ? j : 2 * j; };
     auto end_event = [&](std::size_t j) { return chained ? j + 1 : 2 * j + 1; };
     ensure_events(end_event(samples - 1) + 1);

@@ -65,6 +65,14 @@ TEST_CASE("timing: back-to-back runs per sample keep at least min_reps samples",
   timing::plan_repetitions(p, o, 0.1);
   CHECK(p.runs_per_sample == 1);
   CHECK(p.reps == 500);
+  // Work between runs: the same 500 runs, each timed alone.
+  o.runs_per_sample = 10;
+  timing::plan_repetitions(p, o, 0.1);
+  const double planned = p.planned_ms;
+  timing::one_run_per_sample(p);
+  CHECK(p.runs_per_sample == 1);
+  CHECK(p.reps == 500);
+  CHECK(p.planned_ms == planned);
 }
 
 TEST_CASE("timing: automatic L2 policy rotates small buffers and leaves large ones", "[runner]") {
