@@ -34,7 +34,8 @@
 //                                 [--shapes=32768x1024,4096x65536] (a subset of the suite's)
 //                                 [--variants="K=V,K=V;K=V"] (overrides of each task's default
 //                                 config, measured after its tuning where valid: "variants")
-//                                 [--trials=40] [--seconds=14] [--searcher=genetic] [--seed=1]
+//                                 [--trials=40] (0: no tuning, only the variants)
+//                                 [--seconds=14] [--searcher=genetic] [--seed=1]
 //                                 [--copy-kernel-trials=0] [--copy-sweep]
 //                                 [--runs-per-sample=10] [--memcpy-placement]
 //                                 [--canary-bytes=4096]
@@ -339,7 +340,10 @@ int main(int argc, char** argv) {
       const double bytes = workload->bytes();
       const char* verified_by = workload->device_reference() ? "gpu reference" : "host reference";
       GpuMeasurer measurer(tmpl, problem, device, builder, runner);
-      const TuneResult result = tune(measurer, *tmpl, problem, device, settings, settings.trials);
+      // --trials=0: no tuning, only the variants (e.g. one config under a profiler).
+      const TuneResult result = settings.trials > 0
+                                    ? tune(measurer, *tmpl, problem, device, settings, settings.trials)
+                                    : TuneResult{};
 
       auto gbps = [&](const std::optional<Trial>& t) {
         return t && t->ok() && t->median_ms > 0 ? bytes / (t->median_ms * 1e-3) / 1e9 : 0.0;
