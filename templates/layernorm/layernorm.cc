@@ -36,8 +36,6 @@ constexpr std::int64_t kEstimateSlack = 8;
 const std::vector<Value> kRpgDomain = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128};
 /// The largest RPG the register-mode defaults pick (measured up to 16).
 constexpr Value kMaxDefaultRpg = 16;
-/// The largest RPG of the register ring (PREFETCH >= 2), which unrolls the row loop.
-constexpr Value kMaxRingRpg = 16;
 /// Registers of one SM, and the most resident threads per SM (sm_80 / sm_90).
 constexpr std::int64_t kRegsPerSm = 65536, kThreadsPerSm = 2048;
 /// Static shared memory of the kernel (reduction scratch), kept out of the dynamic budget.
@@ -180,12 +178,11 @@ struct RegisterRow {
   std::int64_t items() const { return ceil_div(hidden / cluster / vec, tpr); }
   /// 32-bit registers of one held vector.
   std::int64_t vector_regs() const { return ceil_div(vec * elem_bytes, 4); }
-  /// The row (+ the rows loaded ahead, + gamma / beta with PARAMS 1), one register per held
+  /// The row (+ the prefetched next row, + gamma / beta with PARAMS 1), one register per held
   /// vector for its address / conversion temporaries (NVRTC spills rows of 32+ narrow vectors
   /// without it), plus bookkeeping.
   std::int64_t registers() const {
-    const std::int64_t ahead = std::min(prefetch, std::max<std::int64_t>(rpg - 1, 0));
-    const std::int64_t copies = 1 + ahead + (params == 1 ? (rms ? 1 : 2) : 0);
+    const std::int64_t copies = 1 + prefetch + (params == 1 ? (rms ? 1 : 2) : 0);
     return items() * (vector_regs() * copies + 1) + kBookkeepingRegs;
   }
   /// The register cap of __launch_bounds__: 255, the whole file over THREADS, and with
@@ -416,7 +413,7 @@ class LayernormTemplate final : public KernelTemplate {
         .param("CACHE_HINT", {0, 1}, hint)
         .param("CLUSTER", {1, 2, 4, 8}, cluster)
         .param("RPG", kRpgDomain, rpg)
-        .param("PREFETCH", {0, 1, 2, 3}, prefetch)
+        .param("PREFETCH", {0, 1}, prefetch)
         .param("PARAMS", {0, 1, 2}, params)
         .param("MIN_WARPS", {0, 16, 24, 32, 48, 64}, min_warps)
         .param("STAGES", {2, 3, 4, 6, 8}, 2)
@@ -427,8 +424,6 @@ class LayernormTemplate final : public KernelTemplate {
         .constraint("CLUSTER == 1 or ((ROW_MODE == 0 or ROW_MODE == 3) and TPR == THREADS)")
         .constraint("RPG == 1 or ROW_MODE == 0 or ROW_MODE == 3")
         .constraint("PREFETCH == 0 or (RPG > 1 and ROW_MODE == 0)")
-        .constraint("PREFETCH <= 2 or PREFETCH < RPG")
-        .constraint("PREFETCH <= 1 or RPG <= " + std::to_string(kMaxRingRpg))
         .constraint("STAGES == 2 or ROW_MODE == 3")
         .constraint("PARAMS == 0 or RPG > 1")
         .constraint("MIN_WARPS == 0 or (MIN_WARPS * 32 >= THREADS and (MIN_WARPS * 32) % THREADS == 0)")

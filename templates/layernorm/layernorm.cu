@@ -13,9 +13,7 @@
 // the row sums combined through distributed shared memory (STATS 1: each CTA's mean and M2 in
 // one exchange, merged in rank order); with RPG > 1 each group normalizes
 // RPG consecutive rows one after the other, with PREFETCH = 1 loading row k + 1 before row k is
-// reduced (loads stay in flight across the reductions and the writes; PREFETCH = 2 / 3: rows
-// 1 .. PREFETCH issued with row 0, before gamma / beta, and row k + PREFETCH + 1 as soon as row
-// k's stores are issued, in a register ring over the unrolled row loop), and gamma / beta held
+// reduced (loads stay in flight across the reductions and the writes), and gamma / beta held
 // across the rows in registers (PARAMS = 1) or in dynamic shared memory (PARAMS = 2, the CTA's
 // part of the row: loaded once, re-read per row at shared-memory latency).
 // ROW_MODE 3 streams rows through shared memory: thread 0 starts one bulk asynchronous copy
@@ -52,7 +50,7 @@
 #define RPG 1  // rows per group, one after another (ROW_MODE 0)
 #endif
 #ifndef PREFETCH
-#define PREFETCH 0  // RPG > 1: rows loaded ahead of the one reduced (1: row k + 1 at row k's start)
+#define PREFETCH 0  // RPG > 1: 1 = row k + 1 loaded before row k is reduced
 #endif
 #ifndef PARAMS
 #define PARAMS 0  // RPG > 1, gamma / beta held across rows: 0 no, 1 registers, 2 shared memory
@@ -75,12 +73,6 @@
 #define KT_NVC (KT_NV / CLUSTER)  // vectors of a row held by one CTA of a cluster
 #define KT_ITEMS ((KT_NVC + TPR - 1) / TPR)  // ROW_MODE 0 / 3: vectors of a row per thread
 #define KT_SLICE (KT_NVC * VEC)  // elements of a row held by one CTA
-// ROW_MODE 0 with PREFETCH >= 2: slots of the register ring of held rows (0: no ring)
-#if ROW_MODE == 0 && PREFETCH >= 2
-#define KT_RING (PREFETCH + 1)
-#else
-#define KT_RING 0
-#endif
 // Dynamic shared memory: PARAMS 2 gamma (and beta) of the slice, rounded to 128 bytes, then
 // (ROW_MODE 3) STAGES tiles of KT_RPB slices.
 #if PARAMS == 2
@@ -306,14 +298,7 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
   const long long group = (long long)blockIdx.x * KT_RPB + threadIdx.x / TPR;
   const bool writes_stats = true;
 #endif
-#if KT_RING
-  // PREFETCH >= 2: a ring of PREFETCH + 1 held rows, indexed statically (the row loop is
-  // unrolled): row k sits in slot k % KT_RING, and its slot takes row k + KT_RING once row k's
-  // stores are issued.
-  Vec ring[KT_RING][KT_ITEMS];
-#else
   Vec cur[KT_ITEMS];
-#endif
 #if ROW_MODE == 3
   // Tiles tile0 + k * tstep for k < RPG (KT_RPB rows each); the first STAGES are started now,
   // while gamma / beta are fetched.
@@ -328,14 +313,7 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
   }
   (void)group;
 #else
-#if KT_RING
-  // Rows 0 .. PREFETCH of the group, all in flight while gamma / beta are fetched.
-#pragma unroll
-  for (int p = 0; p < KT_RING; ++p)
-    if (p < RPG) kt_load_row(ring[p], x, group * RPG + p, group * RPG + p < rows, first, lane);
-#else
   kt_load_row(cur, x, group * RPG, group * RPG < rows, first, lane);  // in flight while gamma / beta are fetched
-#endif
 #endif
 #if PARAMS == 1
   Vec gp[KT_ITEMS], bp[KT_ITEMS];  // gamma / beta as loaded, shared by the group's rows
@@ -346,9 +324,6 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
   // The CTA's part of gamma (then beta): KT_NVC vectors each, loaded by the whole block.
   kt_io_t* const sg = reinterpret_cast<kt_io_t*>(kt_dyn_smem);
   kt_io_t* const sb = sg + KT_NVC * VEC;
-#if KT_RING
-#pragma unroll 2  // beside the ring's rows in flight: fewer gamma / beta loads at once (no spills)
-#endif
   for (int i = threadIdx.x; i < KT_NVC; i += THREADS) {
     Vec g, b;
     kt_load_params_raw(gamma, beta, first + i, g, b);
@@ -359,15 +334,8 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
   }
   __syncthreads();
 #endif
-#if KT_RING
-#pragma unroll
-#else
 #pragma unroll 1
-#endif
   for (int k = 0; k < RPG; ++k) {
-#if KT_RING
-    Vec(&cur)[KT_ITEMS] = ring[k % KT_RING];
-#endif
 #if ROW_MODE == 3
     const long long tile = tile0 + k * tstep;
     if (tile * KT_RPB >= rows) break;  // uniform over the CTA and the cluster
@@ -394,7 +362,7 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
     const long long row = group * RPG + k;
     const bool active = row < rows;  // uniform over a cluster
 #endif
-#if PREFETCH == 1 && ROW_MODE == 0
+#if PREFETCH && ROW_MODE == 0
     Vec nxt[KT_ITEMS];  // the next row, in flight while this one is reduced and written
     kt_load_row(nxt, x, row + 1, k + 1 < RPG && row + 1 < rows, first, lane);
 #endif
@@ -504,10 +472,6 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
     }
 #if ROW_MODE == 3
     // the next tile's vectors come from the ring
-#elif KT_RING
-    // this row's stores are issued: its slot takes the row KT_RING ahead
-    if (k + KT_RING < RPG) kt_load_row(cur, x, row + KT_RING, row + KT_RING < rows, first, lane);
-    asm volatile("" ::: "memory");  // rows' memory operations stay in row order (registers)
 #elif PREFETCH
 #pragma unroll
     for (int i = 0; i < KT_ITEMS; ++i) cur[i].raw = nxt[i].raw;
