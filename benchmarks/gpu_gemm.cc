@@ -10,6 +10,7 @@
 //                          [--dtypes=f32,f16,bf16] [--groups=square,llm,skinny,kheavy,odd]
 //                          [--shapes=MxNxK,...] [--layout=NT] [--seed=S]
 //                          [--template=NAME] [--variants="K=V,K=V;K=V"] [--rounds=N]
+//                          [--loop-ms=T]
 // --budget is the trial budget per shape, --seconds a tuning wall-time cap per shape (0 =
 // none), --shapes keeps only the listed shapes of the chosen groups, so a long suite can be
 // split into device calls of a few minutes. The targets (SIMT fp32 >= 0.85x cuBLAS on
@@ -24,7 +25,10 @@
 // Each row records the median SM clock and board power (NVML) sampled while ktune's and
 // cuBLAS's loops ran (ktune_sm_mhz, cublas_power_w, ...; -1 without NVML). --rounds=N (default
 // 1) times the ktune / cuBLAS pair N times in alternating order and reports the medians (the
-// ratio: the median of the rounds' ratios, each round kept under "rounds").
+// ratio: the median of the rounds' ratios, each round kept under "rounds"). Each loop samples
+// at least 100 ms or 300 samples, whichever comes first (a faster kernel runs a shorter loop);
+// --loop-ms=T makes every loop sample for T ms, so that both sides run equally long (the GPU's
+// clock under its power limit moves with how long a loop has run); the row records it.
 // C is row-major; layout letters as in templates/gemm/gemm_problem.h; alpha = 1.5,
 // beta = 0.5, no bias, C in the input dtype (out=same) for every library. cuBLAS is loaded
 // at run time (dlopen libcublas.so.13/.12), so the program links nothing beyond ktune.
@@ -84,6 +88,7 @@ struct Settings {
   std::vector<std::string> mma_templates = {"gemm_mma"};  // the f16 / bf16 templates
   std::vector<std::string> variants;      // "K=V,K=V" overrides of the default config
   int rounds = 1;                         // timed (ktune, cuBLAS) pairs per shape
+  bench::EventLoop loop;                  // how each side's loop samples (--loop-ms)
 };
 
 /// One shape of the suite.
@@ -110,7 +115,11 @@ Settings parse_args(int argc, char** argv) {
     else if (key == "--seed") s.seed = bench::parse_number<std::uint64_t>(key, value);
     else if (key == "--template") s.mma_templates = bench::split_list(value);
     else if (key == "--variants") s.variants = bench::split_list(value, ';');
-    else if (key == "--rounds") {
+    else if (key == "--loop-ms") {
+      // every loop samples for this long whatever its kernel's time (both sides equally long)
+      s.loop.min_total_ms = bench::parse_number<double>(key, value, 1.0);
+      s.loop.max_samples = 1000000;
+    } else if (key == "--rounds") {
       s.rounds = bench::parse_number<int>(key, value, 1);
       if (s.rounds > 99)
         throw Error(ErrorCode::invalid_argument, "--rounds=" + value + ": expected 1 to 99");
@@ -423,10 +432,10 @@ json run_shape(const Settings& settings, const std::string& dtype, const Shape& 
     double k = 0, c = 0;
     bench::SensorReading ks, cs;
     auto time_ktune = [&] {
-      ks = bench::sample_sensors(sensor, [&] { k = bench::event_median_ms(run_ktune); });
+      ks = bench::sample_sensors(sensor, [&] { k = bench::event_median_ms(run_ktune, settings.loop); });
     };
     auto time_cublas = [&] {
-      cs = bench::sample_sensors(sensor, [&] { c = bench::event_median_ms(run_cublas); });
+      cs = bench::sample_sensors(sensor, [&] { c = bench::event_median_ms(run_cublas, settings.loop); });
     };
     if (round % 2 == 0) time_ktune(), time_cublas();
     else time_cublas(), time_ktune();
@@ -442,8 +451,10 @@ json run_shape(const Settings& settings, const std::string& dtype, const Shape& 
                       {"ktune_power_w", ks.power_w}, {"cublas_power_w", cs.power_w}});
   }
   const double ktune_ms = bench::median(ktune_rounds), cublas_ms = bench::median(cublas_rounds);
-  const double default_ms = bench::event_median_ms(run_default);
+  const double default_ms = bench::event_median_ms(run_default, settings.loop);
   if (settings.rounds > 1) row["rounds"] = rounds;
+  row["loop_min_ms"] = settings.loop.min_total_ms;
+  row["loop_max_samples"] = settings.loop.max_samples;
   row["ktune_sm_mhz"] = bench::median(ktune_mhz);
   row["ktune_power_w"] = bench::median(ktune_w);
   row["cublas_sm_mhz"] = bench::median(cublas_mhz);
