@@ -1,0 +1,47 @@
+# Session 9 device calls, verbatim (run as `PART=X bash gpu-call.sh` from the repository root on the GPU machine; call 1 ran PART=A, call 2 PART=B, call 3 PART=C, call 4 PART=D).
+set -u; B=build/gpu; R=$OUT/results; mkdir -p $R
+export LD_LIBRARY_PATH=$PWD/$B/bundle-libs KTUNE_WORKER=$PWD/$B/ktune-worker
+export KTUNE_CUDNN_LIB=/usr/lib/x86_64-linux-gnu/libcudnn.so.9
+cat $B/REVISION > $R/date.txt; date -u >> $R/date.txt
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv >> $R/date.txt
+pack() { tar czf $OUT/results.tgz -C $OUT results; }
+s() { n=$1 l=$2; shift 2; t0=$(date +%s); timeout $l "$@" > $R/$n.log 2>&1; echo "== $n rc=$? $(( $(date +%s) - t0 ))s"; tail -n 3 $R/$n.log; pack; }
+NCU=/usr/local/cuda/bin/ncu
+W="THREADS=32,TPR=32,VEC=8,ROW_MODE=0,STATS=0,CACHE_HINT=1,CLUSTER=1,PARAMS=2,MIN_WARPS=24"
+W16="THREADS=32,TPR=32,VEC=8,ROW_MODE=0,STATS=0,CACHE_HINT=1,CLUSTER=1,PARAMS=2,MIN_WARPS=16"
+P1="$W,RPG=2,PREFETCH=1"; P2="$W,RPG=2,PREFETCH=2"
+Q="THREADS=64,TPR=64,VEC=4,ROW_MODE=0,STATS=0,CACHE_HINT=0,CLUSTER=1,PARAMS=1,MIN_WARPS=16,RPG=2"
+if [ $PART = A ]; then
+  $NCU --list-sections > $R/ncu_sections.txt 2>&1
+  s t_ln 200 $B/tests/ktune_tests "[gpu][layernorm]" -d yes
+  V="$P1;$P2;$P1;$P2;$P1;$P2;$Q,PREFETCH=1;$Q,PREFETCH=2;$Q,PREFETCH=1;$Q,PREFETCH=2"
+  V="$V;$W,RPG=3,PREFETCH=2;$W,RPG=4,PREFETCH=2;$W16,RPG=4,PREFETCH=3;$W16,RPG=2,PREFETCH=2"
+  s x1024 200 $B/benchmarks/gpu_memory_bound $R/x1024 --families=layernorm --shapes=32768x1024 \
+    --dtypes=f16 --trials=40 --seconds=12 --variants="$V" --copy-kernel-trials=6
+  SEC="--section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section WarpStateStats"
+  grep -q PmSampling $R/ncu_sections.txt && SEC="$SEC --section PmSampling"
+  $NCU --help > $R/ncu_help.txt 2>&1
+  grep -q pm-sampling-interval $R/ncu_help.txt && SEC="$SEC --pm-sampling-interval 1000"
+fi
+if [ $PART = A ] || [ $PART = B ]; then
+  SEC="--section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section WarpStateStats --section PmSampling --pm-sampling-interval 1000"
+  for k in layernorm_fwd ktune_copy; do
+    s ncu_$k 120 $NCU --clock-control none --cache-control none --target-processes all -k regex:$k \
+      -s 20 -c 1 $SEC -o $R/prof_$k $B/benchmarks/gpu_memory_bound $R/ncu_$k --families=layernorm \
+      --norms=layernorm --dtypes=f16 --shapes=32768x1024 --trials=0 --variants="$P1" --copy-kernel-trials=1
+    $NCU -i $R/prof_$k.ncu-rep --page details > $R/prof_${k}_details.txt 2>&1
+    $NCU -i $R/prof_$k.ncu-rep --page raw --csv --print-metric-instances values > $R/prof_${k}_raw.csv 2>&1
+    pack
+  done
+fi
+if [ $PART = C ]; then
+  s t_core 200 $B/tests/ktune_tests "[gpu]~[gemm]~[conv]~[demo]" -d yes
+  for T in 10 300; do
+    s mma_$T 150 $B/benchmarks/gpu_gemm $R/mma_$T.json --dtypes=f16,bf16 --groups=square \
+      --shapes=4096x4096x4096 --template=gemm_mma --budget=1 --rounds=3 --loop-ms=$T
+  done
+fi
+if [ $PART = D ]; then
+  s t_rest 560 $B/tests/ktune_tests "[gpu][gemm],[gpu][conv],[gpu][demo],[gpu][wgmma]" -d yes
+fi
+pack
