@@ -3,7 +3,7 @@
 // 64 so k tiles span filter taps, odd and partial K, bias + ReLU, deep R*S*C for split-K,
 // one large enough for the GPU reference), f16 and bf16, the default config, a random sample
 // and one config for each structural choice (ITER, split-K, BK 128, one warpgroup, 256-row
-// tiles, BN 256, 3 stages, the staged epilogue, the split tail wave), measured through the GpuMeasurer: fresh random inputs, outputs
+// tiles, BN 256, 3 stages, the staged epilogue), measured through the GpuMeasurer: fresh random inputs, outputs
 // poisoned, canaries checked, compared with the conv workload's reference (fp64 on the host,
 // or the GPU reference above its cost threshold) under its tolerance.
 #include <catch2/catch.hpp>
@@ -71,8 +71,7 @@ TEST_CASE("conv2d_wgmma is correct for f16 and bf16 on odd shapes and sampled co
                                                                {{"EPI", 1}, {"SPLIT_K", 1}},
                                                                {{"PERSIST", 2}},
                                                                {{"CLUSTER_K", 2}},
-                                                               {{"PRODUCER", 1}, {"EPI", 1}},
-                                                               {{"TAIL", 2}}}
+                                                               {{"PRODUCER", 1}, {"EPI", 1}}}
                   : std::vector<std::map<std::string, Value>>{{{"WGS", 1}},
                                                                {{"BM", 256}},
                                                                {{"STAGES", 3}, {"LOOP", 0}},
@@ -80,42 +79,8 @@ TEST_CASE("conv2d_wgmma is correct for f16 and bf16 on odd shapes and sampled co
                                                                {{"EPI", 1}, {"SPLIT_K", 1}},
                                                                {{"PERSIST", 1}, {"EPI", 1}},
                                                                {{"CLUSTER_K", 4}, {"EPI", 1}},
-                                                               {{"PRODUCER", 2}, {"SPLIT_K", 2}},
-                                                               {{"TAIL", 3}, {"EPI", 1}}});
+                                                               {{"PRODUCER", 2}, {"SPLIT_K", 2}}});
       INFO(problem.key());
       test::expect_all_correct("conv2d_wgmma", problem, configs);
     }
-}
-
-TEST_CASE("conv2d_wgmma split tail wave is correct with whole waves in front of it",
-          "[gpu][conv][wgmma]") {
-  KTUNE_REQUIRE_GPU();
-  check_cuda(cudaSetDevice(0), "cudaSetDevice(0)");
-  const Device device = query_device(0);
-  if (device.cc_major != 9) {
-    WARN("SKIPPED (conv2d_wgmma needs compute capability 9.0): " << device.name);
-    return;
-  }
-  // ResNet-50's stage-2 3x3 at batch 32: 196 tiles of 128 x 128, so a wave of whole tiles and
-  // 64 tail tiles split over 2, 3 or 4 CTAs (R*S*C = 1152: 18 k tiles, uneven thirds); and a
-  // stage-4 1x1 whose 52 tiles are all tail (less than a wave).
-  const auto tmpl = find_template("conv2d_wgmma");
-  const Problem s2 = make_problem(*tmpl, "32x28x28x128x128x3x3",
-                                  {{"dtype", "f16"}, {"pad", "1"}, {"bias", "1"}, {"relu", "1"}});
-  const Problem s4 = make_problem(*tmpl, "32x7x7x2048x512x1x1", {{"dtype", "bf16"}});
-  for (const Problem& p : {s2, s4}) {
-    const SearchSpace space = tmpl->space(p, device);
-    std::vector<Config> configs;
-    for (const Value tail : {2, 3, 4})
-      for (const Value epi : {0, 1}) {
-        const Config c = test::with(space, space.default_config(),
-                                    {{"BM", 128}, {"BN", 128}, {"WGS", 2}, {"SPLIT_K", 1},
-                                     {"CLUSTER_K", 1}, {"PERSIST", 0}, {"PRODUCER", 0},
-                                     {"TAIL", tail}, {"EPI", epi}});
-        if (space.valid(c) && tmpl->can_implement(p, c)) configs.push_back(c);
-      }
-    INFO(p.key());
-    REQUIRE(configs.size() >= 4);
-    test::expect_all_correct("conv2d_wgmma", p, configs);
-  }
 }

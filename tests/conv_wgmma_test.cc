@@ -212,7 +212,7 @@ TEST_CASE("conv2d_wgmma space: ResNet-50 defaults valid, can_implement names the
   auto make = [&](Value bm, Value bn, Value bk, Value wgs, Value stages) {
     return space.make({{"BM", bm}, {"BN", bn}, {"BK", bk}, {"WGS", wgs}, {"STAGES", stages},
                        {"SPLIT_K", 1}, {"GROUP_M", 8}, {"ITER", 1}, {"EPI", 0}, {"LOOP", 1},
-                       {"PERSIST", 0}, {"CLUSTER_K", 1}, {"PRODUCER", 0}, {"TAIL", 1}});
+                       {"PERSIST", 0}, {"CLUSTER_K", 1}, {"PRODUCER", 0}});
   };
   std::string why;
   const Config split64 = make(64, 128, 64, 2, 4);
@@ -242,7 +242,7 @@ TEST_CASE("conv2d_wgmma launch plans: grid, 128 threads per warpgroup, aligned s
   const SearchSpace space = wg->space(p, h200);
   const Config c = space.make({{"BM", 128}, {"BN", 128}, {"BK", 64}, {"WGS", 2}, {"STAGES", 4},
                                {"SPLIT_K", 1}, {"GROUP_M", 8}, {"ITER", 1}, {"EPI", 0}, {"LOOP", 1},
-                       {"PERSIST", 0}, {"CLUSTER_K", 1}, {"PRODUCER", 0}, {"TAIL", 1}});
+                       {"PERSIST", 0}, {"CLUSTER_K", 1}, {"PRODUCER", 0}});
   const LaunchPlan plan = wg->launch(p, c, h200);
   REQUIRE(plan.steps.size() == 1);
   CHECK(plan.steps[0].entry == "conv2d_wgmma");
@@ -255,7 +255,7 @@ TEST_CASE("conv2d_wgmma launch plans: grid, 128 threads per warpgroup, aligned s
   CHECK(plan.scratch.empty());
   const Config split = space.make({{"BM", 64}, {"BN", 64}, {"BK", 64}, {"WGS", 1},
                                    {"STAGES", 3}, {"SPLIT_K", 2}, {"GROUP_M", 1}, {"ITER", 0},
-                                   {"EPI", 0}, {"LOOP", 0}, {"PERSIST", 0}, {"CLUSTER_K", 1}, {"PRODUCER", 0}, {"TAIL", 1}});
+                                   {"EPI", 0}, {"LOOP", 0}, {"PERSIST", 0}, {"CLUSTER_K", 1}, {"PRODUCER", 0}});
   const LaunchPlan sp = wg->launch(p, split, h200);
   REQUIRE(sp.steps.size() == 2);
   CHECK(sp.steps[0].block[0] == 128u);
@@ -287,7 +287,7 @@ TEST_CASE("conv2d_wgmma launch plans: grid, 128 threads per warpgroup, aligned s
   // shared memory for rank 1's fp32 tile (128 x 128 floats: more than the stages here).
   const Config cluster = space.make({{"BM", 128}, {"BN", 128}, {"BK", 64}, {"WGS", 2},
                                      {"STAGES", 4}, {"SPLIT_K", 1}, {"GROUP_M", 8}, {"ITER", 1},
-                                     {"EPI", 0}, {"LOOP", 1}, {"PERSIST", 0}, {"CLUSTER_K", 2}, {"PRODUCER", 0}, {"TAIL", 1}});
+                                     {"EPI", 0}, {"LOOP", 1}, {"PERSIST", 0}, {"CLUSTER_K", 2}, {"PRODUCER", 0}});
   CHECK(space.valid(cluster));
   const LaunchPlan cp = wg->launch(p, cluster, h200);
   REQUIRE(cp.steps.size() == 1);
@@ -314,44 +314,6 @@ TEST_CASE("conv2d_wgmma launch plans: grid, 128 threads per warpgroup, aligned s
   CHECK_FALSE(wg->can_implement(p, test::with(space, cluster, {{"PRODUCER", 2}}), &why_pr));
   CHECK_THAT(why_pr, Catch::Contains("PRODUCER = 2") && Catch::Contains("CLUSTER_K = 1"));
   CHECK_FALSE(space.valid(test::with(space, c, {{"PRODUCER", 1}, {"PERSIST", 1}})));
-  // Split tail: 646 x 72 makes 6 tiles of 128 x 128, less than a wave of 132 SMs, so all six
-  // are the tail: 3 CTAs each, a workspace of 18 partial tiles, one counter per tile cleared
-  // by a memset step before the kernel, whose last argument the counters are.
-  const Config tail = test::with(space, c, {{"TAIL", 3}});
-  REQUIRE(space.valid(tail));
-  const LaunchPlan tp = wg->launch(p, tail, h200);
-  REQUIRE(tp.steps.size() == 2);
-  CHECK(tp.steps[0].kind == LaunchStep::Kind::memset);
-  CHECK(tp.steps[1].entry == "conv2d_wgmma");
-  CHECK(tp.steps[1].grid[0] == 6u * 3u);
-  REQUIRE(tp.scratch.size() == 2);
-  CHECK(tp.scratch[0].elements == 6u * 3u * 128u * 128u);
-  CHECK(tp.scratch[1].elements == 6u);
-  CHECK(tp.steps[0].memset_buffer == 5u);        // x, w, y, bias, partials, counters
-  CHECK(tp.steps[1].args[4].buffer == 4u);       // the partials as the workspace
-  CHECK(tp.steps[1].args.back().buffer == 5u);   // the counters
-  CHECK(plan.steps[0].args.back().buffer == 2u); // TAIL = 1: an unused pointer (y)
-  // More tiles than a wave: only the remainder past the whole waves is split. 32x28x28 x 128
-  // (3x3) has 196 tiles of 128 x 128; at 1 block per SM that is 132 + 64: 132 + 64 x 2 CTAs.
-  const Problem mid = make_problem(*wg, "32x28x28x128x128x3x3", {{"dtype", "f16"}, {"pad", "1"}});
-  const SearchSpace ms = wg->space(mid, h200);
-  const Config mt = test::with(ms, ms.default_config(),
-                               {{"BM", 128}, {"BN", 128}, {"WGS", 2}, {"STAGES", 6}, {"SPLIT_K", 1},
-                                {"PERSIST", 0}, {"CLUSTER_K", 1}, {"PRODUCER", 0}, {"TAIL", 2}});
-  REQUIRE(ms.valid(mt));
-  const LaunchPlan mp = wg->launch(mid, mt, h200);
-  CHECK(mp.steps[1].grid[0] == 132u + 64u * 2u);
-  CHECK(mp.scratch.back().elements == 64u);
-  // Refused with another split or persistence, and when a split would get no k tile
-  // (R*S*C = 144: three k tiles of 64 cannot feed four splits).
-  std::string why_t;
-  CHECK_FALSE(wg->can_implement(p, test::with(space, tail, {{"SPLIT_K", 2}}), &why_t));
-  CHECK_THAT(why_t, Catch::Contains("TAIL = 3") && Catch::Contains("SPLIT_K = 1"));
-  CHECK_FALSE(space.valid(test::with(space, tail, {{"PERSIST", 1}})));
-  CHECK_FALSE(space.valid(test::with(space, tail, {{"TAIL", 4}})));
-  std::string why_k;
-  CHECK_FALSE(wg->can_implement(p, test::with(space, tail, {{"TAIL", 4}}), &why_k));
-  CHECK_THAT(why_k, Catch::Contains("without a k tile"));
   // Three 256-thread blocks of 64 accumulators per thread do not fit the register file.
   std::string why3;
   CHECK_FALSE(wg->can_implement(one, test::with(os, d, {{"PERSIST", 3}, {"WGS", 2}}), &why3));
@@ -387,13 +349,12 @@ TEST_CASE("conv2d_wgmma compiles to sm_90a: wgmma without serialization, default
                                    test::with(space, space.default_config(), {{"EPI", 1}}),
                                    test::with(space, space.default_config(), {{"LOOP", 0}})};
     std::mt19937_64 rng(11);
-    // One persistent-block config (PERSIST > 0), one k-split cluster (CLUSTER_K > 1), one
-    // producer warpgroup (PRODUCER > 0) and one split tail (TAIL > 1) when the shape allows.
-    for (const char* knob : {"PERSIST", "CLUSTER_K", "PRODUCER", "TAIL"})
+    // One persistent-block config (PERSIST > 0), one k-split cluster (CLUSTER_K > 1) and one
+    // producer warpgroup (PRODUCER > 0) when the shape allows them.
+    for (const char* knob : {"PERSIST", "CLUSTER_K", "PRODUCER"})
       for (int tries = 0; tries < 2000; ++tries) {
         const Config r = space.random(rng);
-        const bool split_knob = std::string(knob) == "CLUSTER_K" || std::string(knob) == "TAIL";
-        if (r[knob] > (split_knob ? 1 : 0) && wg->can_implement(p, r)) {
+        if (r[knob] > (std::string(knob) == "CLUSTER_K" ? 1 : 0) && wg->can_implement(p, r)) {
           configs.push_back(r);
           break;
         }
@@ -413,7 +374,7 @@ TEST_CASE("conv2d_wgmma compiles to sm_90a: wgmma without serialization, default
       // asynchronous (a large slowdown).
       CHECK(results[i].log.find("serialized") == std::string::npos);
       CHECK(results[i].log.find("setmaxnreg") == std::string::npos);  // ptxas ignoring it
-      if (i <= 2 || configs[i]["PRODUCER"] > 0 || configs[i]["TAIL"] > 1) {
+      if (i <= 2 || (configs[i]["PRODUCER"] > 0)) {
         const auto& r = results[i].kernels.at("conv2d_wgmma");
         CHECK(r.spill_stores == 0);
         CHECK(r.spill_loads == 0);

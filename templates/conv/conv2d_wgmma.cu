@@ -24,13 +24,7 @@
 // (wg::produce_ws / consume_ws as in gemm_wgmma: 1 fences landed copies with a lagged
 // wait_group, 2 arrives with cp.async.mbarrier.arrive.noinc) while the consumer warpgroups
 // only wait and issue wgmma, registers moved to them with setmaxnreg; PERSIST = 0,
-// CLUSTER_K = 1), TAIL (> 1: the output tiles of the grid's last, partial wave are each split
-// over TAIL CTAs along R*S*C: the grid is the tiles of the whole waves, one CTA each, then TAIL
-// CTAs per tail tile; a tail CTA writes its fp32 partial tile to the workspace and the last
-// of a tile's TAIL CTAs to arrive (a counter per tail tile, cleared by the plan's memset before
-// each launch) adds the partials in split order and runs the epilogue: the tail wave's work
-// spread over more SMs without a second kernel; SPLIT_K = 1, CLUSTER_K = 1, PERSIST = 0,
-// PRODUCER = 0). Problem defines: conv_common.cuh.
+// CLUSTER_K = 1). Problem defines: conv_common.cuh.
 #ifndef BM
 #define BM 128
 #endif
@@ -69,9 +63,6 @@
 #endif
 #ifndef PRODUCER
 #define PRODUCER 0
-#endif
-#ifndef TAIL
-#define TAIL 1
 #endif
 #ifndef KT_DTYPE
 #define KT_DTYPE 1
@@ -119,9 +110,6 @@ static_assert(PRODUCER == 0 || (PERSIST == 0 && CLUSTER_K == 1),
               "the producer warpgroup (PRODUCER > 0) needs PERSIST = 0 and CLUSTER_K = 1");
 static_assert(PRODUCER >= 0 && PRODUCER <= 2, "PRODUCER: 0, 1 or 2");
 static_assert(CLUSTER_K >= 1 && CLUSTER_K <= 8, "CLUSTER_K: 1 to 8 CTAs (portable cluster size)");
-static_assert(TAIL >= 1 && TAIL <= 8, "TAIL: 1 to 8 CTAs per tail tile");
-static_assert(TAIL == 1 || (SPLIT_K == 1 && CLUSTER_K == 1 && PERSIST == 0 && PRODUCER == 0),
-              "a split tail (TAIL > 1) needs SPLIT_K = 1, CLUSTER_K = 1, PERSIST = 0 and PRODUCER = 0");
 static_assert(SMALL_C == 0, "conv2d_wgmma has no small-C path (C must be a multiple of 8)");
 
 }  // namespace
@@ -233,64 +221,13 @@ __device__ __forceinline__ void store_output(const float (&acc)[Shape::kMi][Shap
                                  acc[mi][j * 4 + h * 2], acc[mi][j * 4 + h * 2 + 1]);
 }
 
-#if TAIL > 1
-/// TAIL > 1, a tail CTA after its share of R*S*C: writes its fp32 partial tile (thread-major
-/// float4s: coalesced) to slot `tail_tile * TAIL + split` of the workspace, then takes a
-/// ticket on the tile's counter. The last of the tile's TAIL CTAs gets true with `acc` holding
-/// the tile's sum (the partials added in split order, so the result does not depend on the
-/// arrival order); the others get false and leave.
-__device__ __forceinline__ bool tail_reduce(float (&acc)[Shape::kMi][Shape::kAcc], float* workspace,
-                                            int* counters, int tail_tile, int split, int tid) {
-  constexpr int kQuads = Shape::kMi * Shape::kAcc / 4;  // float4s per thread
-  static_assert(Shape::kAcc % 4 == 0, "whole float4s of accumulators");
-  float4* const slots = reinterpret_cast<float4*>(workspace) +
-                        static_cast<long long>(tail_tile) * TAIL * kQuads * Shape::kThreads;
-  float4* const mine = slots + static_cast<long long>(split) * kQuads * Shape::kThreads;
-#pragma unroll
-  for (int q = 0; q < kQuads; ++q) {
-    const int mi = q / (Shape::kAcc / 4), j = (q % (Shape::kAcc / 4)) * 4;
-    mine[q * Shape::kThreads + tid] =
-        make_float4(acc[mi][j], acc[mi][j + 1], acc[mi][j + 2], acc[mi][j + 3]);
-  }
-  __threadfence();  // this CTA's partial is visible device-wide before its ticket
-  __shared__ int ticket;
-  __syncthreads();
-  if (tid == 0) ticket = atomicAdd(counters + tail_tile, 1);
-  __syncthreads();
-  if (ticket != TAIL - 1) return false;
-  __threadfence();  // every other partial (published before its ticket) is visible now
-#pragma unroll
-  for (int q = 0; q < kQuads; ++q) {
-    const int mi = q / (Shape::kAcc / 4), j = (q % (Shape::kAcc / 4)) * 4;
-    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#pragma unroll
-    for (int o = 0; o < TAIL; ++o) {
-      // L2 loads (never a stale L1 line); this CTA's own part from its registers
-      const float4 v = o == split ? make_float4(acc[mi][j], acc[mi][j + 1], acc[mi][j + 2], acc[mi][j + 3])
-                                  : __ldcg(slots + (static_cast<long long>(o) * kQuads + q) * Shape::kThreads + tid);
-      sum.x += v.x;
-      sum.y += v.y;
-      sum.z += v.z;
-      sum.w += v.w;
-    }
-    acc[mi][j] = sum.x;
-    acc[mi][j + 1] = sum.y;
-    acc[mi][j + 2] = sum.z;
-    acc[mi][j + 3] = sum.w;
-  }
-  return true;
-}
-#endif
-
 /// Main kernel. Grid: (tiles_m * tiles_n, 1, SPLIT_K or CLUSTER_K; clusters of 1 x 1 x
 /// CLUSTER_K), or with PERSIST (SPLIT_K = 1) at most PERSIST x SMs blocks that stride over the
 /// tiles; block: 128 * WGS threads; dynamic shared memory: kStagesUsed stages (with EPI, at
 /// least BM rows of kStagedPitch bytes; with EPI and PERSIST, those rows after the stages;
 /// with CLUSTER_K > 1 at least BM * BN floats) + 1 KiB for 1024-byte alignment.
 /// x: N x H x W x C; w: K x R x S x C; y: N x P x Q x K. `bias` is read only with KT_BIAS;
-/// `workspace` (SPLIT_K x M x K floats) only when SPLIT_K > 1; with TAIL > 1 the grid is
-/// (tiles + tail tiles x (TAIL - 1)) x 1 x 1, `workspace` holds tail tiles x TAIL partial tiles
-/// (BM x BN floats each) and `tail_counters` one zeroed int per tail tile (unused otherwise).
+/// `workspace` (SPLIT_K x M x K floats) only when SPLIT_K > 1.
 #if CLUSTER_K > 1
 #define KTC_CLUSTER_DIMS __cluster_dims__(1, 1, CLUSTER_K)
 #else
@@ -299,7 +236,7 @@ __device__ __forceinline__ bool tail_reduce(float (&acc)[Shape::kMi][Shape::kAcc
 extern "C" __global__ void __launch_bounds__(kBlockThreads, PERSIST > 1 ? PERSIST : 1)
     KTC_CLUSTER_DIMS conv2d_wgmma(const InT* __restrict__ x, const InT* __restrict__ w, InT* y,
                                   const InT* bias, float* workspace, int N, int H, int W, int K,
-                                  int P, int Q, int* tail_counters) {
+                                  int P, int Q) {
   extern __shared__ __align__(128) char smem_raw[];
   // Swizzled tiles must start on 1024-byte boundaries (the pattern's phase is the row).
   const unsigned smem = (ktg::smem_address(smem_raw) + 1023u) & ~1023u;
@@ -309,22 +246,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, PERSIST > 1 ? PERSIS
   const int M = d.pixels();
   const int tiles_m = (M + BM - 1) / BM;
   const int tiles_n = (K + BN - 1) / BN;
-#if TAIL > 1
-  // The first `full` CTAs take whole tiles; the rest take (tail tile, split) pairs.
-  const int total_tiles = tiles_m * tiles_n;
-  const int tail_tiles = (static_cast<int>(gridDim.x) - total_tiles) / (TAIL - 1);
-  const int full = total_tiles - tail_tiles;
-  const bool in_tail = static_cast<int>(blockIdx.x) >= full;
-  const int tail_index = in_tail ? (static_cast<int>(blockIdx.x) - full) / TAIL : 0;
-  const int tail_split = in_tail ? (static_cast<int>(blockIdx.x) - full) % TAIL : 0;
-  const int tile_index = in_tail ? full + tail_index : static_cast<int>(blockIdx.x);
-  const ktg::KRange kr = in_tail ? ktg::split_k_range(ktc::kGemmK, BK, tail_split, TAIL)
-                                 : ktg::split_k_range(ktc::kGemmK, BK, 0, 1);
-#else
-  (void)tail_counters;
-  const int tile_index = static_cast<int>(blockIdx.x);
   const ktg::KRange kr = ktg::split_k_range(ktc::kGemmK, BK, blockIdx.z, kSplits);
-#endif
   const int k_tiles = kr.end - kr.begin;
 
   ALoader a;
@@ -393,7 +315,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, PERSIST > 1 ? PERSIS
     store_output(acc, y, bias, workspace, 0, M, K, m0, n0, tid, staged);
   }
 #else
-  const ktg::TileCoord tc = ktg::tile_coords(tile_index, tiles_m, tiles_n, GROUP_M);
+  const ktg::TileCoord tc = ktg::tile_coords(blockIdx.x, tiles_m, tiles_n, GROUP_M);
 #pragma unroll
   for (int mi = 0; mi < Shape::kMi; ++mi)
 #pragma unroll
@@ -408,9 +330,6 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, PERSIST > 1 ? PERSIS
   if (!ktg::wg::cluster_k_reduce<Shape, CLUSTER_K>(acc, partials, smem, tid)) return;
   store_output(acc, y, bias, workspace, 0, M, K, tc.m * BM, tc.n * BN, tid, staged);
 #else
-#if TAIL > 1
-  if (in_tail && !tail_reduce(acc, workspace, tail_counters, tail_index, tail_split, tid)) return;
-#endif
   store_output(acc, y, bias, workspace, blockIdx.z, M, K, tc.m * BM, tc.n * BN, tid, staged);
 #endif
 #endif  // PERSIST

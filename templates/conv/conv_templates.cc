@@ -311,9 +311,8 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
            "persistent blocks prefetching the next tile during the epilogue, a producer "
            "warpgroup gathering into an mbarrier ring, "
            "split-K through a workspace or across a thread-block cluster (partial tiles "
-           "summed through distributed shared memory), the last partial wave's tiles split "
-           "over several CTAs (partials added by the last to arrive), bias+ReLU, direct or "
-           "smem-staged epilogue; "
+           "summed through distributed shared memory), bias+ReLU, direct or smem-staged "
+           "epilogue; "
            "C a multiple of 8)";
   }
   const std::string& source() const override {
@@ -386,13 +385,7 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
         .param("PERSIST", {0, 1, 2, 3}, 0)
         .param("CLUSTER_K", {1, 2, 4}, cluster_k)
         .param("PRODUCER", {0, 1, 2}, 0)
-        .param("TAIL", {1, 2, 3, 4}, 1)
         .constraint("BM % (64 * WGS) == 0")
-        // A split tail wave: whole tiles otherwise, no other split or persistence.
-        .constraint("TAIL == 1 or (SPLIT_K == 1 and CLUSTER_K == 1 and PERSIST == 0 and "
-                    "PRODUCER == 0)")
-        .constraint("TAIL: every split of a tail tile gets at least one k tile",
-                    [s](const Config& c) { return tail_splits_fit(s, c); })
         // A k-split cluster replaces SPLIT_K's workspace; every rank gets at least one k tile.
         .constraint("CLUSTER_K == 1 or (SPLIT_K == 1 and PERSIST == 0)")
         // A producer warpgroup gathers for non-persistent, non-cluster blocks only.
@@ -445,21 +438,6 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
         return reject(why, "PRODUCER = " + std::to_string(producer) +
                                " (producer warpgroup) needs PERSIST = 0 and CLUSTER_K = 1");
     }
-    if (config.has("TAIL")) {
-      const Value tail = config["TAIL"];
-      if (tail < 1 || tail > 8)
-        return reject(why, "TAIL = " + std::to_string(tail) + " must be in [1, 8]");
-      if (tail > 1 && (config["SPLIT_K"] != 1 || gemm::cluster_k_of(config) != 1 ||
-                       (config.has("PERSIST") && config["PERSIST"] != 0) ||
-                       (config.has("PRODUCER") && config["PRODUCER"] != 0)))
-        return reject(why, "TAIL = " + std::to_string(tail) +
-                               " (split tail wave) needs SPLIT_K = 1, CLUSTER_K = 1, "
-                               "PERSIST = 0 and PRODUCER = 0");
-      if (!tail_splits_fit(s, config))
-        return reject(why, "TAIL = " + std::to_string(tail) + " splits of R*S*C = " +
-                               std::to_string(s.gemm_k()) + " in k tiles of BK = " +
-                               std::to_string(config["BK"]) + " leave a split without a k tile");
-    }
     if (config.has("PERSIST")) {
       const Value persist = config["PERSIST"];
       if (persist < 0 || persist > 3)
@@ -497,64 +475,7 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
       plan.steps[0].grid[0] = static_cast<unsigned>(
           std::min<std::int64_t>(plan.steps[0].grid[0], config["PERSIST"] * sms));
     }
-    apply_tail(s, config, device, plan);
     return plan;
-  }
-
-  /// Whether each of TAIL splits of R*S*C gets at least one k tile (split_k_range's ceiling
-  /// shares: the last split starts before the last k tile).
-  static bool tail_splits_fit(const ConvShape& s, const Config& c) {
-    const Value tail = c.has("TAIL") ? c["TAIL"] : 1;
-    const std::int64_t k_tiles = (s.gemm_k() + c["BK"] - 1) / c["BK"];
-    return tail == 1 || (tail - 1) * ((k_tiles + tail - 1) / tail) < k_tiles;
-  }
-
-  /// Resident blocks per SM of a config (shared memory, threads, and registers estimated as
-  /// the accumulators + 48, as ptxas reports for the 64 / 128 / 256-wide tiles), at least 1.
-  std::int64_t blocks_per_sm(const ConvShape& s, const Config& c) const {
-    constexpr std::int64_t kSmemPerSm = 233472, kReservedPerBlock = 1024;
-    const std::int64_t threads_per_block = threads(c);
-    const std::int64_t regs = ((c["BM"] / c["WGS"]) * c["BN"] / 128 + 48 + 7) / 8 * 8;
-    const std::int64_t by_smem = kSmemPerSm / (smem_bytes(s, c) + kReservedPerBlock);
-    const std::int64_t by_threads = 2048 / threads_per_block;
-    const std::int64_t by_regs = 65536 / (threads_per_block * regs);
-    return std::max<std::int64_t>(1, std::min({by_smem, by_threads, by_regs, std::int64_t{32}}));
-  }
-
-  /// The kernel's last argument, `tail_counters`, and with TAIL > 1 the split tail wave: the
-  /// tiles past the last whole wave of resident blocks (all of them when they make less than
-  /// a wave) get TAIL CTAs each, a workspace of their partial tiles and a counter each, cleared
-  /// by a memset step before the kernel.
-  void apply_tail(const ConvShape& s, const Config& c, const Device& device,
-                  LaunchPlan& plan) const {
-    const std::size_t workload_buffers = s.bias ? 4 : 3;
-    LaunchStep& main = plan.steps[0];
-    const Value tail = c.has("TAIL") ? c["TAIL"] : 1;
-    if (tail == 1) {
-      main.args.push_back(KernelArg::buf(2));  // unused: y
-      return;
-    }
-    const std::int64_t sms = device.sm_count > 0 ? device.sm_count : 132;
-    const std::int64_t slots = sms * blocks_per_sm(s, c);
-    const std::int64_t tiles = main.grid[0];
-    const std::int64_t tail_tiles = tiles >= slots ? tiles % slots : tiles;
-    main.grid[0] = static_cast<unsigned>(tiles + tail_tiles * (tail - 1));
-    const std::size_t partials = workload_buffers + plan.scratch.size();
-    plan.scratch.push_back(BufferSpec{
-        "tail_partials", DType::f32,
-        static_cast<std::size_t>(std::max<std::int64_t>(1, tail_tiles * tail * c["BM"] * c["BN"])),
-        Role::scratch, 0});
-    const std::size_t counters = workload_buffers + plan.scratch.size();
-    plan.scratch.push_back(BufferSpec{"tail_counters", DType::i32,
-                                      static_cast<std::size_t>(std::max<std::int64_t>(1, tail_tiles)),
-                                      Role::scratch, 0});
-    main.args[4] = KernelArg::buf(partials);
-    main.args.push_back(KernelArg::buf(counters));
-    LaunchStep clear;
-    clear.kind = LaunchStep::Kind::memset;
-    clear.memset_buffer = counters;
-    clear.memset_byte = 0;
-    plan.steps.insert(plan.steps.begin(), clear);
   }
 
  protected:
