@@ -31,7 +31,8 @@
 //
 // Usage: gpu_memory_bound OUT_DIR [--families=elementwise,reduction,layernorm]
 //                                 [--norms=layernorm,rmsnorm] [--dtypes=f32,f16]
-//                                 [--shapes=32768x1024,4096x65536] (a subset of the suite's)
+//                                 [--shapes=32768x1024,4096x65536] (a subset of the suite's;
+//                                 other ROWSxHIDDEN shapes are added as layernorm tasks)
 //                                 [--variants="K=V,K=V;K=V"] (overrides of each task's default
 //                                 config, measured after its tuning where valid: "variants")
 //                                 [--trials=40] (0: no tuning, only the variants)
@@ -146,10 +147,16 @@ std::vector<Task> suite(const Settings& s) {
       if (in(s.families, "elementwise")) tasks.push_back({"elementwise", shape, {{"dtype", dtype}, {"fn", "gelu_tanh"}}});
       if (in(s.families, "reduction")) tasks.push_back({"reduction", shape, {{"dtype", dtype}, {"fn", "sum"}}});
     }
-    if (in(s.families, "layernorm"))
+    if (in(s.families, "layernorm")) {
+      // The suite's shapes, then any other ROWSxHIDDEN named by --shapes (e.g. the same
+      // hidden at several row counts: a launch's fixed cost against its streaming rate).
+      std::vector<std::string> norm_shapes = {"32768x1024", "32768x4096", "8192x16384", "4096x65536"};
+      for (const std::string& shape : s.shapes)
+        if (!in(norm_shapes, shape) && shape != "1x268435456") norm_shapes.push_back(shape);
       for (const std::string& norm : s.norms)
-        for (const char* shape : {"32768x1024", "32768x4096", "8192x16384", "4096x65536"})
+        for (const std::string& shape : norm_shapes)
           tasks.push_back({"layernorm", shape, {{"dtype", dtype}, {"norm", norm}}});
+    }
   }
   if (!s.shapes.empty())
     tasks.erase(std::remove_if(tasks.begin(), tasks.end(),

@@ -1,4 +1,4 @@
-# Session 9 device calls, verbatim (run as `PART=X bash gpu-call.sh` from the repository root on the GPU machine; call 1 ran PART=A, call 2 PART=B, call 3 PART=C, call 4 PART=D).
+# Session 9 device calls, verbatim (run as `PART=X bash gpu-call.sh` from the repository root on the GPU machine; calls 1-5 ran PART=A..E in order; call 5 carried build/gpu without its examples folder, over the 64 MiB carry limit otherwise).
 set -u; B=build/gpu; R=$OUT/results; mkdir -p $R
 export LD_LIBRARY_PATH=$PWD/$B/bundle-libs KTUNE_WORKER=$PWD/$B/ktune-worker
 export KTUNE_CUDNN_LIB=/usr/lib/x86_64-linux-gnu/libcudnn.so.9
@@ -43,5 +43,14 @@ if [ $PART = C ]; then
 fi
 if [ $PART = D ]; then
   s t_rest 560 $B/tests/ktune_tests "[gpu][gemm],[gpu][conv],[gpu][demo],[gpu][wgmma]" -d yes
+fi
+if [ $PART = E ]; then
+  s t_convwg 240 $B/tests/ktune_tests "[gpu][conv][wgmma]" -d yes
+  LY="s2_1x1_256_128,s2_3x3_128_128_s2,s2_1x1_512_128,s2_3x3_128_128,s3_1x1_512_256,s3_3x3_256_256_s2"
+  LY="$LY,s3_1x1_256_1024,s3_3x3_256_256,s4_1x1_1024_512,s4_3x3_512_512_s2,s4_1x1_2048_512,s4_3x3_512_512"
+  T="CLUSTER_K=1,SPLIT_K=1,PERSIST=0,PRODUCER=0"
+  VT="TAIL=2,$T;TAIL=3,$T;TAIL=4,$T;TAIL=2,$T,BN=128,WGS=2,STAGES=6"
+  s convt 330 $B/benchmarks/gpu_conv $R/convt.json --dtypes=f16 --template=conv2d_wgmma --budget=1 \
+    --layers=$LY --variants="$VT"
 fi
 pack
