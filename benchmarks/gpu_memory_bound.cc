@@ -12,7 +12,8 @@
 // Each task also times a device copy of its own byte count ("copy of the same bytes"): the
 // ceiling of any kernel that size, launch and ramp included; with --copy-kernel-trials=N also
 // ktune's copy template tuned with N trials on those bytes and measured like the task ("copy
-// kernel of the same bytes": whether that ceiling is cudaMemcpyAsync's or the size's).
+// kernel of the same bytes": whether that ceiling is cudaMemcpyAsync's or the size's), and
+// with --copy-variants overrides of the copy kernel's default measured on those bytes too.
 // --copy-sweep measures only that ceiling against size: ktune's copy kernel (tuned with
 // --copy-kernel-trials trials, 16 by default, at each size) and cudaMemcpyAsync from 32 MB to
 // 2 GiB moved (128 MiB: the bytes of LayerNorm f16 [32768, 1024]), each with the fixed cost its
@@ -37,7 +38,8 @@
 //                                 config, measured after its tuning where valid: "variants")
 //                                 [--trials=40] (0: no tuning, only the variants)
 //                                 [--seconds=14] [--searcher=genetic] [--seed=1]
-//                                 [--copy-kernel-trials=0] [--copy-sweep]
+//                                 [--copy-kernel-trials=0] [--copy-variants="K=V;K=V"]
+//                                 [--copy-sweep]
 //                                 [--runs-per-sample=10] [--memcpy-placement]
 //                                 [--canary-bytes=4096]
 #include <cuda_runtime.h>
@@ -84,6 +86,7 @@ struct Settings {
   std::string searcher = "genetic";
   std::uint64_t seed = 1;
   std::size_t copy_kernel_trials = 0;  ///< > 0: also tune ktune's copy kernel on each task's bytes
+  std::vector<std::string> copy_variants;  ///< "K=V,K=V" overrides of the copy kernel's default
   bool copy_sweep = false;             ///< measure the copy ceiling against size, then stop
   int runs_per_sample = TimingOptions{}.runs_per_sample;  ///< of every measurement
   bool memcpy_placement = false;       ///< time a copy at several buffer distances first
@@ -109,7 +112,7 @@ Settings parse_args(int argc, char** argv) {
     throw Error(ErrorCode::invalid_argument,
                 "usage: gpu_memory_bound OUT_DIR [--families=a,b] [--norms=a,b] [--dtypes=a,b] "
                 "[--shapes=RxC,...] [--variants=\"K=V,K=V;K=V\"] [--trials=N] [--seconds=S] [--searcher=NAME] "
-                "[--seed=S] [--copy-kernel-trials=N] [--copy-sweep] [--runs-per-sample=N] "
+                "[--seed=S] [--copy-kernel-trials=N] [--copy-variants=\"K=V;K=V\"] [--copy-sweep] [--runs-per-sample=N] "
                 "[--memcpy-placement] [--canary-bytes=N]");
   Settings s;
   s.out_dir = argv[1];
@@ -127,6 +130,7 @@ Settings parse_args(int argc, char** argv) {
     else if (key == "--searcher") s.searcher = value;
     else if (key == "--seed") s.seed = bench::parse_number<std::uint64_t>(key, value);
     else if (key == "--copy-kernel-trials") s.copy_kernel_trials = bench::parse_number<std::size_t>(key, value);
+    else if (key == "--copy-variants") s.copy_variants = bench::split_list(value, ';');
     else if (key == "--copy-sweep" && eq == std::string::npos) s.copy_sweep = true;
     else if (key == "--runs-per-sample") s.runs_per_sample = bench::parse_number<int>(key, value, 1);
     else if (key == "--memcpy-placement" && eq == std::string::npos) s.memcpy_placement = true;
@@ -226,6 +230,7 @@ struct CopyKernelResult {
   double gbps = 0;     ///< bytes moved over the winner's median time; 0 without a valid trial
   std::string config;  ///< the winner ("" without a valid trial)
   std::size_t trials = 0;
+  json variants = json::array();  ///< --copy-variants, measured after the tuning
 };
 
 /// ktune's copy template tuned with at most `trials` trials on `bytes` (N f32 elements read, N
@@ -244,6 +249,16 @@ CopyKernelResult copy_kernel_gbps(double bytes, const Device& device, Builder& b
   if (r.best && r.best->ok() && r.best->median_ms > 0) {
     out.gbps = bytes / (r.best->median_ms * 1e-3) / 1e9;
     out.config = r.best->config.str();
+  }
+  // --copy-variants: overrides of the copy template's default on the same bytes.
+  const SearchSpace space = copy->space(cp, device);
+  for (const std::string& overrides : settings.copy_variants) {
+    const auto config = bench::variant_of(space, *copy, cp, overrides);
+    if (!config) continue;
+    const Trial t = measurer.measure({*config}).at(0);
+    const double gbps = t.ok() && t.median_ms > 0 ? bytes / (t.median_ms * 1e-3) / 1e9 : 0.0;
+    out.variants.push_back({{"overrides", overrides}, {"config", config->str()},
+                            {"status", to_string(t.status)}, {"gbps", gbps}});
   }
   return out;
 }
@@ -393,6 +408,14 @@ int main(int argc, char** argv) {
         std::printf("    copy kernel of the same bytes (%2zu trials) %13.0f GB/s (%5.1f%%)  %s\n",
                     k.trials, k.gbps, 100.0 * k.gbps / copy_gbps,
                     k.config.empty() ? "(no valid trial)" : k.config.c_str());
+        json copy_variants = k.variants;
+        for (auto& v : copy_variants) {
+          v["pct_of_copy"] = 100.0 * v["gbps"].get<double>() / copy_gbps;
+          std::printf("    copy kernel variant %-34s %7.0f GB/s (%5.1f%%)  %s\n",
+                      v["overrides"].get<std::string>().c_str(), v["gbps"].get<double>(),
+                      v["pct_of_copy"].get<double>(), v["status"].get<std::string>().c_str());
+        }
+        if (!copy_variants.empty()) row["same_bytes_copy_kernel_variants"] = copy_variants;
       }
       // Variants of the default config, timed by the same measurer after the tuning.
       json variants = json::array();
