@@ -1,4 +1,4 @@
-# Session 9 device calls, verbatim (run as `PART=X bash gpu-call.sh` from the repository root on the GPU machine; calls 1-5 ran PART=A..E in order; call 5 carried build/gpu without its examples folder, over the 64 MiB carry limit otherwise).
+# Session 9 device calls, verbatim (run as `PART=X bash gpu-call.sh` from the repository root on the GPU machine; calls 1-9 ran PART=A..I in order; calls 5-9 carried build/gpu without its examples folder, over the 64 MiB carry limit otherwise).
 set -u; B=build/gpu; R=$OUT/results; mkdir -p $R
 export LD_LIBRARY_PATH=$PWD/$B/bundle-libs KTUNE_WORKER=$PWD/$B/ktune-worker
 export KTUNE_CUDNN_LIB=/usr/lib/x86_64-linux-gnu/libcudnn.so.9
@@ -52,5 +52,50 @@ if [ $PART = E ]; then
   VT="TAIL=2,$T;TAIL=3,$T;TAIL=4,$T;TAIL=2,$T,BN=128,WGS=2,STAGES=6"
   s convt 330 $B/benchmarks/gpu_conv $R/convt.json --dtypes=f16 --template=conv2d_wgmma --budget=1 \
     --layers=$LY --variants="$VT"
+fi
+if [ $PART = F ]; then
+  SZ="16384x1024,32768x1024,65536x1024,131072x1024,262144x1024"
+  s sizes 200 $B/benchmarks/gpu_memory_bound $R/sizes --families=layernorm --dtypes=f16 --shapes=$SZ \
+    --trials=0 --variants="$P1;$P1" --copy-kernel-trials=1
+  for k in layernorm_fwd ktune_copy; do
+    s pm_$k 100 $NCU --clock-control none --cache-control none --target-processes all -k regex:$k \
+      -s 20 -c 1 --section SpeedOfLight --section PmSampling -o $R/pm_$k $B/benchmarks/gpu_memory_bound \
+      $R/pm_$k --families=layernorm --norms=layernorm --dtypes=f16 --shapes=262144x1024 --trials=0 \
+      --variants="$P1" --copy-kernel-trials=1
+    $NCU -i $R/pm_$k.ncu-rep --page raw --csv --print-metric-instances values > $R/pm_${k}_raw.csv 2>&1
+    $NCU -i $R/pm_$k.ncu-rep --page details --print-details all > $R/pm_${k}_details.txt 2>&1
+    rm -f $R/pm_$k.ncu-rep; pack
+  done
+fi
+if [ $PART = G ]; then
+  R3="ROW_MODE=3,STATS=0,CLUSTER=1,PREFETCH=0,VEC=8,TPR=32"
+  VR="$P1;$R3,THREADS=128,STAGES=2,RPG=8,MIN_WARPS=16,PARAMS=2,CACHE_HINT=1"
+  VR="$VR;$R3,THREADS=128,STAGES=3,RPG=16,MIN_WARPS=16,PARAMS=2,CACHE_HINT=1"
+  VR="$VR;$R3,THREADS=128,STAGES=2,RPG=4,MIN_WARPS=32,PARAMS=2,CACHE_HINT=1"
+  VR="$VR;$R3,THREADS=256,STAGES=2,RPG=8,MIN_WARPS=16,PARAMS=2,CACHE_HINT=1"
+  VR="$VR;$R3,THREADS=256,STAGES=2,RPG=4,MIN_WARPS=32,PARAMS=2,CACHE_HINT=1"
+  VR="$VR;$R3,THREADS=256,STAGES=4,RPG=8,MIN_WARPS=16,PARAMS=2,CACHE_HINT=1"
+  VR="$VR;$R3,THREADS=64,STAGES=3,RPG=16,MIN_WARPS=32,PARAMS=2,CACHE_HINT=1"
+  VR="$VR;$R3,THREADS=512,STAGES=2,RPG=4,MIN_WARPS=16,PARAMS=2,CACHE_HINT=1"
+  VR="$VR;$R3,THREADS=1024,STAGES=2,RPG=2,MIN_WARPS=32,PARAMS=2,CACHE_HINT=1"
+  VR="$VR;$R3,THREADS=256,STAGES=2,RPG=8,MIN_WARPS=16,PARAMS=1,CACHE_HINT=0"
+  VR="$VR;ROW_MODE=2,STATS=0,CLUSTER=1,PREFETCH=0,PARAMS=0,RPG=1,VEC=8,TPR=32,THREADS=64,MIN_WARPS=0,CACHE_HINT=1"
+  VR="$VR;ROW_MODE=2,STATS=0,CLUSTER=1,PREFETCH=0,PARAMS=0,RPG=1,VEC=8,TPR=32,THREADS=32,MIN_WARPS=0,CACHE_HINT=1"
+  s ring 200 $B/benchmarks/gpu_memory_bound $R/ring --families=layernorm --dtypes=f16 --shapes=32768x1024 \
+    --trials=0 --variants="$VR"
+fi
+if [ $PART = H ]; then
+  CV="ITEMS=1;ITEMS=2;ITEMS=4;ITEMS=8;ITEMS=8,THREADS=64;ITEMS=4,THREADS=1024;THREADS=1024;THREADS=64;GRID_STRIDE=1"
+  s cwin 200 $B/benchmarks/gpu_memory_bound $R/cwin --families=layernorm --norms=layernorm --dtypes=f16 \
+    --shapes=32768x1024,131072x1024 --trials=0 --variants="$P1" --copy-kernel-trials=1 --copy-variants="$CV"
+fi
+if [ $PART = I ]; then
+  M0="THREADS=32,TPR=32,VEC=8,ROW_MODE=0,STATS=0,CACHE_HINT=1,CLUSTER=1,PREFETCH=1"
+  VP="$P1;$M0,RPG=16,PARAMS=2,MIN_WARPS=16;$M0,RPG=12,PARAMS=2,MIN_WARPS=24;$M0,RPG=8,PARAMS=2,MIN_WARPS=32"
+  VP="$VP;$M0,RPG=24,PARAMS=2,MIN_WARPS=16;$M0,RPG=32,PARAMS=2,MIN_WARPS=16;$M0,RPG=16,PARAMS=1,MIN_WARPS=16"
+  VP="$VP;$M0,RPG=12,PARAMS=1,MIN_WARPS=24;$M0,RPG=16,PARAMS=0,MIN_WARPS=16;$M0,RPG=8,PARAMS=2,MIN_WARPS=24"
+  VP="$VP;${M0/PREFETCH=1/PREFETCH=0},RPG=16,PARAMS=2,MIN_WARPS=16"
+  s persist 200 $B/benchmarks/gpu_memory_bound $R/persist --families=layernorm --dtypes=f16 \
+    --shapes=32768x1024,131072x1024 --trials=0 --variants="$VP"
 fi
 pack
