@@ -225,20 +225,43 @@ TuneResult tune(GpuMeasurer& measurer, const KernelTemplate& tmpl, const Problem
                      settings.seconds, settings.seed, 3);
 }
 
+/// Each "K=V,K=V" override of `space`'s default that gives a valid config (bench::variant_of),
+/// measured by `measurer`: {"overrides", "config", "status", "ms", "gbps", "pct_of_copy"}
+/// (`bytes` over the median time, against `copy_gbps`), each also printed as `label` rows.
+json measure_variants(const std::vector<std::string>& list, const SearchSpace& space,
+                      const KernelTemplate& tmpl, const Problem& problem, Measurer& measurer,
+                      double bytes, double copy_gbps, const char* label) {
+  json rows = json::array();
+  for (const std::string& overrides : list) {
+    const auto config = bench::variant_of(space, tmpl, problem, overrides);
+    if (!config) continue;
+    const Trial t = measurer.measure({*config}).at(0);
+    const double gbps = t.ok() && t.median_ms > 0 ? bytes / (t.median_ms * 1e-3) / 1e9 : 0.0;
+    rows.push_back({{"overrides", overrides}, {"config", config->str()},
+                    {"status", to_string(t.status)}, {"ms", t.ok() ? t.median_ms : 0.0},
+                    {"gbps", gbps}, {"pct_of_copy", 100.0 * gbps / copy_gbps}});
+    std::printf("    %s %-44s %7.0f GB/s (%5.1f%%)  %s\n", label, overrides.c_str(), gbps,
+                100.0 * gbps / copy_gbps, to_string(t.status));
+  }
+  return rows;
+}
+
 /// ktune's copy template tuned on a byte count: best bandwidth, its config, trials run.
 struct CopyKernelResult {
   double gbps = 0;     ///< bytes moved over the winner's median time; 0 without a valid trial
   std::string config;  ///< the winner ("" without a valid trial)
   std::size_t trials = 0;
-  json variants = json::array();  ///< --copy-variants, measured after the tuning
+  json variants = json::array();  ///< --copy-variants (measure_variants rows)
 };
 
 /// ktune's copy template tuned with at most `trials` trials on `bytes` (N f32 elements read, N
 /// written: bytes a multiple of 8; f32 so that its widest vector is 16 bytes, as the other
-/// templates' are: with f16 elements it moves at most 8 bytes per access), measured like a task.
+/// templates' are: with f16 elements it moves at most 8 bytes per access), measured like a task,
+/// then the `variants` overrides of its default (measure_variants rows, against `copy_gbps`).
 CopyKernelResult copy_kernel_gbps(double bytes, const Device& device, Builder& builder,
                                   const RunnerOptions& runner, const Settings& settings,
-                                  std::size_t trials) {
+                                  std::size_t trials, double copy_gbps,
+                                  const std::vector<std::string>& variants) {
   const auto copy = find_template("copy");
   const std::int64_t floats = static_cast<std::int64_t>(bytes) / 8;  // read, then written
   const Problem cp = make_problem(*copy, std::to_string(floats), {{"dtype", "f32"}});
@@ -251,15 +274,8 @@ CopyKernelResult copy_kernel_gbps(double bytes, const Device& device, Builder& b
     out.config = r.best->config.str();
   }
   // --copy-variants: overrides of the copy template's default on the same bytes.
-  const SearchSpace space = copy->space(cp, device);
-  for (const std::string& overrides : settings.copy_variants) {
-    const auto config = bench::variant_of(space, *copy, cp, overrides);
-    if (!config) continue;
-    const Trial t = measurer.measure({*config}).at(0);
-    const double gbps = t.ok() && t.median_ms > 0 ? bytes / (t.median_ms * 1e-3) / 1e9 : 0.0;
-    out.variants.push_back({{"overrides", overrides}, {"config", config->str()},
-                            {"status", to_string(t.status)}, {"gbps", gbps}});
-  }
+  out.variants = measure_variants(variants, copy->space(cp, device), *copy, cp,
+                                  measurer, bytes, copy_gbps, "copy kernel variant");
   return out;
 }
 
@@ -277,13 +293,15 @@ json copy_sweep(const Device& device, double copy_gbps, const Settings& settings
   };
   // The floor of one launch in the measurer's chained loop: the default copy of 8 KiB moved (one
   // block of work), whose time is almost all launch gap, ramp-up and drain.
-  const CopyKernelResult tiny = copy_kernel_gbps(8192.0, device, builder, runner, settings, 1);
+  const CopyKernelResult tiny = copy_kernel_gbps(8192.0, device, builder, runner, settings, 1,
+                                                 copy_gbps, {});
   const double tiny_us = tiny.gbps > 0 ? 8192.0 / (tiny.gbps * 1e9) * 1e6 : 0.0;
   std::printf("one launch moving 8 KiB (the default copy config): %.2f us\n", tiny_us);
   std::printf("%14s %12s %8s %9s %12s %8s %9s  %s\n", "bytes moved", "kernel GB/s", "% copy",
               "fixed us", "memcpy GB/s", "% copy", "fixed us", "kernel config");
   for (const double bytes : sizes) {
-    const CopyKernelResult k = copy_kernel_gbps(bytes, device, builder, runner, settings, trials);
+    const CopyKernelResult k = copy_kernel_gbps(bytes, device, builder, runner, settings, trials,
+                                                copy_gbps, settings.copy_variants);
     // cudaMemcpyAsync chained as in "copy of the same bytes"; it rotates no buffers, so only
     // sizes beyond twice the L2 say anything about DRAM.
     const bool beyond_l2 = bytes >= 2.0 * device.l2_bytes;
@@ -293,7 +311,7 @@ json copy_sweep(const Device& device, double copy_gbps, const Settings& settings
                     {"kernel_fixed_us", fixed_us(bytes, k.gbps)}, {"kernel_config", k.config},
                     {"kernel_trials", k.trials}, {"memcpy_gbps", memcpy},
                     {"memcpy_pct_of_copy", 100.0 * memcpy / copy_gbps},
-                    {"memcpy_fixed_us", fixed_us(bytes, memcpy)}});
+                    {"memcpy_fixed_us", fixed_us(bytes, memcpy)}, {"kernel_variants", k.variants}});
     std::printf("%14.0f %12.0f %7.1f%% %9.2f %12.0f %7.1f%% %9.2f  %s\n", bytes, k.gbps,
                 100.0 * k.gbps / copy_gbps, fixed_us(bytes, k.gbps), memcpy,
                 100.0 * memcpy / copy_gbps, fixed_us(bytes, memcpy), k.config.c_str());
@@ -401,38 +419,19 @@ int main(int argc, char** argv) {
       // measured like the task: is the same-size ceiling cudaMemcpyAsync's or the size's?
       if (settings.copy_kernel_trials > 0 && static_cast<std::int64_t>(bytes) % 8 == 0) {
         const CopyKernelResult k = copy_kernel_gbps(bytes, device, builder, runner, settings,
-                                                    settings.copy_kernel_trials);
+                                                    settings.copy_kernel_trials, copy_gbps,
+                                                    settings.copy_variants);
         row["same_bytes_copy_kernel_gbps"] = k.gbps;
         row["same_bytes_copy_kernel_pct_of_copy"] = 100.0 * k.gbps / copy_gbps;
         row["same_bytes_copy_kernel_config"] = k.config;
         std::printf("    copy kernel of the same bytes (%2zu trials) %13.0f GB/s (%5.1f%%)  %s\n",
                     k.trials, k.gbps, 100.0 * k.gbps / copy_gbps,
                     k.config.empty() ? "(no valid trial)" : k.config.c_str());
-        json copy_variants = k.variants;
-        for (auto& v : copy_variants) {
-          v["pct_of_copy"] = 100.0 * v["gbps"].get<double>() / copy_gbps;
-          std::printf("    copy kernel variant %-34s %7.0f GB/s (%5.1f%%)  %s\n",
-                      v["overrides"].get<std::string>().c_str(), v["gbps"].get<double>(),
-                      v["pct_of_copy"].get<double>(), v["status"].get<std::string>().c_str());
-        }
-        if (!copy_variants.empty()) row["same_bytes_copy_kernel_variants"] = copy_variants;
+        if (!k.variants.empty()) row["same_bytes_copy_kernel_variants"] = k.variants;
       }
       // Variants of the default config, timed by the same measurer after the tuning.
-      json variants = json::array();
-      const SearchSpace space = tmpl->space(problem, device);
-      for (const std::string& overrides : settings.variants) {
-        const auto config = bench::variant_of(space, *tmpl, problem, overrides);
-        if (!config) continue;
-        const Trial trial = measurer.measure({*config}).at(0);
-        const double v = gbps(trial);
-        variants.push_back({{"overrides", overrides}, {"config", config->str()},
-                            {"status", to_string(trial.status)},
-                            {"ms", trial.ok() ? trial.median_ms : 0.0}, {"gbps", v},
-                            {"pct_of_copy", 100.0 * v / copy_gbps}});
-        std::printf("    variant %-44s %7.0f GB/s (%5.1f%%)  %s\n", overrides.c_str(), v,
-                    100.0 * v / copy_gbps, to_string(trial.status));
-      }
-      row["variants"] = variants;
+      row["variants"] = measure_variants(settings.variants, tmpl->space(problem, device), *tmpl,
+                                         problem, measurer, bytes, copy_gbps, "variant");
       std::fflush(stdout);
       doc["results"].push_back(row);
       bench::write_json(out_path, doc);
