@@ -227,10 +227,10 @@ TuneResult tune(GpuMeasurer& measurer, const KernelTemplate& tmpl, const Problem
 
 /// Each "K=V,K=V" override of `space`'s default that gives a valid config (bench::variant_of),
 /// measured by `measurer`: {"overrides", "config", "status", "ms", "gbps", "pct_of_copy"}
-/// (`bytes` over the median time, against `copy_gbps`), each also printed as `label` rows.
+/// (`bytes` over the median time, against `copy_gbps`).
 json measure_variants(const std::vector<std::string>& list, const SearchSpace& space,
                       const KernelTemplate& tmpl, const Problem& problem, Measurer& measurer,
-                      double bytes, double copy_gbps, const char* label) {
+                      double bytes, double copy_gbps) {
   json rows = json::array();
   for (const std::string& overrides : list) {
     const auto config = bench::variant_of(space, tmpl, problem, overrides);
@@ -240,10 +240,16 @@ json measure_variants(const std::vector<std::string>& list, const SearchSpace& s
     rows.push_back({{"overrides", overrides}, {"config", config->str()},
                     {"status", to_string(t.status)}, {"ms", t.ok() ? t.median_ms : 0.0},
                     {"gbps", gbps}, {"pct_of_copy", 100.0 * gbps / copy_gbps}});
-    std::printf("    %s %-44s %7.0f GB/s (%5.1f%%)  %s\n", label, overrides.c_str(), gbps,
-                100.0 * gbps / copy_gbps, to_string(t.status));
   }
   return rows;
+}
+
+/// Prints measure_variants rows under a task's line, each headed `label`.
+void print_variants(const json& rows, const char* label) {
+  for (const auto& v : rows)
+    std::printf("    %s %-44s %7.0f GB/s (%5.1f%%)  %s\n", label,
+                v["overrides"].get<std::string>().c_str(), v["gbps"].get<double>(),
+                v["pct_of_copy"].get<double>(), v["status"].get<std::string>().c_str());
 }
 
 /// ktune's copy template tuned on a byte count: best bandwidth, its config, trials run.
@@ -275,7 +281,7 @@ CopyKernelResult copy_kernel_gbps(double bytes, const Device& device, Builder& b
   }
   // --copy-variants: overrides of the copy template's default on the same bytes.
   out.variants = measure_variants(variants, copy->space(cp, device), *copy, cp,
-                                  measurer, bytes, copy_gbps, "copy kernel variant");
+                                  measurer, bytes, copy_gbps);
   return out;
 }
 
@@ -427,11 +433,13 @@ int main(int argc, char** argv) {
         std::printf("    copy kernel of the same bytes (%2zu trials) %13.0f GB/s (%5.1f%%)  %s\n",
                     k.trials, k.gbps, 100.0 * k.gbps / copy_gbps,
                     k.config.empty() ? "(no valid trial)" : k.config.c_str());
+        print_variants(k.variants, "copy kernel variant");
         if (!k.variants.empty()) row["same_bytes_copy_kernel_variants"] = k.variants;
       }
       // Variants of the default config, timed by the same measurer after the tuning.
       row["variants"] = measure_variants(settings.variants, tmpl->space(problem, device), *tmpl,
-                                         problem, measurer, bytes, copy_gbps, "variant");
+                                         problem, measurer, bytes, copy_gbps);
+      print_variants(row["variants"], "variant");
       std::fflush(stdout);
       doc["results"].push_back(row);
       bench::write_json(out_path, doc);
