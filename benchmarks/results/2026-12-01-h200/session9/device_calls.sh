@@ -1,4 +1,4 @@
-# Session 9 device calls, verbatim (run as `PART=X bash gpu-call.sh` from the repository root on the GPU machine; calls 1-9 ran PART=A..I in order; calls 5-9 carried build/gpu without its examples folder, over the 64 MiB carry limit otherwise).
+# Session 9 device calls, verbatim (run as `PART=X bash gpu-call.sh` from the repository root on the GPU machine; calls 1-9 ran PART=A..I in order, calls 10 and 11 PART=J; calls 5-11 carried build/gpu without its examples folder, over the 64 MiB carry limit otherwise).
 set -u; B=build/gpu; R=$OUT/results; mkdir -p $R
 export LD_LIBRARY_PATH=$PWD/$B/bundle-libs KTUNE_WORKER=$PWD/$B/ktune-worker
 export KTUNE_CUDNN_LIB=/usr/lib/x86_64-linux-gnu/libcudnn.so.9
@@ -97,5 +97,9 @@ if [ $PART = I ]; then
   VP="$VP;${M0/PREFETCH=1/PREFETCH=0},RPG=16,PARAMS=2,MIN_WARPS=16"
   s persist 200 $B/benchmarks/gpu_memory_bound $R/persist --families=layernorm --dtypes=f16 \
     --shapes=32768x1024,131072x1024 --trials=0 --variants="$VP"
+fi
+if [ $PART = J ]; then
+  s check 120 $B/benchmarks/gpu_memory_bound $R/check --families=layernorm --norms=rmsnorm --dtypes=f16 \
+    --shapes=32768x1024 --trials=2 --variants="$P1" --copy-kernel-trials=1 --copy-variants="ITEMS=1;ITEMS=8"
 fi
 pack
