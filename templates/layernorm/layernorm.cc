@@ -230,14 +230,18 @@ std::int64_t slice_bytes(std::int64_t hidden, DType dtype, const Config& c) {
   return slice_bytes(hidden, dtype, c["CLUSTER"]);
 }
 
-/// PARAMS 2: the CTA's part of gamma (and beta for LayerNorm) in dynamic shared memory.
-std::int64_t param_smem_bytes(std::int64_t hidden, DType dtype, bool rms, Value cluster) {
-  return slice_bytes(hidden, dtype, cluster) * (rms ? 1 : 2);
+/// PARAMS 2 / 3: the CTA's part of gamma (and beta for LayerNorm) in dynamic shared memory, as
+/// loaded (2) or as fp32 (3); 0 for the other PARAMS values.
+std::int64_t param_smem_bytes(std::int64_t hidden, DType dtype, bool rms, Value cluster,
+                              Value params) {
+  if (params != 2 && params != 3) return 0;
+  const std::int64_t elements = hidden / cluster * (rms ? 1 : 2);
+  return elements * (params == 3 ? 4 : static_cast<std::int64_t>(dtype_size(dtype)));
 }
 
 /// param_smem_bytes of a config.
 std::int64_t param_smem_bytes(std::int64_t hidden, DType dtype, bool rms, const Config& c) {
-  return param_smem_bytes(hidden, dtype, rms, c["CLUSTER"]);
+  return param_smem_bytes(hidden, dtype, rms, c["CLUSTER"], c["PARAMS"]);
 }
 
 /// ROW_MODE 3: the ring of `stages` tiles (`rows_per_block` slices each) after PARAMS 2's gamma
@@ -245,7 +249,7 @@ std::int64_t param_smem_bytes(std::int64_t hidden, DType dtype, bool rms, const 
 std::int64_t ring_bytes(std::int64_t hidden, DType dtype, bool rms, Value cluster, Value params,
                         Value stages, Value rows_per_block) {
   const std::int64_t gamma_beta =
-      params == 2 ? (param_smem_bytes(hidden, dtype, rms, cluster) + 127) / 128 * 128 : 0;
+      (param_smem_bytes(hidden, dtype, rms, cluster, params) + 127) / 128 * 128;
   return gamma_beta + stages * rows_per_block * slice_bytes(hidden, dtype, cluster);
 }
 
@@ -271,7 +275,7 @@ std::int64_t row_smem_bytes(std::int64_t hidden, DType dtype, const Config& c) {
 std::int64_t dynamic_smem_bytes(std::int64_t hidden, DType dtype, bool rms, const Config& c) {
   if (c["ROW_MODE"] == 1) return row_smem_bytes(hidden, dtype, c);
   if (c["ROW_MODE"] == 3) return ring_smem_bytes(hidden, dtype, rms, c);
-  if (c["ROW_MODE"] == 0 && c["PARAMS"] == 2) return param_smem_bytes(hidden, dtype, rms, c);
+  if (c["ROW_MODE"] == 0) return param_smem_bytes(hidden, dtype, rms, c);
   return 0;
 }
 
@@ -382,7 +386,7 @@ class LayernormTemplate final : public KernelTemplate {
           const RegisterRow probe = row_at(th, th, c, 2, 1, 2, mw);
           if (!fits_with_margin(probe)) continue;
           const Value r = pick_rpg(1, probe.blocks_per_sm(), c);
-          const Value pa = r > 1 && param_smem_bytes(hidden, dtype, rms, c) <= smem_limit ? 2 : 0;
+          const Value pa = r > 1 && param_smem_bytes(hidden, dtype, rms, c, 2) <= smem_limit ? 2 : 0;
           // No streaming hints: at [4096, 65536] every tuned winner (LayerNorm / RMSNorm, f16 /
           // f32) had CACHE_HINT 0, and the cluster defaults gained 3-5 points without them
           // (results/2026-12-01-h200/session6, calls 5-7).
@@ -414,7 +418,7 @@ class LayernormTemplate final : public KernelTemplate {
         .param("CLUSTER", {1, 2, 4, 8}, cluster)
         .param("RPG", kRpgDomain, rpg)
         .param("PREFETCH", {0, 1}, prefetch)
-        .param("PARAMS", {0, 1, 2}, params)
+        .param("PARAMS", {0, 1, 2, 3}, params)
         .param("MIN_WARPS", {0, 16, 24, 32, 48, 64}, min_warps)
         .param("STAGES", {2, 3, 4, 6, 8}, 2)
         .constraint("TPR <= THREADS")
@@ -442,9 +446,9 @@ class LayernormTemplate final : public KernelTemplate {
                     [hidden, dtype, smem_limit](const Config& c) {
                       return c["ROW_MODE"] != 1 || row_smem_bytes(hidden, dtype, c) <= smem_limit;
                     })
-        .constraint("PARAMS 2: gamma / beta fit in shared memory (" + std::to_string(smem_limit) + " B)",
+        .constraint("PARAMS 2 / 3: gamma / beta fit in shared memory (" + std::to_string(smem_limit) + " B)",
                     [hidden, dtype, rms, smem_limit](const Config& c) {
-                      return c["PARAMS"] != 2 || param_smem_bytes(hidden, dtype, rms, c) <= smem_limit;
+                      return param_smem_bytes(hidden, dtype, rms, c) <= smem_limit;
                     });
     if (device.max_threads_per_block > 0)
       b.constraint("THREADS <= " + std::to_string(device.max_threads_per_block));
