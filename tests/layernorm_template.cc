@@ -123,16 +123,11 @@ TEST_CASE("layernorm cluster and rows-per-group constraints", "[layernorm]") {
   // Several rows per cluster (the exchanges alternate buffers), the next row prefetched.
   CHECK(s.valid(with(s, c, {{"RPG", 2}, {"PREFETCH", 1}})));
   CHECK(s.valid(with(s, c, {{"RPG", 12}, {"PREFETCH", 1}, {"PARAMS", 2}})));
-  // gamma / beta as fp32 in shared memory: twice PARAMS 2's bytes for 16-bit rows, and only
-  // with several rows per group.
-  CHECK(s.valid(with(s, c, {{"RPG", 12}, {"PREFETCH", 1}, {"PARAMS", 3}})));
-  CHECK_FALSE(s.valid(with(s, c, {{"RPG", 1}, {"PARAMS", 3}})));
-  {
-    const Config p2 = with(s, c, {{"RPG", 2}, {"PARAMS", 2}}), p3 = with(s, c, {{"RPG", 2}, {"PARAMS", 3}});
-    // [64, 65536] f16 LayerNorm over a cluster of 4: 16384 elements of gamma and of beta per CTA
-    CHECK(t->launch(big, p2, dev).steps[0].dynamic_smem == 2u * 16384u * 2u);
-    CHECK(t->launch(big, p3, dev).steps[0].dynamic_smem == 2u * 16384u * 4u);
-  }
+  // gamma / beta in shared memory only with several rows per group: [64, 65536] f16 LayerNorm
+  // over a cluster of 4 keeps 16384 elements of gamma and of beta per CTA.
+  CHECK_FALSE(s.valid(with(s, c, {{"RPG", 1}, {"PARAMS", 2}})));
+  CHECK(t->launch(big, with(s, c, {{"RPG", 2}, {"PARAMS", 2}}), dev).steps[0].dynamic_smem ==
+        2u * 16384u * 2u);
   // 2 CTAs: 32768 halves / 512 threads = 8 vectors of 4 registers (+ bookkeeping) < 128.
   CHECK(s.valid(with(s, c, {{"CLUSTER", 2}})));
   // ... and with the next row prefetched: 96 registers; not within 64 (MIN_WARPS 32).
@@ -389,14 +384,14 @@ TEST_CASE("layernorm spaces compile with NVRTC for sm_90", "[layernorm][nvrtc]")
   INFO(bw.log);
   CHECK(bw.ok);
   CHECK(bw.resources.spill_stores == 0);
-  // The f16 [32768, 1024] winner's geometry with gamma / beta as fp32 in shared memory, within
-  // its 80-register cap.
-  const Config fp32_params = with(sr, sr.default_config(),
-                                  {{"THREADS", 32}, {"TPR", 32}, {"VEC", 8}, {"ROW_MODE", 0},
-                                   {"STATS", 0}, {"CACHE_HINT", 1}, {"CLUSTER", 1}, {"RPG", 2},
-                                   {"PREFETCH", 1}, {"PARAMS", 3}, {"MIN_WARPS", 24}});
-  REQUIRE(sr.valid(fp32_params));
-  const BuildResult bp = builder.build(*t, r, fp32_params, Device::h200());
+  // The f16 [32768, 1024] winner (gamma / beta in shared memory, one warp per block of two
+  // rows) within its 80-register cap.
+  const Config winner = with(sr, sr.default_config(),
+                             {{"THREADS", 32}, {"TPR", 32}, {"VEC", 8}, {"ROW_MODE", 0},
+                              {"STATS", 0}, {"CACHE_HINT", 1}, {"CLUSTER", 1}, {"RPG", 2},
+                              {"PREFETCH", 1}, {"PARAMS", 2}, {"MIN_WARPS", 24}});
+  REQUIRE(sr.valid(winner));
+  const BuildResult bp = builder.build(*t, r, winner, Device::h200());
   INFO(bp.log);
   CHECK(bp.ok);
   CHECK(bp.resources.spill_stores == 0);

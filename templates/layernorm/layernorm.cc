@@ -230,13 +230,11 @@ std::int64_t slice_bytes(std::int64_t hidden, DType dtype, const Config& c) {
   return slice_bytes(hidden, dtype, c["CLUSTER"]);
 }
 
-/// PARAMS 2 / 3: the CTA's part of gamma (and beta for LayerNorm) in dynamic shared memory, as
-/// loaded (2) or as fp32 (3); 0 for the other PARAMS values.
+/// PARAMS 2: the CTA's part of gamma (and beta for LayerNorm) in dynamic shared memory; 0 for
+/// the other PARAMS values.
 std::int64_t param_smem_bytes(std::int64_t hidden, DType dtype, bool rms, Value cluster,
                               Value params) {
-  if (params != 2 && params != 3) return 0;
-  const std::int64_t elements = hidden / cluster * (rms ? 1 : 2);
-  return elements * (params == 3 ? 4 : static_cast<std::int64_t>(dtype_size(dtype)));
+  return params == 2 ? slice_bytes(hidden, dtype, cluster) * (rms ? 1 : 2) : 0;
 }
 
 /// param_smem_bytes of a config.
@@ -418,7 +416,7 @@ class LayernormTemplate final : public KernelTemplate {
         .param("CLUSTER", {1, 2, 4, 8}, cluster)
         .param("RPG", kRpgDomain, rpg)
         .param("PREFETCH", {0, 1}, prefetch)
-        .param("PARAMS", {0, 1, 2, 3}, params)
+        .param("PARAMS", {0, 1, 2}, params)
         .param("MIN_WARPS", {0, 16, 24, 32, 48, 64}, min_warps)
         .param("STAGES", {2, 3, 4, 6, 8}, 2)
         .constraint("TPR <= THREADS")
@@ -446,7 +444,7 @@ class LayernormTemplate final : public KernelTemplate {
                     [hidden, dtype, smem_limit](const Config& c) {
                       return c["ROW_MODE"] != 1 || row_smem_bytes(hidden, dtype, c) <= smem_limit;
                     })
-        .constraint("PARAMS 2 / 3: gamma / beta fit in shared memory (" + std::to_string(smem_limit) + " B)",
+        .constraint("PARAMS 2: gamma / beta fit in shared memory (" + std::to_string(smem_limit) + " B)",
                     [hidden, dtype, rms, smem_limit](const Config& c) {
                       return param_smem_bytes(hidden, dtype, rms, c) <= smem_limit;
                     });

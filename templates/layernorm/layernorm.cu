@@ -14,8 +14,7 @@
 // one exchange, merged in rank order); with RPG > 1 each group normalizes
 // RPG consecutive rows one after the other, with PREFETCH = 1 loading row k + 1 before row k is
 // reduced (loads stay in flight across the reductions and the writes), and gamma / beta held
-// across the rows in registers (PARAMS = 1) or in dynamic shared memory (PARAMS = 2 as loaded,
-// PARAMS = 3 converted to fp32 once, so that no row converts them again; the CTA's
+// across the rows in registers (PARAMS = 1) or in dynamic shared memory (PARAMS = 2, the CTA's
 // part of the row: loaded once, re-read per row at shared-memory latency).
 // ROW_MODE 3 streams rows through shared memory: thread 0 starts one bulk asynchronous copy
 // (cp.async.bulk, completing on an mbarrier) per tile of THREADS / TPR consecutive rows (with
@@ -54,7 +53,7 @@
 #define PREFETCH 0  // RPG > 1: 1 = row k + 1 loaded before row k is reduced
 #endif
 #ifndef PARAMS
-#define PARAMS 0  // RPG > 1, gamma / beta held across rows: 0 no, 1 registers, 2 / 3 shared memory (3: fp32)
+#define PARAMS 0  // RPG > 1, gamma / beta held across rows: 0 no, 1 registers, 2 shared memory
 #endif
 #ifndef STAGES
 #define STAGES 2  // ROW_MODE 3: tiles of rows in flight in the shared-memory ring
@@ -74,12 +73,11 @@
 #define KT_NVC (KT_NV / CLUSTER)  // vectors of a row held by one CTA of a cluster
 #define KT_ITEMS ((KT_NVC + TPR - 1) / TPR)  // ROW_MODE 0 / 3: vectors of a row per thread
 #define KT_SLICE (KT_NVC * VEC)  // elements of a row held by one CTA
-// Dynamic shared memory: PARAMS 2 / 3 gamma (and beta) of the slice (3: as fp32), rounded to
-// 128 bytes, then (ROW_MODE 3) STAGES tiles of KT_RPB slices.
-#if PARAMS == 2 || PARAMS == 3
-#define KT_PARAM_ELEM (PARAMS == 3 ? 4 : (int)sizeof(kt_io_t))
+// Dynamic shared memory: PARAMS 2 gamma (and beta) of the slice, rounded to 128 bytes, then
+// (ROW_MODE 3) STAGES tiles of KT_RPB slices.
+#if PARAMS == 2
 #define KT_PARAM_BYTES \
-  ((KT_SLICE * KT_PARAM_ELEM * (KT_NORM == 0 ? 2 : 1) + 127) / 128 * 128)
+  ((KT_SLICE * (int)sizeof(kt_io_t) * (KT_NORM == 0 ? 2 : 1) + 127) / 128 * 128)
 #else
 #define KT_PARAM_BYTES 0
 #endif
@@ -327,34 +325,18 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
 #pragma unroll
   for (int i = 0; i < KT_ITEMS; ++i)
     if (lane + i * TPR < KT_NVC) kt_load_params_raw(gamma, beta, first + lane + i * TPR, gp[i], bp[i]);
-#elif PARAMS == 2 || PARAMS == 3
-  // The CTA's part of gamma (then beta): KT_NVC vectors each, loaded by the whole block (PARAMS
-  // 3: stored as fp32, VEC floats per vector).
-#if PARAMS == 2
+#elif PARAMS == 2
+  // The CTA's part of gamma (then beta): KT_NVC vectors each, loaded by the whole block.
   kt_io_t* const sg = reinterpret_cast<kt_io_t*>(kt_dyn_smem);
-#else
-  float* const sg = reinterpret_cast<float*>(kt_dyn_smem);
-#endif
-  auto* const sb = sg + KT_NVC * VEC;
+  kt_io_t* const sb = sg + KT_NVC * VEC;
   // A fixed count of vectors per thread when the block divides the slice (no remainder code:
   // every one-warp block of the hidden-1024 winners runs this), else a strided loop.
   auto fill = [&](int i) {
     Vec g, b;
     kt_load_params_raw(gamma, beta, first + i, g, b);
-#if PARAMS == 2
     g.template store<0>(sg + i * VEC);
 #if KT_NORM == 0
     b.template store<0>(sb + i * VEC);
-#endif
-#else
-    float gf[VEC], bf[VEC];
-    kt_params_float(g, b, gf, bf);
-#pragma unroll
-    for (int j = 0; j < VEC; ++j) sg[i * VEC + j] = gf[j];
-#if KT_NORM == 0
-#pragma unroll
-    for (int j = 0; j < VEC; ++j) sb[i * VEC + j] = bf[j];
-#endif
 #endif
   };
 #if KT_NVC % THREADS == 0
@@ -487,15 +469,6 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
           kt_load_params_raw<0>(sg, sb, lane + i * TPR, g, b);
           float gf[VEC], bf[VEC];
           kt_params_float(g, b, gf, bf);
-          kt_norm_write(f, mean, rstd, gf, bf, yr, idx);
-#elif PARAMS == 3
-          float gf[VEC], bf[VEC];
-          const int at = (lane + i * TPR) * VEC;
-#pragma unroll
-          for (int j = 0; j < VEC; ++j) {
-            gf[j] = sg[at + j];
-            bf[j] = KT_NORM == 0 ? sb[at + j] : 0.0f;
-          }
           kt_norm_write(f, mean, rstd, gf, bf, yr, idx);
 #else
           kt_norm_store(f, mean, rstd, gamma, beta, yr, idx);
