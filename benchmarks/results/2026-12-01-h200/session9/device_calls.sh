@@ -1,4 +1,4 @@
-# Session 9 device calls, verbatim (run as `PART=X bash gpu-call.sh` from the repository root on the GPU machine; calls 1-9 ran PART=A..I in order, calls 10 and 11 PART=J; calls 5-11 carried build/gpu without its examples folder, over the 64 MiB carry limit otherwise).
+# Session 9 device calls, verbatim (run as `PART=X bash gpu-call.sh` from the repository root on the GPU machine; calls 1-9 ran PART=A..I in order, calls 10 and 11 PART=J, call 12 PART=K, call 13 PART=L; calls 5-13 carried build/gpu without its examples folder, over the 64 MiB carry limit otherwise).
 set -u; B=build/gpu; R=$OUT/results; mkdir -p $R
 export LD_LIBRARY_PATH=$PWD/$B/bundle-libs KTUNE_WORKER=$PWD/$B/ktune-worker
 export KTUNE_CUDNN_LIB=/usr/lib/x86_64-linux-gnu/libcudnn.so.9
@@ -101,5 +101,19 @@ fi
 if [ $PART = J ]; then
   s check 120 $B/benchmarks/gpu_memory_bound $R/check --families=layernorm --norms=rmsnorm --dtypes=f16 \
     --shapes=32768x1024 --trials=2 --variants="$P1" --copy-kernel-trials=1 --copy-variants="ITEMS=1;ITEMS=8"
+fi
+P3="${W/PARAMS=2/PARAMS=3},RPG=2,PREFETCH=1"
+Q="THREADS=64,TPR=64,VEC=4,ROW_MODE=0,STATS=0,CACHE_HINT=0,CLUSTER=1,PARAMS=1,MIN_WARPS=16,RPG=2"
+Q3="THREADS=64,TPR=64,VEC=4,ROW_MODE=0,STATS=0,CACHE_HINT=0,CLUSTER=1,PARAMS=3,MIN_WARPS=16,RPG=2"
+if [ $PART = K ]; then
+  s t_ln 200 $B/tests/ktune_tests "[gpu][layernorm]" -d yes
+  s x1024 200 $B/benchmarks/gpu_memory_bound $R/x1024 --families=layernorm --shapes=32768x1024 \
+    --dtypes=f16 --trials=40 --seconds=12 --variants="$P1;$P3;$P1;$P3;$Q,PREFETCH=1;$Q3,PREFETCH=1" \
+    --copy-kernel-trials=1
+fi
+if [ $PART = L ]; then
+  s t_ln 200 $B/tests/ktune_tests "[gpu][layernorm]" -d yes
+  s x1024 120 $B/benchmarks/gpu_memory_bound $R/x1024 --families=layernorm --shapes=32768x1024 \
+    --dtypes=f16 --trials=0 --variants="$P1;$Q,PREFETCH=1"
 fi
 pack
