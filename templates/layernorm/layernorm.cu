@@ -207,6 +207,12 @@ __device__ __forceinline__ void kt_unpack(const Vec& t, float (&f)[VEC]) {
 /// instead of one (a row's 32 values per lane: 8 dependent adds each, not 32).
 #define KT_PARTS 4
 
+/// The total of a thread's KT_PARTS partial sums, added pairwise.
+__device__ __forceinline__ float kt_parts_total(const float (&part)[KT_PARTS]) {
+  static_assert(KT_PARTS == 4, "kt_parts_total adds four partial sums");
+  return (part[0] + part[1]) + (part[2] + part[3]);
+}
+
 /// ROW_MODE 0 / 3: sum of the values of the held vectors (those beyond the row are zero).
 __device__ __forceinline__ float kt_held_sum(const Vec (&held)[KT_ITEMS]) {
   float part[KT_PARTS] = {};
@@ -217,7 +223,7 @@ __device__ __forceinline__ float kt_held_sum(const Vec (&held)[KT_ITEMS]) {
 #pragma unroll
     for (int j = 0; j < VEC; ++j) part[(i * VEC + j) % KT_PARTS] += f[j];
   }
-  return (part[0] + part[1]) + (part[2] + part[3]);
+  return kt_parts_total(part);
 }
 
 /// ROW_MODE 0 / 3: sum of the squared deviations from `mean` of the held vectors that lie in
@@ -234,7 +240,7 @@ __device__ __forceinline__ float kt_held_sq_dev(const Vec (&held)[KT_ITEMS], flo
         part[(i * VEC + j) % KT_PARTS] += (f[j] - mean) * (f[j] - mean);
     }
   }
-  return (part[0] + part[1]) + (part[2] + part[3]);
+  return kt_parts_total(part);
 }
 
 /// ROW_MODE 0: loads this thread's vectors of `row` (those from vector `first` on that its
