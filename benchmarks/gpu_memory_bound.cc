@@ -225,6 +225,16 @@ TuneResult tune(GpuMeasurer& measurer, const KernelTemplate& tmpl, const Problem
                      settings.seconds, settings.seed, 3);
 }
 
+/// `bytes` over a trial's median time in GB/s; 0 for a failed or untimed trial.
+double trial_gbps(double bytes, const Trial& t) {
+  return t.ok() && t.median_ms > 0 ? bytes / (t.median_ms * 1e-3) / 1e9 : 0.0;
+}
+
+/// trial_gbps of a trial that may be missing (0 then).
+double trial_gbps(double bytes, const std::optional<Trial>& t) {
+  return t ? trial_gbps(bytes, *t) : 0.0;
+}
+
 /// Each "K=V,K=V" override of `space`'s default that gives a valid config (bench::variant_of),
 /// measured by `measurer`: {"overrides", "config", "status", "ms", "gbps", "pct_of_copy"}
 /// (`bytes` over the median time, against `copy_gbps`).
@@ -236,7 +246,7 @@ json measure_variants(const std::vector<std::string>& list, const SearchSpace& s
     const auto config = bench::variant_of(space, tmpl, problem, overrides);
     if (!config) continue;
     const Trial t = measurer.measure({*config}).at(0);
-    const double gbps = t.ok() && t.median_ms > 0 ? bytes / (t.median_ms * 1e-3) / 1e9 : 0.0;
+    const double gbps = trial_gbps(bytes, t);
     rows.push_back({{"overrides", overrides}, {"config", config->str()},
                     {"status", to_string(t.status)}, {"ms", t.ok() ? t.median_ms : 0.0},
                     {"gbps", gbps}, {"pct_of_copy", 100.0 * gbps / copy_gbps}});
@@ -275,10 +285,8 @@ CopyKernelResult copy_kernel_gbps(double bytes, const Device& device, Builder& b
   const TuneResult r = tune(measurer, *copy, cp, device, settings, trials);
   CopyKernelResult out;
   out.trials = r.trials.size();
-  if (r.best && r.best->ok() && r.best->median_ms > 0) {
-    out.gbps = bytes / (r.best->median_ms * 1e-3) / 1e9;
-    out.config = r.best->config.str();
-  }
+  out.gbps = trial_gbps(bytes, r.best);
+  if (out.gbps > 0) out.config = r.best->config.str();
   // --copy-variants: overrides of the copy template's default on the same bytes.
   out.variants = measure_variants(variants, copy->space(cp, device), *copy, cp,
                                   measurer, bytes, copy_gbps);
@@ -391,10 +399,8 @@ int main(int argc, char** argv) {
                                     ? tune(measurer, *tmpl, problem, device, settings, settings.trials)
                                     : TuneResult{};
 
-      auto gbps = [&](const std::optional<Trial>& t) {
-        return t && t->ok() && t->median_ms > 0 ? bytes / (t->median_ms * 1e-3) / 1e9 : 0.0;
-      };
-      const double tuned = gbps(result.best), fallback = gbps(result.default_trial);
+      const double tuned = trial_gbps(bytes, result.best);
+      const double fallback = trial_gbps(bytes, result.default_trial);
       json row = {{"family", task.family}, {"shape", task.shape}, {"attrs", task.attrs},
                   {"problem", problem.key()}, {"bytes", bytes},
                   {"tuned_ms", result.best ? result.best->median_ms : 0.0},
