@@ -3,7 +3,7 @@
 // 64 so k tiles span filter taps, odd and partial K, bias + ReLU, deep R*S*C for split-K,
 // one large enough for the GPU reference), f16 and bf16, the default config, a random sample
 // and one config for each structural choice (ITER, split-K, BK 128, one warpgroup, 256-row
-// tiles, BN 256, 3 stages, the staged epilogue), measured through the GpuMeasurer: fresh random inputs, outputs
+// tiles, 192-row tiles of three warpgroups, BN 256, 3 stages, the staged epilogue), measured through the GpuMeasurer: fresh random inputs, outputs
 // poisoned, canaries checked, compared with the conv workload's reference (fp64 on the host,
 // or the GPU reference above its cost threshold) under its tolerance.
 #include <catch2/catch.hpp>
@@ -71,7 +71,9 @@ TEST_CASE("conv2d_wgmma is correct for f16 and bf16 on odd shapes and sampled co
                                                                {{"EPI", 1}, {"SPLIT_K", 1}},
                                                                {{"PERSIST", 2}},
                                                                {{"CLUSTER_K", 2}},
-                                                               {{"PRODUCER", 1}, {"EPI", 1}}}
+                                                               {{"PRODUCER", 1}, {"EPI", 1}},
+                                                               {{"BM", 192}, {"WGS", 3}},
+                                                               {{"BM", 192}, {"WGS", 3}, {"EPI", 1}}}
                   : std::vector<std::map<std::string, Value>>{{{"WGS", 1}},
                                                                {{"BM", 256}},
                                                                {{"STAGES", 3}, {"LOOP", 0}},
@@ -79,7 +81,10 @@ TEST_CASE("conv2d_wgmma is correct for f16 and bf16 on odd shapes and sampled co
                                                                {{"EPI", 1}, {"SPLIT_K", 1}},
                                                                {{"PERSIST", 1}, {"EPI", 1}},
                                                                {{"CLUSTER_K", 4}, {"EPI", 1}},
-                                                               {{"PRODUCER", 2}, {"SPLIT_K", 2}}});
+                                                               {{"PRODUCER", 2}, {"SPLIT_K", 2}},
+                                                               {{"BM", 192}, {"WGS", 3}},
+                                                               {{"BM", 192}, {"WGS", 3}, {"PRODUCER", 1}},
+                                                               {{"BM", 192}, {"PERSIST", 1}}});
       INFO(problem.key());
       test::expect_all_correct("conv2d_wgmma", problem, configs);
     }

@@ -9,6 +9,7 @@
 
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "builtin_templates.h"
 #include "ktune/build.h"
@@ -190,6 +191,25 @@ TEST_CASE("conv2d_wgmma space: ResNet-50 defaults valid, can_implement names the
   CHECK(s3["BN"] == 128);
   CHECK(s3["WGS"] == 1);
   CHECK(s3["SPLIT_K"] == 1);
+  // M = 25088 (28x28 outputs) and 6272 (14x14): 196 / 49 tiles of 128 rows (1.48 / 0.74
+  // waves) against 131 / 33 of 192 rows: three warpgroups of 64 x 128 where the busiest SM's
+  // tile area drops (2 waves of 128 x 256 -> 2 of 192 x 128; 1.48 waves of 128 x 128 -> one
+  // of 192 x 128); 56x56 outputs (784 tiles of 128, 6 waves either way) keep 128 rows, and so
+  // does M = 6272 over 256 channels of 3x3 (98 tiles of 128 x 128 in one wave).
+  for (const auto& [shape, stride, pad] :
+       std::vector<std::tuple<const char*, int, int>>{{"32x28x28x128x128x3x3", 1, 1},
+                                                      {"32x56x56x128x128x3x3", 2, 1},
+                                                      {"32x28x28x512x256x1x1", 1, 0},
+                                                      {"32x14x14x256x1024x1x1", 1, 0},
+                                                      {"32x14x14x1024x512x1x1", 1, 0}}) {
+    const Config c = default_of(shape, stride, pad);
+    INFO(shape << " " << c.str());
+    CHECK(c["BM"] == 192);
+    CHECK(c["WGS"] == 3);
+    CHECK(c["BN"] == 128);
+  }
+  CHECK(default_of("32x56x56x256x128x1x1", 1, 0)["BM"] == 128);
+  CHECK(default_of("32x14x14x256x256x3x3", 1, 1)["BM"] == 128);
   // 1x1: staged epilogue; one k tile: analytic offsets.
   CHECK(s1["EPI"] == 1);
   CHECK(s1["ITER"] == 0);
@@ -219,6 +239,23 @@ TEST_CASE("conv2d_wgmma space: ResNet-50 defaults valid, can_implement names the
   CHECK_FALSE(space.valid(split64));
   CHECK_FALSE(wg->can_implement(p, split64, &why));
   CHECK_THAT(why, Catch::Contains("BM = 64") && Catch::Contains("WGS"));
+  CHECK(wg->can_implement(p, make(192, 128, 64, 3, 5)));  // three warpgroups of 64 rows
+  const Config two_of_192 = make(192, 128, 64, 2, 4);      // 96 rows per warpgroup
+  CHECK_FALSE(space.valid(two_of_192));
+  CHECK_FALSE(wg->can_implement(p, two_of_192, &why));
+  CHECK_THAT(why, Catch::Contains("BM = 192") && Catch::Contains("WGS (2"));
+  // A producer beside three warpgroups leaves 128 registers per consumer: BN <= 128.
+  const Problem wide = make_problem(*wg, "32x28x28x512x256x1x1", {{"dtype", "f16"}});
+  const SearchSpace wide_space = wg->space(wide, h200);
+  const Config producer3 = wide_space.make(
+      {{"BM", 192}, {"BN", 256}, {"BK", 64}, {"WGS", 3}, {"STAGES", 3}, {"SPLIT_K", 1},
+       {"GROUP_M", 8}, {"ITER", 1}, {"EPI", 0}, {"LOOP", 1}, {"PERSIST", 0}, {"CLUSTER_K", 1},
+       {"PRODUCER", 1}});
+  CHECK_FALSE(wide_space.valid(producer3));
+  CHECK_FALSE(wg->can_implement(wide, producer3, &why));
+  CHECK_THAT(why, Catch::Contains("BN = 256") && Catch::Contains("WGS = 3") &&
+                      Catch::Contains("registers"));
+  CHECK(wg->can_implement(wide, test::with(wide_space, producer3, {{"BN", 128}})));
   const Config one_wg = make(128, 128, 64, 1, 4);  // 64 x ... fits: 128 x 128 / 1 = 16384
   CHECK(wg->can_implement(p, one_wg));
   const Config too_many = make(256, 128, 64, 1, 3);
@@ -339,6 +376,9 @@ TEST_CASE("conv2d_wgmma compiles to sm_90a: wgmma without serialization, default
       {"32x14x14x512x512x3x3", {{"dtype", "bf16"}, {"stride", "2"}, {"pad", "1"}}, 2},
       {"32x7x7x512x512x3x3", {{"dtype", "f16"}, {"pad", "1"}}, 1},
       {"3x17x13x24x40x7x7", {{"dtype", "bf16"}, {"dilation", "2"}, {"pad", "3"}}, 1},
+      // Defaults of 192 x 128 tiles on three warpgroups (the B loader's partial last round).
+      {"32x28x28x512x256x1x1", {{"dtype", "f16"}}, 0},
+      {"32x28x28x128x128x3x3", {{"dtype", "bf16"}, {"pad", "1"}}, 0},
   };
   for (const auto& c : cases) {
     const Problem p = make_problem(*wg, c.shape, c.attrs);

@@ -306,7 +306,7 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
   std::string description() const override {
     return "f16/bf16 conv2d as implicit GEMM on Hopper tensor cores (sm_90a wgmma.mma_async "
            "from 128B-swizzled smem descriptors, NHWC rows gathered by cp.async with zero "
-           "fill, cp.async multistage pipeline, 1-2 consumer warpgroups, stride/pad/dilation, "
+           "fill, cp.async multistage pipeline, 1-3 consumer warpgroups (64-256-row tiles), stride/pad/dilation, "
            "precomputed or analytic offsets, wgmma batch issued before or after the gather, "
            "persistent blocks prefetching the next tile during the epilogue, a producer "
            "warpgroup gathering into an mbarrier ring, "
@@ -341,7 +341,8 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
     // - EPI = 1 (staged, 16-byte row stores) for 1x1 filters, whose short reductions leave
     //   the output stores as the main cost (the winner on 9 of 13 1x1 layers); ITER = 0 for
     //   reductions of <= 2 k tiles (precomputed origins are not amortized).
-    const Value bk = 64, bm = 128;
+    const Value bk = 64;
+    Value bm = 128;
     const std::int64_t all_k_tiles = (s.gemm_k() + bk - 1) / bk;
     Value bn = all_k_tiles <= 2 ? std::min<Value>(128, wgmma_cover(s.K)) : wgmma_cover(s.K);
     auto tiles = [&](Value m, Value n) {
@@ -363,7 +364,20 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
     }
     const bool one_wave = tiles(bm, bn) * split * cluster_k <= sms;
     // (the cluster default keeps two warpgroups, as measured)
-    const Value wgs = bn == 128 && one_wave && cluster_k == 1 ? 1 : 2;
+    Value wgs = bn == 128 && one_wave && cluster_k == 1 ? 1 : 2;
+    // - BM = 192 (three warpgroups of 64 rows, BN <= 128) where its tiles quantize into waves
+    //   better: ResNet-50's M = 25088 and 6272 are 196 and 49 tiles of 128 rows, i.e. 1.48
+    //   and 0.74 waves on 132 SMs, but 131 and 33 tiles of 192 rows. Taken when the tile area
+    //   an SM computes in the busiest wave position (waves x BM x BN) drops by >= 1/8.
+    if (split == 1 && cluster_k == 1) {
+      const Value bn3 = std::min<Value>(bn, 128);
+      auto busiest = [&](Value m, Value n) { return (tiles(m, n) + sms - 1) / sms * m * n; };
+      if (busiest(192, bn3) * 8 <= busiest(bm, bn) * 7) {
+        bm = 192;
+        bn = bn3;
+        wgs = 3;
+      }
+    }
     const std::int64_t k_tiles = all_k_tiles / split;
     Value stages = bn == 64 && !one_wave ? 4 : 6;
     while (stages > 3 && (stages * (bm + bn) * bk * 2 + 1024 > limit || stages > k_tiles + 1))
@@ -372,10 +386,10 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
     const Value iter = all_k_tiles <= 2 ? 0 : 1;
     const std::int64_t gemm_k = s.gemm_k();
     SearchSpace::Builder b;
-    b.param("BM", {64, 128, 256}, bm)
+    b.param("BM", {64, 128, 192, 256}, bm)
         .param("BN", {64, 128, 256}, bn)
         .param("BK", {64, 128}, bk)
-        .param("WGS", {1, 2}, wgs)
+        .param("WGS", {1, 2, 3}, wgs)
         .param("STAGES", {3, 4, 5, 6}, stages)
         .param("SPLIT_K", {1, 2, 4, 8, 16}, split)
         .param("GROUP_M", {1, 4, 8, 16}, 8)
@@ -390,6 +404,8 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
         .constraint("CLUSTER_K == 1 or (SPLIT_K == 1 and PERSIST == 0)")
         // A producer warpgroup gathers for non-persistent, non-cluster blocks only.
         .constraint("PRODUCER == 0 or (PERSIST == 0 and CLUSTER_K == 1)")
+        // Three consumer warpgroups beside a producer get 128 registers each (512 threads).
+        .constraint("PRODUCER == 0 or WGS < 3 or BN <= 128")
         .constraint("CLUSTER_K * BK < " + std::to_string(s.gemm_k()) + " + BK")
         // Persistent blocks run the LOOP = 1 pipeline without split-K; PERSIST blocks per SM
         // is also the register bound (__launch_bounds__ minimum): accumulators + ~64 each.
@@ -495,6 +511,11 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
       return reject(why, "(BM / WGS) * BN = " + std::to_string((bm / wgs) * bn) +
                              " exceeds 128 fp32 accumulators per thread");
     if (c["STAGES"] < 3) return reject(why, "STAGES must be >= 3");
+    if (wgs >= 3 && bn > 128 && c.has("PRODUCER") && c["PRODUCER"] > 0)
+      return reject(why, "BN = " + std::to_string(bn) + " with WGS = " + std::to_string(wgs) +
+                             " and a producer warpgroup: 512 threads leave 128 registers per "
+                             "consumer thread, too few for " + std::to_string(bn / 2) +
+                             " accumulators (BN <= 128)");
     return true;
   }
   Value threads(const Config& c) const override {

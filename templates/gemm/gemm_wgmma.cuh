@@ -151,7 +151,9 @@ template <> struct Wgmma<256> {
 /// are k-contiguous (A stored M x K, or B stored N x K), into the K-major 128B-swizzled layout
 /// of gemm_wgmma_layout.cuh with cp.async. All THREADS threads of the block call every method.
 /// Rows at or beyond `rows` and k at or beyond K are zero-filled (K must be a multiple of 8:
-/// a 16-byte chunk is either entirely inside or entirely outside).
+/// a 16-byte chunk is either entirely inside or entirely outside). When THREADS does not
+/// divide the tile's chunks (three warpgroups over a 64-, 128- or 256-row tile), the last
+/// round of copies is issued only by the threads whose chunk lies in the tile.
 ///
 /// Interface a replacement loader (e.g. an implicit-GEMM NHWC gather for convolution) keeps:
 ///   load(tile): issue this thread's cp.async copies of the current k tile into the ROWS x BK
@@ -164,15 +166,18 @@ struct MatrixTileLoader {
   static_assert(BK_ % kWgmmaAtomK == 0, "BK must be a multiple of 64 (128-byte rows)");
   static constexpr int kChunksPerRow = BK_ / 8;             ///< 16-byte chunks per tile row
   static constexpr int kRowStep = THREADS / kChunksPerRow;  ///< rows between a thread's chunks
-  static constexpr int kChunks = ROWS * kChunksPerRow / THREADS;  ///< copies per thread
+  static constexpr int kTileChunks = ROWS * kChunksPerRow;  ///< 16-byte chunks of the tile
+  /// Copies per thread (the last one only for some threads unless THREADS divides the tile).
+  static constexpr int kChunks = (kTileChunks + THREADS - 1) / THREADS;
+  static constexpr bool kWholeRounds = kTileChunks % THREADS == 0;  ///< every thread, every round
   static_assert(THREADS % kChunksPerRow == 0 && kRowStep % 8 == 0,
                 "a thread's chunks must keep their swizzle phase (row step multiple of 8)");
-  static_assert((ROWS * kChunksPerRow) % THREADS == 0, "whole chunks per thread");
 
   const T* src;        ///< this thread's first chunk in the current k tile
   long long step;      ///< elements between this thread's consecutive chunks (kRowStep rows)
   unsigned dst;        ///< byte offset of the first chunk inside the tile
   unsigned row_valid;  ///< bit i: chunk i's row is inside the matrix
+  bool last_in_tile;   ///< the last round's chunk lies inside the tile (always, kWholeRounds)
   int k;               ///< k of this thread's chunk in the current k tile
   int K;               ///< the reduced dimension
 
@@ -189,6 +194,7 @@ struct MatrixTileLoader {
 #pragma unroll
     for (int i = 0; i < kChunks; ++i)
       if (row0 + row + i * kRowStep < rows) row_valid |= 1u << i;
+    last_in_tile = kWholeRounds || row + (kChunks - 1) * kRowStep < ROWS;
     // A thread whose first row is outside the matrix copies nothing; its pointer stays valid.
     const int safe_row = row0 + row < rows ? row0 + row : 0;
     src = matrix + static_cast<long long>(safe_row) * ld + k;
@@ -200,6 +206,7 @@ struct MatrixTileLoader {
     const bool k_inside = k < K;
 #pragma unroll
     for (int i = 0; i < kChunks; ++i) {
+      if (!kWholeRounds && i == kChunks - 1 && !last_in_tile) break;
       const bool inside = k_inside && ((row_valid >> i) & 1u);
       // Chunks outside the matrix read nothing (src_bytes 0) from a pointer inside it.
       cp_async16(tile + dst + i * kRowStep * 128, inside ? src + i * step : src, inside ? 16 : 0);
