@@ -192,21 +192,24 @@ TEST_CASE("conv2d_wgmma space: ResNet-50 defaults valid, can_implement names the
   CHECK(s3["WGS"] == 1);
   CHECK(s3["SPLIT_K"] == 1);
   // M = 25088 (28x28 outputs) and 6272 (14x14): 196 / 49 tiles of 128 rows (1.48 / 0.74
-  // waves) against 131 / 33 of 192 rows: three warpgroups of 64 x 128 where the busiest SM's
-  // tile area drops (2 waves of 128 x 256 -> 2 of 192 x 128; 1.48 waves of 128 x 128 -> one
-  // of 192 x 128); 56x56 outputs (784 tiles of 128, 6 waves either way) keep 128 rows, and so
-  // does M = 6272 over 256 channels of 3x3 (98 tiles of 128 x 128 in one wave).
-  for (const auto& [shape, stride, pad] :
-       std::vector<std::tuple<const char*, int, int>>{{"32x28x28x128x128x3x3", 1, 1},
-                                                      {"32x56x56x128x128x3x3", 2, 1},
-                                                      {"32x28x28x512x256x1x1", 1, 0},
-                                                      {"32x14x14x256x1024x1x1", 1, 0},
-                                                      {"32x14x14x1024x512x1x1", 1, 0}}) {
+  // waves) against 131 / 33 of 192 rows: three warpgroups of 64 x BN where the busiest SM's
+  // tile area drops (1.48 waves of 128 x 128 -> one of 192 x 128; 2 waves of 128 x 256 -> one
+  // of 192 x 256; 98 tiles of 128 x 256 -> 132 of 192 x 128, where 66 of 192 x 256 would
+  // leave half the SMs idle), with the staged epilogue; 56x56 outputs (784 tiles of 128, 6
+  // waves either way) keep 128 rows, and so does M = 6272 over 256 channels of 3x3 (98 tiles
+  // of 128 x 128 in one wave).
+  for (const auto& [shape, stride, pad, bn] :
+       std::vector<std::tuple<const char*, int, int, int>>{{"32x28x28x128x128x3x3", 1, 1, 128},
+                                                           {"32x56x56x128x128x3x3", 2, 1, 128},
+                                                           {"32x28x28x512x256x1x1", 1, 0, 256},
+                                                           {"32x14x14x256x1024x1x1", 1, 0, 256},
+                                                           {"32x14x14x1024x512x1x1", 1, 0, 128}}) {
     const Config c = default_of(shape, stride, pad);
     INFO(shape << " " << c.str());
     CHECK(c["BM"] == 192);
     CHECK(c["WGS"] == 3);
-    CHECK(c["BN"] == 128);
+    CHECK(c["BN"] == bn);
+    CHECK(c["EPI"] == 1);
   }
   CHECK(default_of("32x56x56x256x128x1x1", 1, 0)["BM"] == 128);
   CHECK(default_of("32x14x14x256x256x3x3", 1, 1)["BM"] == 128);

@@ -365,14 +365,17 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
     const bool one_wave = tiles(bm, bn) * split * cluster_k <= sms;
     // (the cluster default keeps two warpgroups, as measured)
     Value wgs = bn == 128 && one_wave && cluster_k == 1 ? 1 : 2;
-    // - BM = 192 (three warpgroups of 64 rows, BN <= 128) where its tiles quantize into waves
-    //   better: ResNet-50's M = 25088 and 6272 are 196 and 49 tiles of 128 rows, i.e. 1.48
-    //   and 0.74 waves on 132 SMs, but 131 and 33 tiles of 192 rows. Taken when the tile area
-    //   an SM computes in the busiest wave position (waves x BM x BN) drops by >= 1/8.
+    // - BM = 192 (three warpgroups of 64 rows) where its tiles quantize into waves better:
+    //   ResNet-50's M = 25088 and 6272 are 196 and 49 tiles of 128 rows, i.e. 1.48 and 0.74
+    //   waves on 132 SMs, but 131 and 33 tiles of 192 rows. Taken when the tile area an SM
+    //   computes in the busiest wave position (waves x BM x BN) drops by >= 1/8; BN = 256
+    //   where it is no worse by that measure than 128 (fewer, wider tiles: 192 x 256 ran
+    //   9-18 % faster than 192 x 128 on three such 1x1 layers, 35 % slower where it halved
+    //   the tiles of a single wave; results/2026-12-01-h200/session10/call1).
     if (split == 1 && cluster_k == 1) {
-      const Value bn3 = std::min<Value>(bn, 128);
       auto busiest = [&](Value m, Value n) { return (tiles(m, n) + sms - 1) / sms * m * n; };
-      if (busiest(192, bn3) * 8 <= busiest(bm, bn) * 7) {
+      const Value bn3 = bn >= 256 && busiest(192, 256) <= busiest(192, 128) ? 256 : 128;
+      if (bn3 <= wgmma_cover(s.K) && busiest(192, bn3) * 8 <= busiest(bm, bn) * 7) {
         bm = 192;
         bn = bn3;
         wgs = 3;
@@ -382,7 +385,9 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
     Value stages = bn == 64 && !one_wave ? 4 : 6;
     while (stages > 3 && (stages * (bm + bn) * bk * 2 + 1024 > limit || stages > k_tiles + 1))
       --stages;
-    const Value epi = s.R == 1 && s.S == 1 && s.K % 8 == 0 ? 1 : 0;
+    // (and for 192-row tiles of any filter: 3x3 layers ran 442 against 347-351 TFLOP/s with
+    // it, session10/call1)
+    const Value epi = (s.R == 1 && s.S == 1) || bm == 192 ? (s.K % 8 == 0 ? 1 : 0) : 0;
     const Value iter = all_k_tiles <= 2 ? 0 : 1;
     const std::int64_t gemm_k = s.gemm_k();
     SearchSpace::Builder b;
