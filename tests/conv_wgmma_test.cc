@@ -165,9 +165,14 @@ TEST_CASE("conv2d_wgmma space: ResNet-50 defaults valid, can_implement names the
   CHECK(s1["BN"] == 64);
   CHECK(s1["STAGES"] == 3);
   CHECK(s1["SPLIT_K"] == 1);
+  // 56x56 3x3 over 64 channels: 784 tiles of 128 x 64 (6 waves) tie with 523 of 192 x 64
+  // (4 waves): persistent 192-row blocks, 4 stages beside the staged output tile.
   const Config s13 = default_of("32x56x56x64x64x3x3", 1, 1);
   CHECK(s13["BN"] == 64);
-  CHECK(s13["STAGES"] == 4);  // 97 KiB: two blocks per SM
+  CHECK(s13["BM"] == 192);
+  CHECK(s13["PERSIST"] == 1);
+  CHECK(s13["STAGES"] == 4);
+  CHECK(s13["EPI"] == 1);
   const Config s1w = default_of("32x56x56x256x512x1x1", 2, 0);
   CHECK(s1w["BM"] == 128);
   CHECK(s1w["BN"] == 256);
@@ -181,23 +186,28 @@ TEST_CASE("conv2d_wgmma space: ResNet-50 defaults valid, can_implement names the
   CHECK(s4["WGS"] == 2);
   CHECK(s4["SPLIT_K"] == 1);
   CHECK(s4["STAGES"] == 6);
-  CHECK(s4["EPI"] == 0);
+  CHECK(s4["EPI"] == 1);  // staged epilogue wherever K % 8 == 0
   // The 1x1 layer of the same M and K (32 k tiles): 104 tiles of 128 x 64, no cluster.
   const Config s4_1x1 = default_of("32x7x7x2048x512x1x1", 1, 0);
   CHECK(s4_1x1["BN"] == 64);
   CHECK(s4_1x1["CLUSTER_K"] == 1);
-  // 14x14 outputs, 256 channels (M = 6272): 98 tiles of 128 x 128 on one warpgroup.
+  // 14x14 outputs, 256 channels of 3x3 (M = 6272): 98 tiles of 128 x 128 fill 74 % of the
+  // SMs; 66 tiles of 192 x 128, each split over a 2-CTA cluster, fill all 132.
   const Config s3 = default_of("32x14x14x256x256x3x3", 1, 1);
   CHECK(s3["BN"] == 128);
-  CHECK(s3["WGS"] == 1);
+  CHECK(s3["BM"] == 192);
+  CHECK(s3["WGS"] == 3);
+  CHECK(s3["CLUSTER_K"] == 2);
   CHECK(s3["SPLIT_K"] == 1);
+  // The 1x1 layer of that M over 1024 input channels keeps 128 x 128 on one warpgroup, and a
+  // 56x56 stride-2 layer over 512 outputs its 128 x 256 tiles (no 192-row tie rule there).
+  CHECK(default_of("32x14x14x1024x256x1x1", 1, 0)["BM"] == 128);
+  CHECK(default_of("32x56x56x256x512x1x1", 2, 0)["BN"] == 256);
   // M = 25088 (28x28 outputs) and 6272 (14x14): 196 / 49 tiles of 128 rows (1.48 / 0.74
   // waves) against 131 / 33 of 192 rows: three warpgroups of 64 x BN where the busiest SM's
   // tile area drops (1.48 waves of 128 x 128 -> one of 192 x 128; 2 waves of 128 x 256 -> one
   // of 192 x 256; 98 tiles of 128 x 256 -> 132 of 192 x 128, where 66 of 192 x 256 would
-  // leave half the SMs idle), with the staged epilogue; 56x56 outputs (784 tiles of 128, 6
-  // waves either way) keep 128 rows, and so does M = 6272 over 256 channels of 3x3 (98 tiles
-  // of 128 x 128 in one wave).
+  // leave half the SMs idle), with the staged epilogue.
   for (const auto& [shape, stride, pad, bn] :
        std::vector<std::tuple<const char*, int, int, int>>{{"32x28x28x128x128x3x3", 1, 1, 128},
                                                            {"32x56x56x128x128x3x3", 2, 1, 128},
@@ -211,8 +221,11 @@ TEST_CASE("conv2d_wgmma space: ResNet-50 defaults valid, can_implement names the
     CHECK(c["BN"] == bn);
     CHECK(c["EPI"] == 1);
   }
-  CHECK(default_of("32x56x56x256x128x1x1", 1, 0)["BM"] == 128);
-  CHECK(default_of("32x14x14x256x256x3x3", 1, 1)["BM"] == 128);
+  // 56x56 outputs over 128 channels (784 tiles of 128, 6 waves; 523 of 192, 4 waves): a tie,
+  // taken as persistent 192-row blocks.
+  const Config s2_56 = default_of("32x56x56x256x128x1x1", 1, 0);
+  CHECK(s2_56["BM"] == 192);
+  CHECK(s2_56["PERSIST"] == 1);
   // 1x1: staged epilogue; one k tile: analytic offsets.
   CHECK(s1["EPI"] == 1);
   CHECK(s1["ITER"] == 0);
@@ -382,6 +395,8 @@ TEST_CASE("conv2d_wgmma compiles to sm_90a: wgmma without serialization, default
       // Defaults of 192 x 128 tiles on three warpgroups (the B loader's partial last round).
       {"32x28x28x512x256x1x1", {{"dtype", "f16"}}, 0},
       {"32x28x28x128x128x3x3", {{"dtype", "bf16"}, {"pad", "1"}}, 0},
+      // 192 x 128 split over a 2-CTA cluster (the M = 6272 3x3 default).
+      {"32x14x14x256x256x3x3", {{"dtype", "f16"}, {"pad", "1"}}, 0},
   };
   for (const auto& c : cases) {
     const Problem p = make_problem(*wg, c.shape, c.attrs);

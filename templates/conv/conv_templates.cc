@@ -338,9 +338,7 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
     // - STAGES: as many as fit up to 6 when the tiles fit in one wave (one block per SM
     //   anyway); otherwise 64-wide tiles stop at 4 so that two blocks share an SM; never more
     //   than the k tiles + 1 of a split.
-    // - EPI = 1 (staged, 16-byte row stores) for 1x1 filters, whose short reductions leave
-    //   the output stores as the main cost (the winner on 9 of 13 1x1 layers); ITER = 0 for
-    //   reductions of <= 2 k tiles (precomputed origins are not amortized).
+    // - ITER = 0 for reductions of <= 2 k tiles (precomputed origins are not amortized).
     const Value bk = 64;
     Value bm = 128;
     const std::int64_t all_k_tiles = (s.gemm_k() + bk - 1) / bk;
@@ -372,22 +370,46 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
     //   where it is no worse by that measure than 128 (fewer, wider tiles: 192 x 256 ran
     //   9-18 % faster than 192 x 128 on three such 1x1 layers, 35 % slower where it halved
     //   the tiles of a single wave; results/2026-12-01-h200/session10/call1).
+    // - Also 192 rows where that area ties over >= 4 waves (M = 100352) for tiles of <= 128
+    //   channels that reduce >= 4 k tiles, as persistent blocks (PERSIST 1: the next tile's first copies
+    //   land during the epilogue): s1_3x3 282 against 236-244 TFLOP/s, s2_1x1_256_128 257-262
+    //   against 218 (session10/call3).
+    // - And 192 x 128 tiles split over a 2-CTA cluster for filters wider than 1x1 whose
+    //   128 x 128 tiles make one partial wave and whose 192-row pairs still fit one: M = 6272
+    //   3x3 (98 tiles -> 66 x 2 CTAs) 379-380 against 299-335 TFLOP/s (session10/call3).
+    Value persist = 0;
+    auto busiest = [&](Value m, Value n) { return (tiles(m, n) + sms - 1) / sms * m * n; };
     if (split == 1 && cluster_k == 1) {
-      auto busiest = [&](Value m, Value n) { return (tiles(m, n) + sms - 1) / sms * m * n; };
       const Value bn3 = bn >= 256 && busiest(192, 256) <= busiest(192, 128) ? 256 : 128;
       if (bn3 <= wgmma_cover(s.K) && busiest(192, bn3) * 8 <= busiest(bm, bn) * 7) {
         bm = 192;
         bn = bn3;
         wgs = 3;
+      } else if (bn <= 128 && all_k_tiles >= 4 && tiles(bm, bn) >= 4 * sms &&
+                 busiest(192, bn) <= busiest(bm, bn)) {
+        bm = 192;
+        wgs = 3;
+        persist = 1;
+      } else if ((s.R > 1 || s.S > 1) && bn == 128 && one_wave && all_k_tiles >= 32 &&
+                 tiles(192, 128) * 2 <= sms && 192 * 128 / 2 * 8 <= busiest(bm, bn) * 7) {
+        bm = 192;
+        wgs = 3;
+        cluster_k = 2;
       }
     }
-    const std::int64_t k_tiles = all_k_tiles / split;
+    // - EPI = 1 (staged, 16-byte row stores) wherever K % 8 == 0: first the winner on 9 of 13
+    //   1x1 layers (session 4), then on 3x3 layers too once 192-row tiles came (442 against
+    //   347-351 TFLOP/s at 28x28; 335 against 299-302 for 128 x 128 at 14x14; session10).
+    const Value epi = s.K % 8 == 0 ? 1 : 0;
+    // Shared memory per stage, and what stays beside the stages: the staged output tile of a
+    // persistent block (the next tile's copies land during the epilogue) or a cluster's
+    // partial tile (over the freed stages).
+    const std::int64_t k_tiles = all_k_tiles / split / cluster_k;
+    const std::int64_t beside = persist > 0 && epi != 0 ? bm * (bn * 2 + 16) : 0;
     Value stages = bn == 64 && !one_wave ? 4 : 6;
-    while (stages > 3 && (stages * (bm + bn) * bk * 2 + 1024 > limit || stages > k_tiles + 1))
+    while (stages > 3 &&
+           (stages * (bm + bn) * bk * 2 + beside + 1024 > limit || stages > k_tiles + 1))
       --stages;
-    // (and for 192-row tiles of any filter: 3x3 layers ran 442 against 347-351 TFLOP/s with
-    // it, session10/call1)
-    const Value epi = (s.R == 1 && s.S == 1) || bm == 192 ? (s.K % 8 == 0 ? 1 : 0) : 0;
     const Value iter = all_k_tiles <= 2 ? 0 : 1;
     const std::int64_t gemm_k = s.gemm_k();
     SearchSpace::Builder b;
@@ -401,7 +423,7 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
         .param("ITER", {1, 0}, iter)
         .param("EPI", {0, 1}, epi)
         .param("LOOP", {1, 0}, 1)
-        .param("PERSIST", {0, 1, 2, 3}, 0)
+        .param("PERSIST", {0, 1, 2, 3}, persist)
         .param("CLUSTER_K", {1, 2, 4}, cluster_k)
         .param("PRODUCER", {0, 1, 2}, 0)
         .constraint("BM % (64 * WGS) == 0")
