@@ -226,6 +226,8 @@ TEST_CASE("conv2d_wgmma space: ResNet-50 defaults valid, can_implement names the
   const Config s2_56 = default_of("32x56x56x256x128x1x1", 1, 0);
   CHECK(s2_56["BM"] == 192);
   CHECK(s2_56["PERSIST"] == 1);
+  // ... but not for 64-wide tiles of a 1x1 filter (measured slower).
+  CHECK(default_of("32x56x56x256x64x1x1", 1, 0)["BM"] == 128);
   // 1x1: staged epilogue; one k tile: analytic offsets.
   CHECK(s1["EPI"] == 1);
   CHECK(s1["ITER"] == 0);

@@ -370,10 +370,11 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
     //   where it is no worse by that measure than 128 (fewer, wider tiles: 192 x 256 ran
     //   9-18 % faster than 192 x 128 on three such 1x1 layers, 35 % slower where it halved
     //   the tiles of a single wave; results/2026-12-01-h200/session10/call1).
-    // - Also 192 rows where that area ties over >= 4 waves (M = 100352) for tiles of <= 128
-    //   channels that reduce >= 4 k tiles, as persistent blocks (PERSIST 1: the next tile's first copies
-    //   land during the epilogue): s1_3x3 282 against 236-244 TFLOP/s, s2_1x1_256_128 257-262
-    //   against 218 (session10/call3).
+    // - Also 192 rows where that area ties over >= 4 waves (M = 100352) for tiles that reduce
+    //   >= 4 k tiles, 128 channels wide or 64 behind a wider filter, as persistent blocks
+    //   (PERSIST 1: the next tile's first copies land during the epilogue): s1_3x3 282
+    //   against 236-244 TFLOP/s, s2_1x1_256_128 257-262 against 218 (session10/call3); the
+    //   1x1 over 64 channels lost (s1_1x1_256_64 168 against 176, session10/call4).
     // - And 192 x 128 tiles split over a 2-CTA cluster for filters wider than 1x1 whose
     //   128 x 128 tiles make one partial wave and whose 192-row pairs still fit one: M = 6272
     //   3x3 (98 tiles -> 66 x 2 CTAs) 379-380 against 299-335 TFLOP/s (session10/call3).
@@ -385,7 +386,8 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
         bm = 192;
         bn = bn3;
         wgs = 3;
-      } else if (bn <= 128 && all_k_tiles >= 4 && tiles(bm, bn) >= 4 * sms &&
+      } else if ((bn == 128 || (bn == 64 && (s.R > 1 || s.S > 1))) && all_k_tiles >= 4 &&
+                 tiles(bm, bn) >= 4 * sms &&
                  busiest(192, bn) <= busiest(bm, bn)) {
         bm = 192;
         wgs = 3;
