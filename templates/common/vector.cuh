@@ -1,7 +1,6 @@
 // Vector memory access for the kernel templates: N elements of a storage type moved as one
 // 2/4/8/16-byte load or store (the widest the hardware has is 16 bytes), with an optional
-// cache hint (0 = default, 1 = streaming / evict-first, 2 = read-only path, 3 / 4 = 256-byte
-// L2 prefetch per miss, 4 also streaming), and unpacking
+// cache hint (0 = default, 1 = streaming / evict-first, 2 = read-only path), and unpacking
 // to fp32 through a KtF32 / KtF16 / KtBF16 conversion type (dtype.cuh).
 #ifndef KTUNE_COMMON_VECTOR_CUH
 #define KTUNE_COMMON_VECTOR_CUH
@@ -15,57 +14,18 @@ template <> struct KtRaw<8> { typedef uint2 type; };
 template <> struct KtRaw<4> { typedef unsigned int type; };
 template <> struct KtRaw<2> { typedef unsigned short type; };
 
-/// Loads with the L2 prefetch-size hint .L2::256B (a miss fetches the surrounding 256 bytes
-/// from DRAM), optionally also streaming (.cs): one overload per raw width.
-template <bool STREAM>
-__device__ __forceinline__ void kt_ld_l2_256(const uint4* p, uint4& v) {
-  if (STREAM)
-    asm("ld.global.cs.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-  else
-    asm("ld.global.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-}
-template <bool STREAM>
-__device__ __forceinline__ void kt_ld_l2_256(const uint2* p, uint2& v) {
-  if (STREAM)
-    asm("ld.global.cs.L2::256B.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
-  else
-    asm("ld.global.L2::256B.v2.u32 {%0, %1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p));
-}
-template <bool STREAM>
-__device__ __forceinline__ void kt_ld_l2_256(const unsigned int* p, unsigned int& v) {
-  if (STREAM)
-    asm("ld.global.cs.L2::256B.u32 %0, [%1];" : "=r"(v) : "l"(p));
-  else
-    asm("ld.global.L2::256B.u32 %0, [%1];" : "=r"(v) : "l"(p));
-}
-template <bool STREAM>
-__device__ __forceinline__ void kt_ld_l2_256(const unsigned short* p, unsigned short& v) {
-  if (STREAM)
-    asm("ld.global.cs.L2::256B.u16 %0, [%1];" : "=h"(v) : "l"(p));
-  else
-    asm("ld.global.L2::256B.u16 %0, [%1];" : "=h"(v) : "l"(p));
-}
-
-/// Loads one raw value with a cache hint (0 default, 1 streaming, 2 read-only cache, 3 L2
-/// prefetch of 256 bytes per miss, 4 streaming with that prefetch).
+/// Loads one raw value with a cache hint (0 default, 1 streaming, 2 read-only cache).
 template <int HINT, class R>
 __device__ __forceinline__ R kt_load_raw(const R* p) {
   if (HINT == 1) return __ldcs(p);
   if (HINT == 2) return __ldg(p);
-  if (HINT == 3 || HINT == 4) {
-    R v;
-    kt_ld_l2_256<HINT == 4>(p, v);
-    return v;
-  }
   return *p;
 }
 
-/// Stores one raw value with a cache hint (1 and 4 streaming, otherwise default).
+/// Stores one raw value with a cache hint (1 streaming, otherwise default).
 template <int HINT, class R>
 __device__ __forceinline__ void kt_store_raw(R* p, R v) {
-  if (HINT == 1 || HINT == 4) {
+  if (HINT == 1) {
     __stcs(p, v);
   } else {
     *p = v;

@@ -41,7 +41,7 @@
 #define STATS 0  // 0 two-pass, 1 Welford / Chan merge (LayerNorm only)
 #endif
 #ifndef CACHE_HINT
-#define CACHE_HINT 0  // x loads and y stores: 0 default, 1 streaming, 3 / 4 as 0 / 1 with a 256-byte L2 prefetch per load miss
+#define CACHE_HINT 0  // x loads and y stores: 0 default, 1 streaming
 #endif
 #ifndef CLUSTER
 #define CLUSTER 1  // CTAs per row (ROW_MODE 0, TPR == THREADS, two-pass); 1 = no cluster
