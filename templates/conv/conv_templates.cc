@@ -306,14 +306,13 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
   std::string description() const override {
     return "f16/bf16 conv2d as implicit GEMM on Hopper tensor cores (sm_90a wgmma.mma_async "
            "from 128B-swizzled smem descriptors, NHWC rows gathered by cp.async with zero "
-           "fill, cp.async multistage pipeline, 1-3 consumer warpgroups (64-256-row tiles), stride/pad/dilation, "
-           "precomputed or analytic offsets, wgmma batch issued before or after the gather, "
-           "persistent blocks prefetching the next tile during the epilogue, a producer "
-           "warpgroup gathering into an mbarrier ring, "
-           "split-K through a workspace or across a thread-block cluster (partial tiles "
-           "summed through distributed shared memory), bias+ReLU, direct or smem-staged "
-           "epilogue; "
-           "C a multiple of 8)";
+           "fill, cp.async multistage pipeline, 1-3 consumer warpgroups (64-256-row tiles), "
+           "stride/pad/dilation, precomputed or analytic offsets, wgmma batch issued before "
+           "or after the gather, persistent blocks prefetching the next tile during the "
+           "epilogue, a producer warpgroup gathering into an mbarrier ring, split-K through "
+           "a workspace or across a thread-block cluster (partial tiles summed through "
+           "distributed shared memory), bias+ReLU, direct or smem-staged epilogue; C a "
+           "multiple of 8)";
   }
   const std::string& source() const override {
     return embedded_source("conv/conv2d_wgmma.cu");
@@ -403,9 +402,9 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
     //   1x1 layers (session 4), then on 3x3 layers too once 192-row tiles came (442 against
     //   347-351 TFLOP/s at 28x28; 335 against 299-302 for 128 x 128 at 14x14; session10).
     const Value epi = s.K % 8 == 0 ? 1 : 0;
-    // Shared memory per stage, and what stays beside the stages: the staged output tile of a
-    // persistent block (the next tile's copies land during the epilogue) or a cluster's
-    // partial tile (over the freed stages).
+    // Stages fit beside what a persistent block keeps apart from them (its staged output
+    // tile: the next tile's first copies land during the epilogue); k tiles are counted per
+    // split or cluster rank.
     const std::int64_t k_tiles = all_k_tiles / split / cluster_k;
     const std::int64_t beside = persist > 0 && epi != 0 ? bm * (bn * 2 + 16) : 0;
     Value stages = bn == 64 && !one_wave ? 4 : 6;
