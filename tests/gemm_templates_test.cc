@@ -187,28 +187,28 @@ TEST_CASE("gemm spaces: defaults valid; shared memory and split-K constraints re
   Problem p = make_problem(*mma, "4096x4096x4096", {});
   SearchSpace space = mma->space(p, h200);
   Config huge = space.make({{"BM", 256}, {"BN", 256}, {"BK", 64}, {"WM", 64}, {"WN", 64},
-                            {"STAGES", 5}, {"SPLIT_K", 1}, {"GROUP_M", 8}, {"PERSIST", 0}});
+                            {"STAGES", 5}, {"SPLIT_K", 1}, {"GROUP_M", 8}});
   REQUIRE_FALSE(space.valid(huge));  // 5 * 512 * 64 * 2 bytes = 320 KiB
   CHECK_THAT(*space.violated(huge), Catch::Contains("STAGES"));
   Config fits = space.make({{"BM", 256}, {"BN", 128}, {"BK", 32}, {"WM", 64}, {"WN", 64},
-                            {"STAGES", 4}, {"SPLIT_K", 1}, {"GROUP_M", 8}, {"PERSIST", 0}});
+                            {"STAGES", 4}, {"SPLIT_K", 1}, {"GROUP_M", 8}});
   CHECK(space.valid(fits));
   Config too_many_accumulators = space.make({{"BM", 128}, {"BN", 128}, {"BK", 32}, {"WM", 128},
-                                             {"WN", 64}, {"STAGES", 3}, {"SPLIT_K", 1}, {"GROUP_M", 8}, {"PERSIST", 0}});
+                                             {"WN", 64}, {"STAGES", 3}, {"SPLIT_K", 1}, {"GROUP_M", 8}});
   CHECK_FALSE(space.valid(too_many_accumulators));
   // K = 32 has two 16-wide k tiles: at most two splits.
   Problem small_k = make_problem(*mma, "64x64x32", {});
   SearchSpace sk = mma->space(small_k, h200);
   Config split4 = sk.make({{"BM", 64}, {"BN", 64}, {"BK", 16}, {"WM", 32}, {"WN", 32},
-                           {"STAGES", 2}, {"SPLIT_K", 4}, {"GROUP_M", 1}, {"PERSIST", 0}});
+                           {"STAGES", 2}, {"SPLIT_K", 4}, {"GROUP_M", 1}});
   CHECK_FALSE(sk.valid(split4));
   CHECK(sk.valid(sk.make({{"BM", 64}, {"BN", 64}, {"BK", 16}, {"WM", 32}, {"WN", 32},
-                          {"STAGES", 2}, {"SPLIT_K", 2}, {"GROUP_M", 1}, {"PERSIST", 0}})));
+                          {"STAGES", 2}, {"SPLIT_K", 2}, {"GROUP_M", 1}})));
   // A structurally broken config is refused by can_implement (no static_assert at compile).
   std::string why;
   CHECK_FALSE(mma->can_implement(p, space.make({{"BM", 64}, {"BN", 64}, {"BK", 32}, {"WM", 128},
                                                 {"WN", 32}, {"STAGES", 3}, {"SPLIT_K", 1},
-                                                {"GROUP_M", 8}, {"PERSIST", 0}}), &why));
+                                                {"GROUP_M", 8}}), &why));
   CHECK_THAT(why, Catch::Contains("WM"));
 
   Problem ps = make_problem(*simt, "4096x4096x4096", {});
@@ -327,7 +327,7 @@ TEST_CASE("gemm launch plans: grid, block, shared memory, split-K step and works
   Problem p = make_problem(*mma, "300x200x1000", {{"bias", "1"}});
   SearchSpace space = mma->space(p, h200);
   Config c = space.make({{"BM", 128}, {"BN", 64}, {"BK", 32}, {"WM", 64}, {"WN", 32},
-                         {"STAGES", 3}, {"SPLIT_K", 1}, {"GROUP_M", 8}, {"PERSIST", 0}});
+                         {"STAGES", 3}, {"SPLIT_K", 1}, {"GROUP_M", 8}});
   LaunchPlan plan = mma->launch(p, c, h200);
   REQUIRE(plan.steps.size() == 1);
   CHECK(plan.scratch.empty());
@@ -340,7 +340,7 @@ TEST_CASE("gemm launch plans: grid, block, shared memory, split-K step and works
   CHECK(plan.steps[0].args[3].buffer == 3u);  // bias
 
   Config split = space.make({{"BM", 128}, {"BN", 64}, {"BK", 32}, {"WM", 64}, {"WN", 32},
-                             {"STAGES", 3}, {"SPLIT_K", 4}, {"GROUP_M", 8}, {"PERSIST", 0}});
+                             {"STAGES", 3}, {"SPLIT_K", 4}, {"GROUP_M", 8}});
   LaunchPlan sp = mma->launch(p, split, h200);
   REQUIRE(sp.steps.size() == 2);
   REQUIRE(sp.scratch.size() == 1);
@@ -351,40 +351,6 @@ TEST_CASE("gemm launch plans: grid, block, shared memory, split-K step and works
   CHECK(sp.steps[1].entry == "gemm_mma_splitk_reduce");
   CHECK(sp.steps[1].args[0].buffer == 4u);
   CHECK(sp.steps[1].grid[0] >= 1u);
-
-  // Persistent blocks: at most one per SM; the C tile follows the stages in shared memory.
-  Problem big = make_problem(*mma, "4096x4096x4096", {{"dtype", "f16"}, {"layout", "NT"}});
-  SearchSpace bs = mma->space(big, h200);
-  const std::string tile = "BM=128,BN=256,BK=64,WM=64,WN=64,SPLIT_K=1,GROUP_M=8,";
-  const Config persistent = bs.parse(tile + "STAGES=3,PERSIST=1");
-  REQUIRE(bs.valid(persistent));
-  LaunchPlan pp = mma->launch(big, persistent, h200);
-  CHECK(pp.steps[0].grid[0] == 132u);  // 512 tiles over 132 SMs
-  CHECK(pp.steps[0].dynamic_smem == 3u * (128u + 256u) * 64u * 2u + 128u * 256u * 2u);
-  CHECK(mma->launch(big, bs.parse(tile + "STAGES=3,PERSIST=0"), h200).steps[0].grid[0] == 512u);
-  // Fewer tiles than SMs: one block per tile, as without PERSIST.
-  CHECK(mma->launch(p, space.make({{"BM", 128}, {"BN", 64}, {"BK", 32}, {"WM", 64}, {"WN", 32},
-                                    {"STAGES", 3}, {"SPLIT_K", 1}, {"GROUP_M", 8},
-                                    {"PERSIST", 1}}),
-                    h200)
-            .steps[0]
-            .grid[0] == 12u);
-  // Four stages and the C tile exceed the H200's 227 KiB; split-K and PERSIST exclude each
-  // other, in the space and in can_implement.
-  const Config deep = bs.parse(tile + "STAGES=4,PERSIST=1");
-  REQUIRE_FALSE(bs.valid(deep));
-  CHECK_THAT(*bs.violated(deep), Catch::Contains("PERSIST * BM * BN"));
-  CHECK(bs.valid(bs.parse(tile + "STAGES=4,PERSIST=0")));
-  const Config split_persist = bs.parse(
-      "BM=128,BN=128,BK=32,WM=64,WN=64,STAGES=3,SPLIT_K=2,GROUP_M=8,PERSIST=1");
-  CHECK_FALSE(bs.valid(split_persist));
-  std::string why;
-  CHECK_FALSE(mma->can_implement(big, split_persist, &why));
-  CHECK_THAT(why, Catch::Contains("PERSIST = 1") && Catch::Contains("SPLIT_K"));
-  std::vector<Value> two = persistent.values();
-  two[*bs.find("PERSIST")] = 2;
-  CHECK_FALSE(mma->can_implement(big, Config(bs.names(), two), &why));
-  CHECK_THAT(why, Catch::Contains("PERSIST = 2"));
 
   auto simt = make_gemm_simt_template();
   Problem ps = make_problem(*simt, "1x1x1", {});
@@ -464,7 +430,7 @@ TEST_CASE("gemm templates compile for sm_90: defaults without spills, sampled co
     Problem p = make_problem(*mma, "16x8192x8192", {{"dtype", "f16"}, {"layout", layout}});
     SearchSpace space = mma->space(p, h200);
     Config deep = space.make({{"BM", 16}, {"BN", 64}, {"BK", 256}, {"WM", 16}, {"WN", 16},
-                              {"STAGES", 3}, {"SPLIT_K", 8}, {"GROUP_M", 1}, {"PERSIST", 0}});
+                              {"STAGES", 3}, {"SPLIT_K", 8}, {"GROUP_M", 1}});
     INFO(p.key() << " " << space.violated(deep).value_or("valid"));
     REQUIRE(space.valid(deep));
     BuildResult r = builder.build(*mma, p, deep, h200);

@@ -7,16 +7,8 @@
 // memory (C read and written back in 16-byte row chunks); edge tiles and split-K store
 // accumulator pairs directly.
 //
-// PERSIST 1 launches at most one block per SM, each striding over the tiles: once a tile's
-// main loop is done, the first STAGES - 1 k tiles of its next tile are issued before its
-// epilogue, which stages through shared memory past the pipeline's stages (C, for beta != 0,
-// copied there with cp.async a few k tiles before the loop ends), so the next tile's first
-// copies land while this one is written and no block pays a launch and a pipeline fill per
-// tile.
-//
 // Tunables (defaults let the file compile on its own): BM x BN block tile, BK k tile,
-// WM x WN warp tile, STAGES (2..5), SPLIT_K, GROUP_M, PERSIST (0 / 1). Problem defines:
-// gemm_common.cuh.
+// WM x WN warp tile, STAGES (2..5), SPLIT_K, GROUP_M. Problem defines: gemm_common.cuh.
 #ifndef BM
 #define BM 128
 #endif
@@ -40,9 +32,6 @@
 #endif
 #ifndef GROUP_M
 #define GROUP_M 8
-#endif
-#ifndef PERSIST
-#define PERSIST 0
 #endif
 
 #include "gemm/gemm_common.cuh"
@@ -78,8 +67,6 @@ static_assert(BK % Warp::kStep == 0, "BK must be a multiple of the mma k");
 static_assert(kThreads <= 1024, "at most 1024 threads per block");
 static_assert(STAGES >= 2, "the cp.async pipeline needs at least two stages");
 static_assert(KT_DTYPE != 0, "gemm_mma takes f16, bf16 or tf32 (fp32 SIMT is gemm_simt)");
-static_assert(PERSIST == 0 || PERSIST == 1, "PERSIST is 0 or 1");
-static_assert(PERSIST == 0 || SPLIT_K == 1, "persistent blocks (PERSIST 1) need SPLIT_K = 1");
 
 /// The stage after the one at byte offset `offset` (ring of STAGES).
 __device__ __forceinline__ int next_stage(int offset) {
@@ -109,21 +96,14 @@ struct CTile {
   }
 };
 
-// The staged epilogue reuses the pipeline's shared memory where the C tile fits in it; a
-// persistent block keeps the C tile past the stages (its next tile's first copies are in
-// flight there during the epilogue), so every persistent config has it.
-constexpr bool kStagedEpilogue =
-    SPLIT_K == 1 && (PERSIST != 0 || CTile::kBytes <= STAGES * kStageBytes);
+// The staged epilogue reuses the pipeline's shared memory: only where the C tile fits in it.
+constexpr bool kStagedEpilogue = SPLIT_K == 1 && CTile::kBytes <= STAGES * kStageBytes;
 // Its C tile is prefetched into L2 kCPrefetchTiles k tiles before the loop ends (beta != 0),
 // so that the epilogue's copies of C hit L2 rather than DRAM: only with 16-bit inputs whose
 // tiles are both k-contiguous (NT), the one orientation that leaves registers for the test
-// at 64 x 64 warp tiles under NVRTC (248 of 255; the others use 254). PERSIST instead copies
-// the C tile into shared memory with the group of that k tile.
+// at 64 x 64 warp tiles under NVRTC (248 of 255; the others use 254).
+constexpr bool kCPrefetch = kStagedEpilogue && sizeof(InT) == 2 && kAKContiguous && kBKContiguous;
 constexpr int kCPrefetchTiles = BK * static_cast<int>(sizeof(InT)) >= 128 ? 3 : 6;
-
-#if PERSIST == 0
-constexpr bool kCPrefetch =
-    kStagedEpilogue && sizeof(InT) == 2 && kAKContiguous && kBKContiguous;
 
 /// Prefetches the block's C tile (BM rows of BN elements from `c_block`, leading dimension
 /// N) into L2, one 128-byte line per request, spread over the block's threads.
@@ -139,28 +119,6 @@ __device__ __forceinline__ void prefetch_c_tile(const OutT* c_block, int N, int 
     asm volatile("prefetch.global.L2 [%0];\n" ::"l"(c_block + (static_cast<long long>(row) * N + col)));
   }
 }
-#endif
-
-/// Starts 16-byte cp.async copies of the block's C tile (BM rows of BN elements from
-/// `c_block`, leading dimension N) into the staged epilogue's tile at `ctile` (PERSIST: it
-/// lies past the stages, so the copies go with a k tile's group of the main loop).
-__device__ __forceinline__ void copy_c_tile(const OutT* c_block, int N, int tid, char* ctile) {
-  // PERSIST (inside the k loop): one copy at a time from an opaque copy of tid, so that the
-  // addresses are neither hoisted out of the loop nor all held at once (48 registers,
-  // spilling the loop).
-  if constexpr (PERSIST != 0) asm volatile("mov.b32 %0, %0;\n" : "+r"(tid));
-  constexpr int kCopies = ktg::cdiv(CTile::kTileChunks, kThreads);
-  constexpr int kUnroll = PERSIST != 0 ? 1 : kCopies;
-#pragma unroll kUnroll
-  for (int i = 0; i < kCopies; ++i) {
-    const int idx = tid + i * kThreads;
-    if (CTile::kTileChunks % kThreads != 0 && idx >= CTile::kTileChunks) break;
-    const int row = idx / CTile::kChunks;
-    const int col = (idx % CTile::kChunks) * CTile::kChunkElems;
-    ktg::cp_async_or_zero<16>(ctile + CTile::offset(row, col),
-                              c_block + (static_cast<long long>(row) * N + col), true);
-  }
-}
 
 /// True when the staged epilogue may write the block's tile: SPLIT_K == 1 and the C tile
 /// fits in the pipeline's shared memory (kStagedEpilogue), the tile lies inside C, and every
@@ -171,27 +129,30 @@ __device__ __forceinline__ bool staged_epilogue_ok(const OutT* C, int M, int N, 
          (static_cast<long long>(N) * CTile::kElt) % 16 == 0;
 }
 
-/// Epilogue of an interior block tile through shared memory at `smem` (the pipeline stages,
-/// free once the main loop is done; PERSIST: the tile past them): C read with 16-byte
-/// cp.async copies of whole rows (beta != 0; PERSIST: copied during the main loop and
-/// landed), each thread combining its accumulator pairs with C (alpha, beta, bias) in place,
-/// then the tile written back with 16-byte coalesced stores; `between()` runs between the
-/// two, once the accumulators are dead. Called by every thread.
-template <class Between>
+/// Epilogue of an interior block tile through shared memory (the pipeline stages, free once
+/// the main loop is done): C read with 16-byte cp.async copies of whole rows (beta != 0),
+/// each thread combining its accumulator pairs with C (alpha, beta, bias) in place, then the
+/// tile written back with 16-byte coalesced stores. Called by every thread of the block.
 __device__ __forceinline__ void staged_epilogue(const float (&acc)[Warp::kMi][Warp::kNi][4],
                                                 OutT* C, const OutT* bias, int N, int m0, int n0,
                                                 int wm0, int wn0, int tid, float alpha,
-                                                float beta, char* smem, Between between) {
+                                                float beta, char* smem) {
   constexpr int kPerThread = ktg::cdiv(CTile::kTileChunks, kThreads);
   OutT* c_block = C + (static_cast<long long>(m0) * N + n0);
-  if constexpr (PERSIST == 0) {
-    __syncthreads();  // every warp has read its last fragments from the stages
-    if (beta != 0.0f) {
-      copy_c_tile(c_block, N, tid, smem);
-      ktg::cp_async_commit();
-      ktg::cp_async_wait<0>();
-      __syncthreads();
+  __syncthreads();  // every warp has read its last fragments from the stages
+  if (beta != 0.0f) {
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+      const int idx = tid + i * kThreads;
+      if (CTile::kTileChunks % kThreads != 0 && idx >= CTile::kTileChunks) break;
+      const int row = idx / CTile::kChunks;
+      const int col = (idx % CTile::kChunks) * CTile::kChunkElems;
+      ktg::cp_async_or_zero<16>(smem + CTile::offset(row, col),
+                                c_block + (static_cast<long long>(row) * N + col), true);
     }
+    ktg::cp_async_commit();
+    ktg::cp_async_wait<0>();
+    __syncthreads();
   }
   using Pair = ktg::ElementPair<OutT>;
   // fp32 C takes the bias in the row-wise pass (the same sum in the same order, no rounding
@@ -224,7 +185,6 @@ __device__ __forceinline__ void staged_epilogue(const float (&acc)[Warp::kMi][Wa
       }
   }
   __syncthreads();
-  between();
 #pragma unroll
   for (int i = 0; i < kPerThread; ++i) {
     const int idx = tid + i * kThreads;
@@ -242,11 +202,39 @@ __device__ __forceinline__ void staged_epilogue(const float (&acc)[Warp::kMi][Wa
   }
 }
 
-/// Sets the copy streams of the A and B tiles to the block tile at (m0, n0), from k offset
-/// `k_first`.
-__device__ __forceinline__ void start_streams(AStream& a_tiles, BStream& b_tiles, const InT* A,
-                                              const InT* B, int M, int N, int K, int m0, int n0,
-                                              int k_first, int tid) {
+}  // namespace
+
+/// Main kernel. Grid: (tiles_m * tiles_n, 1, SPLIT_K); block: kThreads; dynamic shared
+/// memory STAGES * kStageBytes. `bias` is ignored unless KT_BIAS; `workspace` (SPLIT_K x M x N
+/// floats) is used only when SPLIT_K > 1.
+extern "C" __global__ void __launch_bounds__(kThreads)
+    gemm_mma(const InT* __restrict__ A, const InT* __restrict__ B, OutT* C, const OutT* bias,
+             float* workspace, int M, int N, int K, float alpha, float beta) {
+  extern __shared__ __align__(128) char smem[];
+  const int tid = threadIdx.x;
+  const int lane = tid & 31;
+  const int warp = tid >> 5;
+  const int tiles_m = (M + BM - 1) / BM;
+  const int tiles_n = (N + BN - 1) / BN;
+  const ktg::TileCoord tile = ktg::tile_coords(blockIdx.x, tiles_m, tiles_n, GROUP_M);
+  const int m0 = tile.m * BM;
+  const int n0 = tile.n * BN;
+  const int wm0 = (warp / kWarpsN) * WM;
+  const int wn0 = (warp % kWarpsN) * WN;
+  const ktg::KRange kr = ktg::split_k_range(K, BK, blockIdx.z, SPLIT_K);
+  const int k_tiles = kr.end - kr.begin;
+
+  float acc[Warp::kMi][Warp::kNi][4];
+#pragma unroll
+  for (int mi = 0; mi < Warp::kMi; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < Warp::kNi; ++ni)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) acc[mi][ni][q] = 0.0f;
+
+  AStream a_tiles;
+  BStream b_tiles;
+  const int k_first = kr.begin * BK;
   if constexpr (kAKContiguous)
     a_tiles.init(A, K, m0, k_first, M, K, tid);  // A is M x K
   else
@@ -255,12 +243,9 @@ __device__ __forceinline__ void start_streams(AStream& a_tiles, BStream& b_tiles
     b_tiles.init(B, K, n0, k_first, N, K, tid);  // B is N x K
   else
     b_tiles.init(B, N, k_first, n0, K, N, tid);  // B is K x N
-}
 
-/// Prologue: the first STAGES - 1 k tiles into stages 0 .. STAGES - 2, one group each (empty
-/// groups keep the wait counts exact).
-__device__ __forceinline__ void issue_prologue(AStream& a_tiles, BStream& b_tiles, char* smem,
-                                               int k_tiles) {
+  // Prologue: STAGES - 1 groups in flight (empty groups keep the wait counts exact), then
+  // the first k step's fragments.
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
     if (s < k_tiles) {
@@ -271,25 +256,17 @@ __device__ __forceinline__ void issue_prologue(AStream& a_tiles, BStream& b_tile
     }
     ktg::cp_async_commit();
   }
-}
-
-/// acc += the block's product over `k_tiles` k tiles, whose first STAGES - 1 the prologue
-/// issued. Each k tile: issue the copies of tile t + STAGES - 1 into the stage tile t - 1
-/// used (all warps passed the barrier after their last read of it), with whatever
-/// `at_tile(t)` adds to the group, then k steps whose fragments were loaded one step ahead.
-/// Before the last step, wait for tile t + 1 and cross the barrier, so that its first
-/// fragments load while the last step's mma instructions run.
-template <class AtTile>
-__device__ __forceinline__ void main_loop(float (&acc)[Warp::kMi][Warp::kNi][4],
-                                          AStream& a_tiles, BStream& b_tiles, char* smem,
-                                          int k_tiles, int wm0, int wn0, int lane,
-                                          AtTile at_tile) {
   ktg::cp_async_wait<STAGES - 2>();
   __syncthreads();
-  int read_stage = 0;                            // byte offset of the stage being read
+  int read_stage = 0;                           // byte offset of the stage being read
   int write_stage = (STAGES - 1) * kStageBytes;  // byte offset of the stage being filled
   Warp::Fragments frag[2];
   Warp::load(smem, smem + kABytes, wm0, wn0, 0, frag[0], lane);
+
+  // Each k tile: issue the copies of tile t + STAGES - 1 into the stage tile t - 1 used (all
+  // warps passed the barrier after their last read of it), then k steps whose fragments were
+  // loaded one step ahead. Before the last step, wait for tile t + 1 and cross the barrier,
+  // so that its first fragments load while the last step's mma instructions run.
   for (int t = 0; t < k_tiles; ++t) {
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks) {
@@ -300,9 +277,12 @@ __device__ __forceinline__ void main_loop(float (&acc)[Warp::kMi][Warp::kNi][4],
           a_tiles.advance(BK);
           b_tiles.advance(BK);
         }
-        at_tile(t);
         ktg::cp_async_commit();
         write_stage = next_stage(write_stage);
+        if constexpr (kCPrefetch)
+          if (t == k_tiles - kCPrefetchTiles && beta != 0.0f &&
+              staged_epilogue_ok(C, M, N, m0, n0))
+            prefetch_c_tile(C + (static_cast<long long>(m0) * N + n0), N, tid);
       }
       if (ks == kKSteps - 1) {
         ktg::cp_async_wait<STAGES - 2>();  // this thread's copies of tile t + 1 have landed
@@ -316,15 +296,15 @@ __device__ __forceinline__ void main_loop(float (&acc)[Warp::kMi][Warp::kNi][4],
       if constexpr (kKSteps == 1) frag[0] = frag[1];
     }
   }
-}
+  ktg::cp_async_wait<0>();
+  if constexpr (kStagedEpilogue) {
+    if (staged_epilogue_ok(C, M, N, m0, n0)) {  // the same for the whole block (barriers)
+      staged_epilogue(acc, C, bias, N, m0, n0, wm0, wn0, tid, alpha, beta, smem);
+      return;
+    }
+  }
 
-/// Epilogue straight from the accumulators (edge tiles, split-K partials, configs without
-/// the staged epilogue). Each thread holds column pairs (2t, 2t + 1): one 2-element access
-/// per pair when aligned.
-__device__ __forceinline__ void direct_epilogue(const float (&acc)[Warp::kMi][Warp::kNi][4],
-                                                OutT* C, const OutT* bias, float* workspace,
-                                                int split, int M, int N, int m0, int n0, int wm0,
-                                                int wn0, int lane, float alpha, float beta) {
+  // Each thread holds column pairs (2t, 2t + 1): one 2-element access per pair when aligned.
   const int g = lane >> 2;
   const int t4 = lane & 3;
   const bool paired = ktg::pairs_aligned<SPLIT_K>(C, workspace, N);
@@ -388,106 +368,9 @@ __device__ __forceinline__ void direct_epilogue(const float (&acc)[Warp::kMi][Wa
         const int row = m0 + wm0 + mi * 16 + g + h * 8;
         const int col = n0 + wn0 + ni * 8 + t4 * 2;
         ktg::store_accumulator_pair<SPLIT_K, KT_BIAS != 0>(
-            C, bias, workspace, split, M, N, row, col, acc[mi][ni][2 * h],
+            C, bias, workspace, blockIdx.z, M, N, row, col, acc[mi][ni][2 * h],
             acc[mi][ni][2 * h + 1], alpha, beta, paired);
       }
-}
-
-/// Zeroes the accumulators.
-__device__ __forceinline__ void clear(float (&acc)[Warp::kMi][Warp::kNi][4]) {
-#pragma unroll
-  for (int mi = 0; mi < Warp::kMi; ++mi)
-#pragma unroll
-    for (int ni = 0; ni < Warp::kNi; ++ni)
-#pragma unroll
-      for (int q = 0; q < 4; ++q) acc[mi][ni][q] = 0.0f;
-}
-
-}  // namespace
-
-/// Main kernel. Grid: (tiles_m * tiles_n, 1, SPLIT_K), or with PERSIST at most one block per
-/// SM striding over the tiles; block: kThreads; dynamic shared memory STAGES * kStageBytes
-/// (PERSIST: plus the C tile). `bias` is ignored unless KT_BIAS; `workspace` (SPLIT_K x M x N
-/// floats) is used only when SPLIT_K > 1.
-extern "C" __global__ void __launch_bounds__(kThreads)
-    gemm_mma(const InT* __restrict__ A, const InT* __restrict__ B, OutT* C, const OutT* bias,
-             float* workspace, int M, int N, int K, float alpha, float beta) {
-  extern __shared__ __align__(128) char smem[];
-  const int tid = threadIdx.x;
-  const int lane = tid & 31;
-  const int warp = tid >> 5;
-  const int tiles_m = (M + BM - 1) / BM;
-  const int tiles_n = (N + BN - 1) / BN;
-  const int wm0 = (warp / kWarpsN) * WM;
-  const int wn0 = (warp % kWarpsN) * WN;
-  float acc[Warp::kMi][Warp::kNi][4];
-  AStream a_tiles;
-  BStream b_tiles;
-#if PERSIST
-  // Tile blockIdx.x, then every gridDim.x-th. Once a tile's loop is done (every copy landed,
-  // then a barrier), the next tile's prologue is issued, so that its first copies are in
-  // flight while this tile's epilogue runs from the C tile past the stages.
-  const int total = tiles_m * tiles_n;
-  const int k_tiles = (K + BK - 1) / BK;
-  // C is copied with the group of k tile c_copy_tile: late enough that the copies do not
-  // compete with the loop's for long, early enough that they have landed when it ends.
-  const int c_copy_tile = k_tiles > kCPrefetchTiles ? k_tiles - kCPrefetchTiles : 0;
-  char* ctile = smem + STAGES * kStageBytes;  // the C tile, past the stages
-  ktg::TileCoord tile = ktg::tile_coords(blockIdx.x, tiles_m, tiles_n, GROUP_M);
-  start_streams(a_tiles, b_tiles, A, B, M, N, K, tile.m * BM, tile.n * BN, 0, tid);
-  issue_prologue(a_tiles, b_tiles, smem, k_tiles);
-  for (int t = blockIdx.x; t < total; t += gridDim.x) {
-    const int m0 = tile.m * BM;
-    const int n0 = tile.n * BN;
-    const bool staged = staged_epilogue_ok(C, M, N, m0, n0);
-    clear(acc);
-    main_loop(acc, a_tiles, b_tiles, smem, k_tiles, wm0, wn0, lane, [&](int kt) {
-      if (kt == c_copy_tile && beta != 0.0f && staged)
-        copy_c_tile(C + (static_cast<long long>(m0) * N + n0), N, tid, ctile);
-    });
-    ktg::cp_async_wait<0>();
-    __syncthreads();  // every warp is done with the stages, and the C tile has landed
-    const int next = t + static_cast<int>(gridDim.x);
-    // Issued once the accumulators are in the C tile (staged) or stored (direct), so that the
-    // next tile's copy state does not share the registers with them.
-    auto start_next = [&] {
-      if (next < total) {
-        tile = ktg::tile_coords(next, tiles_m, tiles_n, GROUP_M);
-        start_streams(a_tiles, b_tiles, A, B, M, N, K, tile.m * BM, tile.n * BN, 0, tid);
-        issue_prologue(a_tiles, b_tiles, smem, k_tiles);
-      }
-    };
-    if (staged) {
-      staged_epilogue(acc, C, bias, N, m0, n0, wm0, wn0, tid, alpha, beta, ctile, start_next);
-    } else {
-      direct_epilogue(acc, C, bias, workspace, 0, M, N, m0, n0, wm0, wn0, lane, alpha, beta);
-      start_next();
-    }
-  }
-#else
-  const ktg::TileCoord tile = ktg::tile_coords(blockIdx.x, tiles_m, tiles_n, GROUP_M);
-  const int m0 = tile.m * BM;
-  const int n0 = tile.n * BN;
-  const ktg::KRange kr = ktg::split_k_range(K, BK, blockIdx.z, SPLIT_K);
-  const int k_tiles = kr.end - kr.begin;
-  clear(acc);
-  start_streams(a_tiles, b_tiles, A, B, M, N, K, m0, n0, kr.begin * BK, tid);
-  issue_prologue(a_tiles, b_tiles, smem, k_tiles);
-  main_loop(acc, a_tiles, b_tiles, smem, k_tiles, wm0, wn0, lane, [&](int kt) {
-    if constexpr (kCPrefetch)
-      if (kt == k_tiles - kCPrefetchTiles && beta != 0.0f && staged_epilogue_ok(C, M, N, m0, n0))
-        prefetch_c_tile(C + (static_cast<long long>(m0) * N + n0), N, tid);
-  });
-  ktg::cp_async_wait<0>();
-  if constexpr (kStagedEpilogue) {
-    if (staged_epilogue_ok(C, M, N, m0, n0)) {  // the same for the whole block (barriers)
-      staged_epilogue(acc, C, bias, N, m0, n0, wm0, wn0, tid, alpha, beta, smem, [] {});
-      return;
-    }
-  }
-  direct_epilogue(acc, C, bias, workspace, blockIdx.z, M, N, m0, n0, wm0, wn0, lane, alpha,
-                  beta);
-#endif  // PERSIST
 }
 
 #if SPLIT_K > 1

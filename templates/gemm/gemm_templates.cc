@@ -257,30 +257,18 @@ bool mma_structure_ok(const GemmShape& s, const Config& c, std::string* why) {
   if (std::min({bm, bn, bk}) * elt < 32)
     return reject(why, "tile rows must span at least 32 bytes (swizzle)");
   if (c["STAGES"] < 2) return reject(why, "STAGES must be >= 2");
-  const Value persist = c.has("PERSIST") ? c["PERSIST"] : 0;
-  if (persist != 0 && persist != 1)
-    return reject(why, "PERSIST = " + std::to_string(persist) + " must be 0 or 1");
-  if (persist == 1 && c["SPLIT_K"] != 1)
-    return reject(why, "PERSIST = 1 (persistent blocks) needs SPLIT_K = 1, not " +
-                           std::to_string(c["SPLIT_K"]));
   return true;
 }
 
-/// Dynamic shared memory of a gemm_mma config (bytes): the stages, and with PERSIST the C
-/// tile the epilogue stages through past them.
+/// Dynamic shared memory of a gemm_mma config (bytes).
 std::int64_t mma_smem_bytes(const GemmShape& s, const Config& c) {
-  const std::int64_t stages = c["STAGES"] * (c["BM"] + c["BN"]) * c["BK"] *
-                              static_cast<std::int64_t>(dtype_size(s.input_dtype()));
-  const bool persist = c.has("PERSIST") && c["PERSIST"] != 0;
-  return stages + (persist ? c["BM"] * c["BN"] *
-                                 static_cast<std::int64_t>(dtype_size(s.output_dtype()))
-                           : 0);
+  return c["STAGES"] * (c["BM"] + c["BN"]) * c["BK"] *
+         static_cast<std::int64_t>(dtype_size(s.input_dtype()));
 }
 
 /// Default tiles of gemm_mma for a shape (see benchmarks/NOTES.md, GEMM second round).
 struct MmaDefaults {
-  Value bm = 128, bn = 128, bk = 32, wm = 64, wn = 32, stages = 4, split_k = 1, group_m = 8,
-        persist = 0;
+  Value bm = 128, bn = 128, bk = 32, wm = 64, wn = 32, stages = 4, split_k = 1, group_m = 8;
 };
 
 /// Regular shapes: 128 x 128 tiles, BK of 64 bytes, 8 warps of 64 x 32; large ones (at least
@@ -344,24 +332,12 @@ class GemmMmaTemplate final : public GemmTemplateBase {
            "swizzled smem, tile rasterization, split-K), NN/NT/TN/TT, alpha/beta, bias";
   }
   const std::string& source() const override { return embedded("gemm/gemm_mma.cu"); }
-  LaunchPlan launch(const Problem& problem, const Config& config,
-                    const Device& device) const override {
-    LaunchPlan plan = GemmTemplateBase::launch(problem, config, device);
-    // Persistent blocks: at most one per SM, each striding over the tiles.
-    if (config.has("PERSIST") && config["PERSIST"] != 0) {
-      const std::int64_t sms = device.sm_count > 0 ? device.sm_count : 132;
-      plan.steps[0].grid[0] =
-          static_cast<unsigned>(std::min<std::int64_t>(plan.steps[0].grid[0], sms));
-    }
-    return plan;
-  }
 
   SearchSpace space(const Problem& problem, const Device& device) const override {
     check_problem(problem);
     const GemmShape s = gemm::gemm_shape(problem);
     const bool tf32 = s.precision == gemm::Precision::tf32;
     const std::int64_t elt = static_cast<std::int64_t>(dtype_size(s.input_dtype()));
-    const std::int64_t out_elt = static_cast<std::int64_t>(dtype_size(s.output_dtype()));
     const MmaDefaults d = mma_defaults(s, device);
     SearchSpace::Builder b;
     b.param("BM", {16, 32, 64, 128, 256}, d.bm)
@@ -372,18 +348,15 @@ class GemmMmaTemplate final : public GemmTemplateBase {
         .param("STAGES", {2, 3, 4, 5}, d.stages)
         .param("SPLIT_K", {1, 2, 4, 8, 16}, d.split_k)
         .param("GROUP_M", {1, 4, 8, 16}, d.group_m)
-        .param("PERSIST", {0, 1}, d.persist)
         .constraint("BM % WM == 0 and BN % WN == 0")
         .constraint("32 * (BM // WM) * (BN // WN) <= " + max_threads(device))
         .constraint("WM * WN <= 4096")  // at most 128 fp32 accumulators per thread
         .constraint(std::string("BK % ") + (tf32 ? "8" : "16") + " == 0")
         .constraint("BM * " + std::to_string(elt) + " >= 32 and BN * " + std::to_string(elt) +
                     " >= 32 and BK * " + std::to_string(elt) + " >= 32")
-        // the stages, and with PERSIST the C tile past them
-        .constraint("STAGES * (BM + BN) * BK * " + std::to_string(elt) + " + PERSIST * BM * BN * " +
-                    std::to_string(out_elt) + " <= " + std::to_string(gemm::smem_limit(device)))
-        .constraint("SPLIT_K * BK < " + std::to_string(s.K) + " + BK")
-        .constraint("PERSIST == 0 or SPLIT_K == 1");
+        .constraint("STAGES * (BM + BN) * BK * " + std::to_string(elt) + " <= " +
+                    std::to_string(gemm::smem_limit(device)))
+        .constraint("SPLIT_K * BK < " + std::to_string(s.K) + " + BK");
     prune_equivalent_configs(b, s, 16);
     return b.build();
   }
