@@ -174,13 +174,6 @@ TEST_CASE("layernorm cluster and rows-per-group constraints", "[layernorm]") {
   CHECK_FALSE(ss.valid(with(ss, r1, {{"PARAMS", 1}})));
   CHECK_FALSE(ss.valid(with(ss, r1, {{"PARAMS", 2}})));
   CHECK(t->launch(small, r1, dev).steps[0].dynamic_smem == 0u);
-  // ORDER 1 (a group's rows strided by the groups of the grid) needs several register-held
-  // rows per group; it launches the same blocks as ORDER 0.
-  CHECK_FALSE(ss.valid(with(ss, r1, {{"ORDER", 1}})));
-  CHECK_FALSE(ss.valid(with(ss, r4, {{"ORDER", 1}, {"ROW_MODE", 3}, {"PREFETCH", 0}})));
-  const Config strided = with(ss, ds, {{"ORDER", 1}});
-  REQUIRE(ss.valid(strided));
-  CHECK(t->launch(small, strided, dev).steps[0].grid[0] == 342u);
   // MIN_WARPS: whole blocks (24 warps: 3 of 256 threads, not 1.5 of 512) ...
   CHECK_FALSE(ss.valid(with(ss, ds, {{"THREADS", 512}})));
   // 4 vectors x 4 registers x (row, next, gamma, beta) + 32 > 64
@@ -402,11 +395,4 @@ TEST_CASE("layernorm spaces compile with NVRTC for sm_90", "[layernorm][nvrtc]")
   INFO(bp.log);
   CHECK(bp.ok);
   CHECK(bp.resources.spill_stores == 0);
-  // The same with many rows per warp strided by the groups (ORDER 1) keeps within the cap.
-  const Config strided = with(sr, winner, {{"RPG", 12}, {"ORDER", 1}});
-  REQUIRE(sr.valid(strided));
-  const BuildResult bs = builder.build(*t, r, strided, Device::h200());
-  INFO(bs.log);
-  CHECK(bs.ok);
-  CHECK(bs.resources.spill_stores == 0);
 }

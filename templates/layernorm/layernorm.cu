@@ -12,9 +12,8 @@
 // thread-block cluster of CLUSTER CTAs (one group = one CTA holds hidden / CLUSTER elements),
 // the row sums combined through distributed shared memory (STATS 1: each CTA's mean and M2 in
 // one exchange, merged in rank order); with RPG > 1 each group normalizes
-// RPG rows one after the other (ORDER 0: consecutive rows; ORDER 1: rows g, g + G, g + 2G, ..
-// for group g of G, so that the rows in flight across the grid at any time are one compact
-// band of the tensor), with PREFETCH = 1 loading row k + 1 before row k is reduced (loads stay in flight across the reductions and the writes), and gamma / beta held
+// RPG consecutive rows one after the other, with PREFETCH = 1 loading row k + 1 before row k is
+// reduced (loads stay in flight across the reductions and the writes), and gamma / beta held
 // across the rows in registers (PARAMS = 1) or in dynamic shared memory (PARAMS = 2, the CTA's
 // part of the row: loaded once, re-read per row at shared-memory latency).
 // ROW_MODE 3 streams rows through shared memory: thread 0 starts one bulk asynchronous copy
@@ -52,9 +51,6 @@
 #endif
 #ifndef PREFETCH
 #define PREFETCH 0  // RPG > 1: 1 = row k + 1 loaded before row k is reduced
-#endif
-#ifndef ORDER
-#define ORDER 0  // ROW_MODE 0, RPG > 1: a group's rows 0 consecutive, 1 strided by the groups
 #endif
 #ifndef PARAMS
 #define PARAMS 0  // RPG > 1, gamma / beta held across rows: 0 no, 1 registers, 2 shared memory
@@ -328,12 +324,7 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
   }
   (void)group;
 #else
-#if ORDER
-  const long long row0 = group, row_step = (long long)(gridDim.x / CLUSTER) * KT_RPB;
-#else
-  const long long row0 = group * RPG, row_step = 1;
-#endif
-  kt_load_row(cur, x, row0, row0 < rows, first, lane);  // in flight while gamma / beta are fetched
+  kt_load_row(cur, x, group * RPG, group * RPG < rows, first, lane);  // in flight while gamma / beta are fetched
 #endif
 #if PARAMS == 1
   Vec gp[KT_ITEMS], bp[KT_ITEMS];  // gamma / beta as loaded, shared by the group's rows
@@ -387,12 +378,12 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
       kt_issue_tile(kt_ring + stage * (KT_RPB * KT_SLICE), &kt_full[stage], x,
                     tile + STAGES * tstep, rows, first * VEC);
 #else
-    const long long row = row0 + k * row_step;
+    const long long row = group * RPG + k;
     const bool active = row < rows;  // uniform over a cluster
 #endif
 #if PREFETCH && ROW_MODE == 0
     Vec nxt[KT_ITEMS];  // the next row, in flight while this one is reduced and written
-    kt_load_row(nxt, x, row + row_step, k + 1 < RPG && row + row_step < rows, first, lane);
+    kt_load_row(nxt, x, row + 1, k + 1 < RPG && row + 1 < rows, first, lane);
 #endif
     kt_io_t* yr = y + (active ? row : 0) * (long long)KT_HIDDEN;
     float mean = 0.0f, rstd;
@@ -504,7 +495,7 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
 #pragma unroll
     for (int i = 0; i < KT_ITEMS; ++i) cur[i].raw = nxt[i].raw;
 #else
-    if (k + 1 < RPG) kt_load_row(cur, x, row + row_step, row + row_step < rows, first, lane);
+    if (k + 1 < RPG) kt_load_row(cur, x, row + 1, row + 1 < rows, first, lane);
 #endif
   }
   // CLUSTER > 1: a CTA may leave now: every byte sent to it has arrived, nothing reads it.
