@@ -33,9 +33,6 @@
 #ifndef GROUP_M
 #define GROUP_M 8
 #endif
-#ifndef DIAG
-#define DIAG 0  // diagnostic only: 1 every k tile reloads k tile 0, 2 no loads in the loop, 3 also no barrier
-#endif
 
 #include "gemm/gemm_common.cuh"
 #include "gemm/gemm_mma_warp.cuh"
@@ -274,11 +271,11 @@ extern "C" __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks) {
       if (ks == 0) {
-        if (DIAG < 2 && t + STAGES - 1 < k_tiles) {
+        if (t + STAGES - 1 < k_tiles) {
           a_tiles.load(smem + write_stage);
           b_tiles.load(smem + write_stage + kABytes);
-          a_tiles.advance(DIAG == 1 ? 0 : BK);
-          b_tiles.advance(DIAG == 1 ? 0 : BK);
+          a_tiles.advance(BK);
+          b_tiles.advance(BK);
         }
         ktg::cp_async_commit();
         write_stage = next_stage(write_stage);
@@ -289,7 +286,7 @@ extern "C" __global__ void __launch_bounds__(kThreads)
       }
       if (ks == kKSteps - 1) {
         ktg::cp_async_wait<STAGES - 2>();  // this thread's copies of tile t + 1 have landed
-        if (DIAG < 3) __syncthreads();                   // everyone's have
+        __syncthreads();                   // everyone's have
         read_stage = next_stage(read_stage);
       }
       const char* sA = smem + read_stage;
