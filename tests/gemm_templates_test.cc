@@ -187,40 +187,29 @@ TEST_CASE("gemm spaces: defaults valid; shared memory and split-K constraints re
   Problem p = make_problem(*mma, "4096x4096x4096", {});
   SearchSpace space = mma->space(p, h200);
   Config huge = space.make({{"BM", 256}, {"BN", 256}, {"BK", 64}, {"WM", 64}, {"WN", 64},
-                            {"STAGES", 5}, {"SPLIT_K", 1}, {"GROUP_M", 8}, {"STAGGER", 0}});
+                            {"STAGES", 5}, {"SPLIT_K", 1}, {"GROUP_M", 8}});
   REQUIRE_FALSE(space.valid(huge));  // 5 * 512 * 64 * 2 bytes = 320 KiB
   CHECK_THAT(*space.violated(huge), Catch::Contains("STAGES"));
   Config fits = space.make({{"BM", 256}, {"BN", 128}, {"BK", 32}, {"WM", 64}, {"WN", 64},
-                            {"STAGES", 4}, {"SPLIT_K", 1}, {"GROUP_M", 8}, {"STAGGER", 0}});
+                            {"STAGES", 4}, {"SPLIT_K", 1}, {"GROUP_M", 8}});
   CHECK(space.valid(fits));
   Config too_many_accumulators = space.make({{"BM", 128}, {"BN", 128}, {"BK", 32}, {"WM", 128},
-                                             {"WN", 64}, {"STAGES", 3}, {"SPLIT_K", 1}, {"GROUP_M", 8}, {"STAGGER", 0}});
+                                             {"WN", 64}, {"STAGES", 3}, {"SPLIT_K", 1}, {"GROUP_M", 8}});
   CHECK_FALSE(space.valid(too_many_accumulators));
   // K = 32 has two 16-wide k tiles: at most two splits.
   Problem small_k = make_problem(*mma, "64x64x32", {});
   SearchSpace sk = mma->space(small_k, h200);
   Config split4 = sk.make({{"BM", 64}, {"BN", 64}, {"BK", 16}, {"WM", 32}, {"WN", 32},
-                           {"STAGES", 2}, {"SPLIT_K", 4}, {"GROUP_M", 1}, {"STAGGER", 0}});
+                           {"STAGES", 2}, {"SPLIT_K", 4}, {"GROUP_M", 1}});
   CHECK_FALSE(sk.valid(split4));
   CHECK(sk.valid(sk.make({{"BM", 64}, {"BN", 64}, {"BK", 16}, {"WM", 32}, {"WN", 32},
-                          {"STAGES", 2}, {"SPLIT_K", 2}, {"GROUP_M", 1}, {"STAGGER", 0}})));
+                          {"STAGES", 2}, {"SPLIT_K", 2}, {"GROUP_M", 1}})));
   // A structurally broken config is refused by can_implement (no static_assert at compile).
   std::string why;
   CHECK_FALSE(mma->can_implement(p, space.make({{"BM", 64}, {"BN", 64}, {"BK", 32}, {"WM", 128},
                                                 {"WN", 32}, {"STAGES", 3}, {"SPLIT_K", 1},
-                                                {"GROUP_M", 8}, {"STAGGER", 0}}), &why));
+                                                {"GROUP_M", 8}}), &why));
   CHECK_THAT(why, Catch::Contains("WM"));
-  // STAGGER needs a second group of four warps and two k steps per k tile.
-  const std::string tile = "BM=128,BN=256,WM=64,WN=64,STAGES=3,SPLIT_K=1,GROUP_M=8,";
-  CHECK(space.valid(space.parse(tile + "BK=64,STAGGER=1")));
-  CHECK(space.valid(space.parse(tile + "BK=32,STAGGER=1")));
-  CHECK_FALSE(space.valid(space.parse(tile + "BK=16,STAGGER=1")));
-  CHECK_FALSE(space.valid(space.parse(
-      "BM=128,BN=128,WM=64,WN=64,STAGES=3,SPLIT_K=1,GROUP_M=8,BK=64,STAGGER=1")));
-  std::vector<Value> two = space.parse(tile + "BK=64,STAGGER=1").values();
-  two[*space.find("STAGGER")] = 2;
-  CHECK_FALSE(mma->can_implement(p, Config(space.names(), two), &why));
-  CHECK_THAT(why, Catch::Contains("STAGGER = 2"));
 
   Problem ps = make_problem(*simt, "4096x4096x4096", {});
   SearchSpace ss = simt->space(ps, h200);
@@ -338,7 +327,7 @@ TEST_CASE("gemm launch plans: grid, block, shared memory, split-K step and works
   Problem p = make_problem(*mma, "300x200x1000", {{"bias", "1"}});
   SearchSpace space = mma->space(p, h200);
   Config c = space.make({{"BM", 128}, {"BN", 64}, {"BK", 32}, {"WM", 64}, {"WN", 32},
-                         {"STAGES", 3}, {"SPLIT_K", 1}, {"GROUP_M", 8}, {"STAGGER", 0}});
+                         {"STAGES", 3}, {"SPLIT_K", 1}, {"GROUP_M", 8}});
   LaunchPlan plan = mma->launch(p, c, h200);
   REQUIRE(plan.steps.size() == 1);
   CHECK(plan.scratch.empty());
@@ -351,7 +340,7 @@ TEST_CASE("gemm launch plans: grid, block, shared memory, split-K step and works
   CHECK(plan.steps[0].args[3].buffer == 3u);  // bias
 
   Config split = space.make({{"BM", 128}, {"BN", 64}, {"BK", 32}, {"WM", 64}, {"WN", 32},
-                             {"STAGES", 3}, {"SPLIT_K", 4}, {"GROUP_M", 8}, {"STAGGER", 0}});
+                             {"STAGES", 3}, {"SPLIT_K", 4}, {"GROUP_M", 8}});
   LaunchPlan sp = mma->launch(p, split, h200);
   REQUIRE(sp.steps.size() == 2);
   REQUIRE(sp.scratch.size() == 1);
@@ -434,16 +423,6 @@ TEST_CASE("gemm templates compile for sm_90: defaults without spills, sampled co
     INFO(p.key() << " " << d.str() << "\n" << r.log);
     CHECK(r.ok);
     CHECK(r.resources.spill_stores == 0);
-    // ... and so do staggered copies (two copy blocks in the loop, one per group of warps).
-    const SearchSpace ds = mma->space(p, h200);
-    std::vector<Value> staggered = d.values();
-    staggered[*ds.find("STAGGER")] = 1;
-    const Config st(ds.names(), staggered);
-    REQUIRE(ds.valid(st));
-    BuildResult rs = builder.build(*mma, p, st, h200);
-    INFO(st.str() << "\n" << rs.log);
-    CHECK(rs.ok);
-    CHECK(rs.resources.spill_stores == 0);
     CHECK(r.resources.spill_loads == 0);
   }
   // The deepest k tiles (512-byte rows) in both orientations of B.
@@ -451,7 +430,7 @@ TEST_CASE("gemm templates compile for sm_90: defaults without spills, sampled co
     Problem p = make_problem(*mma, "16x8192x8192", {{"dtype", "f16"}, {"layout", layout}});
     SearchSpace space = mma->space(p, h200);
     Config deep = space.make({{"BM", 16}, {"BN", 64}, {"BK", 256}, {"WM", 16}, {"WN", 16},
-                              {"STAGES", 3}, {"SPLIT_K", 8}, {"GROUP_M", 1}, {"STAGGER", 0}});
+                              {"STAGES", 3}, {"SPLIT_K", 8}, {"GROUP_M", 1}});
     INFO(p.key() << " " << space.violated(deep).value_or("valid"));
     REQUIRE(space.valid(deep));
     BuildResult r = builder.build(*mma, p, deep, h200);

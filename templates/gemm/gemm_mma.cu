@@ -7,13 +7,8 @@
 // memory (C read and written back in 16-byte row chunks); edge tiles and split-K store
 // accumulator pairs directly.
 //
-// STAGGER 1 has warps 4-7 issue their copies half a k tile after warps 0-3: the two warps
-// that share a scheduler (warp w and w + 4) then never run their copy instructions at the
-// same time, so one of them keeps the tensor pipe fed.
-//
 // Tunables (defaults let the file compile on its own): BM x BN block tile, BK k tile,
-// WM x WN warp tile, STAGES (2..5), SPLIT_K, GROUP_M, STAGGER (0 / 1). Problem defines:
-// gemm_common.cuh.
+// WM x WN warp tile, STAGES (2..5), SPLIT_K, GROUP_M. Problem defines: gemm_common.cuh.
 #ifndef BM
 #define BM 128
 #endif
@@ -37,9 +32,6 @@
 #endif
 #ifndef GROUP_M
 #define GROUP_M 8
-#endif
-#ifndef STAGGER
-#define STAGGER 0
 #endif
 
 #include "gemm/gemm_common.cuh"
@@ -75,9 +67,6 @@ static_assert(BK % Warp::kStep == 0, "BK must be a multiple of the mma k");
 static_assert(kThreads <= 1024, "at most 1024 threads per block");
 static_assert(STAGES >= 2, "the cp.async pipeline needs at least two stages");
 static_assert(KT_DTYPE != 0, "gemm_mma takes f16, bf16 or tf32 (fp32 SIMT is gemm_simt)");
-static_assert(STAGGER == 0 || STAGGER == 1, "STAGGER is 0 or 1");
-// The k step at which the late warps (STAGGER) issue their copies.
-constexpr int kLateCopyStep = STAGGER ? BK / Warp::kStep / 2 : 0;
 
 /// The stage after the one at byte offset `offset` (ring of STAGES).
 __device__ __forceinline__ int next_stage(int offset) {
@@ -275,15 +264,13 @@ extern "C" __global__ void __launch_bounds__(kThreads)
   Warp::load(smem, smem + kABytes, wm0, wn0, 0, frag[0], lane);
 
   // Each k tile: issue the copies of tile t + STAGES - 1 into the stage tile t - 1 used (all
-  // warps passed the barrier after their last read of it), at k step 0 (STAGGER: the warps
-  // of the second group of four at step kLateCopyStep), then k steps whose fragments were
+  // warps passed the barrier after their last read of it), then k steps whose fragments were
   // loaded one step ahead. Before the last step, wait for tile t + 1 and cross the barrier,
   // so that its first fragments load while the last step's mma instructions run.
-  const int copy_step = STAGGER && (warp / 4) % 2 == 1 ? kLateCopyStep : 0;  // warp-uniform
   for (int t = 0; t < k_tiles; ++t) {
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks) {
-      if ((ks == 0 || ks == kLateCopyStep) && ks == copy_step) {
+      if (ks == 0) {
         if (t + STAGES - 1 < k_tiles) {
           a_tiles.load(smem + write_stage);
           b_tiles.load(smem + write_stage + kABytes);
@@ -292,8 +279,6 @@ extern "C" __global__ void __launch_bounds__(kThreads)
         }
         ktg::cp_async_commit();
         write_stage = next_stage(write_stage);
-      }
-      if (ks == 0) {
         if constexpr (kCPrefetch)
           if (t == k_tiles - kCPrefetchTiles && beta != 0.0f &&
               staged_epilogue_ok(C, M, N, m0, n0))

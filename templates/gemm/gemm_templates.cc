@@ -257,8 +257,6 @@ bool mma_structure_ok(const GemmShape& s, const Config& c, std::string* why) {
   if (std::min({bm, bn, bk}) * elt < 32)
     return reject(why, "tile rows must span at least 32 bytes (swizzle)");
   if (c["STAGES"] < 2) return reject(why, "STAGES must be >= 2");
-  if (c.has("STAGGER") && c["STAGGER"] != 0 && c["STAGGER"] != 1)
-    return reject(why, "STAGGER = " + std::to_string(c["STAGGER"]) + " must be 0 or 1");
   return true;
 }
 
@@ -350,11 +348,7 @@ class GemmMmaTemplate final : public GemmTemplateBase {
         .param("STAGES", {2, 3, 4, 5}, d.stages)
         .param("SPLIT_K", {1, 2, 4, 8, 16}, d.split_k)
         .param("GROUP_M", {1, 4, 8, 16}, d.group_m)
-        .param("STAGGER", {0, 1}, 0)
         .constraint("BM % WM == 0 and BN % WN == 0")
-        // the late copies need a second group of four warps and two k steps per k tile
-        .constraint(std::string("STAGGER == 0 or ((BM // WM) * (BN // WN) >= 8 and BK >= ") +
-                    (tf32 ? "16" : "32") + ")")
         .constraint("32 * (BM // WM) * (BN // WN) <= " + max_threads(device))
         .constraint("WM * WN <= 4096")  // at most 128 fp32 accumulators per thread
         .constraint(std::string("BK % ") + (tf32 ? "8" : "16") + " == 0")
