@@ -33,9 +33,6 @@
 #ifndef GROUP_M
 #define GROUP_M 8
 #endif
-#ifndef DIAG
-#define DIAG 0  // diagnostic only: 2 no copies in the loop; 4 A fragments read once per k tile; 5 both
-#endif
 
 #include "gemm/gemm_common.cuh"
 #include "gemm/gemm_mma_warp.cuh"
@@ -274,7 +271,7 @@ extern "C" __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks) {
       if (ks == 0) {
-        if ((DIAG != 2 && DIAG != 5) && t + STAGES - 1 < k_tiles) {
+        if (t + STAGES - 1 < k_tiles) {
           a_tiles.load(smem + write_stage);
           b_tiles.load(smem + write_stage + kABytes);
           a_tiles.advance(BK);
@@ -293,12 +290,8 @@ extern "C" __global__ void __launch_bounds__(kThreads)
         read_stage = next_stage(read_stage);
       }
       const char* sA = smem + read_stage;
-      if ((DIAG == 4 || DIAG == 5) && (ks + 1) % kKSteps != 0)
-        Warp::template load_b16<0>(frag[(ks + 1) % 2].b, ktg::smem_address(sA + kABytes), wn0,
-                                   ((ks + 1) % kKSteps) * Warp::kStep, lane >> 3, lane & 7);
-      else
-        Warp::load(sA, sA + kABytes, wm0, wn0, ((ks + 1) % kKSteps) * Warp::kStep,
-                   frag[(ks + 1) % 2], lane);
+      Warp::load(sA, sA + kABytes, wm0, wn0, ((ks + 1) % kKSteps) * Warp::kStep,
+                 frag[(ks + 1) % 2], lane);
       Warp::mma(frag[ks % 2], acc);
       if constexpr (kKSteps == 1) frag[0] = frag[1];
     }
