@@ -6,7 +6,6 @@
 #include <string>
 
 #include "ktune/error.h"
-#include "tensor_map.h"
 
 namespace ktune::detail {
 
@@ -22,58 +21,45 @@ const DeviceBuffer& buffer_at(const std::vector<DeviceBuffer>& buffers, std::siz
   return buffers[index];
 }
 
-/// Copies a value into the front of a slot.
+/// Copies a value into the front of an 8-byte slot.
 template <class T>
-void put(ParamSlot& slot, T value) {
-  static_assert(sizeof(T) <= sizeof(slot.bytes));
-  std::memcpy(slot.bytes, &value, sizeof(T));
+void put(std::uint64_t& slot, T value) {
+  static_assert(sizeof(T) <= sizeof(std::uint64_t));
+  std::memcpy(&slot, &value, sizeof(T));
 }
 
 }  // namespace
 
-void pack_kernel_arg(const KernelArg& a, void* buffer, std::size_t index,
-                     const std::string& entry, ParamSlot& slot) {
-  std::memset(slot.bytes, 0, sizeof slot.bytes);
-  switch (a.kind) {
-    case KernelArg::Kind::buffer:
-      put(slot, buffer);
-      break;
-    case KernelArg::Kind::i32:
-      if (a.i < std::numeric_limits<std::int32_t>::min() ||
-          a.i > std::numeric_limits<std::int32_t>::max())
-        throw Error(ErrorCode::invalid_argument,
-                    "argument " + std::to_string(index) + " of " + entry + " = " +
-                        std::to_string(a.i) + " does not fit a 32-bit integer");
-      put(slot, static_cast<std::int32_t>(a.i));
-      break;
-    case KernelArg::Kind::i64:
-      put(slot, static_cast<std::int64_t>(a.i));
-      break;
-    case KernelArg::Kind::f32:
-      put(slot, static_cast<float>(a.f));
-      break;
-    case KernelArg::Kind::f64:
-      put(slot, a.f);
-      break;
-    case KernelArg::Kind::tensor_map:
-      encode_tensor_map(a.map, buffer, slot.bytes,
-                        "argument " + std::to_string(index) + " of " + entry + " (buffer " +
-                            std::to_string(a.buffer) + ")");
-      break;
-  }
-}
-
 PackedArgs::PackedArgs(const std::vector<KernelArg>& args,
-                       const std::vector<DeviceBuffer>& buffers, const std::string& entry)
-    : slots_(args.size()) {
+                       const std::vector<DeviceBuffer>& buffers)
+    : slots_(args.size(), 0) {
   pointers_.reserve(args.size());
   for (std::size_t i = 0; i < args.size(); ++i) {
     const KernelArg& a = args[i];
-    const bool needs_buffer =
-        a.kind == KernelArg::Kind::buffer || a.kind == KernelArg::Kind::tensor_map;
-    void* ptr = needs_buffer ? buffer_at(buffers, a.buffer, "kernel argument").ptr : nullptr;
-    pack_kernel_arg(a, ptr, i, entry, slots_[i]);
-    pointers_.push_back(slots_[i].bytes);
+    std::uint64_t& slot = slots_[i];
+    switch (a.kind) {
+      case KernelArg::Kind::buffer:
+        put(slot, buffer_at(buffers, a.buffer, "kernel argument").ptr);
+        break;
+      case KernelArg::Kind::i32:
+        if (a.i < std::numeric_limits<std::int32_t>::min() ||
+            a.i > std::numeric_limits<std::int32_t>::max())
+          throw Error(ErrorCode::invalid_argument,
+                      "kernel argument " + std::to_string(i) + " = " + std::to_string(a.i) +
+                          " does not fit a 32-bit integer");
+        put(slot, static_cast<std::int32_t>(a.i));
+        break;
+      case KernelArg::Kind::i64:
+        put(slot, static_cast<std::int64_t>(a.i));
+        break;
+      case KernelArg::Kind::f32:
+        put(slot, static_cast<float>(a.f));
+        break;
+      case KernelArg::Kind::f64:
+        put(slot, a.f);
+        break;
+    }
+    pointers_.push_back(&slot);
   }
 }
 
@@ -88,7 +74,7 @@ CudaStatus run_launch_plan(CudaModule& module, const LaunchPlan& plan,
                                                            std::to_string(step.memset_buffer))};
       continue;
     }
-    PackedArgs args(step.args, buffers, step.entry);
+    PackedArgs args(step.args, buffers);
     CudaStatus status = module.launch(step.entry, dim3(step.grid[0], step.grid[1], step.grid[2]),
                                       dim3(step.block[0], step.block[1], step.block[2]),
                                       step.dynamic_smem, args.data(), stream);

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include "cuda_module.h"
@@ -18,26 +17,13 @@ struct DeviceBuffer {
   std::size_t bytes = 0;  ///< bytes usable from ptr (memset size)
 };
 
-/// Storage of one kernel parameter: the value at the front (8 bytes at most for scalars and
-/// pointers; a tensor map fills all 128, 64-byte aligned as kernels take a CUtensorMap).
-struct alignas(64) ParamSlot {
-  unsigned char bytes[128];
-};
-
-/// Packs argument `index` of kernel `entry` (`a`) into `slot`; `buffer` is the device address
-/// of a.buffer for buffer and tensor-map arguments (ignored otherwise). Throws
-/// Error(invalid_argument) for an i32 value that does not fit or a malformed tensor map.
-void pack_kernel_arg(const KernelArg& a, void* buffer, std::size_t index,
-                     const std::string& entry, ParamSlot& slot);
-
-/// Kernel parameters in typed storage (one ParamSlot each) plus the pointer array that
-/// cudaLaunchKernel reads. Throws Error(invalid_argument) for a buffer index out of range,
-/// an i32 value that does not fit or a malformed tensor map.
+/// Kernel parameters in typed storage (one 8-byte slot each) plus the pointer array that
+/// cudaLaunchKernel reads. Throws Error(invalid_argument) for a buffer index out of range or
+/// an i32 value that does not fit.
 class PackedArgs {
  public:
-  /// Packs the arguments of kernel `entry`, resolving buffer arguments through `buffers`.
-  PackedArgs(const std::vector<KernelArg>& args, const std::vector<DeviceBuffer>& buffers,
-             const std::string& entry = "kernel");
+  /// Packs `args`, resolving buffer arguments through `buffers`.
+  PackedArgs(const std::vector<KernelArg>& args, const std::vector<DeviceBuffer>& buffers);
   PackedArgs(const PackedArgs&) = delete;
   PackedArgs& operator=(const PackedArgs&) = delete;
   /// The void* array for cudaLaunchKernel (nullptr when there are no arguments).
@@ -46,7 +32,7 @@ class PackedArgs {
   std::size_t size() const { return pointers_.size(); }
 
  private:
-  std::vector<ParamSlot> slots_;  // one slot per parameter
+  std::vector<std::uint64_t> slots_;  // 8-byte aligned storage, one slot per parameter
   std::vector<void*> pointers_;       // pointers into slots_
 };
 

@@ -54,19 +54,25 @@ std::size_t LoadedPlan::add_buffer_set(const std::vector<DeviceBufferRef>& buffe
       p.values.resize(step.args.size());
       for (std::size_t a = 0; a < step.args.size(); ++a) {
         const auto& arg = step.args[a];
-        const bool needs_buffer = arg.kind == KernelArg::Kind::buffer ||
-                                  arg.kind == KernelArg::Kind::tensor_map;
-        void* ptr = needs_buffer
-                        ? buffer_at(arg.buffer, "argument " + std::to_string(a) + " of " + step.entry).data
-                        : nullptr;
-        detail::pack_kernel_arg(arg, ptr, a, step.entry, p.values[a]);
+        void* slot = &p.values[a];
+        switch (arg.kind) {
+          case KernelArg::Kind::buffer: {
+            void* ptr = buffer_at(arg.buffer, "argument " + std::to_string(a) + " of " + step.entry).data;
+            std::memcpy(slot, &ptr, sizeof ptr);
+            break;
+          }
+          case KernelArg::Kind::i32: { auto v = static_cast<std::int32_t>(arg.i); std::memcpy(slot, &v, 4); break; }
+          case KernelArg::Kind::i64: { std::int64_t v = arg.i; std::memcpy(slot, &v, 8); break; }
+          case KernelArg::Kind::f32: { auto v = static_cast<float>(arg.f); std::memcpy(slot, &v, 4); break; }
+          case KernelArg::Kind::f64: { double v = arg.f; std::memcpy(slot, &v, 8); break; }
+        }
       }
     }
     steps.push_back(std::move(p));
   }
   // Pointers into `values` are taken after the steps reached their final place.
   for (auto& p : steps)
-    for (auto& v : p.values) p.pointers.push_back(v.bytes);
+    for (auto& v : p.values) p.pointers.push_back(&v);
   sets_.push_back(std::move(steps));
   return sets_.size() - 1;
 }

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "cuda_module.h"
-#include "launch_plan_runner.h"
 #include "ktune/template.h"
 #include "worker_faults.h"
 
@@ -56,7 +55,7 @@ class LoadedPlan {
     LaunchStep::Kind kind;
     dim3 grid, block;
     unsigned smem = 0;
-    std::vector<detail::ParamSlot> values;  // argument storage, one slot per argument
+    std::vector<std::uint64_t> values;  // argument storage, 8 bytes per argument
     std::vector<void*> pointers;        // pointers into values
     void* memset_ptr = nullptr;
     std::size_t memset_bytes = 0;

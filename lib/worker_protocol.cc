@@ -48,14 +48,13 @@ const char* kind_name(KernelArg::Kind k) {
     case KernelArg::Kind::i64: return "i64";
     case KernelArg::Kind::f32: return "f32";
     case KernelArg::Kind::f64: return "f64";
-    case KernelArg::Kind::tensor_map: return "tensor_map";
   }
   return "?";
 }
 
 KernelArg::Kind kind_from_name(const std::string& s) {
   for (auto k : {KernelArg::Kind::buffer, KernelArg::Kind::i32, KernelArg::Kind::i64,
-                 KernelArg::Kind::f32, KernelArg::Kind::f64, KernelArg::Kind::tensor_map})
+                 KernelArg::Kind::f32, KernelArg::Kind::f64})
     if (s == kind_name(k)) return k;
   throw Error(ErrorCode::parse_error, "worker protocol: unknown kernel argument kind \"" + s + "\"");
 }
@@ -162,14 +161,8 @@ nlohmann::json plan_to_json(const LaunchPlan& plan) {
   nlohmann::json steps = nlohmann::json::array();
   for (const auto& s : plan.steps) {
     nlohmann::json args = nlohmann::json::array();
-    for (const auto& a : s.args) {
-      nlohmann::json arg = {{"kind", kind_name(a.kind)}, {"buffer", a.buffer}, {"i", a.i}, {"f", a.f}};
-      if (a.kind == KernelArg::Kind::tensor_map)
-        arg["map"] = {{"dtype", to_string(a.map.dtype)}, {"inner", a.map.inner},
-                      {"outer", a.map.outer}, {"row_bytes", a.map.row_bytes},
-                      {"box_inner", a.map.box_inner}, {"box_outer", a.map.box_outer}};
-      args.push_back(std::move(arg));
-    }
+    for (const auto& a : s.args)
+      args.push_back({{"kind", kind_name(a.kind)}, {"buffer", a.buffer}, {"i", a.i}, {"f", a.f}});
     steps.push_back({{"kind", s.kind == LaunchStep::Kind::kernel ? "kernel" : "memset"},
                      {"entry", s.entry},
                      {"grid", {s.grid[0], s.grid[1], s.grid[2]}},
@@ -203,15 +196,6 @@ LaunchPlan plan_from_json(const nlohmann::json& j) {
         arg.buffer = a.at("buffer").get<std::size_t>();
         arg.i = a.at("i").get<std::int64_t>();
         arg.f = a.at("f").get<double>();
-        if (arg.kind == KernelArg::Kind::tensor_map) {
-          const auto& m = a.at("map");
-          arg.map.dtype = dtype_from_string(m.at("dtype").get<std::string>());
-          arg.map.inner = m.at("inner").get<std::uint64_t>();
-          arg.map.outer = m.at("outer").get<std::uint64_t>();
-          arg.map.row_bytes = m.at("row_bytes").get<std::uint64_t>();
-          arg.map.box_inner = m.at("box_inner").get<std::uint32_t>();
-          arg.map.box_outer = m.at("box_outer").get<std::uint32_t>();
-        }
         step.args.push_back(arg);
       }
       step.memset_buffer = s.at("memset_buffer").get<std::size_t>();

@@ -187,28 +187,28 @@ TEST_CASE("gemm spaces: defaults valid; shared memory and split-K constraints re
   Problem p = make_problem(*mma, "4096x4096x4096", {});
   SearchSpace space = mma->space(p, h200);
   Config huge = space.make({{"BM", 256}, {"BN", 256}, {"BK", 64}, {"WM", 64}, {"WN", 64},
-                            {"STAGES", 5}, {"SPLIT_K", 1}, {"GROUP_M", 8}, {"LOADER", 0}});
+                            {"STAGES", 5}, {"SPLIT_K", 1}, {"GROUP_M", 8}});
   REQUIRE_FALSE(space.valid(huge));  // 5 * 512 * 64 * 2 bytes = 320 KiB
   CHECK_THAT(*space.violated(huge), Catch::Contains("STAGES"));
   Config fits = space.make({{"BM", 256}, {"BN", 128}, {"BK", 32}, {"WM", 64}, {"WN", 64},
-                            {"STAGES", 4}, {"SPLIT_K", 1}, {"GROUP_M", 8}, {"LOADER", 0}});
+                            {"STAGES", 4}, {"SPLIT_K", 1}, {"GROUP_M", 8}});
   CHECK(space.valid(fits));
   Config too_many_accumulators = space.make({{"BM", 128}, {"BN", 128}, {"BK", 32}, {"WM", 128},
-                                             {"WN", 64}, {"STAGES", 3}, {"SPLIT_K", 1}, {"GROUP_M", 8}, {"LOADER", 0}});
+                                             {"WN", 64}, {"STAGES", 3}, {"SPLIT_K", 1}, {"GROUP_M", 8}});
   CHECK_FALSE(space.valid(too_many_accumulators));
   // K = 32 has two 16-wide k tiles: at most two splits.
   Problem small_k = make_problem(*mma, "64x64x32", {});
   SearchSpace sk = mma->space(small_k, h200);
   Config split4 = sk.make({{"BM", 64}, {"BN", 64}, {"BK", 16}, {"WM", 32}, {"WN", 32},
-                           {"STAGES", 2}, {"SPLIT_K", 4}, {"GROUP_M", 1}, {"LOADER", 0}});
+                           {"STAGES", 2}, {"SPLIT_K", 4}, {"GROUP_M", 1}});
   CHECK_FALSE(sk.valid(split4));
   CHECK(sk.valid(sk.make({{"BM", 64}, {"BN", 64}, {"BK", 16}, {"WM", 32}, {"WN", 32},
-                          {"STAGES", 2}, {"SPLIT_K", 2}, {"GROUP_M", 1}, {"LOADER", 0}})));
+                          {"STAGES", 2}, {"SPLIT_K", 2}, {"GROUP_M", 1}})));
   // A structurally broken config is refused by can_implement (no static_assert at compile).
   std::string why;
   CHECK_FALSE(mma->can_implement(p, space.make({{"BM", 64}, {"BN", 64}, {"BK", 32}, {"WM", 128},
                                                 {"WN", 32}, {"STAGES", 3}, {"SPLIT_K", 1},
-                                                {"GROUP_M", 8}, {"LOADER", 0}}), &why));
+                                                {"GROUP_M", 8}}), &why));
   CHECK_THAT(why, Catch::Contains("WM"));
 
   Problem ps = make_problem(*simt, "4096x4096x4096", {});
@@ -327,7 +327,7 @@ TEST_CASE("gemm launch plans: grid, block, shared memory, split-K step and works
   Problem p = make_problem(*mma, "300x200x1000", {{"bias", "1"}});
   SearchSpace space = mma->space(p, h200);
   Config c = space.make({{"BM", 128}, {"BN", 64}, {"BK", 32}, {"WM", 64}, {"WN", 32},
-                         {"STAGES", 3}, {"SPLIT_K", 1}, {"GROUP_M", 8}, {"LOADER", 0}});
+                         {"STAGES", 3}, {"SPLIT_K", 1}, {"GROUP_M", 8}});
   LaunchPlan plan = mma->launch(p, c, h200);
   REQUIRE(plan.steps.size() == 1);
   CHECK(plan.scratch.empty());
@@ -340,7 +340,7 @@ TEST_CASE("gemm launch plans: grid, block, shared memory, split-K step and works
   CHECK(plan.steps[0].args[3].buffer == 3u);  // bias
 
   Config split = space.make({{"BM", 128}, {"BN", 64}, {"BK", 32}, {"WM", 64}, {"WN", 32},
-                             {"STAGES", 3}, {"SPLIT_K", 4}, {"GROUP_M", 8}, {"LOADER", 0}});
+                             {"STAGES", 3}, {"SPLIT_K", 4}, {"GROUP_M", 8}});
   LaunchPlan sp = mma->launch(p, split, h200);
   REQUIRE(sp.steps.size() == 2);
   REQUIRE(sp.scratch.size() == 1);
@@ -351,49 +351,6 @@ TEST_CASE("gemm launch plans: grid, block, shared memory, split-K step and works
   CHECK(sp.steps[1].entry == "gemm_mma_splitk_reduce");
   CHECK(sp.steps[1].args[0].buffer == 4u);
   CHECK(sp.steps[1].grid[0] >= 1u);
-
-  // LOADER 1 (TMA): two tensor maps after the ten arguments, A as M rows of K and B as N rows
-  // of K in boxes of BK x BM / BK x BN, and a kilobyte more shared memory (1024-byte stages).
-  Problem nt = make_problem(*mma, "4000x3000x1032", {{"dtype", "bf16"}, {"layout", "NT"}});
-  SearchSpace ns = mma->space(nt, h200);
-  const std::string tile = "BM=128,BN=256,BK=64,WM=64,WN=64,STAGES=3,SPLIT_K=1,GROUP_M=8,";
-  const Config tma = ns.parse(tile + "LOADER=1");
-  REQUIRE(ns.valid(tma));
-  LaunchPlan tp = mma->launch(nt, tma, h200);
-  REQUIRE(tp.steps[0].args.size() == 12);
-  for (int i : {10, 11}) {
-    const KernelArg& a = tp.steps[0].args[static_cast<std::size_t>(i)];
-    CHECK(a.kind == KernelArg::Kind::tensor_map);
-    CHECK(a.buffer == static_cast<std::size_t>(i - 10));  // A, then B
-    CHECK(a.map.dtype == DType::bf16);
-    CHECK(a.map.inner == 1032u);
-    CHECK(a.map.row_bytes == 2064u);
-    CHECK(a.map.box_inner == 64u);
-  }
-  CHECK(tp.steps[0].args[10].map.outer == 4000u);
-  CHECK(tp.steps[0].args[10].map.box_outer == 128u);
-  CHECK(tp.steps[0].args[11].map.outer == 3000u);
-  CHECK(tp.steps[0].args[11].map.box_outer == 256u);
-  CHECK(tp.steps[0].dynamic_smem == 3u * 384u * 64u * 2u + 1024u);
-  CHECK(mma->launch(nt, ns.parse(tile + "LOADER=0"), h200).steps[0].args.size() == 10);
-  CHECK_FALSE(ns.valid(ns.parse("BM=128,BN=256,BK=32,WM=64,WN=64,STAGES=3,SPLIT_K=1,GROUP_M=8,"
-                                "LOADER=1")));  // TMA rows are 128 bytes
-  // Only layout NT with 16-bit inputs and K % 8 == 0 offers it; can_implement says why.
-  auto loader_values = [&](const char* shape, const char* dtype, const char* layout) {
-    Problem q = make_problem(*mma, shape, {{"dtype", dtype}, {"layout", layout}});
-    return mma->space(q, h200).params()[*mma->space(q, h200).find("LOADER")].values;
-  };
-  CHECK(loader_values("512x512x512", "f16", "NT") == std::vector<Value>{0, 1});
-  CHECK(loader_values("512x512x512", "f16", "NN") == std::vector<Value>{0});
-  CHECK(loader_values("512x512x512", "tf32", "NT") == std::vector<Value>{0});
-  CHECK(loader_values("512x512x510", "f16", "NT") == std::vector<Value>{0});
-  Problem nn = make_problem(*mma, "512x512x512", {{"dtype", "f16"}, {"layout", "NN"}});
-  const SearchSpace nns = mma->space(nn, h200);
-  std::vector<Value> v = nns.parse(tile + "LOADER=0").values();
-  v[*nns.find("LOADER")] = 1;
-  std::string why;
-  CHECK_FALSE(mma->can_implement(nn, Config(nns.names(), v), &why));
-  CHECK_THAT(why, Catch::Contains("LOADER = 1") && Catch::Contains("layout NT"));
 
   auto simt = make_gemm_simt_template();
   Problem ps = make_problem(*simt, "1x1x1", {});
@@ -458,7 +415,7 @@ TEST_CASE("gemm templates compile for sm_90: defaults without spills, sampled co
   // The large-tile default (128 x 256, 64 x 64 warps, 3 stages) in every layout and dtype:
   // 8 warps of 128 accumulators and double-buffered fragments fit 255 registers, no spills.
   for (const auto& [dtype, layout] : std::vector<std::pair<const char*, const char*>>{
-           {"f16", "NN"}, {"bf16", "TN"}, {"f16", "TT"}, {"tf32", "NT"}, {"bf16", "NT"}}) {
+           {"f16", "NN"}, {"bf16", "TN"}, {"f16", "TT"}, {"tf32", "NT"}}) {
     Problem p = make_problem(*mma, "4096x4096x4096", {{"dtype", dtype}, {"layout", layout}});
     const Config d = mma->space(p, h200).default_config();
     REQUIRE(d["BN"] == 256);
@@ -466,18 +423,6 @@ TEST_CASE("gemm templates compile for sm_90: defaults without spills, sampled co
     INFO(p.key() << " " << d.str() << "\n" << r.log);
     CHECK(r.ok);
     CHECK(r.resources.spill_stores == 0);
-    if (std::string(layout) == "NT" && std::string(dtype) != "tf32") {
-      // ... and with TMA copies (LOADER 1).
-      const SearchSpace ds = mma->space(p, h200);
-      std::vector<Value> tv = d.values();
-      tv[*ds.find("LOADER")] = 1;
-      const Config tc(ds.names(), tv);
-      REQUIRE(ds.valid(tc));
-      BuildResult rt = builder.build(*mma, p, tc, h200);
-      INFO(tc.str() << "\n" << rt.log);
-      CHECK(rt.ok);
-      CHECK(rt.resources.spill_stores == 0);
-    }
     CHECK(r.resources.spill_loads == 0);
   }
   // The deepest k tiles (512-byte rows) in both orientations of B.
@@ -485,7 +430,7 @@ TEST_CASE("gemm templates compile for sm_90: defaults without spills, sampled co
     Problem p = make_problem(*mma, "16x8192x8192", {{"dtype", "f16"}, {"layout", layout}});
     SearchSpace space = mma->space(p, h200);
     Config deep = space.make({{"BM", 16}, {"BN", 64}, {"BK", 256}, {"WM", 16}, {"WN", 16},
-                              {"STAGES", 3}, {"SPLIT_K", 8}, {"GROUP_M", 1}, {"LOADER", 0}});
+                              {"STAGES", 3}, {"SPLIT_K", 8}, {"GROUP_M", 1}});
     INFO(p.key() << " " << space.violated(deep).value_or("valid"));
     REQUIRE(space.valid(deep));
     BuildResult r = builder.build(*mma, p, deep, h200);

@@ -79,15 +79,8 @@ TEST_CASE("worker protocol: launch plans, timing and results round-trip through 
   k.grid[2] = 3;
   k.block[0] = 256;
   k.dynamic_smem = 65536;
-  TensorMap2D tm;
-  tm.dtype = DType::bf16;
-  tm.inner = 4096;
-  tm.outer = 1000;
-  tm.row_bytes = 8192;
-  tm.box_inner = 64;
-  tm.box_outer = 256;
   k.args = {KernelArg::buf(1), KernelArg::i32(-5), KernelArg::i64(1ll << 40), KernelArg::f32(0.5),
-            KernelArg::f64(-1.25), KernelArg::tensor_map(3, tm)};
+            KernelArg::f64(-1.25)};
   plan.steps = {memset, k};
   plan.scratch = {BufferSpec{"ws", DType::f16, 12345, Role::scratch, 16}};
   LaunchPlan back = plan_from_json(nlohmann::json::parse(plan_to_json(plan).dump()));
@@ -97,19 +90,10 @@ TEST_CASE("worker protocol: launch plans, timing and results round-trip through 
   CHECK(back.steps[1].entry == "kern");
   CHECK(back.steps[1].grid[2] == 3);
   CHECK(back.steps[1].dynamic_smem == 65536);
-  REQUIRE(back.steps[1].args.size() == 6);
+  REQUIRE(back.steps[1].args.size() == 5);
   CHECK(back.steps[1].args[2].i == (1ll << 40));
   CHECK(back.steps[1].args[4].f == -1.25);
   CHECK(back.steps[1].args[4].kind == KernelArg::Kind::f64);
-  const KernelArg& m = back.steps[1].args[5];
-  CHECK(m.kind == KernelArg::Kind::tensor_map);
-  CHECK(m.buffer == 3);
-  CHECK(m.map.dtype == DType::bf16);
-  CHECK(m.map.inner == 4096);
-  CHECK(m.map.outer == 1000);
-  CHECK(m.map.row_bytes == 8192);
-  CHECK(m.map.box_inner == 64);
-  CHECK(m.map.box_outer == 256);
   CHECK(back.scratch.at(0).dtype == DType::f16);
   CHECK(back.scratch.at(0).offset_bytes == 16);
 

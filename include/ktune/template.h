@@ -54,27 +54,13 @@ struct HostBuffer {
   template <class T> const T* as() const { return reinterpret_cast<const T*>(bytes.data()); }
 };
 
-/// A two-dimensional TMA tensor map over a buffer (sm_90 cp.async.bulk.tensor): a row-major
-/// matrix of `outer` rows of `inner` elements, copied in boxes of box_outer x box_inner
-/// elements into shared memory with the 128-byte swizzle; elements outside the matrix read as
-/// zero. The runner encodes it with the buffer's device address at launch.
-struct TensorMap2D {
-  DType dtype = DType::f16;          ///< element type (f16, bf16, f32)
-  std::uint64_t inner = 0;           ///< elements along the contiguous dimension
-  std::uint64_t outer = 0;           ///< rows
-  std::uint64_t row_bytes = 0;       ///< bytes from one row to the next (a multiple of 16)
-  std::uint32_t box_inner = 0;       ///< box width in elements (box_inner * element <= 128 bytes)
-  std::uint32_t box_outer = 0;       ///< box height in rows (<= 256)
-};
-
-/// One kernel argument: a buffer (by index into workload buffers followed by plan scratch), a
-/// scalar passed by value, or a tensor map over a buffer (passed by value, 128 bytes).
+/// One kernel argument: a buffer (by index into workload buffers followed by plan scratch) or
+/// a scalar passed by value.
 struct KernelArg {
-  enum class Kind { buffer, i32, i64, f32, f64, tensor_map } kind = Kind::i32;
-  std::size_t buffer = 0;  ///< for Kind::buffer and Kind::tensor_map
+  enum class Kind { buffer, i32, i64, f32, f64 } kind = Kind::i32;
+  std::size_t buffer = 0;  ///< for Kind::buffer
   std::int64_t i = 0;      ///< for i32 / i64
   double f = 0;            ///< for f32 / f64
-  TensorMap2D map;         ///< for Kind::tensor_map
   /// A buffer argument.
   static KernelArg buf(std::size_t index) { KernelArg a; a.kind = Kind::buffer; a.buffer = index; return a; }
   /// A 32-bit integer argument.
@@ -85,10 +71,6 @@ struct KernelArg {
   static KernelArg f32(double v) { KernelArg a; a.kind = Kind::f32; a.f = v; return a; }
   /// A double argument.
   static KernelArg f64(double v) { KernelArg a; a.kind = Kind::f64; a.f = v; return a; }
-  /// A tensor map over buffer `index`.
-  static KernelArg tensor_map(std::size_t index, const TensorMap2D& m) {
-    KernelArg a; a.kind = Kind::tensor_map; a.buffer = index; a.map = m; return a;
-  }
 };
 
 /// One step of a launch plan: a kernel launch, or a memset of a buffer.

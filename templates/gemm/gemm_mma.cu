@@ -7,14 +7,8 @@
 // memory (C read and written back in 16-byte row chunks); edge tiles and split-K store
 // accumulator pairs directly.
 //
-// LOADER 1 (layout NT, 16-bit inputs, BK of 128 bytes) fills each stage with two TMA copies
-// issued by one thread (a_map / b_map: tensor maps of A and B, zeros beyond the edges) that
-// complete on the stage's mbarrier, instead of every thread's cp.async copies: the k loop then
-// holds no copy instructions (gemm_tma.cuh).
-//
 // Tunables (defaults let the file compile on its own): BM x BN block tile, BK k tile,
-// WM x WN warp tile, STAGES (2..5), SPLIT_K, GROUP_M, LOADER (0 cp.async, 1 TMA). Problem
-// defines: gemm_common.cuh.
+// WM x WN warp tile, STAGES (2..5), SPLIT_K, GROUP_M. Problem defines: gemm_common.cuh.
 #ifndef BM
 #define BM 128
 #endif
@@ -39,14 +33,10 @@
 #ifndef GROUP_M
 #define GROUP_M 8
 #endif
-#ifndef LOADER
-#define LOADER 0
-#endif
 
 #include "gemm/gemm_common.cuh"
 #include "gemm/gemm_mma_warp.cuh"
 #include "gemm/gemm_smem_copy.cuh"
-#include "gemm/gemm_tma.cuh"
 
 namespace {
 
@@ -77,70 +67,10 @@ static_assert(BK % Warp::kStep == 0, "BK must be a multiple of the mma k");
 static_assert(kThreads <= 1024, "at most 1024 threads per block");
 static_assert(STAGES >= 2, "the cp.async pipeline needs at least two stages");
 static_assert(KT_DTYPE != 0, "gemm_mma takes f16, bf16 or tf32 (fp32 SIMT is gemm_simt)");
-static_assert(LOADER == 0 || (LOADER == 1 && kAKContiguous && kBKContiguous &&
-                              sizeof(InT) == 2 && BK * sizeof(InT) == 128),
-              "LOADER 1 (TMA) needs layout NT, 16-bit inputs and BK of 128 bytes");
 
 /// The stage after the one at byte offset `offset` (ring of STAGES).
 __device__ __forceinline__ int next_stage(int offset) {
   return offset + kStageBytes == STAGES * kStageBytes ? 0 : offset + kStageBytes;
-}
-
-/// The per-stage mbarriers of LOADER 1 (one TMA fill per phase) and the tensor maps.
-struct TmaCopies {
-  unsigned long long* bars;  ///< STAGES mbarriers in shared memory
-  const ktg::TensorMap* a_map;
-  const ktg::TensorMap* b_map;
-  int m0, n0, k_first;       ///< the block tile's rows of A / B and its first k
-};
-
-/// Issues the copies of k tile `tile` (counted from the block's first) into the stage at
-/// `stage` and steps the per-thread streams (LOADER 0) to the next k tile; LOADER 1: one
-/// thread starts the stage's two TMA copies on its mbarrier.
-__device__ __forceinline__ void fill_stage(AStream& a_tiles, BStream& b_tiles,
-                                           const TmaCopies& tma, char* stage, int tile,
-                                           int tid) {
-  if constexpr (LOADER == 1) {
-    // Warp 0 takes a warp-uniform branch (a lane test alone would have every warp issue the
-    // predicated-off block), then its first lane issues.
-    if (__shfl_sync(0xffffffffu, tid, 0) == 0 && tid == 0) {
-      unsigned long long* bar = tma.bars + tile % STAGES;
-      kt_mbar_arrive_expect(kt_smem_addr(bar), kStageBytes);
-      const int k = tma.k_first + tile * BK;
-      ktg::tma_load_2d(stage, tma.a_map, k, tma.m0, bar);
-      ktg::tma_load_2d(stage + kABytes, tma.b_map, k, tma.n0, bar);
-    }
-  } else {
-    a_tiles.load(stage);
-    b_tiles.load(stage + kABytes);
-    a_tiles.advance(BK);
-    b_tiles.advance(BK);
-  }
-}
-
-/// Closes the copies issued for one k tile: a cp.async group (empty groups keep the wait
-/// counts exact); TMA copies are counted by their stage's mbarrier instead.
-__device__ __forceinline__ void close_stage() {
-  if constexpr (LOADER == 0) ktg::cp_async_commit();
-}
-
-/// Before the barrier that precedes reading k tile `tile` and refilling the stage of tile - 1:
-/// LOADER 0, this thread's copies of it have landed (one group per k tile, STAGES - 2 younger
-/// ones may remain); LOADER 1, all of them have (the stage's mbarrier phase; only for tiles
-/// that were issued). The barrier after it orders every warp's reads of the stage before the
-/// TMA copies that refill it (as a consumer's release of a stage does in CUTLASS's TMA
-/// pipelines, without a proxy fence).
-__device__ __forceinline__ void wait_stage(const TmaCopies& tma, int tile, int k_tiles) {
-  if constexpr (LOADER == 1) {
-    if (tile < k_tiles)
-      kt_mbar_wait<true>(kt_smem_addr(tma.bars + tile % STAGES),
-                         static_cast<unsigned>(tile / STAGES) & 1u);
-  } else {
-    (void)tma;
-    (void)tile;
-    (void)k_tiles;
-    ktg::cp_async_wait<STAGES - 2>();
-  }
 }
 
 /// Shared-memory image of the block's BM x BN tile of C for the staged epilogue: OutT
@@ -279,21 +209,8 @@ __device__ __forceinline__ void staged_epilogue(const float (&acc)[Warp::kMi][Wa
 /// floats) is used only when SPLIT_K > 1.
 extern "C" __global__ void __launch_bounds__(kThreads)
     gemm_mma(const InT* __restrict__ A, const InT* __restrict__ B, OutT* C, const OutT* bias,
-             float* workspace, int M, int N, int K, float alpha, float beta
-#if LOADER == 1
-             , const __grid_constant__ ktg::TensorMap a_map,
-             const __grid_constant__ ktg::TensorMap b_map
-#endif
-    ) {
-#if LOADER == 1
-  // The 128-byte swizzle of TMA copies needs 1024-byte aligned stages (the launch adds 1 KiB).
-  extern __shared__ __align__(1024) char smem_raw[];
-  char* const smem = smem_raw + ((1024u - (ktg::smem_address(smem_raw) & 1023u)) & 1023u);
-  __shared__ unsigned long long bars[STAGES];
-#else
+             float* workspace, int M, int N, int K, float alpha, float beta) {
   extern __shared__ __align__(128) char smem[];
-  unsigned long long* const bars = nullptr;
-#endif
   const int tid = threadIdx.x;
   const int lane = tid & 31;
   const int warp = tid >> 5;
@@ -318,16 +235,6 @@ extern "C" __global__ void __launch_bounds__(kThreads)
   AStream a_tiles;
   BStream b_tiles;
   const int k_first = kr.begin * BK;
-#if LOADER == 1
-  const TmaCopies tma{bars, &a_map, &b_map, m0, n0, k_first};
-  if (tid == 0) {
-#pragma unroll
-    for (int s = 0; s < STAGES; ++s) kt_mbar_init(&bars[s], 1);
-    kt_mbar_init_fence();
-  }
-  __syncthreads();
-#else
-  const TmaCopies tma{bars, nullptr, nullptr, m0, n0, k_first};
   if constexpr (kAKContiguous)
     a_tiles.init(A, K, m0, k_first, M, K, tid);  // A is M x K
   else
@@ -336,16 +243,20 @@ extern "C" __global__ void __launch_bounds__(kThreads)
     b_tiles.init(B, K, n0, k_first, N, K, tid);  // B is N x K
   else
     b_tiles.init(B, N, k_first, n0, K, N, tid);  // B is K x N
-#endif
 
   // Prologue: STAGES - 1 groups in flight (empty groups keep the wait counts exact), then
   // the first k step's fragments.
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < k_tiles) fill_stage(a_tiles, b_tiles, tma, smem + s * kStageBytes, s, tid);
-    close_stage();
+    if (s < k_tiles) {
+      a_tiles.load(smem + s * kStageBytes);
+      b_tiles.load(smem + s * kStageBytes + kABytes);
+      a_tiles.advance(BK);
+      b_tiles.advance(BK);
+    }
+    ktg::cp_async_commit();
   }
-  wait_stage(tma, 0, k_tiles);
+  ktg::cp_async_wait<STAGES - 2>();
   __syncthreads();
   int read_stage = 0;                           // byte offset of the stage being read
   int write_stage = (STAGES - 1) * kStageBytes;  // byte offset of the stage being filled
@@ -360,9 +271,13 @@ extern "C" __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks) {
       if (ks == 0) {
-        if (t + STAGES - 1 < k_tiles)
-          fill_stage(a_tiles, b_tiles, tma, smem + write_stage, t + STAGES - 1, tid);
-        close_stage();
+        if (t + STAGES - 1 < k_tiles) {
+          a_tiles.load(smem + write_stage);
+          b_tiles.load(smem + write_stage + kABytes);
+          a_tiles.advance(BK);
+          b_tiles.advance(BK);
+        }
+        ktg::cp_async_commit();
         write_stage = next_stage(write_stage);
         if constexpr (kCPrefetch)
           if (t == k_tiles - kCPrefetchTiles && beta != 0.0f &&
@@ -370,8 +285,8 @@ extern "C" __global__ void __launch_bounds__(kThreads)
             prefetch_c_tile(C + (static_cast<long long>(m0) * N + n0), N, tid);
       }
       if (ks == kKSteps - 1) {
-        wait_stage(tma, t + 1, k_tiles);
-        __syncthreads();  // everyone's copies of tile t + 1 have landed
+        ktg::cp_async_wait<STAGES - 2>();  // this thread's copies of tile t + 1 have landed
+        __syncthreads();                   // everyone's have
         read_stage = next_stage(read_stage);
       }
       const char* sA = smem + read_stage;
@@ -381,7 +296,7 @@ extern "C" __global__ void __launch_bounds__(kThreads)
       if constexpr (kKSteps == 1) frag[0] = frag[1];
     }
   }
-  if constexpr (LOADER == 0) ktg::cp_async_wait<0>();
+  ktg::cp_async_wait<0>();
   if constexpr (kStagedEpilogue) {
     if (staged_epilogue_ok(C, M, N, m0, n0)) {  // the same for the whole block (barriers)
       staged_epilogue(acc, C, bias, N, m0, n0, wm0, wn0, tid, alpha, beta, smem);

@@ -257,52 +257,13 @@ bool mma_structure_ok(const GemmShape& s, const Config& c, std::string* why) {
   if (std::min({bm, bn, bk}) * elt < 32)
     return reject(why, "tile rows must span at least 32 bytes (swizzle)");
   if (c["STAGES"] < 2) return reject(why, "STAGES must be >= 2");
-  const Value loader = c.has("LOADER") ? c["LOADER"] : 0;
-  if (loader != 0 && loader != 1)
-    return reject(why, "LOADER = " + std::to_string(loader) + " must be 0 (cp.async) or 1 (TMA)");
-  if (loader == 1) {
-    if (s.a_transposed || !s.b_transposed)
-      return reject(why, "LOADER = 1 (TMA) needs layout NT (A stored M x K, B stored N x K)");
-    if (elt != 2) return reject(why, "LOADER = 1 (TMA) needs f16 or bf16 inputs");
-    if (bk * elt != 128) return reject(why, "LOADER = 1 (TMA) needs BK = 64 (128-byte rows)");
-    if (s.K % 8 != 0)
-      return reject(why, "LOADER = 1 (TMA) needs K = " + std::to_string(s.K) +
-                             " to be a multiple of 8 (16-byte row strides)");
-  }
   return true;
 }
 
-/// Whether LOADER 1 (TMA) can serve a shape at all: layout NT, 16-bit inputs, K % 8 == 0.
-bool tma_loader_possible(const GemmShape& s) {
-  return !s.a_transposed && s.b_transposed && dtype_size(s.input_dtype()) == 2 && s.K % 8 == 0;
-}
-
-/// Dynamic shared memory of a gemm_mma config (bytes): the stages, and with LOADER 1 the
-/// kilobyte that lets the kernel align them to 1024 bytes (the TMA swizzle).
+/// Dynamic shared memory of a gemm_mma config (bytes).
 std::int64_t mma_smem_bytes(const GemmShape& s, const Config& c) {
-  const bool tma = c.has("LOADER") && c["LOADER"] == 1;
   return c["STAGES"] * (c["BM"] + c["BN"]) * c["BK"] *
-             static_cast<std::int64_t>(dtype_size(s.input_dtype())) +
-         (tma ? 1024 : 0);
-}
-
-/// The tensor maps LOADER 1 appends to the main kernel's arguments: A (M rows of K) and B (N
-/// rows of K), boxes of BK x BM and BK x BN.
-void add_tma_maps(const GemmShape& s, const Config& c, LaunchPlan& plan) {
-  const DType in = s.input_dtype();
-  const auto row = static_cast<std::uint64_t>(s.K) * dtype_size(in);
-  auto map = [&](std::int64_t rows, Value box_rows) {
-    TensorMap2D m;
-    m.dtype = in;
-    m.inner = static_cast<std::uint64_t>(s.K);
-    m.outer = static_cast<std::uint64_t>(rows);
-    m.row_bytes = row;
-    m.box_inner = static_cast<std::uint32_t>(c["BK"]);
-    m.box_outer = static_cast<std::uint32_t>(box_rows);
-    return m;
-  };
-  plan.steps[0].args.push_back(KernelArg::tensor_map(0, map(s.M, c["BM"])));
-  plan.steps[0].args.push_back(KernelArg::tensor_map(1, map(s.N, c["BN"])));
+         static_cast<std::int64_t>(dtype_size(s.input_dtype()));
 }
 
 /// Default tiles of gemm_mma for a shape (see benchmarks/NOTES.md, GEMM second round).
@@ -371,13 +332,6 @@ class GemmMmaTemplate final : public GemmTemplateBase {
            "swizzled smem, tile rasterization, split-K), NN/NT/TN/TT, alpha/beta, bias";
   }
   const std::string& source() const override { return embedded("gemm/gemm_mma.cu"); }
-  LaunchPlan launch(const Problem& problem, const Config& config,
-                    const Device& device) const override {
-    LaunchPlan plan = GemmTemplateBase::launch(problem, config, device);
-    if (config.has("LOADER") && config["LOADER"] == 1)
-      add_tma_maps(gemm::gemm_shape(problem), config, plan);
-    return plan;
-  }
 
   SearchSpace space(const Problem& problem, const Device& device) const override {
     check_problem(problem);
@@ -394,17 +348,13 @@ class GemmMmaTemplate final : public GemmTemplateBase {
         .param("STAGES", {2, 3, 4, 5}, d.stages)
         .param("SPLIT_K", {1, 2, 4, 8, 16}, d.split_k)
         .param("GROUP_M", {1, 4, 8, 16}, d.group_m)
-        // TMA copies: layout NT, 16-bit inputs, K % 8 == 0 only
-        .param("LOADER", tma_loader_possible(s) ? std::vector<Value>{0, 1} : std::vector<Value>{0},
-               0)
         .constraint("BM % WM == 0 and BN % WN == 0")
         .constraint("32 * (BM // WM) * (BN // WN) <= " + max_threads(device))
         .constraint("WM * WN <= 4096")  // at most 128 fp32 accumulators per thread
         .constraint(std::string("BK % ") + (tf32 ? "8" : "16") + " == 0")
         .constraint("BM * " + std::to_string(elt) + " >= 32 and BN * " + std::to_string(elt) +
                     " >= 32 and BK * " + std::to_string(elt) + " >= 32")
-        .constraint("LOADER == 0 or BK == 64")  // 128-byte rows, the TMA swizzle's width
-        .constraint("STAGES * (BM + BN) * BK * " + std::to_string(elt) + " + LOADER * 1024 <= " +
+        .constraint("STAGES * (BM + BN) * BK * " + std::to_string(elt) + " <= " +
                     std::to_string(gemm::smem_limit(device)))
         .constraint("SPLIT_K * BK < " + std::to_string(s.K) + " + BK");
     prune_equivalent_configs(b, s, 16);
