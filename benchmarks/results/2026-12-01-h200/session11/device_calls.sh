@@ -53,3 +53,17 @@ if [ $PART = F ]; then
   s tma 200 $B/benchmarks/gpu_gemm $R/tma.json --dtypes=f16,bf16 --groups=square \
     --shapes=4096x4096x4096,8192x8192x8192 --template=gemm_mma --budget=1 --rounds=3 --variants="$V"
 fi
+
+# ---- call 7 (PART=G), run from its own script with the same header:
+set -u; B=build/gpu; R=$OUT/results; mkdir -p $R
+export LD_LIBRARY_PATH=$PWD/$B/bundle-libs KTUNE_WORKER=$PWD/$B/ktune-worker
+cat $B/REVISION > $R/date.txt; date -u >> $R/date.txt
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv >> $R/date.txt
+pack() { tar czf $OUT/results.tgz -C $OUT results; }
+s() { n=$1 l=$2; shift 2; t0=$(date +%s); timeout $l "$@" > $R/$n.log 2>&1; echo "== $n rc=$? $(( $(date +%s) - t0 ))s"; tail -n 3 $R/$n.log; pack; }
+if [ $PART = G ]; then
+  s t_tma 200 $B/tests/ktune_tests "[gpu][gemm][tma]" -d yes
+  V="LOADER=1;LOADER=0;LOADER=1;LOADER=0;LOADER=1;LOADER=0"
+  s tma10 150 $B/benchmarks/gpu_gemm $R/tma10.json --dtypes=f16,bf16 --groups=square \
+    --shapes=4096x4096x4096 --template=gemm_mma --budget=1 --variants="$V" --loop-ms=10
+fi
