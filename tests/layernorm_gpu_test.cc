@@ -24,7 +24,7 @@ TEST_CASE("layernorm is correct over its space and odd shapes", "[gpu][layernorm
     for (Value stats : {0, 1}) cover.push_back({{"ROW_MODE", mode}, {"STATS", stats}});
   cover.push_back({{"TPR", 8}});
   cover.push_back({{"TPR", 1024}});
-  for (Value hint : {1, 2, 3}) cover.push_back({{"CACHE_HINT", hint}});
+  cover.push_back({{"CACHE_HINT", 1}});
   for (Value cluster : {2, 4, 8}) cover.push_back({{"CLUSTER", cluster}});
   cover.push_back({{"RPG", 4}});
   cover.push_back({{"RPG", 2}, {"STATS", 1}});

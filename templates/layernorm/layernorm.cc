@@ -412,7 +412,7 @@ class LayernormTemplate final : public KernelTemplate {
         .param("VEC", widths, vec)
         .param("ROW_MODE", {0, 1, 2, 3}, mode)
         .param("STATS", rms ? std::vector<Value>{0} : std::vector<Value>{0, 1}, stats)
-        .param("CACHE_HINT", {0, 1, 2, 3}, hint)
+        .param("CACHE_HINT", {0, 1}, hint)
         .param("CLUSTER", {1, 2, 4, 8}, cluster)
         .param("RPG", kRpgDomain, rpg)
         .param("PREFETCH", {0, 1}, prefetch)

@@ -41,10 +41,8 @@
 #define STATS 0  // 0 two-pass, 1 Welford / Chan merge (LayerNorm only)
 #endif
 #ifndef CACHE_HINT
-#define CACHE_HINT 0  // x loads / y stores: 0 default, 1 streaming both, 2 loads, 3 stores
+#define CACHE_HINT 0  // x loads and y stores: 0 default, 1 streaming
 #endif
-#define KT_X_HINT (CACHE_HINT == 1 || CACHE_HINT == 2 ? 1 : 0)  // x loads streaming
-#define KT_Y_HINT (CACHE_HINT == 1 || CACHE_HINT == 3 ? 1 : 0)  // y stores streaming
 #ifndef CLUSTER
 #define CLUSTER 1  // CTAs per row (ROW_MODE 0, TPR == THREADS, two-pass); 1 = no cluster
 #endif
@@ -151,7 +149,7 @@ __device__ __forceinline__ void kt_norm_write(const float (&v)[VEC], float mean,
   }
   Vec r;
   r.template from_float<KtIO>(out);
-  r.template store<KT_Y_HINT>(y + (long long)idx * VEC);
+  r.template store<CACHE_HINT>(y + (long long)idx * VEC);
 }
 
 /// Writes one output vector, loading its gamma / beta first.
@@ -253,7 +251,7 @@ __device__ __forceinline__ void kt_load_row(Vec (&r)[KT_ITEMS], const kt_io_t* x
 #pragma unroll
   for (int i = 0; i < KT_ITEMS; ++i) {
     if (active && lane + i * TPR < KT_NVC)
-      r[i].template load<KT_X_HINT>(xr + (long long)(first + lane + i * TPR) * VEC);
+      r[i].template load<CACHE_HINT>(xr + (long long)(first + lane + i * TPR) * VEC);
     else
       r[i].raw = typename Vec::raw_t();
   }
@@ -524,7 +522,7 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
 #pragma unroll 4
     for (int idx = lane; idx < KT_NV; idx += TPR) {
       Vec t;
-      t.template load<ROW_MODE == 1 ? KT_X_HINT : 0>(xr + (long long)idx * VEC);
+      t.template load<ROW_MODE == 1 ? CACHE_HINT : 0>(xr + (long long)idx * VEC);
 #if ROW_MODE == 1
       t.template store<0>(kept + (long long)idx * VEC);
 #endif
@@ -570,7 +568,7 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
 #pragma unroll 4
     for (int idx = lane; idx < KT_NV; idx += TPR) {
       Vec t;
-      t.template load<ROW_MODE == 2 ? KT_X_HINT : 0>(again + (long long)idx * VEC);
+      t.template load<ROW_MODE == 2 ? CACHE_HINT : 0>(again + (long long)idx * VEC);
       float f[VEC];
       t.template to_float<KtIO>(f);
       kt_norm_store(f, mean, rstd, gamma, beta, yr, idx);
