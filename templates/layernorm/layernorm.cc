@@ -419,8 +419,6 @@ class LayernormTemplate final : public KernelTemplate {
         .param("PARAMS", {0, 1, 2}, params)
         .param("MIN_WARPS", {0, 16, 24, 32, 48, 64}, min_warps)
         .param("STAGES", {2, 3, 4, 6, 8}, 2)
-        .param("L2_AHEAD", {0, 256, 512, 1024, 2048, 4096}, 0)
-        .param("L2_PF_LAST", {0, 1}, 0)
         .constraint("TPR <= THREADS")
         .constraint("TPR * VEC * CLUSTER <= " + std::to_string(hidden))
         .constraint("VEC * CLUSTER divides hidden=" + std::to_string(hidden),
@@ -430,8 +428,6 @@ class LayernormTemplate final : public KernelTemplate {
         .constraint("PREFETCH == 0 or (RPG > 1 and ROW_MODE == 0)")
         .constraint("STAGES == 2 or ROW_MODE == 3")
         .constraint("PARAMS == 0 or RPG > 1")
-        .constraint("L2_AHEAD == 0 or (ROW_MODE == 0 and CLUSTER == 1)")
-        .constraint("L2_PF_LAST == 0 or L2_AHEAD > 0")
         .constraint("MIN_WARPS == 0 or (MIN_WARPS * 32 >= THREADS and (MIN_WARPS * 32) % THREADS == 0)")
         .constraint("MIN_WARPS <= 48 or ROW_MODE == 0 or ROW_MODE == 3")
         .constraint("ROW_MODE 0 / 3: the row fits in registers",

@@ -61,12 +61,6 @@
 #ifndef MIN_WARPS
 #define MIN_WARPS 0  // resident warps per SM asked of the compiler (0: its own choice)
 #endif
-#ifndef L2_AHEAD
-#define L2_AHEAD 0  // ROW_MODE 0, CLUSTER 1: rows of the group L2_AHEAD groups on prefetched to L2
-#endif
-#ifndef L2_PF_LAST
-#define L2_PF_LAST 0  // L2_AHEAD > 0: the prefetched lines kept with evict_last priority
-#endif
 #ifndef KT_NORM
 #define KT_NORM 0  // 0 LayerNorm, 1 RMSNorm
 #endif
@@ -249,24 +243,6 @@ __device__ __forceinline__ float kt_held_sq_dev(const Vec (&held)[KT_ITEMS], flo
   return kt_parts_total(part);
 }
 
-/// L2_AHEAD > 0: asks L2 for rows row0 .. row0 + RPG - 1 (those inside the tensor), one
-/// 128-byte line per lane and step of the group, so that the group that reaches them later
-/// finds them in L2; no register holds them meanwhile.
-__device__ __forceinline__ void kt_prefetch_rows_l2(const kt_io_t* x, long long row0,
-                                                    long long rows, int lane) {
-  if (row0 >= rows) return;
-  const long long n = (rows - row0 < RPG ? rows - row0 : RPG) * (long long)KT_HIDDEN;
-  const char* base = reinterpret_cast<const char*>(x + row0 * KT_HIDDEN);
-  const long long bytes = n * (long long)sizeof(kt_io_t);
-  for (long long off = (long long)lane * 128; off < bytes; off += TPR * 128) {
-#if L2_PF_LAST
-    asm volatile("prefetch.global.L2::evict_last [%0];\n" ::"l"(base + off));
-#else
-    asm volatile("prefetch.global.L2 [%0];\n" ::"l"(base + off));
-#endif
-  }
-}
-
 /// ROW_MODE 0: loads this thread's vectors of `row` (those from vector `first` on that its
 /// group holds) into r; vectors out of the row, or all when !active, are zero.
 __device__ __forceinline__ void kt_load_row(Vec (&r)[KT_ITEMS], const kt_io_t* x, long long row,
@@ -349,9 +325,6 @@ layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io
   (void)group;
 #else
   kt_load_row(cur, x, group * RPG, group * RPG < rows, first, lane);  // in flight while gamma / beta are fetched
-#if L2_AHEAD > 0
-  kt_prefetch_rows_l2(x, (group + L2_AHEAD) * RPG, rows, lane);
-#endif
 #endif
 #if PARAMS == 1
   Vec gp[KT_ITEMS], bp[KT_ITEMS];  // gamma / beta as loaded, shared by the group's rows
