@@ -15,3 +15,16 @@ if [ $PART = A ]; then
     --dtypes=f16 --trials=0 --variants="$V" --copy-kernel-trials=1
   s t_ln 300 $B/tests/ktune_tests "[gpu][layernorm]" -d yes
 fi
+
+# ---- call 2 (PART=B), same header:
+if [ $PART = B ]; then
+  W="THREADS=32,TPR=32,VEC=8,ROW_MODE=0,STATS=0,CLUSTER=1,PARAMS=2,MIN_WARPS=24,RPG=2,PREFETCH=1,CACHE_HINT=1"
+  V="$W,L2_AHEAD=0;$W,L2_AHEAD=512;$W,L2_AHEAD=1024;$W,L2_AHEAD=2048;$W,L2_AHEAD=4096"
+  V="$V;$W,L2_AHEAD=0;$W,L2_AHEAD=1024,L2_PF_LAST=1;$W,L2_AHEAD=2048,L2_PF_LAST=1;$W,L2_AHEAD=256"
+  V="$V;$W,L2_AHEAD=0;$W,L2_AHEAD=1024;$W,L2_AHEAD=2048;$W,L2_AHEAD=0"
+  s ahead 240 $B/benchmarks/gpu_memory_bound $R/ahead --families=layernorm --shapes=32768x1024 \
+    --dtypes=f16 --trials=0 --variants="$V" --copy-kernel-trials=1
+  s ahead_big 240 $B/benchmarks/gpu_memory_bound $R/ahead_big --families=layernorm --shapes=131072x1024 \
+    --dtypes=f16 --trials=0 --variants="$W,L2_AHEAD=0;$W,L2_AHEAD=1024;$W,L2_AHEAD=2048;$W,L2_AHEAD=0" --copy-kernel-trials=1
+  s t_ln 300 $B/tests/ktune_tests "[gpu][layernorm]" -d yes
+fi
