@@ -17,6 +17,7 @@
 #include "device_reference.h"
 #include "ktune/error.h"
 #include "ktune/template.h"
+#include "l2_priority_reset.h"
 #include "nvml.h"
 #include "timing.h"
 #include "verify.h"
@@ -145,6 +146,13 @@ class GpuBackend : public WorkerBackend {
     } catch (const std::exception& e) {
       std::fprintf(stderr, "ktune-worker: warning: verifying on the host only: %s\n", e.what());
       checks_.reset();
+    }
+    try {
+      l2_reset_ = std::make_unique<L2PriorityReset>(arch_);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "ktune-worker: warning: L2 eviction priorities are not reset between candidates: %s\n",
+                   e.what());
+      l2_reset_.reset();
     }
     device_reference_ = workload_->device_reference();
     if (device_reference_) {
@@ -535,6 +543,15 @@ class GpuBackend : public WorkerBackend {
       }
     for (const auto& [i, snap] : own_snapshots) snapshots.emplace_back(i, &snap);
     std::vector<const std::vector<DeviceAlloc>*> sets{&primary_};
+    // Lines an earlier candidate (or this one's verification run) left evict_last on these
+    // buffers would be L2 hits for this candidate's runs: back to normal priority first.
+    const bool reset_l2 = l2_reset_ && options.reset_l2_priorities;
+    if (reset_l2) {
+      std::vector<DeviceBufferRef> all = refs_for(primary_);
+      for (const auto& set : extra_sets_)
+        for (const auto& a : set) all.push_back(a.ref());
+      check_candidate(l2_reset_->reset(all, stream_), "resetting L2 eviction priorities");
+    }
     auto restore = [&](std::size_t set) {
       for (const auto& [i, snap] : snapshots)
         check_candidate(cudaMemcpyAsync((*sets[set])[i].data(), snap->data(), (*sets[set])[i].bytes(),
@@ -583,9 +600,13 @@ class GpuBackend : public WorkerBackend {
     auto one_run = [&](std::size_t i, bool timed) {
       std::size_t set = i % sets.size();
       restore(set);
-      if (tp.l2 == L2Policy::flush)
+      if (tp.l2 == L2Policy::flush) {
+        // A memset's normal-priority lines do not displace evict_last ones: demote them first.
+        if (reset_l2)
+          check_candidate(l2_reset_->demote(refs_for(*sets[set]), stream_), "resetting L2 eviction priorities");
         check_candidate(cudaMemsetAsync(flush_, static_cast<int>(i & 0xFF), flush_bytes_, stream_),
                         "flushing L2");
+      }
       const std::size_t j = i / batch;
       if (timed && i % batch == 0 && (!chained || j == 0))
         cudaEventRecord(events_[start_event(j)], stream_);
@@ -618,6 +639,7 @@ class GpuBackend : public WorkerBackend {
   int device_ = 0;
   std::string arch_;
   std::unique_ptr<DeviceChecks> checks_;
+  std::unique_ptr<L2PriorityReset> l2_reset_;  // null where applypriority is unavailable
   std::optional<DeviceReference> device_reference_;
   std::vector<char> reference_cubin_;
   std::deque<DeviceSeed> device_seeds_;

@@ -21,13 +21,14 @@ TEST_CASE("faults template: space, launch plans and expected statuses", "[faults
   auto tmpl = find_template("faults");
   Problem p = make_problem(*tmpl, "1000003");
   auto space = tmpl->space(p, Device::h200());
-  CHECK(space.count_valid() == 40);
-  CHECK(space.default_config().str() == "MODE=0,BLOCK=256,ITEMS=1");
-  auto plan = tmpl->launch(p, space.parse("MODE=0,BLOCK=128,ITEMS=4"), Device::h200());
+  CHECK(space.count_valid() == 44);  // 10 modes x 2 x 2, and L2_MARK 1 with MODE 0 only
+  CHECK(space.default_config().str() == "MODE=0,BLOCK=256,ITEMS=1,L2_MARK=0");
+  CHECK_FALSE(space.valid(space.parse("MODE=6,BLOCK=256,ITEMS=1,L2_MARK=1")));
+  auto plan = tmpl->launch(p, space.parse("MODE=0,BLOCK=128,ITEMS=4,L2_MARK=0"), Device::h200());
   REQUIRE(plan.steps.size() == 1);
   CHECK(plan.steps[0].grid[0] == (1000003 + 511) / 512);
-  CHECK(tmpl->launch(p, space.parse("MODE=5,BLOCK=128,ITEMS=1"), Device::h200()).steps[0].block[0] == 2048);
-  CHECK(tmpl->launch(p, space.parse("MODE=4,BLOCK=128,ITEMS=1"), Device::h200()).steps[0].dynamic_smem ==
+  CHECK(tmpl->launch(p, space.parse("MODE=5,BLOCK=128,ITEMS=1,L2_MARK=0"), Device::h200()).steps[0].block[0] == 2048);
+  CHECK(tmpl->launch(p, space.parse("MODE=4,BLOCK=128,ITEMS=1,L2_MARK=0"), Device::h200()).steps[0].dynamic_smem ==
         (1u << 20));
   CHECK(faults_expected_status(fault_mode::infinite_loop) == Status::timeout);
   CHECK(faults_expected_status(fault_mode::out_of_bounds) == Status::wrong_result);
@@ -50,9 +51,12 @@ TEST_CASE("faults template: NVRTC builds the good mode and rejects the compile-e
   Problem p = make_problem(*tmpl, "4096");
   auto space = tmpl->space(p, Device::h200());
   Builder builder(BuilderOptions{1, "", {}});
-  auto good = builder.build(*tmpl, p, space.parse("MODE=0,BLOCK=256,ITEMS=1"), Device::h200());
+  auto good = builder.build(*tmpl, p, space.parse("MODE=0,BLOCK=256,ITEMS=1,L2_MARK=0"), Device::h200());
   CHECK(good.ok);
-  auto bad = builder.build(*tmpl, p, space.parse("MODE=8,BLOCK=256,ITEMS=1"), Device::h200());
+  auto marking = builder.build(*tmpl, p, space.parse("MODE=0,BLOCK=256,ITEMS=1,L2_MARK=1"), Device::h200());
+  INFO(marking.log);
+  CHECK(marking.ok);
+  auto bad = builder.build(*tmpl, p, space.parse("MODE=8,BLOCK=256,ITEMS=1,L2_MARK=0"), Device::h200());
   CHECK_FALSE(bad.ok);
   CHECK(bad.log.find("deliberate compile error") != std::string::npos);
 }
@@ -80,8 +84,8 @@ TEST_CASE("fault suite: every broken candidate is classified and a good one wins
   auto r = tuner.run();
 
   CHECK(r.stop_reason == "exhausted");
-  CHECK(r.trials.size() == 40);  // no trial lost
-  CHECK(sink.trials.size() == 40);
+  CHECK(r.trials.size() == 44);  // no trial lost
+  CHECK(sink.trials.size() == 44);
   std::map<Value, int> per_mode;
   for (const auto& t : r.trials) {
     Value mode = t.config["MODE"];

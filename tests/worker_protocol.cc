@@ -8,6 +8,7 @@
 
 #include "ktune/error.h"
 #include "device_checks.h"
+#include "l2_priority_reset.h"
 #include "nvrtc_compile.h"
 #include "worker_protocol.h"
 
@@ -101,10 +102,13 @@ TEST_CASE("worker protocol: launch plans, timing and results round-trip through 
   t.min_time_ms = 12;
   t.l2 = L2Policy::flush;
   t.runs_per_sample = 7;
+  t.reset_l2_priorities = false;
   auto tb = timing_from_json(timing_to_json(t));
   CHECK(tb.min_time_ms == 12);
   CHECK(tb.l2 == L2Policy::flush);
   CHECK(tb.runs_per_sample == 7);
+  CHECK_FALSE(tb.reset_l2_priorities);
+  CHECK(timing_from_json(nlohmann::json::object()).reset_l2_priorities);  // on unless asked
 
   WorkerResult r;
   r.status = Status::wrong_result;
@@ -138,5 +142,26 @@ TEST_CASE("worker verification kernels compile with NVRTC for sm_90 and export e
   for (const char* entry : {"kt_bytes_equal_value", "kt_bytes_equal", "kt_compare"}) {
     INFO(entry);
     CHECK(cubin.find(entry) != std::string::npos);  // extern "C": the symbol name is unmangled
+  }
+}
+
+TEST_CASE("worker L2 priority reset compiles with NVRTC for sm_80 and sm_90, refuses older GPUs",
+          "[worker][nvrtc]") {
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    INFO(arch);
+    const auto out = detail::nvrtc_compile(l2_priority_reset_source(), "ktune_l2_priority_reset.cu",
+                                           {}, {std::string("--gpu-architecture=") + arch});
+    INFO(out.log);
+    REQUIRE(out.ok);
+    const std::string cubin(out.cubin.begin(), out.cubin.end());
+    CHECK(cubin.find("kt_l2_demote") != std::string::npos);
+  }
+  // applypriority is sm_80 and later: an older GPU gets a named refusal, never a bad kernel.
+  try {
+    L2PriorityReset old("sm_75");
+    FAIL("sm_75 accepted");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::unsupported);
+    CHECK(std::string(e.what()).find("sm_75") != std::string::npos);
   }
 }

@@ -51,6 +51,11 @@ struct TimingOptions {
   /// an event between every two runs, which adds about 1.2 us to each sample on an H200
   /// (results/2026-12-01-h200/session8): 3-4 % of a 35 us kernel.
   int runs_per_sample = 10;
+  /// Before a candidate's timed runs (and inside every L2 flush) the worker returns the L2
+  /// lines of its buffers to normal eviction priority: lines an earlier candidate marked
+  /// evict_last outlive it and would be hits for this one (lib/l2_priority_reset.h). false
+  /// only to measure that effect.
+  bool reset_l2_priorities = true;
 };
 
 /// Settings of the GPU measurer and its worker process.

@@ -5,6 +5,9 @@
 //   5 too many threads per block (launch fails) 6 wrong result    7 NaN in the output
 //   8 compile error   9 trap (__trap)
 // BLOCK threads per block and ITEMS elements per thread make good variants differ in speed.
+// L2_MARK 1 (MODE 0 only) is correct too, but prefetches x into L2 with evict_last priority:
+// lines that outlive the launch, for testing that the measurer resets L2 eviction priorities
+// before timing the next candidate.
 // Every parameter has a default, so the file compiles on its own.
 #ifndef MODE
 #define MODE 0
@@ -14,6 +17,9 @@
 #endif
 #ifndef ITEMS
 #define ITEMS 1
+#endif
+#ifndef L2_MARK
+#define L2_MARK 0
 #endif
 
 #if MODE == 8
@@ -41,6 +47,9 @@ extern "C" __global__ void ktune_faults(const float* __restrict__ x, float* __re
   for (int k = 0; k < ITEMS; ++k) {
     const long long i = base + static_cast<long long>(k) * blockDim.x;
     if (i < n) {
+#if L2_MARK
+      asm volatile("prefetch.global.L2::evict_last [%0];\n" ::"l"(x + i));
+#endif
       float v = 2.f * x[i] + 1.f;
 #if MODE == 6
       if (i % 7 == 3) v += 0.25f;

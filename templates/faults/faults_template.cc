@@ -2,7 +2,8 @@
 // selects deliberately broken candidates (out-of-bounds write, illegal address, infinite
 // loop, too much shared memory, too many threads, wrong result, NaN, compile error, trap),
 // so that the runner's isolation and classification can be tested on a GPU. `expected_status`
-// says how each mode must be classified.
+// says how each mode must be classified. L2_MARK 1 (with MODE 0) leaves x's lines evict_last in
+// L2, for the test of the measurer's L2 priority reset.
 #include "faults_template.h"
 
 #include <random>
@@ -64,7 +65,9 @@ class FaultsTemplate final : public KernelTemplate {
     SearchSpace::Builder b;
     b.param("MODE", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 0)
         .param("BLOCK", {128, 256}, 256)
-        .param("ITEMS", {1, 4}, 1);
+        .param("ITEMS", {1, 4}, 1)
+        .param("L2_MARK", {0, 1}, 0)
+        .constraint("L2_MARK == 0 or MODE == 0");
     return b.build();
   }
 
