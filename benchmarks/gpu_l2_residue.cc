@@ -1,14 +1,15 @@
 // Whether L2 lines that one kernel marks evict_last outlive it and speed up a later kernel's
 // reads of the same buffer (how one tuning candidate can inflate the timings of the candidates
-// measured after it on the same buffers), and which reset clears them. A 128 MiB buffer (more
-// than twice the H200's L2, like the buffers the timing plan neither flushes nor rotates) is
-// read by a streaming kernel (evict-first loads), timed with CUDA events: cold, then after one
+// measured after it on the same buffers), and which reset clears them. A buffer of 8 MiB (under
+// the persisting L2 limit; read after a 2 x L2 memset, as the flush policy times small
+// problems) or 128 MiB (over twice the L2, as the timing plan leaves large ones: read back to
+// back, "chained", and after a memset, "flushed") is read by a streaming kernel (evict-first
+// loads), timed with CUDA events after a warm-up: cold, then after one
 // launch that marked the buffer's lines (prefetch.global.L2 with normal or evict_last priority,
 // or loads under a createpolicy evict_last policy), after each reset (none,
 // cudaCtxResetPersistingL2Cache, applypriority.global.L2::evict_normal over the buffer, both,
-// or displacing them with a 2 x L2 buffer's own evict_last lines and demoting those),
-// reads back to back ("chained", as the timing plan runs them) or each after a 2 x L2 memset
-// ("flushed"). Every condition starts from a state cleared by both resets and a long read.
+// or displacing them with a 2 x L2 buffer's own evict_last lines and demoting those). Every
+// condition starts from a state cleared by both resets and a long read.
 // Usage: gpu_l2_residue OUT.json
 #include <algorithm>
 #include <cstdio>
@@ -97,7 +98,7 @@ int main(int argc, char** argv) {
     detail::check_cuda(cudaEventCreate(&e1), "event");
     void* xp = x.get();
     void* sp = sink.get();
-    unsigned long long n16 = kBytes / 16, nbytes = kBytes;
+    unsigned long long n16 = kBytes / 16, nbytes = kBytes;  // the size being measured
     const dim3 grid(static_cast<unsigned>(prop.multiProcessorCount * 8)), block(256);
     auto launch = [&](const char* entry, void** args) {
       auto st = module.launch(entry, grid, block, 0, args, stream);
@@ -111,10 +112,15 @@ int main(int argc, char** argv) {
       void* args[] = {&xp, &nbytes};
       launch("kt_demote", args);
     };
-    auto clear = [&] {
+    auto clear = [&] {  // over the whole 128 MiB, whatever size is being measured
+      const unsigned long long n = n16, b = nbytes;
+      n16 = kBytes / 16;
+      nbytes = kBytes;
       detail::check_cuda(cudaCtxResetPersistingL2Cache(), "cudaCtxResetPersistingL2Cache");
       demote();
       for (int i = 0; i < 4; ++i) read();
+      n16 = n;
+      nbytes = b;
       detail::check_cuda(cudaMemsetAsync(flush.get(), 0, flush_bytes, stream), "flush");
       detail::check_cuda(cudaStreamSynchronize(stream), "clearing");
     };
@@ -158,12 +164,18 @@ int main(int argc, char** argv) {
       }
       return std::make_pair(median(us), us.front());
     };
+    for (int i = 0; i < 2000; ++i) read();  // clocks up before the first figure
+    detail::check_cuda(cudaStreamSynchronize(stream), "warm-up");
     size_t persist_limit = 0;
     cudaDeviceGetLimit(&persist_limit, cudaLimitPersistingL2CacheSize);
     std::printf("%s: L2 %d B, max persisting L2 %d B, persisting limit %zu B; buffer %zu MiB\n",
                 prop.name, prop.l2CacheSize, prop.persistingL2CacheMaxSize, persist_limit, kBytes >> 20);
     nlohmann::json rows = nlohmann::json::array();
-    for (bool flushed : {false, true}) {
+    const std::pair<std::size_t, bool> cases[] = {
+        {std::size_t{8} << 20, true}, {kBytes, false}, {kBytes, true}};
+    for (const auto& [bytes, flushed] : cases) {
+      n16 = bytes / 16;
+      nbytes = bytes;
       for (const std::string m : {"none", "prefetch_normal", "prefetch_last", "policy_last"}) {
         for (const std::string r : {"none", "ctx", "demote", "both", "displace"}) {
           if (m == "none" && r != "none") continue;
@@ -171,17 +183,17 @@ int main(int argc, char** argv) {
           mark(m);
           reset(r);
           const auto [med, first] = time_reads(flushed);
-          const double gbps = static_cast<double>(kBytes) / (med * 1e3);
-          std::printf("  %-8s mark %-16s reset %-7s median %7.2f us (%6.0f GB/s)  first %7.2f us\n",
-                      flushed ? "flushed" : "chained", m.c_str(), r.c_str(), med, gbps, first);
-          rows.push_back({{"reads", flushed ? "flushed" : "chained"}, {"mark", m}, {"reset", r},
+          const double gbps = static_cast<double>(bytes) / (med * 1e3);
+          std::printf("  %3zu MiB %-8s mark %-16s reset %-8s median %7.2f us (%6.0f GB/s)  first %7.2f us\n",
+                      bytes >> 20, flushed ? "flushed" : "chained", m.c_str(), r.c_str(), med, gbps, first);
+          rows.push_back({{"buffer_bytes", bytes}, {"reads", flushed ? "flushed" : "chained"}, {"mark", m}, {"reset", r},
                           {"median_us", med}, {"first_us", first}, {"read_gbps", gbps}});
         }
       }
     }
     nlohmann::json doc = {{"device", prop.name}, {"l2_bytes", prop.l2CacheSize},
                           {"max_persisting_l2_bytes", prop.persistingL2CacheMaxSize},
-                          {"persisting_limit_bytes", persist_limit}, {"buffer_bytes", kBytes},
+                          {"persisting_limit_bytes", persist_limit},
                           {"samples", kSamples}, {"rows", rows}};
     bench::write_json(argv[1], doc);
     std::printf("wrote %s\n", argv[1]);

@@ -67,16 +67,18 @@ TEST_CASE("gpu measurer: an invalid config is rejected before compiling", "[gpu]
 TEST_CASE("gpu measurer: L2 lines a candidate leaves evict_last do not speed up the next one",
           "[gpu][runner]") {
   KTUNE_REQUIRE_GPU();
-  // x and y of 128 MiB each: more than twice the L2, so the timing plan neither flushes nor
-  // rotates, and a plain candidate's reads of x come from DRAM. L2_MARK 1 (a correct kernel
-  // that also prefetches x with evict_last priority) leaves lines that outlive it.
-  GpuSetup g("faults", std::to_string(std::int64_t{1} << 25));
+  // x and y of 16 MiB, timed under the flush policy (a 2 x L2 memset before every run, which
+  // evicts normal lines but not evict_last ones). L2_MARK 1, a correct kernel that also
+  // prefetches x with evict_last priority, leaves up to the persisting limit of x in L2 (11 MiB
+  // on the H200 of session 12), which would be hits for the next candidate.
+  GpuSetup g("faults", std::to_string(std::int64_t{1} << 22));
   auto space = g.tmpl->space(g.problem, g.device);
   const Config plain = space.parse("MODE=0,BLOCK=256,ITEMS=1,L2_MARK=0");
   const Config marking = space.parse("MODE=0,BLOCK=256,ITEMS=1,L2_MARK=1");
   // The plain candidate's median after the marking one over its median before it, in one worker.
   auto after_over_before = [&](bool reset) {
     RunnerOptions ro = test_runner_options();
+    ro.timing.l2 = L2Policy::flush;
     ro.timing.reset_l2_priorities = reset;
     GpuMeasurer m(g.tmpl, g.problem, g.device, g.builder, ro);
     std::vector<Trial> trials;  // one call each: a batch is measured in compile order
@@ -89,8 +91,8 @@ TEST_CASE("gpu measurer: L2 lines a candidate leaves evict_last do not speed up 
   };
   const double without = after_over_before(false);
   const double with = after_over_before(true);
-  WARN("plain copy after an evict_last candidate / before it: " << without << " without the reset, "
+  WARN("plain candidate after an evict_last one / before it: " << without << " without the reset, "
        << with << " with it");
-  CHECK(without < 0.97);                     // the residue is real on this GPU (H200: 5-10 % faster)
-  CHECK(with == Approx(1.0).epsilon(0.02));  // and the reset removes it
+  CHECK(without < 0.93);                     // the residue is real on this GPU
+  CHECK(with == Approx(1.0).epsilon(0.03));  // and the reset removes it
 }
