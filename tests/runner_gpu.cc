@@ -93,6 +93,9 @@ TEST_CASE("gpu measurer: L2 lines a candidate leaves evict_last do not speed up 
   const double with = after_over_before(true);
   WARN("plain candidate after an evict_last one / before it: " << without << " without the reset, "
        << with << " with it");
-  CHECK(without < 0.93);                     // the residue is real on this GPU
-  CHECK(with == Approx(1.0).epsilon(0.03));  // and the reset removes it
+  // H200 (session 12, call 4): 0.86 without, 0.97 with; the bounds leave room for the noise of
+  // a ~10 us kernel timed after a flush.
+  CHECK(without < 0.92);                     // the residue is real on this GPU
+  CHECK(with == Approx(1.0).epsilon(0.05));  // and the reset removes it
+  CHECK(with - without > 0.06);
 }
