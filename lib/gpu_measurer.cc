@@ -140,7 +140,8 @@ struct GpuMeasurer::Impl {
     split.worker_prepare_ms += r.prepare_ms;
     split.worker_verify_ms += r.verify_ms;
     split.worker_timing_ms += r.timing_ms;
-    for (double t : r.times_ms) split.kernel_ms += t;
+    // Each sample is the mean of runs_per_sample runs: the GPU ran that many per sample.
+    for (double t : r.times_ms) split.kernel_ms += t * r.runs_per_sample;
     trial.status = r.status;
     trial.message = r.message;
     trial.times_ms = std::move(r.times_ms);

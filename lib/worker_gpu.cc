@@ -624,6 +624,7 @@ class GpuBackend : public WorkerBackend {
       result.times_ms.push_back(ms / static_cast<float>(batch));
     }
     result.reps = static_cast<int>(samples);
+    result.runs_per_sample = static_cast<int>(batch);
     result.status = Status::ok;
     result.sm_clock_mhz = sensor_->sm_clock_mhz();
     result.temperature_c = sensor_->temperature_c();

@@ -48,6 +48,12 @@ TEST_CASE("gpu measurer: copy candidates are verified and timed under every L2 p
     CHECK(t.error_norm < 1e-6);
     CHECK(t.wall_ms > 0);
     CHECK(m.current_timeout_ms() == Approx(std::max(1000.0, 20 * t.median_ms)));
+    // The timed runs add up to min_time_ms unless max_reps runs come first; the split counts
+    // every run, also those a sample averages (with 10 runs per sample, the samples alone
+    // would be a tenth of it).
+    const double planned = std::min(ro.timing.min_time_ms, ro.timing.max_reps * t.median_ms);
+    CHECK(m.time_split().kernel_ms > 0.5 * planned);
+    CHECK(m.time_split().kernel_ms < 2.0 * planned);
   }
 }
 

@@ -118,6 +118,7 @@ TEST_CASE("worker protocol: launch plans, timing and results round-trip through 
   r.prepare_ms = 3.5;
   r.verify_ms = 0.75;
   r.timing_ms = 51;
+  r.runs_per_sample = 10;
   auto rb = result_from_json(result_to_json(r));
   CHECK(rb.status == Status::wrong_result);
   CHECK(rb.message == r.message);
@@ -126,6 +127,7 @@ TEST_CASE("worker protocol: launch plans, timing and results round-trip through 
   CHECK(rb.prepare_ms == 3.5);
   CHECK(rb.verify_ms == 0.75);
   CHECK(rb.timing_ms == 51);
+  CHECK(rb.runs_per_sample == 10);
 
   CHECK_THROWS_AS(plan_from_json(nlohmann::json{{"steps", 3}}), Error);
   CHECK_THROWS_AS(l2_policy_from_string("warm"), Error);

@@ -87,7 +87,7 @@ struct MeasurerTimeSplit {
   double worker_prepare_ms = 0;  ///< worker: inputs, reference, module load, buffer setup
   double worker_verify_ms = 0;   ///< worker: verification run and checks
   double worker_timing_ms = 0;   ///< worker: estimate, warm-up and timed runs
-  double kernel_ms = 0;          ///< sum of the timed samples
+  double kernel_ms = 0;          ///< GPU time of the timed runs (samples x runs per sample)
 };
 
 /// Compiles candidates with a Builder (compiles of a batch overlap the measurement of earlier
