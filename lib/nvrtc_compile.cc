@@ -94,6 +94,15 @@ NvrtcOutput nvrtc_compile(const std::string& source, const std::string& program_
   return out;
 }
 
+bool nvrtc_caches_programs() {
+  static const bool caches = [] {
+    int major = 0, minor = 0;
+    if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return false;
+    return major > 12 || (major == 12 && minor >= 9);
+  }();
+  return caches;
+}
+
 std::string nvrtc_version_string() {
   int major = 0, minor = 0;
   if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return "unknown";

@@ -36,6 +36,15 @@ const std::vector<NvrtcHeader>& template_headers();
 /// NVRTC version as "13.0".
 std::string nvrtc_version_string();
 
+/// True when this NVRTC keeps its own cache of compiled programs (12.9 and later, in the CUDA
+/// compute cache, ~/.nv/ComputeCache): a hit skips ptxas, so the log lacks the --ptxas-options=-v
+/// report (registers, shared memory, spills) that the Builder reads. Such compiles pass
+/// kNvrtcNoCache; the Builder keeps its own cache, with the log, instead.
+bool nvrtc_caches_programs();
+
+/// The NVRTC option that bypasses its own cache (12.9 and later).
+inline constexpr const char* kNvrtcNoCache = "--no-cache";
+
 /// A directory holding cuda_fp16.h: the toolkit this library was built with, else
 /// $CUDA_HOME/include, $CUDA_PATH/include or /usr/local/cuda/include; "" when none exists.
 const std::string& cuda_include_dir();

@@ -10,6 +10,7 @@
 #include "ktune/build.h"
 #include "ktune/error.h"
 #include "ktune/template.h"
+#include "nvrtc_compile.h"
 
 using namespace ktune;
 
@@ -170,4 +171,27 @@ TEST_CASE("Builder version and source hash", "[builder]") {
   CHECK(Builder::source_hash("abc") != Builder::source_hash("abd"));
   CHECK(Builder::source_hash("").size() == 16);
   CHECK(Builder::source_hash("") == "cbf29ce484222325");  // FNV-1a offset basis
+}
+
+TEST_CASE("a repeated compile in a fresh builder still reports resources (NVRTC's own cache bypassed)",
+          "[builder]") {
+  // NVRTC 12.9+ caches programs in the CUDA compute cache, shared by every process of the user;
+  // a hit skips ptxas and its -v report, so a config compiled before (by this or an earlier
+  // process) came back with registers -1 on the H200 machine. Two builders share no cache of
+  // their own, so the second compile reaches NVRTC again.
+  auto copy = make_copy_template();
+  Problem p = make_problem(*copy, "1000003");
+  Config config = copy->space(p, Device::h200()).default_config();
+  for (int round = 0; round < 2; ++round) {
+    INFO("round " << round);
+    Builder builder(BuilderOptions{1, "", {}});
+    BuildResult r = builder.build(*copy, p, config, Device::h200());
+    INFO(r.log);
+    REQUIRE(r.ok);
+    CHECK(r.cache == BuildResult::Cache::miss);
+    CHECK(r.resources.registers > 0);
+    CHECK(r.log.find("Compiling entry function 'ktune_copy'") != std::string::npos);
+    const bool bypass = std::find(r.options.begin(), r.options.end(), "--no-cache") != r.options.end();
+    CHECK(bypass == detail::nvrtc_caches_programs());
+  }
 }
