@@ -3,10 +3,8 @@
 //    runs, each with a fresh worker process; the spread of the 10 medians (target < 2%);
 //  - overhead: a 100-config tuning run of the copy template at the default settings; wall time
 //    per measurement minus the GPU time of its timed runs (target < 20 ms per measurement).
-// Usage: gpu_runner <out.json> [repeat N|skip] [tune N] [compiles in flight]   (shapes default to
-// 2^25 and 2^20 floats; compiles in flight to RunnerOptions' default)
+// Usage: gpu_runner <out.json> [repeat N] [tune N]   (shapes default to 2^25 and 2^20 floats)
 #include <algorithm>
-#include <cstdlib>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -62,15 +60,13 @@ nlohmann::json repeatability(const std::shared_ptr<const KernelTemplate>& tmpl, 
 }
 
 nlohmann::json overhead(const std::shared_ptr<const KernelTemplate>& tmpl, const Device& dev,
-                        Builder& builder, const std::string& shape, int compiles_in_flight) {
+                        Builder& builder, const std::string& shape) {
   Problem p = make_problem(*tmpl, shape);
   auto space = tmpl->space(p, dev);
   auto configs = testing::all_valid(space);
   std::mt19937_64 rng(7);
   std::shuffle(configs.begin(), configs.end(), rng);
-  RunnerOptions ro;
-  if (compiles_in_flight > 0) ro.compiles_in_flight = compiles_in_flight;
-  GpuMeasurer gpu(tmpl, p, dev, builder, ro);
+  GpuMeasurer gpu(tmpl, p, dev, builder);
   testing::ListSearcher searcher(configs);
   TunerOptions o;  // defaults, except the budget
   o.max_trials = 100;
@@ -100,7 +96,6 @@ nlohmann::json overhead(const std::shared_ptr<const KernelTemplate>& tmpl, const
   nlohmann::json statuses;
   for (const auto& [s, count] : r.status_counts) statuses[to_string(s)] = count;
   return {{"problem", p.key()},
-          {"compiles_in_flight", ro.compiles_in_flight},
           {"trials", r.trials.size()},
           {"measurements_including_final", split.candidates},
           {"wall_s", wall_s},
@@ -133,7 +128,6 @@ int main(int argc, char** argv) {
   std::string out = argc > 1 ? argv[1] : "gpu_runner.json";
   std::string repeat_shape = argc > 2 ? argv[2] : "33554432";
   std::string tune_shape = argc > 3 ? argv[3] : "1048576";
-  const int compiles_in_flight = argc > 4 ? std::atoi(argv[4]) : 0;  // 0: RunnerOptions' default
   if (auto why = cuda_unavailable_reason()) {
     std::printf("SKIPPED: gpu_runner needs a CUDA device: %s\n", why->c_str());
     return 77;
@@ -153,9 +147,9 @@ int main(int argc, char** argv) {
                       {"min_reps", TimingOptions{}.min_reps},
                       {"max_reps", TimingOptions{}.max_reps},
                       {"l2", "automatic"}}},
+        {"repeatability", repeatability(tmpl, dev, builder, repeat_shape)},
+        {"overhead", overhead(tmpl, dev, builder, tune_shape)},
     };
-    if (repeat_shape != "skip") result["repeatability"] = repeatability(tmpl, dev, builder, repeat_shape);
-    result["overhead"] = overhead(tmpl, dev, builder, tune_shape, compiles_in_flight);
     bench::write_json(out, result);
     std::printf("wrote %s\n", out.c_str());
   } catch (const std::exception& e) {
