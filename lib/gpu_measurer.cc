@@ -164,31 +164,24 @@ std::vector<Trial> GpuMeasurer::measure(const std::vector<Config>& batch) {
   auto& m = *impl_;
   std::vector<Trial> trials(batch.size());
   std::vector<std::optional<std::future<BuildResult>>> builds(batch.size());
-  std::vector<std::size_t> to_build;  // valid candidates, in batch order
   for (std::size_t i = 0; i < batch.size(); ++i) {
     trials[i].config = batch[i];
     if (auto why = m.rejection(batch[i])) {
       trials[i].status = Status::invalid;
       trials[i].message = *why;
-      trials[i].timestamp_us = now_us();
       continue;
     }
-    to_build.push_back(i);
+    builds[i] = m.builder.submit(m.tmpl, m.problem, batch[i], m.device);
   }
-  // At most compiles_in_flight compiles run at once; candidates are measured in the order
-  // their compiles finish, and taking one starts the next compile, so the GPU measures one
-  // candidate while the next ones compile.
-  const std::size_t in_flight = static_cast<std::size_t>(std::max(1, m.options.compiles_in_flight));
-  std::vector<std::size_t> pending;  // submitted, not yet measured
-  std::size_t submitted = 0;
-  auto submit_more = [&] {
-    for (; submitted < to_build.size() && pending.size() < in_flight; ++submitted) {
-      const std::size_t i = to_build[submitted];
-      builds[i] = m.builder.submit(m.tmpl, m.problem, batch[i], m.device);
+  // Candidates are measured in the order their compiles finish, so the GPU never waits for
+  // one compile while another candidate's cubin is ready.
+  std::vector<std::size_t> pending;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    if (builds[i])
       pending.push_back(i);
-    }
-  };
-  submit_more();
+    else
+      trials[i].timestamp_us = now_us();
+  }
   while (!pending.empty()) {
     auto wait_start = Clock::now();
     std::size_t pick = 0;
@@ -202,7 +195,6 @@ std::vector<Trial> GpuMeasurer::measure(const std::vector<Config>& batch) {
     }
     const std::size_t i = pending[pick];
     pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(pick));
-    submit_more();  // compiles while this candidate is measured
     BuildResult built;
     try {
       built = builds[i]->get();

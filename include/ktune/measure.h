@@ -70,12 +70,6 @@ struct RunnerOptions {
   int seed_pool = 3;                ///< seeds used in turn (each reference computed once);
                                     ///< 0 = a new seed for every candidate
   std::size_t canary_bytes = 4096;  ///< guard bytes after every buffer
-  /// Compiles of a batch in flight at once (at least 1): the next starts when a candidate is
-  /// taken for measurement, so cubins arrive one after another while the GPU measures. NVRTC
-  /// barely runs compiles of one process in parallel, so a whole batch started at once made
-  /// the first cubin wait for most of the others: on the H200 machine 8 concurrent copy
-  /// compiles took ~120 ms each and the GPU sat idle ~13 ms per candidate (session 12).
-  int compiles_in_flight = 2;
   TimingOptions timing;             ///< timing settings sent with every candidate
 };
 
