@@ -28,3 +28,50 @@ if [ $PART = B ]; then
     --dtypes=f16 --trials=0 --variants="$W,L2_AHEAD=0;$W,L2_AHEAD=1024;$W,L2_AHEAD=2048;$W,L2_AHEAD=0" --copy-kernel-trials=1
   s t_ln 300 $B/tests/ktune_tests "[gpu][layernorm]" -d yes
 fi
+
+# ---- calls 3-11 (PART=C, C, D, E, F, G, H, I, J; PART=C ran twice, before and after the 8 MiB case and the 16 MiB runner test), same header:
+if [ $PART = C ]; then
+  s residue 120 $B/benchmarks/gpu_l2_residue $R/l2_residue.json
+  s t_runner 240 $B/tests/ktune_tests "[gpu][runner]" -d yes
+  s t_faults 200 $B/tests/ktune_tests "[gpu][faults]" -d yes
+fi
+if [ $PART = D ]; then
+  s t_core 320 $B/tests/ktune_tests "[gpu]~[gemm]~[conv]~[demo]" -d yes
+  s t_demo 250 $B/tests/ktune_tests "[gpu][demo]" -d yes
+fi
+if [ $PART = E ]; then
+  s t_copy 120 $B/tests/ktune_tests "[gpu][copy]" -d yes -s
+  s runner 300 $B/benchmarks/gpu_runner $R/gpu_runner.json
+fi
+if [ $PART = F ]; then
+  for i in 1 2; do $B/ktune compile --template copy --shape 1000003 --samples 0 -j 1 > $R/compile$i.log 2>&1; cat $R/compile$i.log; done
+  s t_buildcopy 60 $B/tests/ktune_tests "copy compiles for sm_90a and with f16 (CUDA headers found)"
+  s t_copy 120 $B/tests/ktune_tests "[gpu][copy]"
+  s t_runner 240 $B/tests/ktune_tests "[gpu][runner]" -d yes
+  s runner 300 $B/benchmarks/gpu_runner $R/gpu_runner.json
+fi
+if [ $PART = G ]; then
+  env | grep -i "cuda\|nvrtc" > $R/env.txt; ls -la ~ ~/.nv ~/.nv/* >> $R/env.txt 2>&1; du -sh ~/.nv/* >> $R/env.txt 2>&1
+  for i in 1 2; do $B/ktune compile --template copy --shape 1000005 --samples 0 -j 1 2>&1 | tail -1; done
+  for i in 1 2; do CUDA_CACHE_DISABLE=1 $B/ktune compile --template copy --shape 1000005 --samples 0 -j 1 2>&1 | tail -1; done
+  $B/ktune compile --template copy --shape 1000005 --dtype f16 --samples 0 -j 1 2>&1 | tail -1
+  CUDA_CACHE_DISABLE=1 $B/ktune compile --template copy --shape 1000005 --dtype f16 --samples 0 -j 1 2>&1 | tail -1
+  $B/ktune compile --template copy --shape 1000005 --dtype f16 --samples 0 -j 1 2>&1 | tail -1
+  find ~ -newer $R/date.txt -type f 2>/dev/null | head -20 > $R/new_files.txt; cat $R/new_files.txt
+  pack
+fi
+if [ $PART = H ]; then
+  s t_builder 120 $B/tests/ktune_tests "[builder]"
+  s t_builder2 120 $B/tests/ktune_tests "[builder]"
+  s t_copy 120 $B/tests/ktune_tests "[gpu][copy]"
+  s t_runner 240 $B/tests/ktune_tests "[gpu][runner]" -d yes
+  s runner 300 $B/benchmarks/gpu_runner $R/gpu_runner.json
+fi
+if [ $PART = I ]; then
+  s bench_compile 120 $B/benchmarks/bench_compile --benchmark_filter=Cold
+  s runner 300 $B/benchmarks/gpu_runner $R/gpu_runner.json
+  s t_runner 240 $B/tests/ktune_tests "[gpu][runner],[gpu][faults]" -d yes
+fi
+if [ $PART = J ]; then
+  i=0; for k in 8 2 3 4 6 8 4; do i=$((i+1)); s runner_${i}_k$k 120 $B/benchmarks/gpu_runner $R/gpu_runner_${i}_k$k.json skip 1048576 $k; done
+fi
