@@ -75,3 +75,9 @@ fi
 if [ $PART = J ]; then
   i=0; for k in 8 2 3 4 6 8 4; do i=$((i+1)); s runner_${i}_k$k 120 $B/benchmarks/gpu_runner $R/gpu_runner_${i}_k$k.json skip 1048576 $k; done
 fi
+
+# ---- call 12 (PART=K), same header:
+if [ $PART = K ]; then
+  s t_core 330 $B/tests/ktune_tests "[gpu]~[gemm]~[conv]~[demo]" -d yes
+  s t_demo 200 $B/tests/ktune_tests "[gpu][demo]" -d yes
+fi
