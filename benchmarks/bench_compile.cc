@@ -1,7 +1,7 @@
 // NVRTC compile throughput of the Builder, in configs per second (items_per_second): cold
 // (a fresh Builder without a disk cache, so every config is compiled) and cached (every
 // config already in the in-memory cache), cold with 1 to 16 compile threads (the GPU host has
-// 16 cores), cached with 1 and 2. Configs are distinct
+// 16 cores) and in 1 to 8 helper processes, cached with 1 and 2. Configs are distinct
 // points of the built-in copy template for sm_90.
 #include <benchmark/benchmark.h>
 
@@ -54,6 +54,31 @@ void BM_CompileCold(benchmark::State& state) {
 }
 BENCHMARK(BM_CompileCold)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Arg(16)->Unit(benchmark::kMillisecond)->UseRealTime()
     ->Iterations(3);
+
+// The same cold compiles in `processes` helper processes (ktune-worker --compile, one per compile
+// thread), started and warmed up before the timed loop; the memory cache is emptied per batch.
+void BM_CompileColdHelpers(benchmark::State& state) {
+  const CompileWork& w = work();
+  const int processes = static_cast<int>(state.range(0));
+  ktune::BuilderOptions options{processes, "", {}};
+  options.compile_processes = processes;
+  ktune::Builder builder(options);
+  builder.build_all(w.tmpl, w.problem, w.configs, w.device);  // starts the helpers
+  const auto before = builder.stats();
+  for (auto _ : state) {
+    builder.clear_memory_cache();
+    auto results = builder.build_all(w.tmpl, w.problem, w.configs, w.device);
+    if (!results.back().ok) state.SkipWithError("cold batch did not compile every config");
+    benchmark::DoNotOptimize(results);
+  }
+  const auto after = builder.stats();
+  if (after.helper_compiles - before.helper_compiles != after.compiles - before.compiles)
+    state.SkipWithError("some compiles ran in this process (no ktune-worker found?)");
+  state.SetItemsProcessed(state.iterations() * kBatch);
+  state.counters["processes"] = processes;
+}
+BENCHMARK(BM_CompileColdHelpers)->Arg(1)->Arg(2)->Arg(4)->Arg(8)->Unit(benchmark::kMillisecond)
+    ->UseRealTime()->Iterations(3);
 
 void BM_CompileCached(benchmark::State& state) {
   const CompileWork& w = work();

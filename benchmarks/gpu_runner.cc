@@ -134,7 +134,10 @@ int main(int argc, char** argv) {
   }
   try {
     Device dev = query_device(0);
-    Builder builder;
+    // Compiles as `ktune tune` runs them by default: one helper process per compile thread.
+    BuilderOptions bo;
+    bo.compile_processes = compile_threads(bo.threads);
+    Builder builder(bo);
     auto tmpl = find_template("copy");
     nlohmann::json result = {
         {"benchmark", "gpu_runner"},
@@ -143,6 +146,7 @@ int main(int argc, char** argv) {
         {"driver_version", dev.driver_version},
         {"runtime_version", dev.runtime_version},
         {"nvrtc", Builder::nvrtc_version()},
+        {"compile_processes", bo.compile_processes},
         {"defaults", {{"min_time_ms", TimingOptions{}.min_time_ms},
                       {"min_reps", TimingOptions{}.min_reps},
                       {"max_reps", TimingOptions{}.max_reps},

@@ -9,9 +9,14 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
+#include <spdlog/spdlog.h>
+
+#include "compile_helper.h"
 #include "cubin_cache.h"
+#include "ktune/measure.h"
 #include "nvrtc_compile.h"
 #include "ptxas_report.h"
 
@@ -93,23 +98,25 @@ const std::vector<NvrtcHeader>& template_headers() {
   return headers;
 }
 
+const std::string& template_headers_hash() {
+  static const std::string hash = [] {
+    std::uint64_t h = fnv1a64("");
+    for (const auto& header : template_headers()) {
+      h = fnv1a64(header.name, h);
+      h = fnv1a64(std::string_view("\0", 1), h);
+      h = fnv1a64(header.text, h);
+    }
+    return hex64(h);
+  }();
+  return hash;
+}
+
 }  // namespace detail
 
 namespace {
 
 /// Hash of every shared header's name and text (part of every cache key).
-const std::string& shared_headers_hash() {
-  static const std::string hash = [] {
-    std::uint64_t h = detail::fnv1a64("");
-    for (const auto& header : shared_headers()) {
-      h = detail::fnv1a64(header.name, h);
-      h = detail::fnv1a64(std::string_view("\0", 1), h);
-      h = detail::fnv1a64(header.text, h);
-    }
-    return detail::hex64(h);
-  }();
-  return hash;
-}
+const std::string& shared_headers_hash() { return detail::template_headers_hash(); }
 
 /// 128-bit hex key of the text (two FNV-1a passes from different starting states).
 std::string cache_key(const std::string& material) {
@@ -134,15 +141,30 @@ std::string first_planned_entry(const KernelTemplate& tmpl, const Problem& probl
 struct Builder::Impl {
   BuilderOptions options;
   detail::CubinCache cache;
+  std::unique_ptr<worker::CompileHelperPool> helpers;  // null: every compile in this process
   ThreadPool pool;
 
   explicit Impl(BuilderOptions o)
       : options(std::move(o)),
         cache(options.cache_dir),
-        pool(options.threads > 0
-                 ? options.threads
-                 : std::max(1, static_cast<int>(std::thread::hardware_concurrency()))) {}
+        helpers(make_helpers(options)),
+        pool(compile_threads(options.threads)) {}
+
+  static std::unique_ptr<worker::CompileHelperPool> make_helpers(const BuilderOptions& o) {
+    if (o.compile_processes <= 0) return nullptr;
+    try {
+      return std::make_unique<worker::CompileHelperPool>(find_worker_executable(o.helper_program),
+                                                         o.compile_processes);
+    } catch (const std::exception& e) {
+      spdlog::warn("compiling in this process: no compile helper: {}", e.what());
+      return nullptr;
+    }
+  }
 };
+
+int compile_threads(int requested) {
+  return requested > 0 ? requested : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
 
 Builder::Builder(BuilderOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 
@@ -178,8 +200,11 @@ BuildResult Builder::build(const KernelTemplate& tmpl, const Problem& problem,
     nvrtc_options.push_back("-I" + include);
 
   auto [entry, source_of_entry] = impl_->cache.get_or_compile(key, [&] {
+    std::optional<detail::NvrtcOutput> helped;
+    if (impl_->helpers) helped = impl_->helpers->compile(source, tmpl.name() + ".cu", nvrtc_options);
     detail::NvrtcOutput out =
-        detail::nvrtc_compile(source, tmpl.name() + ".cu", shared_headers(), nvrtc_options);
+        helped ? std::move(*helped)
+               : detail::nvrtc_compile(source, tmpl.name() + ".cu", shared_headers(), nvrtc_options);
     detail::CompiledKernel compiled;
     compiled.ok = out.ok;
     compiled.log = std::move(out.log);
@@ -238,7 +263,8 @@ std::vector<BuildResult> Builder::build_all(std::shared_ptr<const KernelTemplate
 
 Builder::Stats Builder::stats() const {
   detail::CacheStats s = impl_->cache.stats();
-  return Stats{s.compiles, s.memory_hits, s.disk_hits, s.failures};
+  return Stats{s.compiles, s.memory_hits, s.disk_hits, s.failures,
+               impl_->helpers ? impl_->helpers->compiles() : 0};
 }
 
 void Builder::clear_memory_cache() { impl_->cache.clear_memory(); }

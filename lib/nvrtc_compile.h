@@ -33,6 +33,10 @@ NvrtcOutput nvrtc_compile(const std::string& source, const std::string& program_
 /// NVRTC headers, so sources can include them (defined with the Builder, lib/builder.cc).
 const std::vector<NvrtcHeader>& template_headers();
 
+/// Hex hash of the names and texts of template_headers() (part of every build's cache key, and
+/// what a compile helper checks before it answers).
+const std::string& template_headers_hash();
+
 /// NVRTC version as "13.0".
 std::string nvrtc_version_string();
 

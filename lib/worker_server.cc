@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "compile_helper.h"
 #include "ktune/error.h"
 
 namespace ktune::worker {
@@ -50,15 +51,17 @@ int serve(int in_fd, int out_fd, WorkerBackend& backend) {
 }
 
 int worker_main(int argc, char** argv) {
-  bool fake = false;
+  bool fake = false, compile = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--fake") == 0) {
       fake = true;
+    } else if (std::strcmp(argv[i], "--compile") == 0) {
+      compile = true;
     } else {
       std::fprintf(stderr,
-                   "usage: ktune-worker [--fake]\n"
-                   "Measuring process started by the ktune library; speaks a framed protocol on "
-                   "stdin/stdout.\nunknown argument: %s\n",
+                   "usage: ktune-worker [--fake | --compile]\n"
+                   "Measuring (or, with --compile, NVRTC compiling) process started by the ktune "
+                   "library; speaks a framed protocol on stdin/stdout.\nunknown argument: %s\n",
                    argv[i]);
       return 2;
     }
@@ -70,6 +73,7 @@ int worker_main(int argc, char** argv) {
   int out_fd = dup(1);
   dup2(2, 1);
   if (out_fd < 0) return 2;
+  if (compile) return serve_compiles(0, out_fd);  // NVRTC only: no CUDA context
   try {
     auto backend = fake ? make_fake_backend(out_fd) : make_gpu_backend();
     return serve(0, out_fd, *backend);

@@ -1,15 +1,24 @@
 // CPU tests of worker isolation with the real ktune-worker program in its --fake mode: a
 // candidate that hangs is killed at its deadline (timeout), one that crashes is a
 // runtime_error naming the signal, a sticky CUDA error restarts the worker, protocol garbage
-// is survived, and the next candidate after each of these is measured normally.
+// is survived, and the next candidate after each of these is measured normally. Also its
+// --compile mode: the Builder's compile helpers give the in-process cubins, a missing helper
+// program leaves the compiles in-process, and a helper refuses another NVRTC or header set.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <random>
 
+#include "builtin_templates.h"
+#include "ktune/build.h"
 #include "ktune/error.h"
 #include "ktune/measure.h"
+#include "ktune/template.h"
 #include "worker_client.h"
+#include "worker_process.h"
+#include "worker_protocol.h"
 
 using namespace ktune;
 using namespace ktune::worker;
@@ -152,4 +161,80 @@ TEST_CASE("worker: the program is found from an explicit path or KTUNE_WORKER", 
   unsetenv("KTUNE_WORKER");
   // tests/ktune_tests sits one folder below ktune-worker in the build tree
   CHECK(find_worker_executable() == std::string(KTUNE_BINARY_DIR) + "/ktune-worker");
+}
+
+TEST_CASE("compile helpers: the Builder's helper processes give the in-process cubins", "[worker][builder]") {
+  auto copy = make_copy_template();
+  Problem p = make_problem(*copy, "1000003", {{"dtype", "f16"}});
+  SearchSpace space = copy->space(p, Device::h200());
+  std::vector<Config> configs{space.default_config()};
+  std::mt19937_64 rng(11);
+  while (configs.size() < 7) {
+    Config c = space.random(rng);
+    if (std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(c);
+  }
+  BuilderOptions helped_options{2, "", {}};
+  helped_options.compile_processes = 2;
+  helped_options.helper_program = worker_program();
+  Builder helped(helped_options);
+  Builder local(BuilderOptions{1, "", {}});
+  auto a = helped.build_all(copy, p, configs, Device::h200());
+  auto b = local.build_all(copy, p, configs, Device::h200());
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    INFO(configs[i].str() << "\n" << a[i].log);
+    REQUIRE(a[i].ok);
+    REQUIRE(b[i].ok);
+    CHECK(*a[i].cubin == *b[i].cubin);  // NVRTC is deterministic: the same binary
+    CHECK(a[i].resources.registers == b[i].resources.registers);
+    CHECK(a[i].resources.registers > 0);
+  }
+  // Every compile went through a helper (two threads, two helpers), none through this process.
+  CHECK(helped.stats().helper_compiles == configs.size());
+  CHECK(local.stats().helper_compiles == 0);
+}
+
+TEST_CASE("compile helpers: a compile error comes back with its log, a missing program compiles here",
+          "[worker][builder]") {
+  auto copy = make_copy_template();
+  Problem p = make_problem(*copy, "4096");
+  Config config = copy->space(p, Device::h200()).default_config();
+  {
+    BuilderOptions o{1, "", {"-DVEC=3"}};  // a redefinition NVRTC rejects: a compile error
+    o.compile_processes = 1;
+    o.helper_program = worker_program();
+    Builder b(o);
+    BuildResult r = b.build(*copy, p, config, Device::h200());
+    CHECK_FALSE(r.ok);
+    CHECK(r.log.find("VEC") != std::string::npos);
+    CHECK(b.stats().helper_compiles == 1);  // the helper answered, with the failure
+  }
+  {
+    BuilderOptions o{1, "", {}};
+    o.compile_processes = 2;
+    o.helper_program = "/nonexistent/ktune-worker";
+    Builder b(o);
+    BuildResult r = b.build(*copy, p, config, Device::h200());
+    INFO(r.log);
+    CHECK(r.ok);
+    CHECK(r.resources.registers > 0);
+    CHECK(b.stats().helper_compiles == 0);
+  }
+}
+
+TEST_CASE("compile helpers: a helper refuses a request for another NVRTC or header set", "[worker]") {
+  ChildProcess helper({worker_program(), "--compile"});
+  Frame request;
+  request.header = {{"type", "compile"},
+                    {"identity", {{"nvrtc", "0.0"}, {"headers", "not-these"}}},
+                    {"name", "x.cu"},
+                    {"options", std::vector<std::string>{"--gpu-architecture=sm_90"}}};
+  const std::string source = "extern \"C\" __global__ void k() {}";
+  request.payload.assign(source.begin(), source.end());
+  REQUIRE(write_frame(helper.fd(), request));
+  FrameReader reader(helper.fd());
+  Frame reply;
+  REQUIRE(reader.read(reply, 60000) == ReadStatus::ok);
+  CHECK(reply.header.value("type", "") == "error");
+  CHECK(reply.header.value("message", std::string()).find("0.0") != std::string::npos);
+  CHECK(reply.payload.empty());
 }

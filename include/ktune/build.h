@@ -38,7 +38,17 @@ struct BuilderOptions {
   int threads = 0;                 ///< parallel compiles; 0 = hardware concurrency
   std::string cache_dir;           ///< on-disk cubin cache; "" = none
   std::vector<std::string> extra;  ///< extra NVRTC options (e.g. "-lineinfo")
+  /// Compile in up to this many helper processes (`ktune-worker --compile`, found as the
+  /// measurer finds the worker) instead of this process: NVRTC barely runs one process's
+  /// compiles in parallel (lib/compile_helper.h). 0 = in this process. A helper that cannot
+  /// start or answer is replaced by an in-process compile of the same config.
+  int compile_processes = 0;
+  std::string helper_program;      ///< ktune-worker for the helpers; "" = find_worker_executable()
 };
+
+/// Compile threads of a Builder whose BuilderOptions::threads is `requested` (0: one per
+/// hardware thread, at least 1).
+int compile_threads(int requested);
 
 /// Compiles kernels with NVRTC; thread-safe.
 class Builder {
@@ -60,7 +70,10 @@ class Builder {
                                      const Problem& problem, const std::vector<Config>& configs,
                                      const Device& device);
   /// Cache statistics.
-  struct Stats { std::uint64_t compiles = 0, memory_hits = 0, disk_hits = 0, failures = 0; };
+  struct Stats {
+    std::uint64_t compiles = 0, memory_hits = 0, disk_hits = 0, failures = 0;
+    std::uint64_t helper_compiles = 0;  ///< compiles a helper process ran (compile_processes > 0)
+  };
   /// Current statistics.
   Stats stats() const;
   /// Drops the in-memory cache (the disk cache stays).

@@ -38,6 +38,7 @@ struct TuneArgs {
   std::size_t early_stop = 0;
   std::size_t batch = 8;
   int jobs = 0;
+  int compile_processes = -1;  // -1: one helper per compile thread
   std::string db = "ktune.db";
   int gpu = 0;
   std::uint64_t seed = 1;
@@ -294,6 +295,9 @@ void run_tune(const TuneArgs& args) {
     gpu = query_device(args.gpu);
     BuilderOptions bo;
     bo.threads = args.jobs;
+    bo.compile_processes = args.compile_processes >= 0 ? args.compile_processes
+                                                       : compile_threads(args.jobs);
+    bo.helper_program = args.worker;
     bo.cache_dir = args.cache_dir == "none" ? "" : args.cache_dir;
     builder = std::make_unique<Builder>(bo);
   }
@@ -336,6 +340,11 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--batch", args->batch, "Configs proposed and measured per batch")
       ->check(CLI::Range(1, 4096));
   cmd->add_option("-j,--jobs", args->jobs, "Parallel NVRTC compiles (0 = all cores)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--compile-processes", args->compile_processes,
+                  "NVRTC helper processes (ktune-worker --compile; 0 = compile in this process; "
+                  "default: one per compile job)")
+      ->default_str("one per job")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--db", args->db, "Tuning log (SQLite; created when missing)");
   cmd->add_option("--gpu", args->gpu, "CUDA device index")->check(CLI::NonNegativeNumber);

@@ -1,0 +1,187 @@
+// NVRTC compiles in helper processes: the `ktune-worker --compile` loop and its client (see
+// compile_helper.h).
+#include "compile_helper.h"
+
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "ktune/error.h"
+#include "worker_process.h"
+#include "worker_protocol.h"
+
+namespace ktune::worker {
+
+namespace {
+
+/// What a helper and its client must agree on before a cubin may cross: the NVRTC version and
+/// the built-in headers (the other parts of a build's cache key travel in the request).
+nlohmann::json compile_identity() {
+  return {{"nvrtc", detail::nvrtc_version_string()}, {"headers", detail::template_headers_hash()}};
+}
+
+}  // namespace
+
+int serve_compiles(int in_fd, int out_fd) {
+  FrameReader reader(in_fd);
+  const nlohmann::json identity = compile_identity();
+  for (;;) {
+    Frame request;
+    std::string why;
+    ReadStatus rs = reader.read(request, -1, &why);
+    if (rs == ReadStatus::closed) return 0;
+    if (rs != ReadStatus::ok) {
+      std::fprintf(stderr, "ktune-worker --compile: protocol error: %s\n", why.c_str());
+      return 2;
+    }
+    const std::string type = request.header.value("type", "");
+    if (type == "quit") return 0;
+    Frame reply;
+    try {
+      if (type != "compile")
+        throw Error(ErrorCode::invalid_argument, "unknown message type \"" + type + "\"");
+      if (request.header.value("identity", nlohmann::json()) != identity)
+        throw Error(ErrorCode::invalid_argument,
+                    "compile request for " + request.header.value("identity", nlohmann::json()).dump() +
+                        ", this helper is " + identity.dump());
+      const std::string source(request.payload.begin(), request.payload.end());
+      detail::NvrtcOutput out = detail::nvrtc_compile(
+          source, request.header.at("name").get<std::string>(), detail::template_headers(),
+          request.header.at("options").get<std::vector<std::string>>());
+      reply.header = {{"type", "compiled"},
+                      {"ok", out.ok},
+                      {"log", out.log},
+                      {"compile_ms", out.compile_ms}};
+      reply.payload = std::move(out.cubin);
+    } catch (const std::exception& e) {
+      reply.header = {{"type", "error"}, {"message", e.what()}};
+    }
+    if (!write_frame(out_fd, reply)) return 0;
+  }
+}
+
+CompileHelper::CompileHelper(const std::string& program)
+    : child_(std::make_unique<ChildProcess>(std::vector<std::string>{program, "--compile"})),
+      reader_(std::make_unique<FrameReader>(child_->fd())) {}
+
+CompileHelper::~CompileHelper() {
+  if (child_ && child_->running()) {
+    Frame quit;
+    quit.header = {{"type", "quit"}};
+    if (usable_ && write_frame(child_->fd(), quit)) child_->reap(1000);
+  }
+}
+
+std::optional<detail::NvrtcOutput> CompileHelper::compile(const std::string& source,
+                                                          const std::string& program_name,
+                                                          const std::vector<std::string>& options,
+                                                          double timeout_ms, std::string* why) {
+  auto fail = [&](const std::string& reason) -> std::optional<detail::NvrtcOutput> {
+    usable_ = false;
+    if (why) *why = reason;
+    if (child_) child_->kill_and_reap();
+    return std::nullopt;
+  };
+  if (!usable_) return fail("the helper failed earlier");
+  Frame request;
+  request.header = {{"type", "compile"},
+                    {"identity", compile_identity()},
+                    {"name", program_name},
+                    {"options", options}};
+  request.payload.assign(source.begin(), source.end());
+  if (!write_frame(child_->fd(), request)) return fail("the helper is gone");
+  Frame reply;
+  std::string error;
+  switch (reader_->read(reply, timeout_ms, &error)) {
+    case ReadStatus::ok: break;
+    case ReadStatus::timeout: return fail("no answer within " + std::to_string(timeout_ms) + " ms");
+    case ReadStatus::closed: {
+      // The compile took the helper down (NVRTC crashed on this source, or the process was
+      // killed): the config fails to compile, and this process, which would crash the same
+      // way, does not try it again.
+      usable_ = false;
+      detail::NvrtcOutput died;
+      died.log = "the NVRTC compile helper (" + child_->reap(1000) + ") did not answer for " +
+                 program_name;
+      return died;
+    }
+    case ReadStatus::malformed: return fail("protocol error: " + error);
+  }
+  const std::string type = reply.header.value("type", "");
+  if (type == "error") return fail("refused: " + reply.header.value("message", std::string("?")));
+  if (type != "compiled") return fail("unexpected message \"" + type + "\"");
+  detail::NvrtcOutput out;
+  try {
+    out.ok = reply.header.at("ok").get<bool>();
+    out.log = reply.header.at("log").get<std::string>();
+    out.compile_ms = reply.header.at("compile_ms").get<double>();
+  } catch (const std::exception& e) {
+    return fail(std::string("malformed answer: ") + e.what());
+  }
+  if (out.ok && reply.payload.empty()) return fail("a successful compile without a cubin");
+  out.cubin = std::move(reply.payload);
+  return out;
+}
+
+CompileHelperPool::CompileHelperPool(std::string program, int max_helpers)
+    : program_(std::move(program)), max_helpers_(max_helpers < 1 ? 1 : max_helpers) {}
+
+CompileHelperPool::~CompileHelperPool() = default;
+
+std::optional<detail::NvrtcOutput> CompileHelperPool::compile(
+    const std::string& source, const std::string& program_name,
+    const std::vector<std::string>& options) {
+  std::unique_ptr<CompileHelper> helper;
+  {
+    std::lock_guard lock(mutex_);
+    if (disabled_) return std::nullopt;
+    if (!idle_.empty()) {
+      helper = std::move(idle_.back());
+      idle_.pop_back();
+    } else if (started_ >= max_helpers_) {
+      return std::nullopt;  // more compiling threads than helpers: this one compiles here
+    } else {
+      ++started_;
+    }
+  }
+  if (!helper) {
+    try {
+      helper = std::make_unique<CompileHelper>(program_);
+    } catch (const std::exception& e) {
+      spdlog::warn("compiling in this process: the compile helper {} does not start: {}", program_, e.what());
+      std::lock_guard lock(mutex_);
+      --started_;
+      disabled_ = true;
+      return std::nullopt;
+    }
+  }
+  std::string why;
+  // Far above any compile of the built-in templates (seconds), below a hung process's forever.
+  constexpr double kTimeoutMs = 600000;
+  auto out = helper->compile(source, program_name, options, kTimeoutMs, &why);
+  std::lock_guard lock(mutex_);
+  if (out) ++compiles_;
+  if (helper->usable()) {
+    failures_ = 0;
+    idle_.push_back(std::move(helper));
+    return out;
+  }
+  --started_;
+  if (!out) {
+    spdlog::warn("compiling {} in this process: the compile helper failed: {}", program_name, why);
+    // A helper that refuses (another NVRTC, other headers) or times out will do so again.
+    if (++failures_ >= 2 && !disabled_) {
+      disabled_ = true;
+      spdlog::warn("compile helpers failed twice in a row: compiling in this process from now on");
+    }
+  }
+  return out;
+}
+
+std::uint64_t CompileHelperPool::compiles() const {
+  std::lock_guard lock(mutex_);
+  return compiles_;
+}
+
+}  // namespace ktune::worker
