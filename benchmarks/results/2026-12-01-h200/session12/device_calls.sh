@@ -81,3 +81,10 @@ if [ $PART = K ]; then
   s t_core 330 $B/tests/ktune_tests "[gpu]~[gemm]~[conv]~[demo]" -d yes
   s t_demo 200 $B/tests/ktune_tests "[gpu][demo]" -d yes
 fi
+
+# ---- call 13 (PART=L), same header:
+if [ $PART = L ]; then
+  s bench_compile 100 $B/benchmarks/bench_compile --benchmark_filter=Cold
+  s runner 150 $B/benchmarks/gpu_runner $R/gpu_runner.json
+  s t_runner 60 $B/tests/ktune_tests "[gpu][runner]"
+fi
