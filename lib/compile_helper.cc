@@ -39,6 +39,11 @@ int serve_compiles(int in_fd, int out_fd) {
     if (type == "quit") return 0;
     Frame reply;
     try {
+      if (type == "hello") {
+        reply.header = {{"type", "hello"}, {"identity", identity}};
+        if (!write_frame(out_fd, reply)) return 0;
+        continue;
+      }
       if (type != "compile")
         throw Error(ErrorCode::invalid_argument, "unknown message type \"" + type + "\"");
       if (request.header.value("identity", nlohmann::json()) != identity)
@@ -63,7 +68,31 @@ int serve_compiles(int in_fd, int out_fd) {
 
 CompileHelper::CompileHelper(const std::string& program)
     : child_(std::make_unique<ChildProcess>(std::vector<std::string>{program, "--compile"})),
-      reader_(std::make_unique<FrameReader>(child_->fd())) {}
+      reader_(std::make_unique<FrameReader>(child_->fd())) {
+  // A program that does not speak --compile (an older ktune-worker), or was built with another
+  // NVRTC or other headers, is found out here, before it is given a config to compile.
+  Frame hello;
+  hello.header = {{"type", "hello"}};
+  Frame reply;
+  std::string why;
+  const bool sent = write_frame(child_->fd(), hello);
+  const ReadStatus rs = sent ? reader_->read(reply, 30000, &why) : ReadStatus::closed;
+  std::string problem;
+  if (rs == ReadStatus::closed)
+    problem = "it " + child_->reap(1000) + " instead of answering";
+  else if (rs == ReadStatus::timeout)
+    problem = "no answer within 30 s";
+  else if (rs == ReadStatus::malformed)
+    problem = "protocol error: " + why;
+  else if (reply.header.value("type", "") != "hello" ||
+           reply.header.value("identity", nlohmann::json()) != compile_identity())
+    problem = "it answered " + reply.header.dump() + " where this library is " + compile_identity().dump();
+  if (!problem.empty()) {
+    usable_ = false;
+    child_->kill_and_reap();
+    throw Error(ErrorCode::io_error, "compile helper " + program + " is not usable: " + problem);
+  }
+}
 
 CompileHelper::~CompileHelper() {
   if (child_ && child_->running()) {
@@ -149,7 +178,7 @@ std::optional<detail::NvrtcOutput> CompileHelperPool::compile(
     try {
       helper = std::make_unique<CompileHelper>(program_);
     } catch (const std::exception& e) {
-      spdlog::warn("compiling in this process: the compile helper {} does not start: {}", program_, e.what());
+      spdlog::warn("compiling in this process: {}", e.what());
       std::lock_guard lock(mutex_);
       --started_;
       disabled_ = true;

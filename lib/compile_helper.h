@@ -29,7 +29,9 @@ int serve_compiles(int in_fd, int out_fd);
 /// One helper process (`program --compile`) and its connection.
 class CompileHelper {
  public:
-  /// Starts the helper; throws Error(io_error) naming the program when it cannot start.
+  /// Starts the helper and checks that it answers for this library's NVRTC and headers;
+  /// throws Error(io_error) naming the program when it cannot start or does not (an older
+  /// ktune-worker without --compile, another build).
   explicit CompileHelper(const std::string& program);
   ~CompileHelper();
   CompileHelper(const CompileHelper&) = delete;

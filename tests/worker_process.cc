@@ -208,10 +208,14 @@ TEST_CASE("compile helpers: a compile error comes back with its log, a missing p
     CHECK(r.log.find("VEC") != std::string::npos);
     CHECK(b.stats().helper_compiles == 1);  // the helper answered, with the failure
   }
-  {
+  // No such program; a program that exits at once (an older ktune-worker without --compile
+  // does); one that echoes (answers, but not as a helper of this build): each compile runs in
+  // this process instead, none fails.
+  for (const char* program : {"/nonexistent/ktune-worker", "/bin/true", "/bin/cat"}) {
+    INFO(program);
     BuilderOptions o{1, "", {}};
     o.compile_processes = 2;
-    o.helper_program = "/nonexistent/ktune-worker";
+    o.helper_program = program;
     Builder b(o);
     BuildResult r = b.build(*copy, p, config, Device::h200());
     INFO(r.log);
