@@ -2,14 +2,13 @@
 // compile_helper.h).
 #include "compile_helper.h"
 
-#include <cstdio>
-
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "ktune/error.h"
 #include "worker_process.h"
 #include "worker_protocol.h"
+#include "worker_server.h"
 
 namespace ktune::worker {
 
@@ -24,46 +23,30 @@ nlohmann::json compile_identity() {
 }  // namespace
 
 int serve_compiles(int in_fd, int out_fd) {
-  FrameReader reader(in_fd);
   const nlohmann::json identity = compile_identity();
-  for (;;) {
-    Frame request;
-    std::string why;
-    ReadStatus rs = reader.read(request, -1, &why);
-    if (rs == ReadStatus::closed) return 0;
-    if (rs != ReadStatus::ok) {
-      std::fprintf(stderr, "ktune-worker --compile: protocol error: %s\n", why.c_str());
-      return 2;
-    }
+  return serve_frames(in_fd, out_fd, "ktune-worker --compile",
+                      [&](const Frame& request) -> std::optional<Frame> {
     const std::string type = request.header.value("type", "");
-    if (type == "quit") return 0;
+    if (type == "quit") return std::nullopt;
     Frame reply;
-    try {
-      if (type == "hello") {
-        reply.header = {{"type", "hello"}, {"identity", identity}};
-        if (!write_frame(out_fd, reply)) return 0;
-        continue;
-      }
-      if (type != "compile")
-        throw Error(ErrorCode::invalid_argument, "unknown message type \"" + type + "\"");
-      if (request.header.value("identity", nlohmann::json()) != identity)
-        throw Error(ErrorCode::invalid_argument,
-                    "compile request for " + request.header.value("identity", nlohmann::json()).dump() +
-                        ", this helper is " + identity.dump());
-      const std::string source(request.payload.begin(), request.payload.end());
-      detail::NvrtcOutput out = detail::nvrtc_compile(
-          source, request.header.at("name").get<std::string>(), detail::template_headers(),
-          request.header.at("options").get<std::vector<std::string>>());
-      reply.header = {{"type", "compiled"},
-                      {"ok", out.ok},
-                      {"log", out.log},
-                      {"compile_ms", out.compile_ms}};
-      reply.payload = std::move(out.cubin);
-    } catch (const std::exception& e) {
-      reply.header = {{"type", "error"}, {"message", e.what()}};
+    if (type == "hello") {
+      reply.header = {{"type", "hello"}, {"identity", identity}};
+      return reply;
     }
-    if (!write_frame(out_fd, reply)) return 0;
-  }
+    if (type != "compile")
+      throw Error(ErrorCode::invalid_argument, "unknown message type \"" + type + "\"");
+    if (request.header.value("identity", nlohmann::json()) != identity)
+      throw Error(ErrorCode::invalid_argument,
+                  "compile request for " + request.header.value("identity", nlohmann::json()).dump() +
+                      ", this helper is " + identity.dump());
+    const std::string source(request.payload.begin(), request.payload.end());
+    detail::NvrtcOutput out = detail::nvrtc_compile(
+        source, request.header.at("name").get<std::string>(), detail::template_headers(),
+        request.header.at("options").get<std::vector<std::string>>());
+    reply.header = {{"type", "compiled"}, {"ok", out.ok}, {"log", out.log}, {"compile_ms", out.compile_ms}};
+    reply.payload = std::move(out.cubin);
+    return reply;
+  });
 }
 
 CompileHelper::CompileHelper(const std::string& program)

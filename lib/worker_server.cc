@@ -13,41 +13,51 @@
 
 namespace ktune::worker {
 
-int serve(int in_fd, int out_fd, WorkerBackend& backend) {
+int serve_frames(int in_fd, int out_fd, const char* who, const FrameHandler& handle) {
   FrameReader reader(in_fd);
-  bool ready = false;
   for (;;) {
     Frame request;
     std::string why;
     ReadStatus rs = reader.read(request, -1, &why);
     if (rs == ReadStatus::closed) return 0;
     if (rs != ReadStatus::ok) {
-      std::fprintf(stderr, "ktune-worker: protocol error: %s\n", why.c_str());
+      std::fprintf(stderr, "%s: protocol error: %s\n", who, why.c_str());
       return 2;
     }
-    std::string type = request.header.value("type", "");
     Frame reply;
     try {
-      if (type == "quit") return 0;
-      if (type == "setup") {
-        reply.header = {{"type", "ready"}, {"device", backend.setup(request.header)}};
-        ready = true;
-      } else if (type == "measure") {
-        if (!ready) throw Error(ErrorCode::invalid_argument, "measure before setup");
-        PhaseReporter report = [out_fd](const std::string& phase, double planned_ms) {
-          Frame f;
-          f.header = {{"type", "phase"}, {"phase", phase}, {"planned_ms", planned_ms}};
-          write_frame(out_fd, f);
-        };
-        reply.header = result_to_json(backend.measure(request.header, request.payload, report));
-      } else {
-        throw Error(ErrorCode::invalid_argument, "unknown message type \"" + type + "\"");
-      }
+      std::optional<Frame> answer = handle(request);
+      if (!answer) return 0;
+      reply = std::move(*answer);
     } catch (const std::exception& e) {
       reply.header = {{"type", "error"}, {"message", e.what()}};
     }
     if (!write_frame(out_fd, reply)) return 0;
   }
+}
+
+int serve(int in_fd, int out_fd, WorkerBackend& backend) {
+  bool ready = false;
+  return serve_frames(in_fd, out_fd, "ktune-worker", [&](const Frame& request) -> std::optional<Frame> {
+    const std::string type = request.header.value("type", "");
+    if (type == "quit") return std::nullopt;
+    Frame reply;
+    if (type == "setup") {
+      reply.header = {{"type", "ready"}, {"device", backend.setup(request.header)}};
+      ready = true;
+    } else if (type == "measure") {
+      if (!ready) throw Error(ErrorCode::invalid_argument, "measure before setup");
+      PhaseReporter report = [out_fd](const std::string& phase, double planned_ms) {
+        Frame f;
+        f.header = {{"type", "phase"}, {"phase", phase}, {"planned_ms", planned_ms}};
+        write_frame(out_fd, f);
+      };
+      reply.header = result_to_json(backend.measure(request.header, request.payload, report));
+    } else {
+      throw Error(ErrorCode::invalid_argument, "unknown message type \"" + type + "\"");
+    }
+    return reply;
+  });
 }
 
 int worker_main(int argc, char** argv) {

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,11 +34,21 @@ std::unique_ptr<WorkerBackend> make_gpu_backend();
 /// hang_host, segv, abort, exit, sticky, launch, wrong, garbage, error); tests only.
 std::unique_ptr<WorkerBackend> make_fake_backend(int out_fd);
 
+/// Answers one request frame; nullopt ends the loop (a "quit"). An exception becomes an
+/// "error" frame carrying its message.
+using FrameHandler = std::function<std::optional<Frame>(const Frame& request)>;
+
+/// The message loop of both worker modes: reads frames from `in_fd` and writes each answer to
+/// `out_fd` until the handler ends it or the peer closes (0), or bytes that are not frames
+/// arrive (2, after naming the problem on stderr with `who`).
+int serve_frames(int in_fd, int out_fd, const char* who, const FrameHandler& handle);
+
 /// Serves frames from `in_fd`, answering on `out_fd`, until quit or end of input. Returns the
 /// process exit status.
 int serve(int in_fd, int out_fd, WorkerBackend& backend);
 
-/// main() of the ktune-worker program: `ktune-worker [--fake]`; protocol on stdin/stdout.
+/// main() of the ktune-worker program: `ktune-worker [--fake | --compile]`; protocol on
+/// stdin/stdout.
 int worker_main(int argc, char** argv);
 
 }  // namespace ktune::worker
