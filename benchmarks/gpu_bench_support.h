@@ -2,7 +2,8 @@
 // parsing, the CUDA-event median timing loop every side-by-side figure uses, config
 // variants given as "K=V,K=V" overrides of a space's default (found, measured against the
 // reference and printed the same way), the comparison metrics, the SM clock and board power
-// sampled while a loop runs, and the tuning call with its stated budget.
+// sampled while a loop runs, the tuning call with its stated budget, and the Builder settings
+// the tuning runs compile with.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -27,6 +28,7 @@
 #include "cuda_module.h"
 #include "host_dtype.h"
 #include "nvml.h"
+#include "ktune/build.h"
 #include "ktune/error.h"
 #include "ktune/measure.h"
 #include "ktune/searcher.h"
@@ -35,6 +37,14 @@
 #include "ktune/tuner.h"
 
 namespace ktune::bench {
+
+/// Builder settings of the benchmarks' tuning runs: as `ktune tune` compiles by default, one
+/// NVRTC helper process per compile thread (docs/building.md, "Parallel builds").
+inline BuilderOptions tuning_builder_options() {
+  BuilderOptions options;
+  options.compile_processes = compile_threads(options.threads);
+  return options;
+}
 
 /// The non-empty items of `text` split at `sep`.
 inline std::vector<std::string> split_list(const std::string& text, char sep = ',') {

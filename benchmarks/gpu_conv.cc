@@ -498,7 +498,7 @@ int main(int argc, char** argv) {
     }
     check_cuda(cudaSetDevice(0), "cudaSetDevice(0)");
     const Device device = query_device(0);
-    Builder builder;
+    Builder builder(bench::tuning_builder_options());
     cudnnHandle_t handle;
     check_cudnn(CudnnApi::get().create(&handle), "cudnnCreate");
 

@@ -496,7 +496,7 @@ int main(int argc, char** argv) {
     }
     check_cuda(cudaSetDevice(0), "cudaSetDevice(0)");
     const Device device = query_device(0);
-    Builder builder;
+    Builder builder(bench::tuning_builder_options());
     cublasHandle_t handle;
     check_cublas(CublasApi::get().create(&handle), "cublasCreate");
     check_cublas(CublasApi::get().set_math_mode(handle, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");

@@ -358,7 +358,7 @@ int main(int argc, char** argv) {
                 copy_gbps);
 
     // One builder and one measurement setting for the tasks and the copy checks alike.
-    Builder builder(BuilderOptions{0, "", {}});
+    Builder builder(bench::tuning_builder_options());
     RunnerOptions runner;
     runner.seed_pool = 1;
     runner.timing.min_time_ms = 20;

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpu_bench_support.h"
 #include "json_output.h"
 #include "ktune/build.h"
 #include "ktune/device.h"
@@ -134,9 +135,7 @@ int main(int argc, char** argv) {
   }
   try {
     Device dev = query_device(0);
-    // Compiles as `ktune tune` runs them by default: one helper process per compile thread.
-    BuilderOptions bo;
-    bo.compile_processes = compile_threads(bo.threads);
+    const BuilderOptions bo = bench::tuning_builder_options();
     Builder builder(bo);
     auto tmpl = find_template("copy");
     nlohmann::json result = {
