@@ -7,7 +7,7 @@
 // loads), timed with CUDA events after a warm-up: cold, then after one
 // launch that marked the buffer's lines (prefetch.global.L2 with normal or evict_last priority,
 // or loads under a createpolicy evict_last policy), after each reset (none,
-// cudaCtxResetPersistingL2Cache, applypriority.global.L2::evict_normal over the buffer, both,
+// cudaCtxResetPersistingL2Cache, the worker's demotion of the buffer's lines (L2PriorityReset), both,
 // or displacing them with a 2 x L2 buffer's own evict_last lines and demoting those). Every
 // condition starts from a state cleared by both resets and a long read.
 // Usage: gpu_l2_residue OUT.json
@@ -20,6 +20,7 @@
 
 #include "cuda_module.h"
 #include "json_output.h"
+#include "l2_priority_reset.h"
 #include "ktune/error.h"
 #include "nvrtc_compile.h"
 
@@ -56,11 +57,6 @@ extern "C" __global__ void kt_mark_policy(const uint4* x, unsigned long long n, 
     acc ^= a ^ b ^ c ^ d;
   }
   if (acc == 0x9e3779b9u) *sink = acc;
-}
-extern "C" __global__ void kt_demote(const char* x, unsigned long long bytes) {
-  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x * 128;
-  for (unsigned long long o = ((unsigned long long)blockIdx.x * blockDim.x + threadIdx.x) * 128; o < bytes; o += stride)
-    asm volatile("applypriority.global.L2::evict_normal [%0], 128;" ::"l"(x + o));
 }
 )CUDA";
 
@@ -108,10 +104,12 @@ int main(int argc, char** argv) {
       void* args[] = {&xp, &n16, &sp};
       launch("kt_read", args);
     };
-    auto demote = [&] {
-      void* args[] = {&xp, &nbytes};
-      launch("kt_demote", args);
+    // The worker's own demotion (lib/l2_priority_reset.h), over the bytes being measured.
+    worker::L2PriorityReset priorities(arch);
+    auto demote_bytes = [&](void* p, std::size_t bytes) {
+      detail::check_cuda(priorities.demote({worker::DeviceBufferRef{p, bytes}}, stream), "demoting");
     };
+    auto demote = [&] { demote_bytes(xp, nbytes); };
     auto clear = [&] {  // over the whole 128 MiB, whatever size is being measured
       const unsigned long long n = n16, b = nbytes;
       n16 = kBytes / 16;
@@ -145,8 +143,7 @@ int main(int argc, char** argv) {
         int last = 1;
         void* margs[] = {&fp, &fb, &last};
         launch("kt_mark_prefetch", margs);
-        void* dargs[] = {&fp, &fb};
-        launch("kt_demote", dargs);
+        demote_bytes(fp, fb);
       }
     };
     // Median and first sample (us) of kSamples reads, chained or each after a flush.
