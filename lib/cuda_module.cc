@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "ktune/error.h"
+#include "nvrtc_compile.h"
 
 namespace ktune::detail {
 
@@ -107,6 +108,24 @@ DeviceMemory& DeviceMemory::operator=(DeviceMemory&& other) noexcept {
     bytes_ = std::exchange(other.bytes_, 0);
   }
   return *this;
+}
+
+std::unique_ptr<CudaModule> load_utility_kernels(const std::string& source,
+                                                 const std::string& program_name,
+                                                 const std::string& arch, const std::string& what) {
+  auto out = nvrtc_compile(source, program_name, {}, {"--gpu-architecture=" + arch});
+  if (!out.ok)
+    throw Error(ErrorCode::internal, "cannot compile " + what + " for " + arch + ": " + out.log);
+  return std::make_unique<CudaModule>(out.cubin);
+}
+
+unsigned utility_grid_blocks(unsigned fallback) {
+  int sms = 0, device = 0;
+  if (cudaGetDevice(&device) == cudaSuccess &&
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess && sms > 0)
+    return 8 * static_cast<unsigned>(sms);
+  cudaGetLastError();
+  return fallback;
 }
 
 }  // namespace ktune::detail

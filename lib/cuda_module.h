@@ -1,12 +1,14 @@
 // Internal: a compiled cubin loaded into the current CUDA context through the runtime's
 // library-management API (cudaLibraryLoadData / cudaLibraryGetKernel / cudaLaunchKernel), so
-// nothing links libcuda. Used by the runner, the dispatcher and the GPU tests.
+// nothing links libcuda. Used by the runner, the dispatcher and the GPU tests; also how the
+// library compiles and loads its own utility kernels.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -78,5 +80,16 @@ class DeviceMemory {
   void* ptr_ = nullptr;
   std::size_t bytes_ = 0;
 };
+
+/// The library's own utility kernels (the worker's verification checks and L2 priority reset):
+/// `source` compiled with NVRTC for `arch` and loaded; throws Error(internal) "cannot compile
+/// <what> for <arch>: <log>" when it does not compile, Error(cuda_error) when it does not load.
+std::unique_ptr<CudaModule> load_utility_kernels(const std::string& source,
+                                                 const std::string& program_name,
+                                                 const std::string& arch, const std::string& what);
+
+/// Blocks of a grid-stride utility kernel on the current device: 8 per SM (`fallback` when the
+/// SM count cannot be read).
+unsigned utility_grid_blocks(unsigned fallback);
 
 }  // namespace ktune::detail

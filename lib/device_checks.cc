@@ -6,7 +6,6 @@
 
 #include "cuda_module.h"
 #include "ktune/error.h"
-#include "nvrtc_compile.h"
 #include "verify.h"
 
 namespace ktune::worker {
@@ -123,18 +122,11 @@ extern "C" __global__ void kt_compare(const unsigned char* got, const unsigned c
 }
 
 DeviceChecks::DeviceChecks(const std::string& arch, int slots) : slots_(slots) {
-  auto out = detail::nvrtc_compile(device_checks_source(), "ktune_device_checks.cu", {},
-                                   {"--gpu-architecture=" + arch});
-  if (!out.ok)
-    throw Error(ErrorCode::internal, "cannot compile the worker's verification kernels for " + arch +
-                                         ": " + out.log);
-  module_ = std::make_unique<detail::CudaModule>(out.cubin);
+  module_ = detail::load_utility_kernels(device_checks_source(), "ktune_device_checks.cu", arch,
+                                         "the worker's verification kernels");
   detail::check_cuda(cudaMalloc(&slots_mem_, sizeof(Slot) * static_cast<std::size_t>(slots)),
                      "allocating verification slots");
-  int sms = 0, device = 0;
-  cudaGetDevice(&device);
-  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess && sms > 0)
-    blocks_cap_ = 8 * sms;
+  blocks_cap_ = static_cast<int>(detail::utility_grid_blocks(static_cast<unsigned>(blocks_cap_)));
 }
 
 DeviceChecks::~DeviceChecks() {

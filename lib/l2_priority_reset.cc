@@ -5,7 +5,6 @@
 
 #include "cuda_module.h"
 #include "ktune/error.h"
-#include "nvrtc_compile.h"
 
 namespace ktune::worker {
 
@@ -34,17 +33,9 @@ L2PriorityReset::L2PriorityReset(const std::string& arch) {
   if (version < 80)
     throw Error(ErrorCode::unsupported,
                 "L2 eviction priorities cannot be reset on " + arch + " (applypriority needs sm_80)");
-  auto out = detail::nvrtc_compile(l2_priority_reset_source(), "ktune_l2_priority_reset.cu", {},
-                                   {"--gpu-architecture=" + arch});
-  if (!out.ok)
-    throw Error(ErrorCode::internal,
-                "cannot compile the worker's L2 priority reset for " + arch + ": " + out.log);
-  module_ = std::make_unique<detail::CudaModule>(out.cubin);
-  int sms = 0, device = 0;
-  if (cudaGetDevice(&device) == cudaSuccess &&
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess && sms > 0)
-    blocks_ = static_cast<unsigned>(sms) * 8;
-  cudaGetLastError();
+  module_ = detail::load_utility_kernels(l2_priority_reset_source(), "ktune_l2_priority_reset.cu",
+                                         arch, "the worker's L2 priority reset");
+  blocks_ = detail::utility_grid_blocks(blocks_);
 }
 
 L2PriorityReset::~L2PriorityReset() = default;
