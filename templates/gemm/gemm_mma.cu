@@ -33,6 +33,9 @@
 #ifndef GROUP_M
 #define GROUP_M 8
 #endif
+#ifndef DIAG
+#define DIAG 0  // diagnostic only: 2 no loads in the loop; 6 / 7 / 8 the loop's copies of A and B / B / A zero-fill (no global read)
+#endif
 
 #include "gemm/gemm_common.cuh"
 #include "gemm/gemm_mma_warp.cuh"
@@ -271,9 +274,9 @@ extern "C" __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks) {
       if (ks == 0) {
-        if (t + STAGES - 1 < k_tiles) {
-          a_tiles.load(smem + write_stage);
-          b_tiles.load(smem + write_stage + kABytes);
+        if (DIAG != 2 && t + STAGES - 1 < k_tiles) {
+          a_tiles.load(smem + write_stage, !((DIAG == 6 || DIAG == 8) && K >= 0));
+          b_tiles.load(smem + write_stage + kABytes, !((DIAG == 6 || DIAG == 7) && K >= 0));
           a_tiles.advance(BK);
           b_tiles.advance(BK);
         }

@@ -171,7 +171,7 @@ struct AsyncTileStream {
   }
 
   /// Issues this thread's copies of the current k tile into the stage tile at `smem`.
-  __device__ __forceinline__ void load(char* smem) const {
+  __device__ __forceinline__ void load(char* smem, bool fetch = true) const {
     const int base = Layout::offset(row, col);
 #pragma unroll
     for (int i = 0; i < kPerThread; ++i) {
@@ -182,7 +182,7 @@ struct AsyncTileStream {
       const int dc = col_step(i);
       const int dst = (dc == 0 && dr % kPeriod == 0) ? base + dr * Layout::kRowBytes
                                                      : Layout::offset(row + dr, col + dc);
-      const bool inside = dr < rows_left && dc < cols_left;  // whole chunk or none
+      const bool inside = fetch && dr < rows_left && dc < cols_left;  // whole chunk or none
       const T* p = src + (dr * ld + dc);
       if constexpr (kChunkBytes >= 4) {
         cp_async_or_zero<kChunkBytes>(smem + dst, p, inside);
