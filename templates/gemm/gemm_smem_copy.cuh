@@ -172,9 +172,14 @@ struct AsyncTileStream {
 
   /// Issues this thread's copies of the current k tile into the stage tile at `smem`.
   __device__ __forceinline__ void load(char* smem, bool fetch = true) const {
+    load_range<0, kPerThread>(smem, fetch);
+  }
+  /// Issues copies First .. Last - 1 of this thread's copies of the current k tile.
+  template <int First, int Last>
+  __device__ __forceinline__ void load_range(char* smem, bool fetch = true) const {
     const int base = Layout::offset(row, col);
 #pragma unroll
-    for (int i = 0; i < kPerThread; ++i) {
+    for (int i = First; i < (Last < kPerThread ? Last : kPerThread); ++i) {
       if (kChunks % Threads != 0 && row * kChunksPerRow + col / kChunkElems + i * Threads >= kChunks)
         break;
       constexpr int kPeriod = 8;  // rows after which the swizzle pattern repeats
