@@ -33,9 +33,6 @@
 #ifndef GROUP_M
 #define GROUP_M 8
 #endif
-#ifndef DIAG
-#define DIAG 0  // diagnostic only: 2 no loads in the loop; 6 / 7 / 8 the loop's copies of A and B / B / A zero-fill (no global read)
-#endif
 
 #include "gemm/gemm_common.cuh"
 #include "gemm/gemm_mma_warp.cuh"
@@ -273,46 +270,10 @@ extern "C" __global__ void __launch_bounds__(kThreads)
   for (int t = 0; t < k_tiles; ++t) {
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks) {
-      if constexpr (DIAG >= 9 && kKSteps >= 3) {
-        // DIAG 9: A at k step 0, B's halves at steps 1 and 2; DIAG 10: B's halves at 0 and 1,
-        // A at 2; DIAG 11: a third of each operand's copies at each of steps 0, 1 and 2.
-        constexpr int kA = AStream::kPerThread, kB = BStream::kPerThread;
+      if (ks == 0) {
         if (t + STAGES - 1 < k_tiles) {
-          if (DIAG == 9) {
-            if (ks == 0) a_tiles.load(smem + write_stage);
-            if (ks == 1) b_tiles.template load_range<0, kB / 2>(smem + write_stage + kABytes);
-            if (ks == 2) b_tiles.template load_range<kB / 2, kB>(smem + write_stage + kABytes);
-          } else if (DIAG == 10) {
-            if (ks == 0) b_tiles.template load_range<0, kB / 2>(smem + write_stage + kABytes);
-            if (ks == 1) b_tiles.template load_range<kB / 2, kB>(smem + write_stage + kABytes);
-            if (ks == 2) a_tiles.load(smem + write_stage);
-          } else {
-            constexpr int a1 = (kA + 2) / 3, a2 = (2 * kA + 2) / 3;
-            constexpr int b1 = (kB + 2) / 3, b2 = (2 * kB + 2) / 3;
-            if (ks == 0) a_tiles.template load_range<0, a1>(smem + write_stage);
-            if (ks == 0) b_tiles.template load_range<0, b1>(smem + write_stage + kABytes);
-            if (ks == 1) a_tiles.template load_range<a1, a2>(smem + write_stage);
-            if (ks == 1) b_tiles.template load_range<b1, b2>(smem + write_stage + kABytes);
-            if (ks == 2) a_tiles.template load_range<a2, kA>(smem + write_stage);
-            if (ks == 2) b_tiles.template load_range<b2, kB>(smem + write_stage + kABytes);
-          }
-          if (ks == 2) {
-            a_tiles.advance(BK);
-            b_tiles.advance(BK);
-          }
-        }
-        if (ks == 2) {
-          ktg::cp_async_commit();
-          write_stage = next_stage(write_stage);
-        }
-        if constexpr (kCPrefetch)
-          if (ks == 0 && t == k_tiles - kCPrefetchTiles && beta != 0.0f &&
-              staged_epilogue_ok(C, M, N, m0, n0))
-            prefetch_c_tile(C + (static_cast<long long>(m0) * N + n0), N, tid);
-      } else if (ks == 0) {
-        if (DIAG != 2 && t + STAGES - 1 < k_tiles) {
-          a_tiles.load(smem + write_stage, !((DIAG == 6 || DIAG == 8) && K >= 0));
-          b_tiles.load(smem + write_stage + kABytes, !((DIAG == 6 || DIAG == 7) && K >= 0));
+          a_tiles.load(smem + write_stage);
+          b_tiles.load(smem + write_stage + kABytes);
           a_tiles.advance(BK);
           b_tiles.advance(BK);
         }

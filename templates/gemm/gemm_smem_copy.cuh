@@ -171,15 +171,10 @@ struct AsyncTileStream {
   }
 
   /// Issues this thread's copies of the current k tile into the stage tile at `smem`.
-  __device__ __forceinline__ void load(char* smem, bool fetch = true) const {
-    load_range<0, kPerThread>(smem, fetch);
-  }
-  /// Issues copies First .. Last - 1 of this thread's copies of the current k tile.
-  template <int First, int Last>
-  __device__ __forceinline__ void load_range(char* smem, bool fetch = true) const {
+  __device__ __forceinline__ void load(char* smem) const {
     const int base = Layout::offset(row, col);
 #pragma unroll
-    for (int i = First; i < (Last < kPerThread ? Last : kPerThread); ++i) {
+    for (int i = 0; i < kPerThread; ++i) {
       if (kChunks % Threads != 0 && row * kChunksPerRow + col / kChunkElems + i * Threads >= kChunks)
         break;
       constexpr int kPeriod = 8;  // rows after which the swizzle pattern repeats
@@ -187,7 +182,7 @@ struct AsyncTileStream {
       const int dc = col_step(i);
       const int dst = (dc == 0 && dr % kPeriod == 0) ? base + dr * Layout::kRowBytes
                                                      : Layout::offset(row + dr, col + dc);
-      const bool inside = fetch && dr < rows_left && dc < cols_left;  // whole chunk or none
+      const bool inside = dr < rows_left && dc < cols_left;  // whole chunk or none
       const T* p = src + (dr * ld + dc);
       if constexpr (kChunkBytes >= 4) {
         cp_async_or_zero<kChunkBytes>(smem + dst, p, inside);

@@ -348,7 +348,6 @@ class GemmMmaTemplate final : public GemmTemplateBase {
         .param("STAGES", {2, 3, 4, 5}, d.stages)
         .param("SPLIT_K", {1, 2, 4, 8, 16}, d.split_k)
         .param("GROUP_M", {1, 4, 8, 16}, d.group_m)
-        .param("DIAG", {0, 2, 6, 7, 8, 9, 10, 11}, 0)
         .constraint("BM % WM == 0 and BN % WN == 0")
         .constraint("32 * (BM // WM) * (BN // WN) <= " + max_threads(device))
         .constraint("WM * WN <= 4096")  // at most 128 fp32 accumulators per thread
