@@ -81,7 +81,11 @@ class ThreadPool {
   std::vector<std::thread> workers_;
 };
 
-const std::vector<detail::NvrtcHeader>& shared_headers() { return detail::template_headers(); }
+/// Compile threads of a Builder whose BuilderOptions::threads is `requested` (0: one per
+/// hardware thread, at least 1).
+int compile_threads(int requested) {
+  return requested > 0 ? requested : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
 
 }  // namespace
 
@@ -114,9 +118,6 @@ const std::string& template_headers_hash() {
 }  // namespace detail
 
 namespace {
-
-/// Hash of every shared header's name and text (part of every cache key).
-const std::string& shared_headers_hash() { return detail::template_headers_hash(); }
 
 /// 128-bit hex key of the text (two FNV-1a passes from different starting states).
 std::string cache_key(const std::string& material) {
@@ -151,10 +152,11 @@ struct Builder::Impl {
         pool(compile_threads(options.threads)) {}
 
   static std::unique_ptr<worker::CompileHelperPool> make_helpers(const BuilderOptions& o) {
-    if (o.compile_processes <= 0) return nullptr;
+    const int count = compile_helper_count(o);
+    if (count <= 0) return nullptr;
     try {
       return std::make_unique<worker::CompileHelperPool>(find_worker_executable(o.helper_program),
-                                                         o.compile_processes);
+                                                         count);
     } catch (const std::exception& e) {
       spdlog::warn("compiling in this process: no compile helper: {}", e.what());
       return nullptr;
@@ -162,8 +164,9 @@ struct Builder::Impl {
   }
 };
 
-int compile_threads(int requested) {
-  return requested > 0 ? requested : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+int compile_helper_count(const BuilderOptions& options) {
+  return options.compile_processes == kHelperPerCompileThread ? compile_threads(options.threads)
+                                                               : options.compile_processes;
 }
 
 Builder::Builder(BuilderOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
@@ -186,7 +189,7 @@ BuildResult Builder::build(const KernelTemplate& tmpl, const Problem& problem,
   // The key covers everything that changes the binary except the location of the CUDA
   // headers, which follows the NVRTC version and differs between machines.
   std::string material = std::string(kKeyFormat) + "\nsource " + source_hash(source) +
-                         "\nheaders " + shared_headers_hash() + "\nnvrtc " + nvrtc_version() +
+                         "\nheaders " + detail::template_headers_hash() + "\nnvrtc " + nvrtc_version() +
                          "\narch " + arch;
   for (const auto& o : options) material += "\n" + o;
   const std::string key = cache_key(material);
@@ -204,7 +207,8 @@ BuildResult Builder::build(const KernelTemplate& tmpl, const Problem& problem,
     if (impl_->helpers) helped = impl_->helpers->compile(source, tmpl.name() + ".cu", nvrtc_options);
     detail::NvrtcOutput out =
         helped ? std::move(*helped)
-               : detail::nvrtc_compile(source, tmpl.name() + ".cu", shared_headers(), nvrtc_options);
+               : detail::nvrtc_compile(source, tmpl.name() + ".cu", detail::template_headers(),
+                                       nvrtc_options);
     detail::CompiledKernel compiled;
     compiled.ok = out.ok;
     compiled.log = std::move(out.log);

@@ -16,14 +16,16 @@ namespace {
 
 /// What a helper and its client must agree on before a cubin may cross: the NVRTC version and
 /// the built-in headers (the other parts of a build's cache key travel in the request).
-nlohmann::json compile_identity() {
-  return {{"nvrtc", detail::nvrtc_version_string()}, {"headers", detail::template_headers_hash()}};
+const nlohmann::json& compile_identity() {
+  static const nlohmann::json identity = {{"nvrtc", detail::nvrtc_version_string()},
+                                          {"headers", detail::template_headers_hash()}};
+  return identity;
 }
 
 }  // namespace
 
 int serve_compiles(int in_fd, int out_fd) {
-  const nlohmann::json identity = compile_identity();
+  const nlohmann::json& identity = compile_identity();
   return serve_frames(in_fd, out_fd, "ktune-worker --compile",
                       [&](const Frame& request) -> std::optional<Frame> {
     const std::string type = request.header.value("type", "");

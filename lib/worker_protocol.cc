@@ -250,8 +250,9 @@ nlohmann::json result_to_json(const WorkerResult& r) {
           {"message", r.message},      {"context_lost", r.context_lost},
           {"times_ms", r.times_ms},    {"error_norm", r.error_norm},
           {"sm_clock_mhz", r.sm_clock_mhz}, {"temperature_c", r.temperature_c},
-          {"reps", r.reps}, {"runs_per_sample", r.runs_per_sample},            {"prepare_ms", r.prepare_ms},
-          {"verify_ms", r.verify_ms},  {"timing_ms", r.timing_ms}};
+          {"reps", r.reps},            {"runs_per_sample", r.runs_per_sample},
+          {"prepare_ms", r.prepare_ms}, {"verify_ms", r.verify_ms},
+          {"timing_ms", r.timing_ms}};
 }
 
 WorkerResult result_from_json(const nlohmann::json& j) {
