@@ -42,7 +42,7 @@ namespace ktune::bench {
 /// NVRTC helper process per compile thread (docs/building.md, "Parallel builds").
 inline BuilderOptions tuning_builder_options() {
   BuilderOptions options;
-  options.compile_processes = compile_threads(options.threads);
+  options.compile_processes = kHelperPerCompileThread;
   return options;
 }
 

@@ -145,7 +145,7 @@ int main(int argc, char** argv) {
         {"driver_version", dev.driver_version},
         {"runtime_version", dev.runtime_version},
         {"nvrtc", Builder::nvrtc_version()},
-        {"compile_processes", bo.compile_processes},
+        {"compile_processes", compile_helper_count(bo)},
         {"defaults", {{"min_time_ms", TimingOptions{}.min_time_ms},
                       {"min_reps", TimingOptions{}.min_reps},
                       {"max_reps", TimingOptions{}.max_reps},

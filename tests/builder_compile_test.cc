@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <random>
+#include <thread>
 
 #include "builtin_templates.h"
 #include "ktune/build.h"
@@ -194,4 +195,17 @@ TEST_CASE("a repeated compile in a fresh builder still reports resources (NVRTC'
     const bool bypass = std::find(r.options.begin(), r.options.end(), "--no-cache") != r.options.end();
     CHECK(bypass == detail::nvrtc_caches_programs());
   }
+}
+
+TEST_CASE("compile helper count: explicit, none, or one per compile thread", "[builder]") {
+  BuilderOptions o;
+  CHECK(compile_helper_count(o) == 0);  // the library default compiles in this process
+  o.threads = 3;
+  o.compile_processes = kHelperPerCompileThread;
+  CHECK(compile_helper_count(o) == 3);
+  o.compile_processes = 5;
+  CHECK(compile_helper_count(o) == 5);
+  o.threads = 0;  // one compile thread per hardware thread
+  o.compile_processes = kHelperPerCompileThread;
+  CHECK(compile_helper_count(o) == std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
 }

@@ -40,15 +40,20 @@ struct BuilderOptions {
   std::vector<std::string> extra;  ///< extra NVRTC options (e.g. "-lineinfo")
   /// Compile in up to this many helper processes (`ktune-worker --compile`, found as the
   /// measurer finds the worker) instead of this process: NVRTC barely runs one process's
-  /// compiles in parallel (lib/compile_helper.h). 0 = in this process. A helper that cannot
-  /// start or answer is replaced by an in-process compile of the same config.
+  /// compiles in parallel (lib/compile_helper.h). 0 = in this process;
+  /// kHelperPerCompileThread = one per compile thread (what `ktune tune` uses). A helper that
+  /// cannot start or answer is replaced by an in-process compile of the same config.
   int compile_processes = 0;
   std::string helper_program;      ///< ktune-worker for the helpers; "" = find_worker_executable()
 };
 
-/// Compile threads of a Builder whose BuilderOptions::threads is `requested` (0: one per
-/// hardware thread, at least 1).
-int compile_threads(int requested);
+/// BuilderOptions::compile_processes: one helper process per compile thread.
+inline constexpr int kHelperPerCompileThread = -1;
+
+/// Helper processes a Builder with `options` compiles in: compile_processes, or, for
+/// kHelperPerCompileThread, its compile threads (BuilderOptions::threads, 0: one per hardware
+/// thread, at least 1).
+int compile_helper_count(const BuilderOptions& options);
 
 /// Compiles kernels with NVRTC; thread-safe.
 class Builder {

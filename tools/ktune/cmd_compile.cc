@@ -5,6 +5,7 @@
 #include <random>
 
 #include "commands.h"
+#include "compile_options.h"
 #include "ktune/build.h"
 #include "ktune/error.h"
 #include "problem_options.h"
@@ -18,17 +19,13 @@ void add_compile_command(CLI::App& app) {
   auto arch = std::make_shared<std::string>("sm_90");
   auto samples = std::make_shared<int>(4);
   auto jobs = std::make_shared<int>(0);
-  auto processes = std::make_shared<int>(-1);
+  auto processes = std::make_shared<int>(kHelperPerCompileThread);
   auto seed = std::make_shared<std::uint64_t>(1);
   cmd->add_option("--arch", *arch, "Target architecture (sm_80, sm_90, sm_90a, ...)");
   cmd->add_option("--samples", *samples, "Random valid configs compiled besides the default")
       ->check(CLI::Range(0, 10000));
   cmd->add_option("-j,--jobs", *jobs, "Parallel compiles (0 = all cores)");
-  cmd->add_option("--compile-processes", *processes,
-                  "NVRTC helper processes (ktune-worker --compile; 0 = compile in this process; "
-                  "default: one per compile job)")
-      ->default_str("one per job")
-      ->check(CLI::NonNegativeNumber);
+  add_compile_processes_option(*cmd, *processes);
   cmd->add_option("--seed", *seed, "Seed of the random sample");
   cmd->callback([=] {
     auto tmpl = problem->resolve_template();
@@ -43,7 +40,7 @@ void add_compile_command(CLI::App& app) {
     }
     BuilderOptions options;
     options.threads = *jobs;
-    options.compile_processes = *processes >= 0 ? *processes : compile_threads(*jobs);
+    options.compile_processes = *processes;
     Builder builder(options);
     auto results = builder.build_all(tmpl, p, configs, device);
     std::printf("%s on %s (%s), %zu configs\n", tmpl->name().c_str(), p.key().c_str(),

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "commands.h"
+#include "compile_options.h"
 #include "dry_run.h"
 #include "ktune/build.h"
 #include "ktune/error.h"
@@ -38,7 +39,7 @@ struct TuneArgs {
   std::size_t early_stop = 0;
   std::size_t batch = 8;
   int jobs = 0;
-  int compile_processes = -1;  // -1: one helper per compile thread
+  int compile_processes = kHelperPerCompileThread;
   std::string db = "ktune.db";
   int gpu = 0;
   std::uint64_t seed = 1;
@@ -295,8 +296,7 @@ void run_tune(const TuneArgs& args) {
     gpu = query_device(args.gpu);
     BuilderOptions bo;
     bo.threads = args.jobs;
-    bo.compile_processes = args.compile_processes >= 0 ? args.compile_processes
-                                                       : compile_threads(args.jobs);
+    bo.compile_processes = args.compile_processes;
     bo.helper_program = args.worker;
     bo.cache_dir = args.cache_dir == "none" ? "" : args.cache_dir;
     builder = std::make_unique<Builder>(bo);
@@ -341,11 +341,7 @@ void add_tune_command(CLI::App& app) {
       ->check(CLI::Range(1, 4096));
   cmd->add_option("-j,--jobs", args->jobs, "Parallel NVRTC compiles (0 = all cores)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--compile-processes", args->compile_processes,
-                  "NVRTC helper processes (ktune-worker --compile; 0 = compile in this process; "
-                  "default: one per compile job)")
-      ->default_str("one per job")
-      ->check(CLI::NonNegativeNumber);
+  add_compile_processes_option(*cmd, args->compile_processes);
   cmd->add_option("--db", args->db, "Tuning log (SQLite; created when missing)");
   cmd->add_option("--gpu", args->gpu, "CUDA device index")->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", args->seed, "Searcher and verification seed");
