@@ -22,7 +22,6 @@
 #include "json_output.h"
 #include "l2_priority_reset.h"
 #include "ktune/error.h"
-#include "nvrtc_compile.h"
 
 using namespace ktune;
 
@@ -81,9 +80,7 @@ int main(int argc, char** argv) {
     cudaDeviceProp prop{};
     detail::check_cuda(cudaGetDeviceProperties(&prop, dev), "cudaGetDeviceProperties");
     const std::string arch = "sm_" + std::to_string(prop.major) + std::to_string(prop.minor);
-    const auto out = detail::nvrtc_compile(kSource, "l2_residue.cu", {}, {"--gpu-architecture=" + arch});
-    if (!out.ok) throw Error(ErrorCode::internal, "kernels do not compile:\n" + out.log);
-    detail::CudaModule module(out.cubin);
+    const auto module = detail::load_utility_kernels(kSource, "l2_residue.cu", arch, "the benchmark's kernels");
     detail::DeviceMemory x(kBytes), sink(64);
     const std::size_t flush_bytes = 2 * static_cast<std::size_t>(prop.l2CacheSize);
     detail::DeviceMemory flush(flush_bytes);
@@ -94,36 +91,32 @@ int main(int argc, char** argv) {
     detail::check_cuda(cudaEventCreate(&e1), "event");
     void* xp = x.get();
     void* sp = sink.get();
-    unsigned long long n16 = kBytes / 16, nbytes = kBytes;  // the size being measured
     const dim3 grid(static_cast<unsigned>(prop.multiProcessorCount * 8)), block(256);
     auto launch = [&](const char* entry, void** args) {
-      auto st = module.launch(entry, grid, block, 0, args, stream);
+      auto st = module->launch(entry, grid, block, 0, args, stream);
       detail::check_cuda(st.error, entry);
     };
-    auto read = [&] {
+    // Each helper below acts on the first `bytes` of x, the size being measured.
+    auto read = [&](std::size_t bytes) {
+      unsigned long long n16 = bytes / 16;
       void* args[] = {&xp, &n16, &sp};
       launch("kt_read", args);
     };
-    // The worker's own demotion (lib/l2_priority_reset.h), over the bytes being measured.
+    // The worker's own demotion (lib/l2_priority_reset.h).
     worker::L2PriorityReset priorities(arch);
-    auto demote_bytes = [&](void* p, std::size_t bytes) {
+    auto demote = [&](void* p, std::size_t bytes) {
       detail::check_cuda(priorities.demote({worker::DeviceBufferRef{p, bytes}}, stream), "demoting");
     };
-    auto demote = [&] { demote_bytes(xp, nbytes); };
     auto clear = [&] {  // over the whole 128 MiB, whatever size is being measured
-      const unsigned long long n = n16, b = nbytes;
-      n16 = kBytes / 16;
-      nbytes = kBytes;
       detail::check_cuda(cudaCtxResetPersistingL2Cache(), "cudaCtxResetPersistingL2Cache");
-      demote();
-      for (int i = 0; i < 4; ++i) read();
-      n16 = n;
-      nbytes = b;
+      demote(xp, kBytes);
+      for (int i = 0; i < 4; ++i) read(kBytes);
       detail::check_cuda(cudaMemsetAsync(flush.get(), 0, flush_bytes, stream), "flush");
       detail::check_cuda(cudaStreamSynchronize(stream), "clearing");
     };
-    auto mark = [&](const std::string& how) {
+    auto mark = [&](const std::string& how, std::size_t bytes) {
       if (how == "none") return;
+      unsigned long long n16 = bytes / 16, nbytes = bytes;
       if (how == "policy_last") {
         void* args[] = {&xp, &n16, &sp};
         launch("kt_mark_policy", args);
@@ -133,26 +126,26 @@ int main(int argc, char** argv) {
       void* args[] = {&xp, &nbytes, &last};
       launch("kt_mark_prefetch", args);
     };
-    auto reset = [&](const std::string& how) {
+    auto reset = [&](const std::string& how, std::size_t bytes) {
       if (how == "ctx" || how == "both")
         detail::check_cuda(cudaCtxResetPersistingL2Cache(), "cudaCtxResetPersistingL2Cache");
-      if (how == "demote" || how == "both") demote();
+      if (how == "demote" || how == "both") demote(xp, bytes);
       if (how == "displace") {  // the flush buffer's own evict_last lines, then those demoted
         void* fp = flush.get();
         unsigned long long fb = flush_bytes;
         int last = 1;
         void* margs[] = {&fp, &fb, &last};
         launch("kt_mark_prefetch", margs);
-        demote_bytes(fp, fb);
+        demote(fp, fb);
       }
     };
     // Median and first sample (us) of kSamples reads, chained or each after a flush.
-    auto time_reads = [&](bool flushed) {
+    auto time_reads = [&](bool flushed, std::size_t bytes) {
       std::vector<double> us;
       for (int s = 0; s < kSamples; ++s) {
         if (flushed) detail::check_cuda(cudaMemsetAsync(flush.get(), s & 0xFF, flush_bytes, stream), "flush");
         detail::check_cuda(cudaEventRecord(e0, stream), "event");
-        read();
+        read(bytes);
         detail::check_cuda(cudaEventRecord(e1, stream), "event");
         detail::check_cuda(cudaEventSynchronize(e1), "reading");
         float ms = 0;
@@ -161,7 +154,7 @@ int main(int argc, char** argv) {
       }
       return std::make_pair(median(us), us.front());
     };
-    for (int i = 0; i < 2000; ++i) read();  // clocks up before the first figure
+    for (int i = 0; i < 2000; ++i) read(kBytes);  // clocks up before the first figure
     detail::check_cuda(cudaStreamSynchronize(stream), "warm-up");
     size_t persist_limit = 0;
     cudaDeviceGetLimit(&persist_limit, cudaLimitPersistingL2CacheSize);
@@ -171,15 +164,13 @@ int main(int argc, char** argv) {
     const std::pair<std::size_t, bool> cases[] = {
         {std::size_t{8} << 20, true}, {kBytes, false}, {kBytes, true}};
     for (const auto& [bytes, flushed] : cases) {
-      n16 = bytes / 16;
-      nbytes = bytes;
       for (const std::string m : {"none", "prefetch_normal", "prefetch_last", "policy_last"}) {
         for (const std::string r : {"none", "ctx", "demote", "both", "displace"}) {
           if (m == "none" && r != "none") continue;
           clear();
-          mark(m);
-          reset(r);
-          const auto [med, first] = time_reads(flushed);
+          mark(m, bytes);
+          reset(r, bytes);
+          const auto [med, first] = time_reads(flushed, bytes);
           const double gbps = static_cast<double>(bytes) / (med * 1e3);
           std::printf("  %3zu MiB %-8s mark %-16s reset %-8s median %7.2f us (%6.0f GB/s)  first %7.2f us\n",
                       bytes >> 20, flushed ? "flushed" : "chained", m.c_str(), r.c_str(), med, gbps, first);
