@@ -3,9 +3,10 @@
 // 64 so k tiles span filter taps, odd and partial K, bias + ReLU, deep R*S*C for split-K,
 // one large enough for the GPU reference), f16 and bf16, the default config, a random sample
 // and one config for each structural choice (ITER, split-K, BK 128, one warpgroup, 256-row
-// tiles, 192-row tiles of three warpgroups, BN 256, 3 stages, the staged epilogue), measured through the GpuMeasurer: fresh random inputs, outputs
-// poisoned, canaries checked, compared with the conv workload's reference (fp64 on the host,
-// or the GPU reference above its cost threshold) under its tolerance.
+// tiles, 192-row tiles of three warpgroups, BN 256, 3 stages, the staged epilogue), measured
+// through the GpuMeasurer: fresh random inputs, outputs poisoned, canaries checked, compared
+// with the conv workload's reference (fp64 on the host, or the GPU reference above its cost
+// threshold) under its tolerance.
 #include <catch2/catch.hpp>
 
 #include "cuda_module.h"
