@@ -17,3 +17,10 @@ if [ $PART = E ]; then
   s place10 200 $B/benchmarks/gpu_gemm $R/place10.json --dtypes=f16,bf16 --groups=square \
     --shapes=4096x4096x4096 --template=gemm_mma --budget=1 --variants="$V" --loop-ms=10
 fi
+# ---- call 6 (PART=F), same header:
+if [ $PART = F ]; then
+  s residue 120 $B/benchmarks/gpu_l2_residue $R/l2_residue.json
+  s runner 150 $B/benchmarks/gpu_runner $R/gpu_runner.json
+  s t_runner 200 $B/tests/ktune_tests "[gpu][runner]" -d yes
+  s t_demo 200 $B/tests/ktune_tests "[gpu][demo]" -d yes
+fi
