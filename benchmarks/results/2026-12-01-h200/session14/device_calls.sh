@@ -1,0 +1,13 @@
+# Session 14 device calls, verbatim (run as `PART=A bash gpu-call.sh` from the repository root on the GPU machine; each call carried build/gpu without its examples folder).
+set -u; B=build/gpu; R=$OUT/results; mkdir -p $R
+export LD_LIBRARY_PATH=$PWD/$B/bundle-libs KTUNE_WORKER=$PWD/$B/ktune-worker
+cat $B/REVISION > $R/date.txt; date -u >> $R/date.txt
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv >> $R/date.txt
+pack() { tar czf $OUT/results.tgz -C $OUT results; }
+s() { n=$1 l=$2; shift 2; t0=$(date +%s); timeout $l "$@" > $R/$n.log 2>&1; echo "== $n rc=$? $(( $(date +%s) - t0 ))s"; tail -n 3 $R/$n.log; pack; }
+if [ $PART = A ]; then
+  s kscale 280 $B/benchmarks/gpu_gemm $R/kscale.json --dtypes=f16,bf16 --groups=llm \
+    --shapes=4096x4096x4096,4096x4096x11008,4096x4096x14336 --template=gemm_mma --budget=1 \
+    --rounds=3 --loop-ms=10
+  grep -v "^\[20" $R/kscale.log | cut -c1-190
+fi
