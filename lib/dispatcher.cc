@@ -124,7 +124,13 @@ void Dispatcher::Impl::index(std::vector<TrialRecord>&& records, bool from_jsonl
   std::unordered_map<std::string, std::size_t> slot;  // template|problem|device -> task
   std::vector<std::pair<std::string, Task>> tasks;
   for (auto& r : records) {
-    if (!r.trial.ok() || std::isnan(r.trial.median_ms)) continue;
+    if (!r.trial.ok()) continue;
+    try {  // a log written by hand or by an older ktune: an impossible time never wins
+      check_record(r, "the record");
+    } catch (const Error& e) {
+      reject(record_name(r, path, from_jsonl), e.what());
+      continue;
+    }
     ++indexed;
     std::string key = r.template_name + '\x1f' + r.problem_key + '\x1f' + r.device_key();
     auto [it, fresh] = slot.try_emplace(key, tasks.size());

@@ -67,10 +67,10 @@ TrialRecord from_json(const json& j, const std::string& where) {
   r.problem_key = jf::text(j, "problem", where);
   const json& d = jf::member(j, "device", where);
   r.device.name = jf::text(d, "name", where);
-  r.device.cc_major = static_cast<int>(jf::integer(d, "cc_major", where));
-  r.device.cc_minor = static_cast<int>(jf::integer(d, "cc_minor", where));
-  r.device.sm_count = static_cast<int>(jf::integer(d, "sm_count", where));
-  r.device.driver_version = static_cast<int>(jf::integer(d, "driver_version", where));
+  r.device.cc_major = jf::int32(d, "cc_major", where);
+  r.device.cc_minor = jf::int32(d, "cc_minor", where);
+  r.device.sm_count = jf::int32(d, "sm_count", where);
+  r.device.driver_version = jf::int32(d, "driver_version", where);
   r.ktune_version = jf::text(j, "ktune_version", where);
   r.nvrtc_version = jf::text(j, "nvrtc_version", where);
   r.run_id = jf::text(j, "run_id", where);
@@ -87,7 +87,7 @@ TrialRecord from_json(const json& j, const std::string& where) {
     for (std::size_t i = 0; agrees && i < t.config.size(); ++i) {
       auto it = params.find(t.config.names()[i]);
       agrees = it != params.end() && it->is_number_integer() &&
-               it->get<Value>() == t.config.values()[i];
+               jf::integer_value(*it, "params", where) == t.config.values()[i];
     }
     if (!agrees) jf::fail(where, "params", "does not match config '" + r.config_text + "'");
   }
@@ -106,16 +106,16 @@ TrialRecord from_json(const json& j, const std::string& where) {
   t.spread = jf::number(j, "spread", where);
   t.error_norm = jf::number(j, "error_norm", where);
   const json& res = jf::member(j, "resources", where);
-  t.resources.registers = static_cast<int>(jf::integer(res, "registers", where));
-  t.resources.shared_bytes = static_cast<int>(jf::integer(res, "shared_bytes", where));
-  t.resources.spill_stores = static_cast<int>(jf::integer(res, "spill_stores", where));
-  t.resources.spill_loads = static_cast<int>(jf::integer(res, "spill_loads", where));
-  t.resources.stack_bytes = static_cast<int>(jf::integer(res, "stack_bytes", where));
-  t.resources.const_bytes = static_cast<int>(jf::integer(res, "const_bytes", where));
+  t.resources.registers = jf::int32(res, "registers", where);
+  t.resources.shared_bytes = jf::int32(res, "shared_bytes", where);
+  t.resources.spill_stores = jf::int32(res, "spill_stores", where);
+  t.resources.spill_loads = jf::int32(res, "spill_loads", where);
+  t.resources.stack_bytes = jf::int32(res, "stack_bytes", where);
+  t.resources.const_bytes = jf::int32(res, "const_bytes", where);
   t.compile_ms = jf::number(j, "compile_ms", where);
   t.wall_ms = jf::number(j, "wall_ms", where);
-  t.sm_clock_mhz = static_cast<int>(jf::integer(j, "sm_clock_mhz", where));
-  t.temperature_c = static_cast<int>(jf::integer(j, "temperature_c", where));
+  t.sm_clock_mhz = jf::int32(j, "sm_clock_mhz", where);
+  t.temperature_c = jf::int32(j, "temperature_c", where);
   t.timestamp_us = jf::integer(j, "timestamp_us", where);
   return r;
 }
@@ -138,7 +138,7 @@ std::vector<TrialRecord> read(std::istream& in, const std::string& origin) {
     json j;
     try {
       j = json::parse(line);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // syntax, and numbers beyond a double (1e400)
       throw Error(ErrorCode::parse_error, where + ": not valid JSON: " + e.what());
     }
     if (!seen_header) {

@@ -6,7 +6,9 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "ktune/error.h"
@@ -19,6 +21,11 @@ using json = nlohmann::ordered_json;  // keeps the file order of the cache entri
 
 Value to_value(const json& v, const std::string& origin, const std::string& what) {
   if (v.is_boolean()) return v.get<bool>() ? 1 : 0;
+  if (v.is_number_unsigned() &&
+      v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<Value>::max())) {
+    throw Error(ErrorCode::parse_error,
+                origin + ": " + what + " = " + v.dump() + " is out of range of a 64-bit integer");
+  }
   if (v.is_number_integer()) return v.get<Value>();
   if (v.is_number_float()) {
     const double d = v.get<double>();
@@ -46,30 +53,18 @@ json parse_tolerant(const std::string& text, const std::string& origin) {
   }
 }
 
-}  // namespace
-
-std::string read_maybe_gzip(const std::string& path) {
-  if (!std::filesystem::exists(path)) {
-    throw Error(ErrorCode::not_found, "Kernel Tuner cache file '" + path + "' does not exist");
+/// The string member `key` of `doc`, or `fallback` when absent; an error when not a string.
+std::string text_or(const json& doc, const char* key, const std::string& fallback,
+                    const std::string& origin) {
+  if (!doc.contains(key)) return fallback;
+  if (!doc[key].is_string()) {
+    throw Error(ErrorCode::parse_error,
+                origin + ": \"" + key + "\" must be a string, got " + doc[key].dump());
   }
-  gzFile file = gzopen(path.c_str(), "rb");
-  if (!file) throw Error(ErrorCode::io_error, "cannot open '" + path + "'");
-  std::string out;
-  char buffer[1 << 16];
-  int got = 0;
-  while ((got = gzread(file, buffer, sizeof buffer)) > 0) out.append(buffer, static_cast<std::size_t>(got));
-  int code = Z_OK;
-  const char* message = gzerror(file, &code);
-  const std::string why = message ? message : "";
-  gzclose(file);
-  if (got < 0 || (code != Z_OK && code != Z_STREAM_END)) {
-    throw Error(ErrorCode::io_error, "cannot read '" + path + "': " + why);
-  }
-  return out;
+  return doc[key].get<std::string>();
 }
 
-KernelTunerCache parse_kernel_tuner_cache(const std::string& text, const std::string& origin) {
-  const json doc = parse_tolerant(text, origin);
+KernelTunerCache parse_cache_document(const json& doc, const std::string& origin) {
   if (!doc.is_object()) throw Error(ErrorCode::parse_error, origin + ": expected a JSON object");
   for (const char* key : {"tune_params_keys", "tune_params", "cache"}) {
     if (!doc.contains(key)) {
@@ -78,9 +73,9 @@ KernelTunerCache parse_kernel_tuner_cache(const std::string& text, const std::st
     }
   }
   KernelTunerCache out;
-  out.device_name = doc.value("device_name", "");
-  out.kernel_name = doc.value("kernel_name", "");
-  out.objective = doc.value("objective", "time");
+  out.device_name = text_or(doc, "device_name", "", origin);
+  out.kernel_name = text_or(doc, "kernel_name", "", origin);
+  out.objective = text_or(doc, "objective", "time", origin);
   if (doc.contains("problem_size")) {
     const json& ps = doc["problem_size"];
     if (ps.is_array()) {
@@ -89,10 +84,28 @@ KernelTunerCache parse_kernel_tuner_cache(const std::string& text, const std::st
       out.problem_size.push_back(to_value(ps, origin, "problem_size"));
     }
   }
-  for (const auto& name : doc["tune_params_keys"]) out.param_names.push_back(name.get<std::string>());
+  const json& keys = doc["tune_params_keys"];
+  if (!keys.is_array()) {
+    throw Error(ErrorCode::parse_error,
+                origin + ": \"tune_params_keys\" must be an array of names, got " + keys.dump());
+  }
+  for (const auto& name : keys) {
+    if (!name.is_string()) {
+      throw Error(ErrorCode::parse_error,
+                  origin + ": \"tune_params_keys\" holds " + name.dump() + ", not a name");
+    }
+    out.param_names.push_back(name.get<std::string>());
+  }
+  if (!doc["tune_params"].is_object()) {
+    throw Error(ErrorCode::parse_error, origin + ": \"tune_params\" is not an object");
+  }
   for (const auto& name : out.param_names) {
     if (!doc["tune_params"].contains(name)) {
       throw Error(ErrorCode::parse_error, origin + ": tune_params lacks '" + name + "'");
+    }
+    if (!doc["tune_params"][name].is_array()) {
+      throw Error(ErrorCode::parse_error,
+                  origin + ": tune_params." + name + " is not an array of values");
     }
     std::vector<Value> values;
     for (const auto& v : doc["tune_params"][name]) values.push_back(to_value(v, origin, "tune_params." + name));
@@ -117,14 +130,54 @@ KernelTunerCache parse_kernel_tuner_cache(const std::string& text, const std::st
     } else {
       e.error = time.is_null() ? "missing time" : time.dump();
     }
-    if (item.contains("times") && item["times"].is_array()) {
-      for (const auto& t : item["times"]) {
-        if (t.is_number()) e.times_ms.push_back(t.get<double>());
+    if (item.contains("times")) {
+      const json& times = item["times"];
+      if (!times.is_array()) {
+        throw Error(ErrorCode::parse_error,
+                    origin + ": cache entry '" + key + "' times is not an array of numbers");
+      }
+      for (const auto& t : times) {
+        if (!t.is_number()) {
+          throw Error(ErrorCode::parse_error, origin + ": cache entry '" + key + "' times holds " +
+                                                  t.dump() + ", not a number");
+        }
+        e.times_ms.push_back(t.get<double>());
       }
     }
     out.entries.push_back(std::move(e));
   }
   return out;
+}
+
+}  // namespace
+
+std::string read_maybe_gzip(const std::string& path) {
+  if (!std::filesystem::exists(path)) {
+    throw Error(ErrorCode::not_found, "Kernel Tuner cache file '" + path + "' does not exist");
+  }
+  gzFile file = gzopen(path.c_str(), "rb");
+  if (!file) throw Error(ErrorCode::io_error, "cannot open '" + path + "'");
+  std::string out;
+  char buffer[1 << 16];
+  int got = 0;
+  while ((got = gzread(file, buffer, sizeof buffer)) > 0) out.append(buffer, static_cast<std::size_t>(got));
+  int code = Z_OK;
+  const char* message = gzerror(file, &code);
+  const std::string why = message ? message : "";
+  gzclose(file);
+  if (got < 0 || (code != Z_OK && code != Z_STREAM_END)) {
+    throw Error(ErrorCode::io_error, "cannot read '" + path + "': " + why);
+  }
+  return out;
+}
+
+KernelTunerCache parse_kernel_tuner_cache(const std::string& text, const std::string& origin) {
+  const json doc = parse_tolerant(text, origin);
+  try {
+    return parse_cache_document(doc, origin);
+  } catch (const json::exception& e) {  // a shape the checks below did not foresee
+    throw Error(ErrorCode::parse_error, origin + ": not a Kernel Tuner cache: " + e.what());
+  }
 }
 
 KernelTunerCache read_kernel_tuner_cache(const std::string& path) {

@@ -1,4 +1,7 @@
 // Export of tuning-log records to ktune JSON lines (streamed) or a T4 results document.
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <ostream>
 
 #include "atomic_file.h"
@@ -9,12 +12,33 @@
 
 namespace ktune {
 
+void check_output_path(const TuningLog& log, const std::string& path) {
+  std::error_code ec;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    if (std::filesystem::equivalent(path, log.path() + suffix, ec)) {
+      throw Error(ErrorCode::invalid_argument,
+                  "output '" + path + "' is the tuning log '" + log.path() + "' being read" +
+                      (*suffix ? std::string(" (its ") + suffix + " file)" : "") +
+                      "; choose another file");
+    }
+  }
+  std::ifstream existing(path, std::ios::binary);
+  char head[16] = {};
+  if (existing && existing.read(head, sizeof head) &&
+      std::memcmp(head, "SQLite format 3", sizeof head) == 0) {
+    throw Error(ErrorCode::invalid_argument,
+                "output '" + path + "' is an SQLite database (a tuning log?); refusing to "
+                "replace it: choose another file or remove it first");
+  }
+}
+
 std::size_t export_file(const TuningLog& log, const std::string& path, LogFormat format,
                         const LogFilter& filter) {
   if (format == LogFormat::kernel_tuner) {
     throw Error(ErrorCode::unsupported,
                 "export to Kernel Tuner caches is not supported (use jsonl or t4)");
   }
+  check_output_path(log, path);  // never the log it reads, nor another database
   // Written whole or not at all: an interrupted export never leaves a truncated file.
   std::size_t written = 0;
   detail::write_file_atomically(path, [&](std::ostream& out) {

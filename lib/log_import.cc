@@ -177,6 +177,11 @@ ImportSummary import_file(TuningLog& log, const std::string& path, const ImportO
   ImportSummary summary;
   summary.format = options.format ? *options.format : detect_log_format(path);
   std::vector<TrialRecord> records = read_records(path, summary.format, options);
+  for (std::size_t i = 0; i < records.size(); ++i) {  // name the file, not the log
+    check_record(records[i], summary.format == LogFormat::jsonl
+                                 ? path + ":" + std::to_string(records[i].id)
+                                 : path + " (record " + std::to_string(i + 1) + ")");
+  }
   log.append_batch(records);  // one transaction: all or nothing
   summary.records = records.size();
   std::set<std::string> runs;

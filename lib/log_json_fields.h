@@ -38,13 +38,36 @@ std::string text(const Json& j, const std::string& field,
   return v.template get<std::string>();
 }
 
-/// An integer member (JSON integers only; 1.5 or "1" are rejected).
+/// An integer value (JSON integers only; 1.5 or "1" are rejected) within [lo, hi]: values
+/// outside, e.g. 2^64 - 1 for a 64-bit field or 2^32 + 132 for a 32-bit one, are errors
+/// rather than wrapped.
 template <class Json>
-std::int64_t integer(const Json& j, const std::string& field,
-                            const std::string& where) {
-  const auto& v = member(j, field, where);
+std::int64_t integer_value(const Json& v, const std::string& field, const std::string& where,
+                           std::int64_t lo = std::numeric_limits<std::int64_t>::min(),
+                           std::int64_t hi = std::numeric_limits<std::int64_t>::max()) {
   if (!v.is_number_integer()) fail(where, field, "expected an integer, got " + v.dump());
+  const bool above = v.is_number_unsigned()
+                         ? v.template get<std::uint64_t>() > static_cast<std::uint64_t>(hi)
+                         : v.template get<std::int64_t>() > hi;
+  if (above || (!v.is_number_unsigned() && v.template get<std::int64_t>() < lo)) {
+    fail(where, field,
+         v.dump() + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
   return v.template get<std::int64_t>();
+}
+
+/// An integer member (see integer_value), 64-bit.
+template <class Json>
+std::int64_t integer(const Json& j, const std::string& field, const std::string& where) {
+  return integer_value(member(j, field, where), field, where);
+}
+
+/// An integer member that must fit a 32-bit int.
+template <class Json>
+int int32(const Json& j, const std::string& field, const std::string& where) {
+  return static_cast<int>(integer_value(member(j, field, where), field, where,
+                                        std::numeric_limits<int>::min(),
+                                        std::numeric_limits<int>::max()));
 }
 
 /// A number or null (null reads as NaN, the way NaN is written).

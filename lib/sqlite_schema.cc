@@ -121,12 +121,22 @@ int prepare_schema(Connection& connection, bool read_only) {
   try {
     check = connection.query_text("PRAGMA quick_check(1)").value_or("");
   } catch (const Error& e) {
+    const std::string why = e.what();
+    if (why.find("readonly") != std::string::npos || why.find("read-only") != std::string::npos)
+      refuse(connection, "cannot be read where it is: its folder (or its -wal / -shm files) is "
+                         "read-only, and SQLite must write the -shm file of a WAL database even "
+                         "to read it; copy the log to a writable folder (" + why + ")");
     refuse(connection, std::string("is corrupted or not a database: ") + e.what());
   }
   if (check != "ok") refuse(connection, "is corrupted (integrity check: " + check + ")");
 
   const int latest = latest_schema_version();
   auto identify = [&](int version) {
+    if (version < 0) {
+      refuse(connection, "has schema version " + std::to_string(version) +
+                             ", which no ktune writes (versions are 1.." +
+                             std::to_string(latest) + ")");
+    }
     if (version > latest) {
       refuse(connection, "has schema version " + std::to_string(version) +
                              ", newer than this ktune understands (" + std::to_string(latest) +

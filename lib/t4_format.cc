@@ -73,6 +73,10 @@ std::int64_t parse_timestamp(const std::string& text) {
     throw Error(ErrorCode::parse_error, "timestamp '" + text + "': unexpected '" +
                                             text.substr(pos) + "'");
   }
+  if (mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 || min > 59 || sec > 60 ||
+      hour < 0 || min < 0 || sec < 0) {
+    throw Error(ErrorCode::parse_error, "timestamp '" + text + "': a field is out of range");
+  }
   std::tm utc{};
   utc.tm_year = year - 1900;
   utc.tm_mon = mon - 1;
@@ -127,10 +131,52 @@ Status status_of(const std::string& invalidity, double correctness, const std::s
   jf::fail(where, "invalidity", "unknown value '" + invalidity + "'");
 }
 
+/// The "configuration" object of a T4 result as ktune's config text (integers only).
+std::string configuration_text(const ordered_json& j, const std::string& where) {
+  const auto& configuration = jf::member(j, "configuration", where);
+  if (!configuration.is_object()) jf::fail(where, "configuration", "expected an object");
+  std::string text;
+  for (auto it = configuration.begin(); it != configuration.end(); ++it) {
+    const Value value = jf::integer_value(*it, "configuration." + it.key(), where);
+    if (!text.empty()) text += ",";
+    text += it.key() + "=" + std::to_string(value);
+  }
+  return text;
+}
+
+/// A result that carries ktune's own record must not contradict its T4 fields (a file edited
+/// by hand or by another tool): its configuration and its status are compared.
+void check_ktune_agrees(const ordered_json& j, const TrialRecord& r, const std::string& where) {
+  if (j.contains("configuration")) {
+    const std::string text = configuration_text(j, where);
+    Config config;
+    try {
+      config = parse_config_text(text);
+    } catch (const Error& e) {
+      jf::fail(where, "configuration", e.what());
+    }
+    if (!(config == r.trial.config)) {
+      jf::fail(where, "configuration",
+               "'" + text + "' disagrees with the ktune record's config '" + r.config_text + "'");
+    }
+  }
+  if (j.contains("invalidity")) {
+    const double correctness = j.contains("correctness") ? jf::number(j, "correctness", where) : 1;
+    const Status status = status_of(jf::text(j, "invalidity", where), correctness, where);
+    if (status != r.trial.status) {
+      jf::fail(where, "invalidity",
+               std::string("says ") + to_string(status) + " but the ktune record says " +
+                   to_string(r.trial.status));
+    }
+  }
+}
+
 TrialRecord from_result(const ordered_json& j, const std::string& where,
                         const ImportOptions& context, const std::string& run_id) {
   if (j.contains("ktune")) {
-    return jsonl::from_json(nlohmann::json::parse(j["ktune"].dump()), where + " (ktune)");
+    TrialRecord r = jsonl::from_json(nlohmann::json::parse(j["ktune"].dump()), where + " (ktune)");
+    check_ktune_agrees(j, r, where);
+    return r;
   }
   TrialRecord r;
   r.template_name = context.template_name;
@@ -144,16 +190,7 @@ TrialRecord from_result(const ordered_json& j, const std::string& where,
   r.run_id = run_id;
   r.ktune_version = "t4";
   Trial& t = r.trial;
-  const auto& configuration = jf::member(j, "configuration", where);
-  if (!configuration.is_object()) jf::fail(where, "configuration", "expected an object");
-  std::string text;
-  for (auto it = configuration.begin(); it != configuration.end(); ++it) {
-    if (!it->is_number_integer()) {
-      jf::fail(where, "configuration." + it.key(), "expected an integer, got " + it->dump());
-    }
-    if (!text.empty()) text += ",";
-    text += it.key() + "=" + std::to_string(it->get<Value>());
-  }
+  const std::string text = configuration_text(j, where);
   r.config_text = text;
   try {
     t.config = parse_config_text(text);
@@ -163,6 +200,7 @@ TrialRecord from_result(const ordered_json& j, const std::string& where,
   double correctness = jf::number(j, "correctness", where);
   t.status = status_of(jf::text(j, "invalidity", where), correctness, where);
   const auto& times = jf::member(j, "times", where);
+  if (!times.is_object()) jf::fail(where, "times", "expected an object, got " + times.dump());
   if (times.contains("runtimes")) {
     const auto& runtimes = times["runtimes"];
     if (!runtimes.is_array()) jf::fail(where, "times.runtimes", "expected an array");
@@ -199,7 +237,7 @@ std::vector<TrialRecord> read(std::istream& in, const std::string& origin,
   ordered_json doc;
   try {
     doc = ordered_json::parse(in);
-  } catch (const ordered_json::parse_error& e) {
+  } catch (const ordered_json::exception& e) {  // syntax, and numbers beyond a double
     throw Error(ErrorCode::parse_error, origin + ": not valid JSON: " + e.what());
   }
   std::string version = jf::text(doc, "schema_version", origin);

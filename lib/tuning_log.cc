@@ -204,6 +204,7 @@ LogMode TuningLog::mode() const { return impl_->mode; }
 
 std::int64_t TuningLog::append(const TrialRecord& record) {
   impl_->require_writable();
+  check_record(record, "tuning log '" + impl_->path + "'");
   std::lock_guard lock(impl_->mutex);
   sqlite::Transaction tx(*impl_->db);
   auto& s = impl_->insert_statement();
@@ -217,6 +218,7 @@ std::int64_t TuningLog::append(const TrialRecord& record) {
 void TuningLog::append_batch(const std::vector<TrialRecord>& records) {
   impl_->require_writable();
   if (records.empty()) return;
+  for (const auto& r : records) check_record(r, "tuning log '" + impl_->path + "'");
   std::lock_guard lock(impl_->mutex);
   sqlite::Transaction tx(*impl_->db);
   auto& s = impl_->insert_statement();
@@ -234,8 +236,8 @@ std::optional<TrialRecord> TuningLog::best(const std::string& template_name,
   std::lock_guard lock(impl_->mutex);
   auto s = impl_->db->prepare(std::string("SELECT ") + kColumns +
                               " FROM trials WHERE template = ?1 AND problem_key = ?2 AND "
-                              "device_key = ?3 AND status = 'ok' AND median_ms IS NOT NULL "
-                              "ORDER BY median_ms, id LIMIT 1");
+                              "device_key = ?3 AND status = 'ok' AND median_ms > 0 AND "
+                              "median_ms < 1e308 ORDER BY median_ms, id LIMIT 1");
   s.bind(1, template_name).bind(2, problem_key).bind(3, device_key);
   if (!s.step()) return std::nullopt;
   return read_record(s);
@@ -269,7 +271,8 @@ std::vector<TaskSummary> TuningLog::tasks() const {
   std::lock_guard lock(impl_->mutex);
   auto s = impl_->db->prepare(
       "SELECT template, problem_key, device_key, count(*), "
-      "sum(status = 'ok'), min(CASE WHEN status = 'ok' THEN median_ms END) FROM trials "
+      "sum(status = 'ok'), min(CASE WHEN status = 'ok' AND median_ms > 0 AND median_ms < 1e308 "
+      "THEN median_ms END) FROM trials "
       "GROUP BY template, problem_key, device_key ORDER BY template, problem_key, device_key");
   std::vector<TaskSummary> out;
   while (s.step()) {

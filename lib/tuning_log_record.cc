@@ -4,11 +4,13 @@
 
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <chrono>
 #include <ctime>
 #include <cstdio>
 #include <mutex>
 #include <random>
+#include <sstream>
 
 #include "ktune/build.h"
 #include "ktune/error.h"
@@ -65,6 +67,19 @@ std::string new_run_id() {
   std::snprintf(tail, sizeof tail, "-%x-%08x", static_cast<unsigned>(getpid()),
                 static_cast<unsigned>(salt & 0xffffffffu));
   return std::string(stamp) + tail;
+}
+
+void check_record(const TrialRecord& record, const std::string& where) {
+  const Trial& t = record.trial;
+  if (t.status != Status::ok) return;
+  if (!std::isfinite(t.median_ms) || t.median_ms <= 0) {
+    std::ostringstream median;
+    median << t.median_ms;
+    throw Error(ErrorCode::invalid_argument,
+                where + ": trial " + record.template_name + " " + record.problem_key + " [" +
+                    record.config_text + "] has status ok but median " + median.str() +
+                    " ms; an ok trial needs a finite time above 0 ms");
+  }
 }
 
 namespace {

@@ -2,6 +2,10 @@
 // queries, read-only mode and schema migration of an older file.
 #include <sqlite3.h>
 
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
 #include <catch2/catch.hpp>
 
 #include "ktune/error.h"
@@ -134,4 +138,68 @@ TEST_CASE("parse_config_text is strict about names and integers", "[log]") {
   CHECK_THROWS_WITH(parse_config_text("a=1,a=2"), Catch::Contains("twice"));
   CHECK_THROWS_WITH(parse_config_text("a=1,"), Catch::Contains("trailing"));
   CHECK_THROWS_AS(parse_config_text("a b=1"), Error);
+}
+
+namespace {
+
+/// Runs SQL on a log file behind ktune's back (what a hand edit or another tool could do).
+void raw_sql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(db);
+}
+
+}  // namespace
+
+TEST_CASE("An ok trial needs a finite time above 0 ms, and best() never picks another", "[log]") {
+  test::TempDir dir;
+  const std::string path = dir.file("t.db");
+  TuningLog log(path);
+  for (double bad : {-1.0, 0.0, std::numeric_limits<double>::infinity(),
+                     -std::numeric_limits<double>::infinity(), std::nan("")}) {
+    INFO(bad);
+    CHECK_THROWS_AS(log.append(make_record("BLOCK=1,VEC=1", bad)), Error);
+    CHECK_THROWS_WITH(log.append_batch({make_record("BLOCK=2,VEC=1", 1.0),
+                                        make_record("BLOCK=1,VEC=1", bad)}),
+                      Catch::Contains("BLOCK=1,VEC=1") && Catch::Contains("finite time above 0"));
+  }
+  CHECK(log.count() == 0);  // the batch is all or nothing
+  CHECK_NOTHROW(log.append(make_record("BLOCK=1,VEC=1", -1.0, Status::compile_error)));
+  log.append(make_record("BLOCK=128,VEC=1", 0.9));
+  log.append(make_record("BLOCK=256,VEC=1", 0.5));
+  // A file written otherwise (an older ktune, a hand edit) may hold such times: never best.
+  raw_sql(path, "UPDATE trials SET median_ms = -1 WHERE config = 'BLOCK=256,VEC=1'");
+  auto best = log.best("copy", "copy|n=1024|dtype=f32", device_key_of(test::test_device()));
+  REQUIRE(best);
+  CHECK(best->config_text == "BLOCK=128,VEC=1");
+  CHECK(log.tasks().front().best_ms == 0.9);
+}
+
+TEST_CASE("A log with a negative schema version is refused and left as it is", "[log]") {
+  test::TempDir dir;
+  const std::string path = dir.file("neg.db");
+  { TuningLog log(path); log.append(make_record("BLOCK=1,VEC=1", 1.0)); }
+  raw_sql(path, "PRAGMA user_version = -1");
+  const auto size = std::filesystem::file_size(path);
+  for (LogMode mode : {LogMode::read_only, LogMode::read_write})
+    CHECK_THROWS_WITH(TuningLog(path, mode), Catch::Contains("schema version -1"));
+  CHECK(std::filesystem::file_size(path) == size);
+}
+
+TEST_CASE("Exports and reports never replace the log they read nor another database", "[log]") {
+  test::TempDir dir;
+  const std::string path = dir.file("t.db"), other = dir.file("other.db");
+  { TuningLog log(path); log.append(make_record("BLOCK=1,VEC=1", 1.0)); }
+  { TuningLog log(other); log.append(make_record("BLOCK=2,VEC=1", 2.0)); }
+  TuningLog log(path, LogMode::read_only);
+  CHECK_THROWS_WITH(export_file(log, path, LogFormat::jsonl),
+                    Catch::Contains("is the tuning log") && Catch::Contains("t.db"));
+  CHECK_THROWS_WITH(export_file(log, path + "-wal", LogFormat::jsonl), Catch::Contains("-wal"));
+  CHECK_THROWS_WITH(export_file(log, other, LogFormat::t4),
+                    Catch::Contains("other.db") && Catch::Contains("SQLite database"));
+  CHECK_THROWS_WITH(check_output_path(log, dir.file("./t.db")), Catch::Contains("t.db"));
+  CHECK_NOTHROW(export_file(log, dir.file("out.jsonl"), LogFormat::jsonl));
+  CHECK(TuningLog(other, LogMode::read_only).count() == 1);
+  CHECK(log.count() == 1);
 }

@@ -199,3 +199,97 @@ TEST_CASE("Malformed input names file, line and field, and imports nothing", "[l
   CHECK(log.count() == before);
   CHECK(log.runs().size() == 1);
 }
+
+namespace {
+
+/// The sample records as JSON lines in `path`, with `from` replaced by `to` in the first
+/// record (line 2: BLOCK=128,VEC=1, ok, median 0.9 ms).
+void write_mutated_jsonl(const std::string& path, const std::string& from, const std::string& to) {
+  {
+    test::TempDir tmp_dir;
+    TuningLog tmp(tmp_dir.file("tmp.db"));
+    tmp.append_batch(sample_records());
+    export_file(tmp, path, LogFormat::jsonl);
+  }
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  REQUIRE(lines.size() >= 2);
+  const auto pos = lines[1].find(from);
+  REQUIRE(pos != std::string::npos);
+  lines[1].replace(pos, from.size(), to);
+  std::string text;
+  for (const auto& l : lines) text += l + "\n";
+  write_text(path, text);
+}
+
+}  // namespace
+
+TEST_CASE("Impossible values are refused by name instead of wrapped or imported", "[log][formats]") {
+  test::TempDir dir;
+  TuningLog log(dir.file("a.db"));
+  log.append(make_record("BLOCK=1,VEC=1", 1.0, Status::ok, "before"));
+  const std::string path = dir.file("bad.jsonl");
+
+  SECTION("a number beyond a double") {
+    write_mutated_jsonl(path, "\"median_ms\":0.9", "\"median_ms\":1e400");
+    CHECK_THROWS_WITH(import_file(log, path), Catch::Contains(path + ":2") &&
+                                                  Catch::Contains("not valid JSON") &&
+                                                  Catch::Contains("1e400"));
+  }
+  SECTION("an SM count beyond 32 bits (would wrap to 132)") {
+    write_mutated_jsonl(path, "\"sm_count\":132", "\"sm_count\":4294967428");
+    CHECK_THROWS_WITH(import_file(log, path), Catch::Contains(path + ":2") &&
+                                                  Catch::Contains("sm_count") &&
+                                                  Catch::Contains("out of range"));
+  }
+  SECTION("a timestamp beyond 63 bits (would wrap to -1)") {
+    write_mutated_jsonl(path, "\"timestamp_us\":1764512345678901",
+                        "\"timestamp_us\":18446744073709551615");
+    CHECK_THROWS_WITH(import_file(log, path),
+                      Catch::Contains("timestamp_us") && Catch::Contains("out of range"));
+  }
+  SECTION("an ok trial with a negative median (would become the best)") {
+    write_mutated_jsonl(path, "\"median_ms\":0.9", "\"median_ms\":-1.0");
+    CHECK_THROWS_WITH(import_file(log, path), Catch::Contains(path + ":2") &&
+                                                  Catch::Contains("finite time above 0"));
+  }
+  SECTION("a Kernel Tuner cache whose keys are a string, not a list") {
+    write_text(path, R"({"kernel_name": "k", "problem_size": [64],
+"tune_params_keys": "bx", "tune_params": {"bx": [1, 2]},
+"cache": {"1": {"bx": 1, "time": 1.5, "times": [1.5]}}})");
+    CHECK_THROWS_WITH(import_file(log, path, {.format = LogFormat::kernel_tuner}),
+                      Catch::Contains("tune_params_keys") && Catch::Contains("array of names"));
+  }
+  SECTION("a Kernel Tuner cache with text among the times") {
+    write_text(path, R"({"kernel_name": "k", "problem_size": [64],
+"tune_params_keys": ["bx"], "tune_params": {"bx": [1, 2]},
+"cache": {"1": {"bx": 1, "time": 1.5, "times": [1.5, "slow"]}}})");
+    CHECK_THROWS_WITH(import_file(log, path, {.format = LogFormat::kernel_tuner}),
+                      Catch::Contains("times") && Catch::Contains("\"slow\""));
+  }
+  SECTION("a T4 result whose ktune record contradicts its T4 status") {
+    {
+      test::TempDir tmp_dir;
+      TuningLog tmp(tmp_dir.file("tmp.db"));
+      tmp.append_batch(sample_records());
+      export_file(tmp, path, LogFormat::t4);
+    }
+    std::ifstream in(path);
+    auto doc = nlohmann::ordered_json::parse(in);
+    in.close();
+    REQUIRE(doc["results"][0]["invalidity"] == "correct");
+    doc["results"][0]["invalidity"] = "compile";  // the ktune record still says ok
+    write_text(path, doc.dump());
+    CHECK_THROWS_WITH(import_file(log, path, {.format = LogFormat::t4}),
+                      Catch::Contains("results[0]") && Catch::Contains("invalidity") &&
+                          Catch::Contains("compile_error") && Catch::Contains("ok"));
+  }
+  CHECK(log.count() == 1);
+}
+
+TEST_CASE("Timestamps with a field out of range are refused", "[log][formats]") {
+  CHECK_THROWS_WITH(t4::parse_timestamp("2024-13-45T99:99:99Z"), Catch::Contains("out of range"));
+  CHECK_THROWS_WITH(t4::parse_timestamp("2024-02-01T24:00:00Z"), Catch::Contains("out of range"));
+  CHECK(t4::parse_timestamp("2024-12-31T23:59:59Z") > 0);
+}

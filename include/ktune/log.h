@@ -57,6 +57,12 @@ std::string new_run_id();
 /// naming the bad item. An empty text is a config without parameters.
 Config parse_config_text(const std::string& text);
 
+/// Checks what the log relies on when it picks a best config: an ok trial's median is a
+/// finite time above 0 ms. Throws Error(invalid_argument) naming
+/// `where`, the template, problem and config otherwise. TuningLog's appends and every import
+/// call it, so a negative, zero or infinite time never becomes a best config.
+void check_record(const TrialRecord& record, const std::string& where);
+
 /// Record filter for queries and export; unset fields match everything.
 struct LogFilter {
   std::optional<std::string> template_name;  ///< exact template name
@@ -175,6 +181,11 @@ struct ImportSummary {
 ImportSummary import_file(TuningLog& log, const std::string& path,
                           const ImportOptions& options = {});
 /// Exports matching records to a file (jsonl or t4); returns the number written.
+/// Throws Error(invalid_argument) naming `path` when a file written from `log` (an export, a
+/// report) would replace the log itself, its WAL / shared-memory / journal companions, or any
+/// other SQLite database: tuning logs are never overwritten by their own outputs.
+void check_output_path(const TuningLog& log, const std::string& path);
+
 std::size_t export_file(const TuningLog& log, const std::string& path, LogFormat format,
                         const LogFilter& filter = {});
 

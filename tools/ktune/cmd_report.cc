@@ -28,6 +28,7 @@ void add_report_command(CLI::App& app) {
   cmd->callback([db, out, title, spaces] {
     for (const auto& s : *spaces) register_user_template({s, ""});
     TuningLog log(*db, LogMode::read_only);
+    check_output_path(log, *out);
     const std::string html = render_html_report(log, *title);
     std::ofstream file(*out, std::ios::binary);
     if (!file || !(file << html) || !file.flush())
