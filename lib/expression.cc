@@ -91,6 +91,18 @@ double python_fmod(double a, double b) {
   return r;
 }
 
+/// Python's float floor division (b != 0): the quotient that python_fmod's remainder belongs
+/// to, (a - mod) / b rounded, so that (a // b) * b + a % b == a as in Python (1 // 0.1 is 9,
+/// where floor(1 / 0.1) would give 10).
+double python_floordiv(double a, double b) {
+  double mod = std::fmod(a, b);
+  double div = (a - mod) / b;
+  if (mod != 0.0 && ((b < 0) != (mod < 0))) div -= 1.0;
+  if (div == 0.0) return std::copysign(0.0, a / b);
+  const double floored = std::floor(div);
+  return div - floored > 0.5 ? floored + 1.0 : floored;
+}
+
 /// Integer power with overflow detection; nullopt on overflow.
 std::optional<Value> int_pow(Value base, Value exp) {
   Value result = 1;
@@ -194,7 +206,7 @@ bool arithmetic(std::uint8_t op, const Number& a, const Number& b, Number& out) 
       return true;
     case op_floor_div:
       if (y == 0.0) return false;
-      out = make_real(std::floor(x / y));
+      out = make_real(python_floordiv(x, y));
       return true;
     case op_mod:
       if (y == 0.0) return false;
@@ -210,6 +222,10 @@ bool arithmetic(std::uint8_t op, const Number& a, const Number& b, Number& out) 
 
 constexpr std::size_t kMaxStack = 128;
 constexpr int kMaxNesting = 100;
+/// Most nodes (operands and operations) of one expression: long flat chains ("a or b or ...")
+/// build deep left-leaning trees that nesting does not count, and that compiling and freeing
+/// walk recursively.
+constexpr std::size_t kMaxNodes = 4096;
 
 /// Result of running code: the value left on the stack, or a division by zero.
 struct RunResult {
@@ -321,16 +337,25 @@ struct ExpressionCompiler {
   std::vector<Token> tokens;
   std::size_t next = 0;
   int nesting = 0;
+  std::size_t nodes = 0;
   std::vector<std::size_t> referenced;
 
+  /// The expression as messages quote it: whole, or its start when it is long.
+  std::string quoted() const {
+    constexpr std::size_t kShown = 160;
+    return text.size() <= kShown ? std::string(text)
+                                 : std::string(text.substr(0, kShown)) + "... (" +
+                                       std::to_string(text.size()) + " characters)";
+  }
+
   [[noreturn]] void fail(std::size_t column, const std::string& message) const {
-    throw Error(ErrorCode::parse_error, "expression \"" + std::string(text) + "\": column " +
+    throw Error(ErrorCode::parse_error, "expression \"" + quoted() + "\": column " +
                                             std::to_string(column) + ": " + message);
   }
 
   [[noreturn]] void fail_unknown(const Token& t, const std::string& what,
                                  const std::string& known) const {
-    throw Error(ErrorCode::unknown_name, "expression \"" + std::string(text) + "\": column " +
+    throw Error(ErrorCode::unknown_name, "expression \"" + quoted() + "\": column " +
                                              std::to_string(t.column) + ": unknown " + what +
                                              " '" + t.text + "'; " + known);
   }
@@ -425,6 +450,9 @@ struct ExpressionCompiler {
   }
 
   NodePtr make(NodeKind kind) {
+    if (++nodes > kMaxNodes)
+      fail(peek().column, "expression too long (more than " + std::to_string(kMaxNodes) +
+                              " operands and operations)");
     auto n = std::make_unique<Node>();
     n->kind = kind;
     return n;
@@ -753,7 +781,7 @@ struct Expression::Outcome {
 };
 
 Expression Expression::parse(std::string_view text, std::span<const std::string> names) {
-  ExpressionCompiler c{text, names, {}, 0, 0, {}, {}, {}, 0, 0};
+  ExpressionCompiler c{text, names, {}, 0, 0, 0, {}, {}, {}, 0, 0};
   NodePtr root = c.parse_all();
   c.compile(*root);
   Expression e;

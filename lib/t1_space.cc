@@ -3,7 +3,10 @@
 // ConfigurationSpace.Conditions[].Expression (Kernel Tuner restriction syntax). Errors name
 // the file and the field.
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -36,10 +39,15 @@ struct T1Reader {
 
   Value integer(const Json& v, const std::string& field) const {
     if (v.is_boolean()) return v.get<bool>() ? 1 : 0;
+    if (v.is_number_unsigned() &&
+        v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<Value>::max()))
+      fail(ErrorCode::invalid_argument, field,
+           "value " + v.dump() + " is out of range of a 64-bit signed integer");
     if (v.is_number_integer()) return v.get<Value>();
     if (v.is_number_float()) {
       const double d = v.get<double>();
-      if (d == static_cast<double>(static_cast<Value>(d))) return static_cast<Value>(d);
+      if (std::abs(d) < 9.2e18 && d == static_cast<double>(static_cast<Value>(d)))
+        return static_cast<Value>(d);
     }
     fail(ErrorCode::invalid_argument, field,
          "value " + v.dump() + " is not an integer (ktune parameters are integers)");

@@ -65,11 +65,15 @@ class AnnealingSearcher : public SearcherBase {
   void observe(const std::vector<Trial>& trials) override {
     const bool starting = waiting_start_;
     waiting_start_ = false;
+    // A batch that began inside the initial sample belongs to it whole (a batch size that
+    // does not divide `initial` included): the walk then starts from the best of all of it
+    // (propose), not from the best of the batch's tail.
+    const bool initial_sample = observed_ < initial_ && restarts_ == 0;
     for (const auto& t : trials) {
       const double cost = trial_cost(t);
       ++observed_;
       if (std::isfinite(cost) && (!best_ || cost < best_->cost)) best_ = State{t.config, cost};
-      if (observed_ <= initial_ && restarts_ == 0) continue;
+      if (initial_sample) continue;
       if (starting || !current_) {  // the walk (re)starts at the best of the random batch
         if (std::isfinite(cost) && (!current_ || cost < current_->cost)) current_ = State{t.config, cost};
         continue;
@@ -130,11 +134,11 @@ SearcherInfo annealing_info() {
   return {"annealing",
           "simulated annealing over the space's neighbourhoods with geometric cooling and "
           "restarts",
-          {{"initial", "12", "random configs measured before the walk starts from the best"},
-           {"t0", "0.05", "start temperature, in units of log(time)"},
-           {"cooling", "0.99", "temperature factor per evaluation"},
-           {"t_min", "0.005", "restart when the temperature falls below this"},
-           {"neighbourhood", "hamming", "hamming (any one parameter) or adjacent (one step)"}}};
+          {{"initial", "12", "random configs measured before the walk starts from the best", "int 1..1000000"},
+           {"t0", "0.05", "start temperature, in units of log(time)", "real 0.000001..1000000"},
+           {"cooling", "0.99", "temperature factor per evaluation", "real 0.000001..1"},
+           {"t_min", "0.005", "restart when the temperature falls below this", "real 0..1000000"},
+           {"neighbourhood", "hamming", "hamming (any one parameter) or adjacent (one step)", "hamming|adjacent"}}};
 }
 
 std::unique_ptr<Searcher> make_annealing(const SearcherOptions& options) {

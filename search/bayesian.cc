@@ -41,13 +41,15 @@ class BayesianSearcher : public SearcherBase {
 
   std::vector<Config> propose(std::size_t max_batch) override {
     std::vector<Config> batch;
+    bool model_updated = false;  // refit on the batch's first model pick, wherever it falls
     while (batch.size() < max_batch) {
       std::optional<Config> pick;
       if (ok_count_ < 2 || observed_.size() + pending_ < initial_) {
         pick = random_unproposed();
         if (pick) ++pending_;
       } else {
-        pick = best_candidate(batch.empty());
+        pick = best_candidate(!model_updated);
+        model_updated = true;
       }
       if (!pick) break;
       mark_proposed(*pick);
@@ -144,9 +146,9 @@ class BayesianSearcher : public SearcherBase {
 
   std::vector<Config> candidate_pool() {
     std::vector<Config> pool;
-    std::unordered_set<Index> seen;
+    std::unordered_set<std::string> seen;  // by text: spaces beyond 2^63 points have no index
     auto add = [&](Config&& c) {
-      if (seen.insert(space().index_of(c)).second) pool.push_back(std::move(c));
+      if (seen.insert(c.str()).second) pool.push_back(std::move(c));
     };
     // Neighbours of the best configs found.
     std::vector<std::size_t> order;
@@ -182,8 +184,8 @@ class BayesianSearcher : public SearcherBase {
     }
   }
 
-  std::optional<Config> best_candidate(bool first_of_batch) {
-    if (first_of_batch) y_ = update_model(best_);
+  std::optional<Config> best_candidate(bool refit) {
+    if (refit) y_ = update_model(best_);
     std::vector<Config> pool = candidate_pool();
     if (pool.empty()) return std::nullopt;
     Eigen::MatrixXd x(static_cast<Eigen::Index>(pool.size()), static_cast<Eigen::Index>(dims_.size()));
@@ -233,15 +235,15 @@ SearcherInfo bayesian_info() {
   return {"bayesian",
           "Gaussian-process Bayesian optimization (Matern 5/2, log time, EI / LCB / PI) over "
           "random and neighbouring candidates",
-          {{"acquisition", "ei", "ei (expected improvement), lcb (lower confidence bound) or pi"},
-           {"initial", "6", "random configs measured before the model proposes"},
-           {"candidates", "96", "random valid candidates scored per proposal"},
-           {"incumbents", "3", "best configs whose neighbours join the candidates"},
-           {"xi", "0.01", "exploration margin of ei and pi (standardized log time)"},
-           {"kappa", "2.0", "exploration weight of lcb"},
-           {"refit_every", "10", "observations between hyperparameter fits"},
-           {"fit_points", "96", "most observations a hyperparameter fit uses"},
-           {"fit_iterations", "30", "Adam steps per hyperparameter fit"}}};
+          {{"acquisition", "ei", "ei (expected improvement), lcb (lower confidence bound) or pi", "ei|lcb|pi"},
+           {"initial", "6", "random configs measured before the model proposes", "int 2..1000000"},
+           {"candidates", "96", "random valid candidates scored per proposal", "int 1..100000"},
+           {"incumbents", "3", "best configs whose neighbours join the candidates", "int 0..1000"},
+           {"xi", "0.01", "exploration margin of ei and pi (standardized log time)", "real 0..1000"},
+           {"kappa", "2.0", "exploration weight of lcb", "real 0..1000"},
+           {"refit_every", "10", "observations between hyperparameter fits", "int 1..1000000"},
+           {"fit_points", "96", "most observations a hyperparameter fit uses", "int 8..10000"},
+           {"fit_iterations", "30", "Adam steps per hyperparameter fit", "int 0..100000"}}};
 }
 
 std::unique_ptr<Searcher> make_bayesian(const SearcherOptions& options) {

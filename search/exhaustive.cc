@@ -1,5 +1,6 @@
 // `exhaustive`: every valid config in index order, the ground truth of small spaces. It is
-// the one searcher that enumerates; it walks the space lazily, one batch at a time.
+// the one searcher that enumerates: spaces up to 2^22 points are listed once by the pruning
+// walk, larger ones are walked lazily, one batch at a time, so the first batch comes at once.
 #include "ktune/error.h"
 #include "searcher_base.h"
 #include "searchers.h"
@@ -13,16 +14,22 @@ class ExhaustiveSearcher : public SearcherBase {
   std::string name() const override { return "exhaustive"; }
 
   std::vector<Config> propose(std::size_t max_batch) override {
-    if (!listed_) {
-      // The walk checks constraints branch by branch, so listing valid indices is cheap
-      // compared to measuring them; SearchSpace refuses spaces above its enumeration limit.
-      space().for_each_valid([&](Index index, const Config&) { valid_.push_back(index); });
-      listed_ = true;
-    }
+    if (!started_) start();
     std::vector<Config> batch;
-    while (batch.size() < max_batch && next_ < valid_.size()) {
-      Config c = space().at(valid_[next_++]);
-      if (mark_proposed(c)) batch.push_back(std::move(c));
+    if (listed_) {
+      while (batch.size() < max_batch && next_ < valid_.size()) {
+        Config c = space().at(valid_[next_++]);
+        if (mark_proposed(c)) batch.push_back(std::move(c));
+      }
+    } else {  // large spaces: the Cartesian indices in order, each checked as it comes
+      while (batch.size() < max_batch && cursor_ < size_) {
+        Config c = space().at(cursor_++);
+        if (space().valid(c) && mark_proposed(c)) batch.push_back(std::move(c));
+      }
+    }
+    if (batch.empty() && proposed_count() == 0) {
+      // Nothing valid at all: the same error (naming the constraints) as every other searcher.
+      (void)space().random(rng());
     }
     return batch;
   }
@@ -30,15 +37,33 @@ class ExhaustiveSearcher : public SearcherBase {
   void observe(const std::vector<Trial>&) override {}
 
  private:
+  /// Spaces up to kListed points are listed by the pruning walk (cheap next to measuring);
+  /// larger ones are walked lazily, so the first batch never waits for the whole space.
+  void start() {
+    started_ = true;
+    size_ = space().size();  // throws above 2^63 points: no index order to walk
+    if (size_ <= kListed) {
+      space().for_each_valid([&](Index index, const Config&) { valid_.push_back(index); });
+      listed_ = true;
+    }
+  }
+
   void on_reset() override {
+    started_ = false;
     listed_ = false;
     valid_.clear();
     next_ = 0;
+    cursor_ = 0;
+    size_ = 0;
   }
 
+  static constexpr Index kListed = Index{1} << 22;
+  bool started_ = false;
   bool listed_ = false;
-  std::vector<Index> valid_;
+  std::vector<Index> valid_;  // listed spaces: the valid indices in order
   std::size_t next_ = 0;
+  Index size_ = 0;    // Cartesian size
+  Index cursor_ = 0;  // large spaces: the next index to check
 };
 
 }  // namespace

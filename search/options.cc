@@ -33,7 +33,11 @@ SearcherOptions SearcherOptions::parse(const std::string& text) {
                                                 "' is not of the form name=value (in '" + text +
                                                 "')");
       }
-      out.set(trim(item.substr(0, eq)), trim(item.substr(eq + 1)));
+      const std::string name = trim(item.substr(0, eq));
+      if (out.values().count(name))
+        throw Error(ErrorCode::parse_error, "searcher option '" + name + "' is given twice (in '" +
+                                                text + "')");
+      out.set(name, trim(item.substr(eq + 1)));
     }
     if (comma == std::string::npos) break;
     start = comma + 1;

@@ -2,6 +2,9 @@
 // by name. Unknown searchers and options are errors that list what is valid; given options
 // are merged over the documented defaults before the searcher sees them.
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <functional>
 
 #include "ktune/error.h"
@@ -31,6 +34,48 @@ const std::vector<Entry>& entries() {
     return v;
   }();
   return all;
+}
+
+/// Throws Error(invalid_argument) unless `text` is a value option `o` accepts (see
+/// SearcherOption::accepts).
+void check_option_value(const std::string& searcher, const SearcherOption& o,
+                        const std::string& text) {
+  const std::string& spec = o.accepts;
+  auto refuse = [&](const std::string& what) {
+    throw Error(ErrorCode::invalid_argument, "searcher '" + searcher + "' option " + o.name +
+                                                 "='" + text + "': " + what);
+  };
+  const bool integer = spec.rfind("int ", 0) == 0, real = spec.rfind("real ", 0) == 0;
+  if (!integer && !real) {  // "a|b|c"
+    std::string word;
+    for (std::size_t i = 0; i <= spec.size(); ++i) {
+      if (i == spec.size() || spec[i] == '|') {
+        if (word == text) return;
+        word.clear();
+      } else {
+        word += spec[i];
+      }
+    }
+    refuse("expected one of " + spec);
+  }
+  const std::string range = spec.substr(spec.find(' ') + 1);
+  const auto dots = range.find("..");
+  const double lo = std::strtod(range.substr(0, dots).c_str(), nullptr);
+  const double hi = std::strtod(range.substr(dots + 2).c_str(), nullptr);
+  double value = 0;
+  if (integer) {
+    std::int64_t v = 0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+    if (ec != std::errc() || ptr != end) refuse("expected a whole number in " + range);
+    value = static_cast<double>(v);
+  } else {
+    char* end = nullptr;
+    value = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value))
+      refuse("expected a finite number in " + range);
+  }
+  if (value < lo || value > hi) refuse("outside " + range);
 }
 
 }  // namespace
@@ -63,6 +108,9 @@ std::unique_ptr<Searcher> make_searcher(const std::string& name, const SearcherO
                   "searcher '" + name + "' has no option '" + key + "'; valid options: " +
                       (valid.empty() ? std::string("(none)") : valid));
     }
+    const auto& option = *std::find_if(it->info.options.begin(), it->info.options.end(),
+                                       [&](const SearcherOption& o) { return o.name == key; });
+    check_option_value(name, option, value);
     complete.set(key, value);
   }
   return it->make(complete);

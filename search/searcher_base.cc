@@ -25,17 +25,26 @@ void SearcherBase::reset(const SearchSpace& space, std::uint64_t seed) {
   space_ = space;
   rng_.seed(seed);
   proposed_.clear();
+  proposed_text_.clear();
+  try {
+    (void)space_.size();
+    indexable_ = true;
+  } catch (const Error&) {
+    indexable_ = false;  // more than 2^63 points: configs are told apart by their text
+  }
   listed_ = false;
   remaining_.clear();
   on_reset();
 }
 
 bool SearcherBase::was_proposed(const Config& config) const {
-  return proposed_.count(space_.index_of(config)) > 0;
+  return indexable_ ? proposed_.count(space_.index_of(config)) > 0
+                    : proposed_text_.count(config.str()) > 0;
 }
 
 bool SearcherBase::mark_proposed(const Config& config) {
-  return proposed_.insert(space_.index_of(config)).second;
+  return indexable_ ? proposed_.insert(space_.index_of(config)).second
+                    : proposed_text_.insert(config.str()).second;
 }
 
 std::optional<Config> SearcherBase::random_unproposed() {

@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <string>
 #include <unordered_set>
 #include <vector>
 
@@ -41,7 +42,7 @@ class SearcherBase : public Searcher {
   /// Records a config as proposed; false when it already was.
   bool mark_proposed(const Config& config);
   /// Number of configs proposed so far.
-  std::size_t proposed_count() const { return proposed_.size(); }
+  std::size_t proposed_count() const { return proposed_.size() + proposed_text_.size(); }
   /// A uniformly random valid config never proposed (not yet marked), or nullopt when the
   /// space has none left (exact on spaces small enough to list; on huge spaces, nullopt only
   /// after many failed draws).
@@ -52,7 +53,9 @@ class SearcherBase : public Searcher {
  private:
   SearchSpace space_;
   std::mt19937_64 rng_;
-  std::unordered_set<Index> proposed_;
+  std::unordered_set<Index> proposed_;             // by index (spaces of < 2^63 points)
+  std::unordered_set<std::string> proposed_text_;  // by config text (larger spaces)
+  bool indexable_ = true;                          // the space has an index_of
   bool listed_ = false;            // remaining_ holds the valid indices (small spaces only)
   std::vector<Index> remaining_;   // valid indices not yet picked from the list
 };

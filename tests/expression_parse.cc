@@ -76,9 +76,16 @@ TEST_CASE("expression: floor division and modulo with negatives follow Python", 
   CHECK(eval("6 % 3") == 0);
   CHECK(eval("a // b", -9, 4) == -3);
   CHECK(eval("a % b", -9, 4) == 3);
-  // Real operands keep Python's rules.
+  // Real operands keep Python's rules: // is the quotient % belongs to (Python: 1 // 0.1 is
+  // 9.0 and 1 % 0.1 is 0.09999..., where floor(1 / 0.1) would give 10).
   CHECK(holds("-7.5 // 2 == -4"));
   CHECK(holds("-7.5 % 2 == 0.5"));
+  CHECK(holds("1 // 0.1 == 9"));
+  CHECK(holds("32 // 0.4 == 79"));
+  CHECK(holds("-1 // 0.1 == -10"));
+  CHECK(holds("7 // -2.5 == -3"));
+  for (Value a : {1, 7, 32, 100, -3})
+    CHECK(holds("(a // 0.4) * 0.4 + a % 0.4 == a", a));
 }
 
 TEST_CASE("expression: true division is real", "[expression]") {
@@ -225,6 +232,22 @@ TEST_CASE("expression: deep nesting is an error, not a crash", "[expression]") {
   CHECK(parse_failure(negations + "a").code() == ErrorCode::parse_error);
   // Moderate nesting works.
   CHECK(eval(std::string(50, '(') + "a" + std::string(50, ')'), 7) == 7);
+}
+
+TEST_CASE("expression: very long flat chains are an error, not a stack overflow", "[expression]") {
+  // 60000-term chains built left-leaning trees as deep as they were long and crashed the
+  // process; nesting alone did not count them.
+  for (const std::string join : {"+", " or ", " and "}) {
+    std::string chain = "a";
+    for (int i = 1; i < 60000; ++i) chain += join + "a";
+    const Error e = parse_failure(chain);
+    CHECK(e.code() == ErrorCode::parse_error);
+    CHECK_THAT(e.what(), Catch::Contains("too long"));
+    CHECK(std::string(e.what()).size() < 400);  // the message quotes the start, not 300 KB
+  }
+  std::string sum = "a";  // a long but sensible chain still works
+  for (int i = 1; i < 1000; ++i) sum += "+a";
+  CHECK(eval(sum, 2) == 2000);
 }
 
 TEST_CASE("expression: too few values is misuse", "[expression]") {

@@ -131,6 +131,14 @@ TEST_CASE("t1: errors name the file and the field", "[t1][space]") {
   has(values, "ConfigurationSpace.TuningParameters[0].Values[1]");
   has(values, "2.5");
 
+  // Integers beyond int64 are errors, not wrapped to negative values.
+  const Error huge = load_failure(
+      t1_text(R"({"Name": "x", "Values": "[2, 9223372036854775808, 18446744073709551615]"})", ""));
+  has(huge, "TuningParameters[0].Values[1]");
+  has(huge, "out of range");
+  const Error huge_real = load_failure(t1_text(R"({"Name": "x", "Values": [1, 1e19]})", ""));
+  has(huge_real, "Values[1]");
+
   const Error list = load_failure(t1_text(R"({"Name": "x", "Values": "[1, 2"})", ""));
   has(list, "TuningParameters[0].Values");
 

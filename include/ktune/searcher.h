@@ -57,6 +57,9 @@ struct SearcherOption {
   std::string name;          ///< option name
   std::string default_value; ///< default as text
   std::string help;          ///< what it does
+  /// The values make_searcher accepts: "int LO..HI" (whole numbers), "real LO..HI" (finite
+  /// numbers), or "a|b|c" (one of these words).
+  std::string accepts;
 };
 
 /// Catalog entry of a searcher.
@@ -68,7 +71,8 @@ struct SearcherInfo {
 
 /// Every registered searcher, sorted by name.
 std::vector<SearcherInfo> searcher_catalog();
-/// Makes a searcher by name; throws Error(unknown_name) for an unknown searcher or option.
+/// Makes a searcher by name; throws Error(unknown_name) for an unknown searcher or option and
+/// Error(invalid_argument) for a value outside what the option accepts.
 std::unique_ptr<Searcher> make_searcher(const std::string& name,
                                         const SearcherOptions& options = {});
 

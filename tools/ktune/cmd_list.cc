@@ -56,8 +56,8 @@ void add_list_command(CLI::App& app) {
       std::printf("%-14s %s\n", s.name.c_str(), s.description.c_str());
       if (*brief) continue;
       for (const auto& o : s.options)
-        std::printf("    %-18s default %-8s %s\n", o.name.c_str(), o.default_value.c_str(),
-                    o.help.c_str());
+        std::printf("    %-18s default %-8s %s (%s)\n", o.name.c_str(), o.default_value.c_str(),
+                    o.help.c_str(), o.accepts.c_str());
     }
   });
 }

@@ -1,0 +1,172 @@
+// Searchers at the edges of their contract: option values outside what each option accepts,
+// spaces beyond 2^63 points, exhaustive's lazy walk and its unsatisfiable error, and two
+// schedule rules when the batch size does not divide the initial sample (annealing starts
+// from the best of the whole sample; the Bayesian model is refitted before its first pick).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ktune/error.h"
+#include "ktune/searcher.h"
+
+using namespace ktune;
+
+namespace {
+
+/// A trial of `c` taking `ms` milliseconds.
+Trial timed(const Config& c, double ms) {
+  Trial t;
+  t.config = c;
+  t.status = Status::ok;
+  t.median_ms = ms;
+  return t;
+}
+
+/// One parameter x with the values 0 .. n-1.
+SearchSpace line_space(int n) {
+  std::vector<Value> xs;
+  for (int i = 0; i < n; ++i) xs.push_back(i);
+  return SearchSpace::Builder().param("x", xs, 0).build();
+}
+
+}  // namespace
+
+TEST_CASE("searcher options outside what they accept are errors naming the option",
+          "[search]") {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"genetic", "population=-1"},        {"genetic", "crossover=2"},
+      {"genetic", "mutation=nan"},         {"genetic", "tournament=1.5"},
+      {"annealing", "cooling=1.5"},        {"annealing", "t_min=-1"},
+      {"annealing", "neighbourhood=diagonal"}, {"bayesian", "fit_iterations=3000000000"},
+      {"bayesian", "xi=inf"},              {"bayesian", "kappa=-1"},
+      {"bayesian", "acquisition=foo"},     {"bayesian", "candidates=1000000000"}};
+  for (const auto& [name, option] : bad) {
+    INFO(name << " " << option);
+    try {
+      make_searcher(name, SearcherOptions::parse(option));
+      FAIL("accepted");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::invalid_argument);
+      CHECK_THAT(e.what(), Catch::Contains(option.substr(0, option.find('='))));
+    }
+  }
+  CHECK_THROWS_WITH(SearcherOptions::parse("population=4,population=5"),
+                    Catch::Contains("given twice"));
+  // Every documented default is a value its own option accepts.
+  for (const auto& info : searcher_catalog()) {
+    std::string all;
+    for (const auto& o : info.options) all += (all.empty() ? "" : ",") + o.name + "=" + o.default_value;
+    INFO(info.name << ": " << all);
+    CHECK_NOTHROW(make_searcher(info.name, SearcherOptions::parse(all)));
+    for (const auto& o : info.options) CHECK_FALSE(o.accepts.empty());
+  }
+}
+
+TEST_CASE("adaptive searchers work on spaces beyond 2^63 points", "[search]") {
+  SearchSpace::Builder b;  // 10^19 points: no Cartesian index exists
+  for (int i = 0; i < 19; ++i) b.param("p" + std::to_string(i), {0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  const SearchSpace space = b.build();
+  CHECK_THROWS(space.size());
+  for (const char* name : {"random", "genetic", "annealing", "bayesian"}) {
+    INFO(name);
+    auto s = make_searcher(name);
+    s->reset(space, 3);
+    std::set<std::string> seen;
+    for (int round = 0; round < 4; ++round) {
+      const auto batch = s->propose(4);
+      REQUIRE(batch.size() == 4);
+      std::vector<Trial> trials;
+      for (const auto& c : batch) {
+        CHECK(space.valid(c));
+        CHECK(seen.insert(c.str()).second);  // never proposed twice
+        trials.push_back(timed(c, 1.0 + static_cast<double>(c["p0"] + c["p1"])));
+      }
+      s->observe(trials);
+    }
+  }
+  auto exhaustive = make_searcher("exhaustive");  // no index order to walk: a clear error
+  exhaustive->reset(space, 1);
+  CHECK_THROWS_AS(exhaustive->propose(1), Error);
+}
+
+TEST_CASE("exhaustive walks large spaces lazily in index order and names unsatisfiable ones",
+          "[search]") {
+  SearchSpace::Builder b;  // 2^23 points, half of them valid; too many to list first
+  for (int i = 0; i < 23; ++i) b.param("p" + std::to_string(i), {0, 1});
+  b.constraint("p0 + p1 == 1");
+  const SearchSpace space = b.build();
+  auto s = make_searcher("exhaustive");
+  s->reset(space, 1);
+  std::vector<Index> expected;  // the first valid indices, in order
+  for (Index i = 0; expected.size() < 6; ++i)
+    if (space.valid(space.at(i))) expected.push_back(i);
+  std::vector<Index> got;
+  for (int round = 0; round < 2; ++round)
+    for (const auto& c : s->propose(3)) got.push_back(space.index_of(c));
+  CHECK(got == expected);
+
+  const SearchSpace none =
+      SearchSpace::Builder().param("a", {0, 1}).param("b", {0, 1}).constraint("a + b > 5").build();
+  s->reset(none, 1);
+  try {
+    s->propose(4);
+    FAIL("an empty space was not reported");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::unsatisfiable);
+    CHECK_THAT(e.what(), Catch::Contains("a + b > 5"));
+  }
+}
+
+TEST_CASE("annealing starts its walk from the best of the whole initial sample", "[search]") {
+  // Batches of 8 against initial = 12: the sample ends inside the second batch, whose tail
+  // used to pick the start (the best of its last four trials only).
+  const SearchSpace space = line_space(1000);
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    INFO("seed " << seed);
+    auto s = make_searcher("annealing", SearcherOptions::parse("neighbourhood=adjacent"));
+    s->reset(space, seed);
+    Value best_x = -1;
+    double best_ms = 1e300;
+    for (int round = 0; round < 2; ++round) {
+      std::vector<Trial> trials;
+      for (const auto& c : s->propose(8)) {
+        const double ms = 1.0 + std::abs(static_cast<double>(c["x"] - 500));
+        if (ms < best_ms) best_ms = ms, best_x = c["x"];
+        trials.push_back(timed(c, ms));
+      }
+      s->observe(trials);
+    }
+    const auto walk = s->propose(8);
+    REQUIRE_FALSE(walk.empty());
+    for (const auto& c : walk) CHECK(std::abs(c["x"] - best_x) == 1);
+  }
+}
+
+TEST_CASE("the Bayesian model is refitted before its first pick of a batch", "[search]") {
+  // initial = 6 with batches of 4: the second batch holds two random picks, then two model
+  // picks, which used to come from a model never fitted (the same picks whatever the data).
+  const SearchSpace space = line_space(64);
+  std::vector<std::vector<Value>> picks;
+  for (int optimum : {40, 5}) {
+    auto s = make_searcher("bayesian", SearcherOptions::parse("initial=6"));
+    s->reset(space, 11);
+    std::vector<Value> model_picks;
+    for (int round = 0; round < 2; ++round) {
+      const auto batch = s->propose(4);
+      REQUIRE(batch.size() == 4);
+      std::vector<Trial> trials;
+      for (const auto& c : batch)
+        trials.push_back(timed(c, 1.0 + std::abs(static_cast<double>(c["x"] - optimum))));
+      if (round == 1) model_picks = {batch[2]["x"], batch[3]["x"]};
+      s->observe(trials);
+    }
+    picks.push_back(model_picks);
+  }
+  INFO("picks for optimum 40: " << picks[0][0] << ", " << picks[0][1] << "; for optimum 5: "
+                                << picks[1][0] << ", " << picks[1][1]);
+  CHECK(picks[0] != picks[1]);  // the model's picks follow the measurements
+}
