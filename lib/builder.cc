@@ -179,6 +179,7 @@ BuildResult Builder::build(const KernelTemplate& tmpl, const Problem& problem,
                            const Config& config, const Device& device) {
   const std::string& source = tmpl.source();
   const std::string arch = tmpl.target_arch(device, config);
+  device.check_runs(arch, "template " + tmpl.name());
   std::vector<std::string> options = tmpl.problem_defines(problem);
   for (auto& define : config.defines()) options.push_back(std::move(define));
   options.push_back("--gpu-architecture=" + arch);

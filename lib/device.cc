@@ -49,6 +49,15 @@ std::string Device::arch() const {
   return "sm_" + std::to_string(cc_major) + std::to_string(cc_minor) + arch_suffix;
 }
 
+void Device::check_runs(const std::string& target, const std::string& what) const {
+  if (target.empty() || target.back() != 'a') return;
+  const std::string portable = target.substr(0, target.size() - 1);
+  if (portable != "sm_" + std::to_string(cc_major) + std::to_string(cc_minor))
+    throw Error(ErrorCode::unsupported,
+                what + " is built for " + target + " (instructions of that architecture only), "
+                "which cannot run on " + name + " (" + arch() + ")");
+}
+
 std::string Device::compute_capability() const {
   return std::to_string(cc_major) + "." + std::to_string(cc_minor);
 }

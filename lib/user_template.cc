@@ -675,8 +675,14 @@ std::shared_ptr<const KernelTemplate> load(const UserTemplateFiles& files) {
   const std::filesystem::path dir = std::filesystem::path(files.spec_path).parent_path();
   std::string kernel_path = files.kernel_path;
   if (kernel_path.empty()) {
+    Json spec;
     try {
-      kernel_path = (dir / Json::parse(spec_text).at("KernelSpecification").at("KernelFile")
+      spec = Json::parse(spec_text);
+    } catch (const Json::exception& e) {
+      throw Error(ErrorCode::parse_error, files.spec_path + ": not valid JSON: " + e.what());
+    }
+    try {
+      kernel_path = (dir / spec.at("KernelSpecification").at("KernelFile")
                                .get<std::string>()).string();
     } catch (const Json::exception&) {
       throw Error(ErrorCode::parse_error,

@@ -184,12 +184,13 @@ TEST_CASE("gemm_wgmma space: defaults valid, constraints and can_implement name 
   // Aligned K: padding would only copy, so PAD_K = 1 is out of the space.
   CHECK(space.default_config()["PAD_K"] == 0);
   CHECK_FALSE(space.valid(test::with(space, space.default_config(), {{"PAD_K", 1}})));
-  // Devices with less shared memory get defaults that fit.
-  const Device sm86 = Device::offline("sm_86");
+  // sm_90a code runs only on compute capability 9.0: other devices are refused, by name,
+  // before any space or build (`ktune tune --dry-run --arch sm_86` included).
   Problem big = make_problem(*wg, "4096x4096x4096", {{"layout", "NT"}});
-  SearchSpace s86 = wg->space(big, sm86);
-  INFO(s86.default_config().str());
-  CHECK(s86.valid(s86.default_config()));
+  for (const char* arch : {"sm_80", "sm_86", "sm_89"})
+    CHECK_THROWS_WITH(wg->space(big, Device::offline(arch)),
+                      Catch::Contains("sm_90a") && Catch::Contains(arch));
+  CHECK_NOTHROW(wg->space(big, Device::offline("sm_90")));
   // The template always targets sm_90a (wgmma does not exist in plain sm_90).
   CHECK(wg->target_arch(h200, space.default_config()) == "sm_90a");
 }

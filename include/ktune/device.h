@@ -40,6 +40,10 @@ struct Device {
   /// of a typical part of that generation, name "offline sm_XX"); throws
   /// Error(invalid_argument) for an unknown arch.
   static Device offline(const std::string& arch);
+  /// Throws Error(unsupported) naming `what` when code built for `target` ("sm_90a", an
+  /// architecture-specific target) cannot run here: such code runs only on exactly that
+  /// compute capability. Portable targets ("sm_80") pass.
+  void check_runs(const std::string& target, const std::string& what) const;
 };
 
 /// Why there is no usable GPU, or nullopt when there is one. Never throws, never aborts:

@@ -34,6 +34,18 @@ std::int64_t floor_pow2(std::int64_t v) {
   return p;
 }
 
+void check_element_count(const Problem& problem) {
+  std::int64_t elements = 1;
+  for (const auto& [name, extent] : problem.dims) {
+    if (extent > kMaxElements / elements)  // extents are >= 1 (KernelTemplate::check_problem)
+      throw Error(ErrorCode::invalid_argument,
+                  "problem " + problem.key() + ": more than 2^40 elements (" + name + "=" +
+                      std::to_string(extent) + "); the memory-bound templates take at most " +
+                      std::to_string(kMaxElements));
+    elements *= extent;
+  }
+}
+
 bool row_grid_fits(std::int64_t rows, const Config& config, std::string* why) {
   if (ceil_div(rows, config["THREADS"] / config["TPR"]) <= kMaxGridX) return true;
   if (why) *why = "rows=" + std::to_string(rows) + " needs more than 2^31-1 blocks";

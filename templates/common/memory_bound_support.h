@@ -32,6 +32,13 @@ std::int64_t floor_pow2(std::int64_t v);
 /// Largest grid.x of a launch.
 constexpr std::int64_t kMaxGridX = 2147483647;
 
+/// Most elements a memory-bound problem may have (2^40: 4 TiB of f32, beyond any GPU's
+/// memory), so that element counts, byte counts and index arithmetic never overflow.
+constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
+/// Throws Error(invalid_argument) naming the problem when the product of its dimensions
+/// exceeds kMaxElements (checked without overflowing).
+void check_element_count(const Problem& problem);
+
 /// True when rows / (THREADS / TPR) blocks fit in grid.x; else sets `why` (may be null).
 bool row_grid_fits(std::int64_t rows, const Config& config, std::string* why);
 /// Throws Error(invalid_argument) naming `what` unless `host` matches `workload.buffers()`

@@ -8,6 +8,7 @@
 #include "builtin_templates.h"
 #include "host_dtype.h"
 #include "ktune/error.h"
+#include "templates/common/memory_bound_support.h"
 
 namespace ktune {
 
@@ -86,6 +87,10 @@ class CopyTemplate final : public KernelTemplate {
   }
   const std::string& source() const override { return embedded_source("copy/copy.cu"); }
   std::vector<std::string> dim_names() const override { return {"N"}; }
+  void check_problem(const Problem& problem) const override {
+    KernelTemplate::check_problem(problem);
+    memory_bound::check_element_count(problem);
+  }
   std::map<std::string, std::vector<std::string>> attr_domains() const override {
     return {{"dtype", {"f32", "f16"}}};
   }

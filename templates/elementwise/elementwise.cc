@@ -162,6 +162,10 @@ class ElementwiseTemplate final : public KernelTemplate {
     return embedded_source("elementwise/elementwise.cu");
   }
   std::vector<std::string> dim_names() const override { return {"rows", "cols"}; }
+  void check_problem(const Problem& problem) const override {
+    KernelTemplate::check_problem(problem);
+    memory_bound::check_element_count(problem);
+  }
   std::map<std::string, std::vector<std::string>> attr_domains() const override {
     std::vector<std::string> fns;
     for (const auto& [name, f] : functions()) fns.push_back(name);

@@ -291,6 +291,7 @@ class LayernormTemplate final : public KernelTemplate {
   }
   void check_problem(const Problem& problem) const override {
     KernelTemplate::check_problem(problem);
+    memory_bound::check_element_count(problem);
     const std::int64_t hidden = problem.dim("hidden");
     if (hidden < kMinHidden || hidden > kMaxHidden)
       throw Error(ErrorCode::unsupported, "problem " + problem.key() + ": hidden=" +

@@ -112,6 +112,10 @@ class ReductionTemplate final : public KernelTemplate {
   }
   const std::string& source() const override { return embedded_source("reduction/reduction.cu"); }
   std::vector<std::string> dim_names() const override { return {"rows", "cols"}; }
+  void check_problem(const Problem& problem) const override {
+    KernelTemplate::check_problem(problem);
+    memory_bound::check_element_count(problem);
+  }
   std::map<std::string, std::vector<std::string>> attr_domains() const override {
     return {{"dtype", memory_bound::io_dtypes()}, {"fn", {"sum", "max", "mean"}}};
   }

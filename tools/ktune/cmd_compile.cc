@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "compile_options.h"
 #include "ktune/build.h"
+#include "option_checks.h"
 #include "ktune/error.h"
 #include "problem_options.h"
 
@@ -24,7 +25,8 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("--arch", *arch, "Target architecture (sm_80, sm_90, sm_90a, ...)");
   cmd->add_option("--samples", *samples, "Random valid configs compiled besides the default")
       ->check(CLI::Range(0, 10000));
-  cmd->add_option("-j,--jobs", *jobs, "Parallel compiles (0 = all cores)");
+  cmd->add_option("-j,--jobs", *jobs, "Parallel compiles (0 = all cores)")
+      ->check(count_in(0, kMaxJobs));
   add_compile_processes_option(*cmd, *processes);
   cmd->add_option("--seed", *seed, "Seed of the random sample");
   cmd->callback([=] {

@@ -4,12 +4,14 @@
 // expectation, plus the methodology score of Willemsen et al. 2024; as a table and as JSON.
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "ktune/error.h"
 #include "ktune/replay.h"
+#include "ktune/searcher.h"
 #include "replay_metrics.h"
 
 namespace ktune::cli {
@@ -117,6 +119,18 @@ void run_replay(const ReplaySettings& s) {
   if (s.objective != "recorded" && s.objective != "median") {
     throw Error(ErrorCode::invalid_argument, "--objective '" + s.objective + "': expected recorded or median");
   }
+  // Everything the user typed is checked before the runs: searcher names and options, and
+  // that the JSON output can be written.
+  const std::vector<std::string> searchers = split_list(s.searchers);
+  if (searchers.empty())
+    throw Error(ErrorCode::invalid_argument, "--searcher '" + s.searchers + "' names no searcher");
+  for (const auto& name : searchers) (void)make_searcher(name, SearcherOptions::parse(s.options));
+  if (!s.json_path.empty() && s.json_path != "-") {
+    const auto folder = std::filesystem::path(s.json_path).parent_path();
+    if (!folder.empty() && !std::filesystem::is_directory(folder))
+      throw Error(ErrorCode::not_found, "--json '" + s.json_path + "': folder '" +
+                                            folder.string() + "' does not exist");
+  }
   const SearchSpace space = SearchSpace::from_t1_file(space_path);
   ReplayMeasurer measurer = ReplayMeasurer::from_kernel_tuner_cache(
       s.data, space, s.objective == "median" ? ReplayObjective::median_of_samples : ReplayObjective::recorded);
@@ -140,7 +154,7 @@ void run_replay(const ReplaySettings& s) {
   std::vector<double> random_curve;
   for (std::size_t k = 1; k <= s.budget; ++k) random_curve.push_back(random.expected_fraction(k));
   out["random_expectation_curve"] = random_curve;
-  for (const auto& name : split_list(s.searchers)) out["results"].push_back(replay_one(s, name, measurer, random));
+  for (const auto& name : searchers) out["results"].push_back(replay_one(s, name, measurer, random));
 
   if (!s.json_path.empty()) {
     if (s.json_path == "-") {

@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "compile_options.h"
 #include "dry_run.h"
+#include "option_checks.h"
 #include "ktune/build.h"
 #include "ktune/error.h"
 #include "ktune/log.h"
@@ -252,6 +253,9 @@ void tune_task(TuneContext& ctx, const PlanEntry& entry, ReplayTask* replay, Sea
   tuner.resume_from(std::move(previous));
   try {
     TuneResult result = tuner.run();
+    // Ctrl-C also ends a run through the searcher proposing nothing (the Tuner then reports
+    // "exhausted" without measuring again, e.g. under --replay): still an interruption.
+    if (g_stop.load()) throw Interrupted{};
     progress.finish();
     print_result(entry, result, resumed, sink.recorded());
     std::fflush(stdout);
@@ -332,18 +336,20 @@ void add_tune_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--searcher", args->searcher, "Search strategy (see `ktune list`)");
   cmd->add_option("--options", args->options, "Searcher options name=value,... (see `ktune list`)");
-  cmd->add_option("--budget", args->budget, "Trials per problem, resumed ones included (0 = no limit)");
+  cmd->add_option("--budget", args->budget, "Trials per problem, resumed ones included (0 = no limit)")
+      ->check(count_in(0, kMaxTrials));
   cmd->add_option("--time", args->seconds, "Wall-clock seconds per problem (0 = no limit)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_non_negative());
   cmd->add_option("--early-stop", args->early_stop,
-                  "Stop a problem after this many trials without improvement (0 = off)");
+                  "Stop a problem after this many trials without improvement (0 = off)")
+      ->check(count_in(0, kMaxTrials));
   cmd->add_option("--batch", args->batch, "Configs proposed and measured per batch")
       ->check(CLI::Range(1, 4096));
   cmd->add_option("-j,--jobs", args->jobs, "Parallel NVRTC compiles (0 = all cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(count_in(0, kMaxJobs));
   add_compile_processes_option(*cmd, args->compile_processes);
   cmd->add_option("--db", args->db, "Tuning log (SQLite; created when missing)");
-  cmd->add_option("--gpu", args->gpu, "CUDA device index")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--gpu", args->gpu, "CUDA device index")->check(count_in(0, 1023));
   cmd->add_option("--seed", args->seed, "Searcher and verification seed");
   cmd->add_option("--replay", args->replay,
                   "Measure from recorded trials (a ktune database or JSON-lines export) "

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "ktune/error.h"
 #include "ktune/log.h"
+#include "option_checks.h"
 #include "vendor_records.h"
 
 namespace ktune::cli {
@@ -63,7 +64,7 @@ void add_vendor_command(CLI::App& app) {
   cmd->add_option("--problem", args->problem,
                   "Problem key, e.g. \"gemm|M=4096,N=4096,K=4096|bias=0,dtype=f16,layout=NT,out=same\"");
   cmd->add_option("--device", args->device, "Device key, e.g. \"NVIDIA H200|sm_90|132\"");
-  cmd->add_option("--ms", args->ms, "Median time in milliseconds")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--ms", args->ms, "Median time in milliseconds")->check(finite_positive());
   cmd->callback([args] { run_vendor(*args); });
 }
 

@@ -1,6 +1,8 @@
 // The --compile-processes option (see compile_options.h).
 #include "compile_options.h"
 
+#include "option_checks.h"
+
 namespace ktune::cli {
 
 void add_compile_processes_option(CLI::App& cmd, int& processes) {
@@ -8,7 +10,7 @@ void add_compile_processes_option(CLI::App& cmd, int& processes) {
                  "NVRTC helper processes (ktune-worker --compile; 0 = compile in this process; "
                  "default: one per compile job)")
       ->default_str("one per job")
-      ->check(CLI::NonNegativeNumber);
+      ->check(count_in(0, kMaxJobs));
 }
 
 }  // namespace ktune::cli

@@ -37,14 +37,16 @@ const char* role_name(Role role) {
 
 }  // namespace
 
-std::string describe_task(const PlanEntry& entry, const Device& device) {
+std::string describe_task(const PlanEntry& entry, const Device& device, bool* unsatisfiable) {
   const KernelTemplate& tmpl = *entry.tmpl;
   const SearchSpace space = tmpl.space(entry.problem, device);
   std::string out = entry.origin + ": " + tmpl.name() + " " + entry.problem.key() + " on " +
                     device.key() + "\n";
   std::string valid;
   try {
-    valid = std::to_string(space.count_valid(Index{1} << 24));
+    const std::uint64_t count = space.count_valid(Index{1} << 24);
+    valid = std::to_string(count);
+    if (unsatisfiable) *unsatisfiable = count == 0;
   } catch (const Error&) {
     valid = "too many to count";
   }
@@ -80,7 +82,16 @@ std::string describe_task(const PlanEntry& entry, const Device& device) {
 }
 
 void print_dry_run(const std::vector<PlanEntry>& plan, const Device& device) {
-  for (const auto& entry : plan) std::printf("%s", describe_task(entry, device).c_str());
+  std::string empty;  // tasks no config of which satisfies the constraints
+  for (const auto& entry : plan) {
+    bool unsatisfiable = false;
+    std::printf("%s", describe_task(entry, device, &unsatisfiable).c_str());
+    if (unsatisfiable) empty += (empty.empty() ? "" : ", ") + entry.origin;
+  }
+  if (!empty.empty())
+    throw Error(ErrorCode::unsatisfiable,
+                "dry run: no config satisfies the constraints of " + empty +
+                    " (listed above); a tuning run would have nothing to measure");
   std::printf("dry run: %zu task(s) checked; nothing was measured or recorded\n", plan.size());
 }
 

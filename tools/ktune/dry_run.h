@@ -11,10 +11,13 @@
 
 namespace ktune::cli {
 
-/// Prints the dry-run description of every task for `device` to stdout.
+/// Prints the dry-run description of every task for `device` to stdout; then throws
+/// Error(unsatisfiable) naming the tasks whose constraints leave no valid config.
 void print_dry_run(const std::vector<PlanEntry>& plan, const Device& device);
 
-/// The dry-run description of one task (what print_dry_run prints for it).
-std::string describe_task(const PlanEntry& entry, const Device& device);
+/// The dry-run description of one task (what print_dry_run prints for it); sets
+/// `*unsatisfiable` (when given) to whether its space has no valid config.
+std::string describe_task(const PlanEntry& entry, const Device& device,
+                          bool* unsatisfiable = nullptr);
 
 }  // namespace ktune::cli

@@ -35,7 +35,13 @@ std::shared_ptr<const KernelTemplate> ProblemOptions::resolve_template() const {
                   "user template \"" + tmpl->name() + "\" of " + space);
     return tmpl;
   }
-  if (!template_name.empty()) return find_template(template_name);
+  if (!template_name.empty()) {
+    auto tmpl = find_template(template_name);
+    if (!op.empty() && tmpl->op() != op)
+      throw Error(ErrorCode::invalid_argument, "--template " + template_name + " implements op \"" +
+                                                   tmpl->op() + "\", not --op " + op);
+    return tmpl;
+  }
   if (op.empty())
     throw Error(ErrorCode::invalid_argument, "name a template with --template or an op with --op");
   std::string ops;
@@ -56,13 +62,13 @@ Problem ProblemOptions::resolve_problem(const KernelTemplate& tmpl) const {
   }
   if (!dtype.empty()) given["dtype"] = dtype;
   if (!layout.empty()) given["layout"] = layout;
-  if (shape.empty()) {
-    Problem p = tmpl.example_problem();
-    for (const auto& [k, v] : given) p.attrs[k] = v;
-    tmpl.check_problem(p);
-    return p;
-  }
-  return make_problem(tmpl, shape, given);
+  // Without --shape the example's dimensions, with the same attribute defaults as with one:
+  // the same problem whether or not its shape is written out.
+  std::string dims = shape;
+  if (dims.empty())
+    for (const auto& [name, extent] : tmpl.example_problem().dims)
+      dims += (dims.empty() ? "" : "x") + std::to_string(extent);
+  return make_problem(tmpl, dims, given);
 }
 
 }  // namespace ktune::cli

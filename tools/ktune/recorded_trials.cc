@@ -2,6 +2,7 @@
 #include "recorded_trials.h"
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -14,12 +15,14 @@ namespace ktune::cli {
 
 namespace {
 
+/// True unless the file starts like an SQLite database: anything else is read as JSON lines,
+/// whose reader names what is wrong with it (an empty file included).
 bool is_jsonl(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorCode::not_found, "replay data '" + path + "' cannot be opened");
-  std::string first;
-  std::getline(in, first);
-  return first.find("\"ktune-trials\"") != std::string::npos;
+  char head[16] = {};
+  in.read(head, sizeof head);
+  return std::memcmp(head, "SQLite format 3", sizeof head) != 0;
 }
 
 /// The config of a record in `space`'s parameter order, or nullopt when it is not a valid

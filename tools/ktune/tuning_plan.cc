@@ -50,7 +50,8 @@ void resolve(const ProblemOptions& options, PlanEntry& entry) {
     return;
   }
   (void)options.resolve_template();  // throws for an unknown op, listing the known ones
-  std::optional<Error> first_error;
+  std::optional<ErrorCode> first_code;
+  std::string reasons;  // every template's own reason: the first one's may not be the point
   for (const auto& t : all_templates()) {
     if (t->op() != options.op) continue;
     try {
@@ -58,11 +59,12 @@ void resolve(const ProblemOptions& options, PlanEntry& entry) {
       entry.tmpl = t;
       return;
     } catch (const Error& e) {
-      if (!first_error) first_error = e;
+      if (!first_code) first_code = e.code();
+      reasons += "\n  " + t->name() + ": " + e.what();
     }
   }
-  throw Error(first_error->code(), std::string("no template of op \"") + options.op +
-                                       "\" accepts the problem: " + first_error->what());
+  throw Error(*first_code, std::string("no template of op \"") + options.op +
+                               "\" accepts the problem:" + reasons);
 }
 
 PlanEntry entry_from_json(const nlohmann::json& item, const std::string& where,

@@ -1,0 +1,201 @@
+// Command-line checks found by an audit of bad input: outputs that would replace a tuning
+// log, numbers outside an option's range, options that contradict each other, shapes too
+// large for a template, malformed files given where another format was expected, targets a
+// template cannot run on, an unsatisfiable space in a dry run, the same problem with or
+// without --shape, and Ctrl-C during a replayed run. Runs the built `ktune` binary.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_fixtures.h"
+
+using ktune::test::CliResult;
+using ktune::test::run_ktune;
+using ktune::test::source_path;
+using ktune::test::TempDir;
+using ktune::test::write_text;
+
+namespace {
+
+/// Checks that a run failed and that its output mentions every one of `needles`.
+void require_failure_mentioning(const CliResult& r, std::initializer_list<std::string> needles) {
+  INFO("output: " << r.output);
+  CHECK(r.status != 0);
+  CHECK(r.output.find("terminate called") == std::string::npos);
+  for (const auto& n : needles) CHECK(r.output.find(n) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("cli: export and report never replace the log they read or another log", "[cli]") {
+  TempDir dir;
+  const std::string db = dir.file("t.db"), other = dir.file("other.db");
+  ktune::test::write_recorded_copy_db(db, {1048576});
+  ktune::test::write_recorded_copy_db(other, {2097152});
+  require_failure_mentioning(run_ktune(dir, "export --db " + db + " " + db), {"t.db", "being read"});
+  require_failure_mentioning(run_ktune(dir, "report --db " + db + " -o " + db), {"t.db", "being read"});
+  require_failure_mentioning(run_ktune(dir, "export --db " + db + " " + other),
+                             {"other.db", "SQLite database"});
+  for (const auto& path : {db, other}) {
+    const CliResult best = run_ktune(dir, "best --db " + path);
+    INFO(best.output);
+    CHECK(best.status == 0);  // both logs are intact
+  }
+}
+
+TEST_CASE("cli: numbers outside an option's range are refused, naming the option", "[cli]") {
+  TempDir dir;
+  const std::string tune = "tune --dry-run --template copy ";
+  require_failure_mentioning(run_ktune(dir, tune + "--budget -1"), {"--budget", "'-1'"});
+  require_failure_mentioning(run_ktune(dir, tune + "--budget 18446744073709551616"), {"--budget"});
+  require_failure_mentioning(run_ktune(dir, tune + "--early-stop -1"), {"--early-stop"});
+  require_failure_mentioning(run_ktune(dir, tune + "--time nan"), {"--time", "finite"});
+  require_failure_mentioning(run_ktune(dir, tune + "--time -1"), {"--time", "0 or more"});
+  require_failure_mentioning(run_ktune(dir, "compile --template copy -j -1"), {"--jobs"});
+  require_failure_mentioning(run_ktune(dir, tune + "--searcher genetic --options population=-1"),
+                             {"population", "2..100000"});
+  require_failure_mentioning(
+      run_ktune(dir, "vendor --db " + dir.file("v.db") + " --name cublas --problem p --device d --ms 0"),
+      {"--ms", "above 0"});
+  CHECK_FALSE(std::filesystem::exists(dir.file("v.db")));
+}
+
+TEST_CASE("cli: contradicting or empty choices are refused", "[cli]") {
+  TempDir dir;
+  require_failure_mentioning(run_ktune(dir, "tune --dry-run --op conv2d --template gemm_mma"),
+                             {"gemm_mma", "conv2d"});
+  const std::string data =
+      std::string(KTUNE_DATASETS_DIR) + "/convolution_milo_A4000.json.gz";
+  require_failure_mentioning(run_ktune(dir, "replay --data " + data + " --searcher , --budget 2"),
+                             {"--searcher", "names no searcher"});
+  require_failure_mentioning(
+      run_ktune(dir, "replay --data " + data + " --budget 2 --json " + dir.file("no/such/x.json")),
+      {"no/such"});
+}
+
+TEST_CASE("cli: shapes too large for a memory-bound template are refused", "[cli]") {
+  TempDir dir;
+  require_failure_mentioning(
+      run_ktune(dir, "tune --dry-run --template elementwise --shape "
+                     "9223372036854775807x9223372036854775807"),
+      {"2^40"});
+  require_failure_mentioning(run_ktune(dir, "tune --dry-run --template reduction --shape 1x9223372036854775807"),
+                             {"2^40"});
+  require_failure_mentioning(run_ktune(dir, "tune --dry-run --template copy --shape 4398046511104"),
+                             {"2^40"});
+}
+
+TEST_CASE("cli: files of the wrong kind are named for what they are", "[cli]") {
+  TempDir dir;
+  write_text(dir.file("bad.T1.json"), "{bad json");
+  require_failure_mentioning(run_ktune(dir, "tune --dry-run --space " + dir.file("bad.T1.json")),
+                             {"bad.T1.json", "not valid JSON"});
+  write_text(dir.file("obj.json"), "{}\n");
+  const CliResult r = run_ktune(dir, "tune --template copy --replay " + dir.file("obj.json") +
+                                         " --db " + dir.file("o.db"));
+  require_failure_mentioning(r, {"obj.json", "format"});
+  CHECK(r.output.find("SQLite") == std::string::npos);
+}
+
+TEST_CASE("cli: a Hopper-only template on another target is refused before any build", "[cli]") {
+  TempDir dir;
+  require_failure_mentioning(run_ktune(dir, "tune --dry-run --arch sm_80 --template gemm_wgmma"),
+                             {"sm_90a", "sm_80"});
+  require_failure_mentioning(run_ktune(dir, "compile --arch sm_86 --template gemm_wgmma --samples 0"),
+                             {"sm_90a", "sm_86"});
+}
+
+TEST_CASE("cli: the same problem with or without --shape; every template's reason", "[cli]") {
+  TempDir dir;
+  const CliResult implicit = run_ktune(dir, "tune --dry-run --op gemm --dtype f16");
+  const CliResult written = run_ktune(dir, "tune --dry-run --op gemm --dtype f16 --shape 1024x1024x1024");
+  REQUIRE(implicit.status == 0);
+  REQUIRE(written.status == 0);
+  const auto first_line = [](const std::string& s) { return s.substr(0, s.find('\n')); };
+  CHECK(first_line(implicit.output) == first_line(written.output));  // same task, same key
+  // No template takes it: each one's reason is listed (the SIMT one is about the size).
+  require_failure_mentioning(run_ktune(dir, "tune --dry-run --op gemm --dtype f32 --shape 99999999999x1x1"),
+                             {"gemm_simt", "< 2^31", "gemm_mma"});
+}
+
+TEST_CASE("cli: a dry run of an unsatisfiable space fails, naming the task", "[cli]") {
+  TempDir dir;
+  // The example user template, copied with its files, plus a condition no config meets.
+  std::filesystem::copy(source_path("examples/custom_template"), dir.file("t"),
+                        std::filesystem::copy_options::recursive);
+  const std::string spec = dir.file("t/transpose.T1.json");
+  std::ifstream in(spec);
+  auto doc = nlohmann::json::parse(in);
+  in.close();
+  doc["ConfigurationSpace"]["Conditions"].push_back(
+      {{"Expression", "block_size_x > 1000"}, {"Parameters", {"block_size_x"}}});
+  write_text(spec, doc.dump(1));
+  require_failure_mentioning(run_ktune(dir, "tune --dry-run --space " + spec),
+                             {"no config satisfies", "0 valid"});
+}
+
+TEST_CASE("cli: Ctrl-C during a replayed run ends it with status 130, trials kept", "[cli][replay]") {
+  TempDir dir;
+  const std::string data = dir.file("big.db"), db = dir.file("out.db");
+  // A replay long enough to interrupt: every valid config of a gemm_mma problem recorded.
+  {
+    ktune::TuningLog log(data, ktune::LogMode::read_write);
+    auto tmpl = ktune::find_template("gemm_mma");
+    const ktune::Problem problem =
+        ktune::make_problem(*tmpl, "2048x2048x2048", {{"dtype", "f16"}, {"layout", "NT"}});
+    const ktune::Device device = ktune::Device::h200();
+    const ktune::SearchSpace space = tmpl->space(problem, device);
+    std::vector<ktune::TrialRecord> records;
+    space.for_each_valid([&](ktune::Index index, const ktune::Config& c) {
+      if (records.size() >= 20000) return;
+      ktune::Trial t;
+      t.config = c;
+      t.status = ktune::Status::ok;
+      t.median_ms = 1.0 + static_cast<double>(index % 977) / 977.0;
+      t.times_ms = {t.median_ms};
+      records.push_back(ktune::TrialRecord::make(*tmpl, problem, device, t, "recorded"));
+    });
+    log.append_batch(records);
+  }
+  const std::string out = dir.file("run.txt");
+  const std::string command = "'" + ktune::test::ktune_program() +
+                              "' tune --template gemm_mma --shape 2048x2048x2048 --dtype f16 "
+                              "--layout NT --searcher random --budget 0 --progress 0 --replay " +
+                              data + " --db " + db + " > '" + out + "' 2>&1 & echo $!";
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe);
+  int pid = 0;
+  REQUIRE(std::fscanf(pipe, "%d", &pid) == 1);
+  pclose(pipe);
+  // Interrupt once trials are being recorded (the handler is installed by then).
+  bool recording = false;
+  for (int i = 0; i < 600 && !recording; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::ifstream text(out);
+    std::string s((std::istreambuf_iterator<char>(text)), std::istreambuf_iterator<char>());
+    recording = s.find("replaying") != std::string::npos && std::filesystem::exists(db) &&
+                ktune::TuningLog(db, ktune::LogMode::read_only).count() > 0;
+  }
+  REQUIRE(recording);
+  REQUIRE(kill(pid, SIGINT) == 0);
+  for (int i = 0; i < 600; ++i) {  // not our child: wait for the process to end
+    if (kill(pid, 0) != 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::ifstream text(out);
+  std::string s((std::istreambuf_iterator<char>(text)), std::istreambuf_iterator<char>());
+  INFO(s);
+  CHECK(s.find("stopped by Ctrl-C") != std::string::npos);
+  CHECK(s.find("done:") == std::string::npos);
+  const auto kept = ktune::TuningLog(db, ktune::LogMode::read_only).count();
+  CHECK(kept > 0);
+  CHECK(kept < 20000);
+}
