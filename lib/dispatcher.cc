@@ -43,7 +43,8 @@ namespace {
 struct Candidate {
   std::string config_text;
   double median_ms = 0;
-  std::string record;  // names the record in messages
+  std::string record;       // names the record in messages
+  std::string source_hash;  // of the template source it was measured with
 };
 
 /// The ok records of one (template, problem, device), fastest first.
@@ -113,7 +114,8 @@ struct Dispatcher::Impl {
   Selection compute(const KernelTemplate& tmpl, const Problem& problem, const Device& device) const;
   std::optional<Config> try_task(const KernelTemplate& tmpl, const Task& task,
                                  const Problem& problem, const Device& device,
-                                 const SearchSpace& space, const Candidate** used) const;
+                                 const SearchSpace& space, const std::string& current_source,
+                                 const Candidate** used) const;
   void reject(const std::string& record, const std::string& why) const;
   Selection select(const KernelTemplate& tmpl, const Problem& problem, const Device& device) const;
   std::shared_ptr<Prepared> prepare(const std::string& template_name, const Problem& problem,
@@ -148,15 +150,18 @@ void Dispatcher::Impl::index(std::vector<TrialRecord>&& records, bool from_jsonl
       tasks.emplace_back(r.template_name, std::move(t));
     }
     tasks[it->second].second.candidates.push_back(
-        Candidate{r.config_text, r.trial.median_ms, record_name(r, path, from_jsonl)});
+        Candidate{r.config_text, r.trial.median_ms, record_name(r, path, from_jsonl),
+                  r.source_hash});
   }
   for (auto& [name, task] : tasks) {
     auto& c = task.candidates;
     std::stable_sort(c.begin(), c.end(),
                      [](const Candidate& a, const Candidate& b) { return a.median_ms < b.median_ms; });
-    std::set<std::string> seen;  // keep the best measurement of each config
+    std::set<std::string> seen;  // keep the best measurement of each config and source
     c.erase(std::remove_if(c.begin(), c.end(),
-                           [&](const Candidate& x) { return !seen.insert(x.config_text).second; }),
+                           [&](const Candidate& x) {
+                             return !seen.insert(x.config_text + '\x1f' + x.source_hash).second;
+                           }),
             c.end());
     tasks_by_template[name].push_back(std::move(task));
   }
@@ -173,10 +178,12 @@ void Dispatcher::Impl::reject(const std::string& record, const std::string& why)
 }
 
 // First candidate of a task that is in the template's space for the task's own problem (else
-// the record is hostile or stale and rejected), and valid and implementable for `problem`.
+// the record is hostile or stale and rejected), and valid and implementable for `problem`:
+// first among those measured with the template's current source, then among the others.
 std::optional<Config> Dispatcher::Impl::try_task(const KernelTemplate& tmpl, const Task& task,
                                                  const Problem& problem, const Device& device,
                                                  const SearchSpace& space,
+                                                 const std::string& current_source,
                                                  const Candidate** used) const {
   const bool same_problem = task.problem_key == problem.key();
   std::optional<SearchSpace> own_space;  // the space the record was tuned in
@@ -190,39 +197,43 @@ std::optional<Config> Dispatcher::Impl::try_task(const KernelTemplate& tmpl, con
       return std::nullopt;
     }
   }
-  for (const Candidate& c : task.candidates) {
-    std::map<std::string, Value> values;
-    try {
-      Config parsed = parse_config_text(c.config_text);
-      for (std::size_t i = 0; i < parsed.size(); ++i) values[parsed.names()[i]] = parsed.values()[i];
-      // Throws for an unknown or missing parameter or a value outside its domain.
-      (own_space ? *own_space : space).make(values);
-    } catch (const Error& e) {
-      reject(c.record, std::string("config '") + c.config_text + "' is not in the space of " +
-                           tmpl.name() + ": " + e.what());
-      continue;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (const Candidate& c : task.candidates) {
+      if ((c.source_hash == current_source) != (pass == 0)) continue;
+      std::map<std::string, Value> values;
+      try {
+        Config parsed = parse_config_text(c.config_text);
+        for (std::size_t i = 0; i < parsed.size(); ++i)
+          values[parsed.names()[i]] = parsed.values()[i];
+        // Throws for an unknown or missing parameter or a value outside its domain.
+        (own_space ? *own_space : space).make(values);
+      } catch (const Error& e) {
+        reject(c.record, std::string("config '") + c.config_text + "' is not in the space of " +
+                             tmpl.name() + ": " + e.what());
+        continue;
+      }
+      Config config;
+      try {
+        config = space.make(values);  // in the requested problem's space (order and domains)
+      } catch (const Error& e) {
+        spdlog::debug("dispatch: {}: config '{}' not in the space of {}: {}", c.record,
+                      c.config_text, problem.key(), e.what());
+        continue;
+      }
+      std::string why;
+      if (!space.valid(config)) {
+        spdlog::debug("dispatch: {}: '{}' violates {}", c.record, c.config_text,
+                      space.violated(config).value_or("a constraint"));
+        continue;
+      }
+      if (!tmpl.can_implement(problem, config, &why)) {
+        spdlog::debug("dispatch: {}: '{}' cannot implement {}: {}", c.record, c.config_text,
+                      problem.key(), why);
+        continue;
+      }
+      *used = &c;
+      return config;
     }
-    Config config;
-    try {
-      config = space.make(values);  // in the requested problem's space (order and domains)
-    } catch (const Error& e) {
-      spdlog::debug("dispatch: {}: config '{}' not in the space of {}: {}", c.record,
-                    c.config_text, problem.key(), e.what());
-      continue;
-    }
-    std::string why;
-    if (!space.valid(config)) {
-      spdlog::debug("dispatch: {}: '{}' violates {}", c.record, c.config_text,
-                    space.violated(config).value_or("a constraint"));
-      continue;
-    }
-    if (!tmpl.can_implement(problem, config, &why)) {
-      spdlog::debug("dispatch: {}: '{}' cannot implement {}: {}", c.record, c.config_text,
-                    problem.key(), why);
-      continue;
-    }
-    *used = &c;
-    return config;
   }
   return std::nullopt;
 }
@@ -232,6 +243,7 @@ Selection Dispatcher::Impl::compute(const KernelTemplate& tmpl, const Problem& p
   const SearchSpace space = tmpl.space(problem, device);
   const std::string key = problem.key();
   const std::string dk = device_key_of(device);
+  const std::string current_source = Builder::source_hash(tmpl.source());
   static const std::vector<Task> kNone;
   auto found = tasks_by_template.find(tmpl.name());
   const std::vector<Task>& tasks = found == tasks_by_template.end() ? kNone : found->second;
@@ -258,10 +270,11 @@ Selection Dispatcher::Impl::compute(const KernelTemplate& tmpl, const Problem& p
       const bool exact = task->problem_key == key;
       if (!exact && !options.allow_nearest_shape) continue;
       const Candidate* used = nullptr;
-      auto config = try_task(tmpl, *task, problem, device, space, &used);
+      auto config = try_task(tmpl, *task, problem, device, space, current_source, &used);
       if (!config) continue;
       Selection s;
       s.config = *config;
+      s.older_source = used->source_hash != current_source;
       s.reason = other_device ? SelectionReason::same_arch
                               : (exact ? SelectionReason::exact : SelectionReason::nearest_shape);
       s.source_problem = task->problem_key;
@@ -274,7 +287,9 @@ Selection Dispatcher::Impl::compute(const KernelTemplate& tmpl, const Problem& p
                                           task->device_key + ")"
                                     : "") +
                       " (" + used->record + ", median " + std::to_string(used->median_ms) +
-                      " ms" + (exact ? "" : ", log2 distance " + std::to_string(distance)) + ")";
+                      " ms" + (exact ? "" : ", log2 distance " + std::to_string(distance)) +
+                      (s.older_source ? ", measured with an older source of the template" : "") +
+                      ")";
       return s;
     }
     return std::nullopt;

@@ -173,6 +173,17 @@ LogFormat detect_log_format(const std::string& path) {
                   "' (not ktune JSON lines, T4 results or a Kernel Tuner cache); name it");
 }
 
+/// What tells a stored trial apart from another: an import of a record with the same key as
+/// one already in the log is a re-import, not a new measurement.
+std::string identity(const TrialRecord& r) {
+  std::ostringstream key;
+  key.precision(17);
+  key << r.run_id << '\x1f' << r.template_name << '\x1f' << r.problem_key << '\x1f'
+      << r.device_key() << '\x1f' << r.config_text << '\x1f' << to_string(r.trial.status)
+      << '\x1f' << r.trial.timestamp_us << '\x1f' << r.trial.median_ms;
+  return key.str();
+}
+
 ImportSummary import_file(TuningLog& log, const std::string& path, const ImportOptions& options) {
   ImportSummary summary;
   summary.format = options.format ? *options.format : detect_log_format(path);
@@ -182,6 +193,23 @@ ImportSummary import_file(TuningLog& log, const std::string& path, const ImportO
                                  ? path + ":" + std::to_string(records[i].id)
                                  : path + " (record " + std::to_string(i + 1) + ")");
   }
+  std::set<std::string> file_runs;
+  for (const auto& r : records) file_runs.insert(r.run_id);
+  std::set<std::string> present;  // the log's records of the runs the file names
+  for (const auto& run : file_runs) {
+    LogFilter filter;
+    filter.run_id = run;
+    log.for_each(filter, [&](const TrialRecord& r) { present.insert(identity(r)); });
+  }
+  std::vector<TrialRecord> fresh;
+  for (auto& r : records) {
+    if (present.count(identity(r))) {
+      ++summary.already_present;
+    } else {
+      fresh.push_back(std::move(r));
+    }
+  }
+  records = std::move(fresh);
   log.append_batch(records);  // one transaction: all or nothing
   summary.records = records.size();
   std::set<std::string> runs;

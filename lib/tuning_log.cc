@@ -180,6 +180,7 @@ struct TuningLog::Impl {
 };
 
 TuningLog::TuningLog(const std::string& path, LogMode mode) : impl_(std::make_unique<Impl>()) {
+  if (path.empty()) throw Error(ErrorCode::invalid_argument, "the tuning log path is empty");
   impl_->path = path;
   impl_->mode = mode;
   if (mode == LogMode::read_only) {
@@ -232,13 +233,16 @@ void TuningLog::append_batch(const std::vector<TrialRecord>& records) {
 
 std::optional<TrialRecord> TuningLog::best(const std::string& template_name,
                                            const std::string& problem_key,
-                                           const std::string& device_key) const {
+                                           const std::string& device_key,
+                                           const std::string& prefer_source_hash) const {
   std::lock_guard lock(impl_->mutex);
   auto s = impl_->db->prepare(std::string("SELECT ") + kColumns +
                               " FROM trials WHERE template = ?1 AND problem_key = ?2 AND "
                               "device_key = ?3 AND status = 'ok' AND median_ms > 0 AND "
-                              "median_ms < 1e308 ORDER BY median_ms, id LIMIT 1");
-  s.bind(1, template_name).bind(2, problem_key).bind(3, device_key);
+                              "median_ms < 1e308 ORDER BY source_hash != ?4, median_ms, id "
+                              "LIMIT 1");
+  // An empty preference matches no record, so every one sorts alike on the first key.
+  s.bind(1, template_name).bind(2, problem_key).bind(3, device_key).bind(4, prefer_source_hash);
   if (!s.step()) return std::nullopt;
   return read_record(s);
 }

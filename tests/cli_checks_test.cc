@@ -72,6 +72,8 @@ TEST_CASE("cli: contradicting or empty choices are refused", "[cli]") {
   TempDir dir;
   require_failure_mentioning(run_ktune(dir, "tune --dry-run --op conv2d --template gemm_mma"),
                              {"gemm_mma", "conv2d"});
+  require_failure_mentioning(run_ktune(dir, "nope"), {"unknown subcommand 'nope'", "tune"});
+  require_failure_mentioning(run_ktune(dir, "best --db ''"), {"path is empty"});
   const std::string data =
       std::string(KTUNE_DATASETS_DIR) + "/convolution_milo_A4000.json.gz";
   require_failure_mentioning(run_ktune(dir, "replay --data " + data + " --searcher , --budget 2"),
@@ -198,4 +200,60 @@ TEST_CASE("cli: Ctrl-C during a replayed run ends it with status 130, trials kep
   const auto kept = ktune::TuningLog(db, ktune::LogMode::read_only).count();
   CHECK(kept > 0);
   CHECK(kept < 20000);
+}
+
+TEST_CASE("cli: replayed trials say so and keep the source they were measured with",
+          "[cli][replay]") {
+  TempDir dir;
+  const std::string base = dir.file("base.db"), data = dir.file("recorded.db"),
+                    db = dir.file("out.db");
+  ktune::test::write_recorded_copy_db(base, {1048576});
+  auto records = ktune::TuningLog(base, ktune::LogMode::read_only).records();
+  REQUIRE(records.size() > 2);
+  const std::string older = "0123456789abcdef";
+  records[0].source_hash = older;  // this config was only measured with an older source
+  ktune::TrialRecord duplicate = records[1];  // and this one also with an older source,
+  duplicate.source_hash = older;              // faster there: not what the current one does
+  duplicate.trial.median_ms *= 0.5;
+  records.push_back(duplicate);
+  ktune::TuningLog(data).append_batch(records);
+
+  const CliResult r = run_ktune(dir, "tune --template copy --shape 1048576 --dtype f32 "
+                                     "--searcher exhaustive --progress 0 --replay " + data +
+                                     " --db " + db);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  const std::string current =
+      ktune::Builder::source_hash(ktune::find_template("copy")->source());
+  std::size_t checked = 0;
+  for (const auto& rec : ktune::TuningLog(db, ktune::LogMode::read_only).records()) {
+    CHECK(rec.trial.message.rfind("replayed from " + data, 0) == 0);
+    if (rec.config_text == records[0].config_text) {
+      CHECK(rec.source_hash == older);
+      ++checked;
+    } else if (rec.config_text == records[1].config_text) {
+      CHECK(rec.source_hash == current);
+      if (rec.trial.ok()) CHECK(rec.trial.median_ms == records[1].trial.median_ms);
+      ++checked;
+    } else {
+      CHECK(rec.source_hash == current);
+    }
+  }
+  CHECK(checked == 2);
+}
+
+TEST_CASE("cli: importing the same file twice adds nothing the second time", "[cli]") {
+  TempDir dir;
+  const std::string db = dir.file("t.db"), copy = dir.file("again.db");
+  ktune::test::write_recorded_copy_db(db, {1048576});
+  REQUIRE(run_ktune(dir, "export --db " + db + " " + dir.file("t.jsonl")).status == 0);
+  const CliResult first = run_ktune(dir, "import --db " + copy + " " + dir.file("t.jsonl"));
+  const CliResult second = run_ktune(dir, "import --db " + copy + " " + dir.file("t.jsonl"));
+  INFO(first.output << second.output);
+  CHECK(first.status == 0);
+  CHECK(second.status == 0);
+  CHECK(second.output.find("imported 0 records") != std::string::npos);
+  CHECK(second.output.find("were in") != std::string::npos);
+  CHECK(ktune::TuningLog(copy, ktune::LogMode::read_only).count() ==
+        ktune::TuningLog(db, ktune::LogMode::read_only).count());
 }

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "ktune/build.h"
 #include "ktune/dispatch.h"
 #include "ktune/error.h"
 #include "ktune/template.h"
@@ -234,4 +235,31 @@ TEST_CASE("Dispatcher reports unknown templates and unreadable logs", "[dispatch
   } catch (const Error& e) {
     CHECK(e.code() == ErrorCode::unknown_name);
   }
+}
+
+TEST_CASE("Dispatcher prefers records of the template's current source, and says when not",
+          "[dispatch]") {
+  test::TempDir dir;
+  {  // every record of tuned_log was measured with another source (make_record's hash)
+    Dispatcher d(tuned_log(dir));
+    auto s = d.select(kTile, TileTemplate::problem(1024, 1024), test::test_device());
+    CHECK(s.config.str() == "BM=128,BN=32,SPLIT=2");
+    CHECK(s.older_source);
+    CHECK_THAT(s.explanation, Catch::Contains("older source"));
+  }
+  test::TempDir dir2;
+  auto current = tile_record(1024, 1024, "BM=64,BN=64,SPLIT=1", 0.9);  // slower, but current
+  current.source_hash = Builder::source_hash(kTile.source());
+  const std::string path = tuned_log(dir2, {current});
+  Dispatcher d(path);
+  auto s = d.select(kTile, TileTemplate::problem(1024, 1024), test::test_device());
+  CHECK(s.config.str() == "BM=64,BN=64,SPLIT=1");
+  CHECK(s.median_ms == 0.9);
+  CHECK_FALSE(s.older_source);
+  // The log's best() answers the same when asked to prefer the current source.
+  TuningLog log(path, LogMode::read_only);
+  const auto dk = device_key_of(test::test_device());
+  const auto key = TileTemplate::problem(1024, 1024).key();
+  CHECK(log.best(kTile.name(), key, dk)->config_text == "BM=128,BN=32,SPLIT=2");
+  CHECK(log.best(kTile.name(), key, dk, current.source_hash)->config_text == "BM=64,BN=64,SPLIT=1");
 }

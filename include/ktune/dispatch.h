@@ -40,6 +40,9 @@ struct Selection {
   std::string source_device;    ///< device key of the record used ("" for the default)
   double median_ms = 0;         ///< recorded median of that record (0 for the default)
   double distance = 0;          ///< shape distance to the record's problem (0 when exact)
+  /// True when the record was measured with another version of the template's source (no
+  /// usable record of the current source existed; those come first).
+  bool older_source = false;
   /// True when the config was tuned on another device (reason same_arch).
   bool other_device() const { return reason == SelectionReason::same_arch; }
 };

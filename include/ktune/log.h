@@ -117,10 +117,13 @@ class TuningLog {
   /// Appends records in one transaction: all of them or none.
   void append_batch(const std::vector<TrialRecord>& records);
 
-  /// The fastest ok trial of a task (smallest median, earliest on ties), or nullopt.
+  /// The fastest ok trial of a task (smallest median, earliest on ties), or nullopt. With
+  /// `prefer_source_hash`, trials measured with that template source come first: a faster
+  /// time of an older source is what that kernel did, not what the current one does.
   std::optional<TrialRecord> best(const std::string& template_name,
                                   const std::string& problem_key,
-                                  const std::string& device_key) const;
+                                  const std::string& device_key,
+                                  const std::string& prefer_source_hash = "") const;
   /// Every trial of a run in insertion order.
   std::vector<TrialRecord> run_history(const std::string& run_id) const;
   /// Config texts already measured for a task (any status), sorted, no duplicates. With a
@@ -173,11 +176,14 @@ struct ImportOptions {
 struct ImportSummary {
   LogFormat format = LogFormat::jsonl;  ///< format read
   std::size_t records = 0;              ///< records appended
+  std::size_t already_present = 0;      ///< records the log held already, not added again
   std::vector<std::string> run_ids;     ///< runs touched
 };
 
-/// Imports a file into a log in one transaction: either every record is added or none
-/// (malformed input throws Error(parse_error) naming file, line and field).
+/// Imports a file into a log in one transaction: either every new record is added or none
+/// (malformed input throws Error(parse_error) naming file, line and field). A record the log
+/// already holds (same run, task, config, status, timestamp and median) is not added again,
+/// so importing a file twice changes nothing.
 ImportSummary import_file(TuningLog& log, const std::string& path,
                           const ImportOptions& options = {});
 /// Exports matching records to a file (jsonl or t4); returns the number written.

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "ktune/build.h"
 #include "ktune/error.h"
 #include "ktune/template.h"
 #include "recorded_trials.h"
@@ -113,13 +114,20 @@ std::vector<BestRow> best_rows(const TuningLog& log) {
   std::vector<BestRow> rows;
   for (const auto& task : tasks) {
     if (!task.best_ms || is_vendor_template(task.template_name)) continue;
-    auto best = log.best(task.template_name, task.problem_key, task.device_key);
+    // Trials of this build's template source first (a built-in or registered template).
+    std::string current_source;
+    try {
+      current_source = Builder::source_hash(find_template(task.template_name)->source());
+    } catch (const Error&) {
+    }
+    auto best = log.best(task.template_name, task.problem_key, task.device_key, current_source);
     if (!best) continue;
     BestRow row;
     row.template_name = task.template_name;
     row.problem_key = task.problem_key;
     row.device_key = task.device_key;
     row.config = best->config_text;
+    row.older_source = !current_source.empty() && best->source_hash != current_source;
     row.run_id = best->run_id;
     row.median_ms = best->trial.median_ms;
     row.trials = task.trials;
@@ -157,7 +165,8 @@ nlohmann::json best_rows_json(const std::vector<BestRow>& rows) {
                    {"vendor", r.vendor.empty() ? nlohmann::json() : nlohmann::json(r.vendor)},
                    {"vendor_ms", number(r.vendor_ms)},
                    {"vendor_ratio", number(r.vendor_ratio)},
-                   {"vendor_detail", r.vendor_detail}});
+                   {"vendor_detail", r.vendor_detail},
+                   {"older_source", r.older_source}});
   }
   return out;
 }
@@ -183,7 +192,8 @@ std::string best_rows_text(const std::vector<BestRow>& rows) {
                   r.problem_key.c_str(), static_cast<int>(wd), r.device_key.c_str(),
                   static_cast<long long>(r.trials), r.median_ms,
                   fixed(r.default_ms, "%.5g").c_str(), (fixed(r.speedup, "%.2f") + (r.speedup ? "x" : "")).c_str(),
-                  fixed(r.vendor_ms, "%.5g").c_str(), vendor.c_str(), r.config.c_str());
+                  fixed(r.vendor_ms, "%.5g").c_str(), vendor.c_str(),
+                  (r.config + (r.older_source ? " (older source)" : "")).c_str());
     out += line;
   }
   return out;

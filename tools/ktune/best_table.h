@@ -31,6 +31,9 @@ struct BestRow {
   std::optional<double> vendor_ms;     ///< the vendor's time for this problem (copy: at best copy bandwidth)
   std::optional<double> vendor_ratio;  ///< tuned speed / vendor speed (1 = parity)
   std::string vendor_detail;           ///< e.g. "2950 GB/s of 4100 GB/s copy"
+  /// The best was measured with another version of the template's source than this build's
+  /// (no trial of the current source is ok); shown as "(older source)".
+  bool older_source = false;
 };
 
 /// The rows of a log, sorted by template, problem, device; tasks without an ok trial are

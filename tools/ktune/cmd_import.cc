@@ -48,6 +48,10 @@ void add_import_command(CLI::App& app) {
                 to_string(summary.format), args->db.c_str());
     for (const auto& run : summary.run_ids) std::printf(" %s", run.c_str());
     std::printf("\n");
+    if (summary.already_present)
+      std::printf("%zu records were in %s already (same run, task, config, status, time and "
+                  "median) and were not added again\n",
+                  summary.already_present, args->db.c_str());
   });
 }
 

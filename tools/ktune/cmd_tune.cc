@@ -112,12 +112,15 @@ class StoppableMeasurer final : public Measurer {
 
 // --- recording --------------------------------------------------------------------------------
 
-/// Appends every trial to the tuning log, stamped with template, problem, device and run.
+/// Appends every trial to the tuning log, stamped with template, problem, device and run. A
+/// replayed trial keeps the template source its record was measured with and says where it
+/// was replayed from, so that it never passes for a fresh measurement.
 class LogSink final : public TrialSink {
  public:
   LogSink(TuningLog& log, const KernelTemplate& tmpl, const Problem& problem,
-          const Device& device, std::string run_id)
-      : log_(log), tmpl_(tmpl), problem_(problem), device_(device), run_id_(std::move(run_id)) {}
+          const Device& device, std::string run_id, const ReplayTask* replay)
+      : log_(log), tmpl_(tmpl), problem_(problem), device_(device), run_id_(std::move(run_id)),
+        replay_(replay) {}
 
   void record(const Trial& trial) override {
     // A worker killed by the terminal's Ctrl-C did not measure its candidate: leave it out,
@@ -129,7 +132,15 @@ class LogSink final : public TrialSink {
       stamped.timestamp_us = std::chrono::duration_cast<std::chrono::microseconds>(
                                  std::chrono::system_clock::now().time_since_epoch())
                                  .count();
-    log_.append(TrialRecord::make(tmpl_, problem_, device_, stamped, run_id_));
+    if (replay_)
+      stamped.message = "replayed from " + replay_->origin +
+                        (stamped.message.empty() ? "" : ": " + stamped.message);
+    TrialRecord record = TrialRecord::make(tmpl_, problem_, device_, stamped, run_id_);
+    if (replay_) {
+      auto source = replay_->source_of.find(trial.config.str());
+      if (source != replay_->source_of.end()) record.source_hash = source->second;
+    }
+    log_.append(record);
     ++recorded_;
   }
   std::size_t recorded() const { return recorded_; }
@@ -140,6 +151,7 @@ class LogSink final : public TrialSink {
   const Problem& problem_;
   const Device& device_;
   std::string run_id_;
+  const ReplayTask* replay_;
   std::size_t recorded_ = 0;
 };
 
@@ -247,7 +259,7 @@ void tune_task(TuneContext& ctx, const PlanEntry& entry, ReplayTask* replay, Sea
 
   StoppableSearcher stoppable_searcher(searcher);
   StoppableMeasurer stoppable_measurer(*measurer);
-  LogSink sink(ctx.log, *entry.tmpl, entry.problem, device, ctx.run_id);
+  LogSink sink(ctx.log, *entry.tmpl, entry.problem, device, ctx.run_id, replay);
   Tuner tuner(space, stoppable_searcher, stoppable_measurer, options);
   tuner.set_sink(&sink);
   tuner.resume_from(std::move(previous));

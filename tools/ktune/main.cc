@@ -32,6 +32,13 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // CLI11 says only "A subcommand is required" for a misspelt one: name it and the valid ones.
+    if (argc > 1 && argv[1][0] != '-' && app.get_subcommands().empty()) {
+      std::string known;
+      for (const auto* sub : app.get_subcommands({})) known += (known.empty() ? "" : ", ") + sub->get_name();
+      std::fprintf(stderr, "ktune: unknown subcommand '%s' (known: %s)\n", argv[1], known.c_str());
+      return 2;
+    }
     return app.exit(e);
   } catch (const ktune::Error& e) {
     std::fprintf(stderr, "ktune: error (%s): %s\n", ktune::to_string(e.code()), e.what());

@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "jsonl_format.h"
+#include "ktune/build.h"
 #include "ktune/error.h"
 
 namespace ktune::cli {
@@ -100,14 +101,23 @@ ReplayTask make_replay_task(const std::vector<TrialRecord>& records, const Kerne
   task.device = device_of_record(sample->device);
   const SearchSpace full = tmpl.space(problem, task.device);
 
-  // One recorded outcome per config: the first ok record, else the first record.
+  // One recorded outcome per config: an ok record before a failed one, and among those a
+  // record of this build's template source before an older one, else the first.
+  const std::string current = Builder::source_hash(tmpl.source());
   std::map<std::string, std::pair<Config, RecordedResult>> by_config;
   for (const auto& r : records) {
     if (r.template_name != tmpl.name() || r.problem_key != key || r.device_key() != chosen) continue;
     auto config = config_in(full, r.config_text);
     if (!config) continue;
     auto it = by_config.find(config->str());
-    if (it != by_config.end() && (it->second.second.status == Status::ok || !r.trial.ok())) continue;
+    if (it != by_config.end()) {
+      const bool kept_ok = it->second.second.status == Status::ok;
+      if (kept_ok && !r.trial.ok()) continue;
+      if (kept_ok == r.trial.ok() &&
+          (task.source_of[config->str()] == current || r.source_hash != current))
+        continue;
+    }
+    task.source_of[config->str()] = r.source_hash;
     RecordedResult result;
     result.status = r.trial.status;
     result.time_ms = r.trial.median_ms;
@@ -139,6 +149,7 @@ ReplayTask make_replay_task(const std::vector<TrialRecord>& records, const Kerne
   for (const auto& [text, entry] : by_config)
     answers.emplace_back(task.space.parse(text), entry.second);
   task.records = answers.size();
+  task.origin = origin;
   task.measurer = std::make_unique<ReplayMeasurer>(task.space, answers, origin);
   return task;
 }

@@ -4,6 +4,7 @@
 // ReplayMeasurer that answers from the records.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,10 @@ struct ReplayTask {
   SearchSpace space;                         ///< template space restricted to recorded configs
   std::unique_ptr<ReplayMeasurer> measurer;  ///< answers every config of `space`
   std::size_t records = 0;                   ///< distinct recorded configs used
+  std::string origin;                        ///< the file the records come from
+  /// Config text -> template source hash of the record each config replays, so that what is
+  /// logged from a replay keeps the source it was measured with.
+  std::map<std::string, std::string> source_of;
 };
 
 /// Builds the replay of `tmpl` on `problem` from `records` (the device with the most records
