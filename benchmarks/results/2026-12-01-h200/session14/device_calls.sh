@@ -11,3 +11,14 @@ if [ $PART = A ]; then
     --rounds=3 --loop-ms=10
   grep -v "^\[20" $R/kscale.log | cut -c1-190
 fi
+# ---- calls 2-3 (PART=B, C), same header:
+if [ $PART = B ]; then
+  s t_core 330 $B/tests/ktune_tests "[gpu]~[gemm]~[conv]~[demo]" -d yes
+  s t_demo 150 $B/tests/ktune_tests "[gpu][demo]" -d yes
+  s t_conv 150 $B/tests/ktune_tests "[gpu][conv]" -d yes
+  s runner 100 $B/benchmarks/gpu_runner $R/gpu_runner.json
+  grep -h "All tests\|test cases" $R/t_*.log
+fi
+if [ $PART = C ]; then
+  s t_gemm 560 $B/tests/ktune_tests "[gpu][gemm]" -d yes
+fi
