@@ -134,11 +134,13 @@ SearcherInfo annealing_info() {
   return {"annealing",
           "simulated annealing over the space's neighbourhoods with geometric cooling and "
           "restarts",
-          {{"initial", "12", "random configs measured before the walk starts from the best", "int 1..1000000"},
+          {{"initial", "12", "random configs measured before the walk starts from the best",
+             "int 1..1000000"},
            {"t0", "0.05", "start temperature, in units of log(time)", "real 0.000001..1000000"},
            {"cooling", "0.99", "temperature factor per evaluation", "real 0.000001..1"},
            {"t_min", "0.005", "restart when the temperature falls below this", "real 0..1000000"},
-           {"neighbourhood", "hamming", "hamming (any one parameter) or adjacent (one step)", "hamming|adjacent"}}};
+           {"neighbourhood", "hamming", "hamming (any one parameter) or adjacent (one step)",
+             "hamming|adjacent"}}};
 }
 
 std::unique_ptr<Searcher> make_annealing(const SearcherOptions& options) {

@@ -160,12 +160,16 @@ SearcherInfo genetic_info() {
           "steady-state genetic algorithm: tournament selection, uniform crossover, "
           "constraint-repairing mutation, elitist population",
           {{"population", "4", "number of best measured configs that breed", "int 2..100000"},
-           {"tournament", "2", "configs drawn per tournament (selection pressure)", "int 1..100000"},
+           {"tournament", "2", "configs drawn per tournament (selection pressure)",
+             "int 1..100000"},
            {"crossover", "0.8", "probability that a child mixes two parents", "real 0..1"},
            {"mutation", "0.15", "per-parameter mutation probability", "real 0..1"},
-           {"initial", "12", "configs of the spread-out random design measured before breeding", "int 2..1000000"},
-           {"jump", "0.5", "probability that a mutation jumps to any value (else one step)", "real 0..1"},
-           {"design_draws", "3", "random draws per initial config; the most spread-out one is kept", "int 1..1000"}}};
+           {"initial", "12", "configs of the spread-out random design measured before breeding",
+             "int 2..1000000"},
+           {"jump", "0.5", "probability that a mutation jumps to any value (else one step)",
+             "real 0..1"},
+           {"design_draws", "3", "random draws per initial config; the most spread-out one is kept",
+             "int 1..1000"}}};
 }
 
 std::unique_ptr<Searcher> make_genetic(const SearcherOptions& options) {

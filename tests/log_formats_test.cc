@@ -30,6 +30,29 @@ void write_text(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
 }
 
+/// The sample records exported to `path` in `format`.
+void export_sample(const std::string& path, LogFormat format) {
+  test::TempDir tmp_dir;
+  TuningLog tmp(tmp_dir.file("tmp.db"));
+  tmp.append_batch(sample_records());
+  export_file(tmp, path, format);
+}
+
+/// The lines of a text file.
+std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+/// Writes `lines` as a text file, one per line.
+void write_lines(const std::string& path, const std::vector<std::string>& lines) {
+  std::string text;
+  for (const auto& l : lines) text += l + "\n";
+  write_text(path, text);
+}
+
 void require_same_records(const std::vector<TrialRecord>& a, const std::vector<TrialRecord>& b) {
   REQUIRE(a.size() == b.size());
   for (std::size_t i = 0; i < a.size(); ++i) test::require_same_record(a[i], b[i]);
@@ -156,20 +179,12 @@ TEST_CASE("Malformed input names file, line and field, and imports nothing", "[l
 
   SECTION("JSON lines with a bad field on line 3") {
     std::string path = dir.file("bad.jsonl");
-    {
-      TuningLog tmp(dir.file("tmp.db"));
-      tmp.append_batch(sample_records());
-      export_file(tmp, path, LogFormat::jsonl);
-    }
-    std::ifstream in(path);
-    std::vector<std::string> lines;
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    export_sample(path, LogFormat::jsonl);
+    std::vector<std::string> lines = read_lines(path);
     auto pos = lines[2].find("\"median_ms\":");
     REQUIRE(pos != std::string::npos);
     lines[2].insert(pos + 12, "\"fast\",\"ignored\":");
-    std::string text;
-    for (const auto& l : lines) text += l + "\n";
-    write_text(path, text);
+    write_lines(path, lines);
     CHECK_THROWS_WITH(import_file(log, path),
                       Catch::Contains(path + ":3") && Catch::Contains("median_ms"));
   }
@@ -205,22 +220,13 @@ namespace {
 /// The sample records as JSON lines in `path`, with `from` replaced by `to` in the first
 /// record (line 2: BLOCK=128,VEC=1, ok, median 0.9 ms).
 void write_mutated_jsonl(const std::string& path, const std::string& from, const std::string& to) {
-  {
-    test::TempDir tmp_dir;
-    TuningLog tmp(tmp_dir.file("tmp.db"));
-    tmp.append_batch(sample_records());
-    export_file(tmp, path, LogFormat::jsonl);
-  }
-  std::ifstream in(path);
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  export_sample(path, LogFormat::jsonl);
+  std::vector<std::string> lines = read_lines(path);
   REQUIRE(lines.size() >= 2);
   const auto pos = lines[1].find(from);
   REQUIRE(pos != std::string::npos);
   lines[1].replace(pos, from.size(), to);
-  std::string text;
-  for (const auto& l : lines) text += l + "\n";
-  write_text(path, text);
+  write_lines(path, lines);
 }
 
 }  // namespace
@@ -269,12 +275,7 @@ TEST_CASE("Impossible values are refused by name instead of wrapped or imported"
                       Catch::Contains("times") && Catch::Contains("\"slow\""));
   }
   SECTION("a T4 result whose ktune record contradicts its T4 status") {
-    {
-      test::TempDir tmp_dir;
-      TuningLog tmp(tmp_dir.file("tmp.db"));
-      tmp.append_batch(sample_records());
-      export_file(tmp, path, LogFormat::t4);
-    }
+    export_sample(path, LogFormat::t4);
     std::ifstream in(path);
     auto doc = nlohmann::ordered_json::parse(in);
     in.close();
