@@ -6,6 +6,7 @@
 #include "ktune/user_template.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -31,6 +32,10 @@ constexpr const char* kEnvironmentVariable = "KTUNE_USER_TEMPLATES";
 /// CUDA launch limits checked before a config is compiled.
 constexpr std::int64_t kMaxGridX = 2147483647, kMaxGridYZ = 65535, kMaxBlockXY = 1024,
                        kMaxBlockZ = 64, kMaxThreads = 1024;
+/// Most dynamic shared memory a block gets on any supported GPU (sm_90's 227 KiB opt-in).
+constexpr std::int64_t kMaxSharedBytes = 232448;
+/// Most elements of a vector argument (2^40: beyond any GPU's memory; bytes never overflow).
+constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
 
 /// Reads fields of the document; errors read "<origin>: <field>: <what>".
 struct SpecReader {
@@ -141,8 +146,17 @@ struct Geometry {
         const std::int64_t size =
             static_cast<std::size_t>(d) < problem_dims ? values[names.tunables + names.dims + d] : 1;
         std::int64_t div = 1;
-        for (const auto& e : grid_div[d]) div *= e.eval(values);
-        grid[d] = div > 0 ? (size + div - 1) / div : 0;
+        for (const auto& e : grid_div[d]) {
+          const std::int64_t factor = e.eval(values);
+          if (factor < 1 || factor > kMaxGridX) {  // a negative pair would multiply to > 0
+            if (why) *why = std::string("a GridDiv") + "XYZ"[d] + " factor is " +
+                            std::to_string(factor) + " (expected 1 .. 2^31 - 1)";
+            return false;
+          }
+          div *= factor;
+          if (div > kMaxGridX) div = kMaxGridX;  // the grid is 1 from here on; no overflow
+        }
+        grid[d] = (size + div - 1) / div;
       }
     }
     smem = shared_bytes ? shared_bytes->eval(values) : 0;
@@ -165,7 +179,20 @@ struct Geometry {
       return reject("grid " + std::to_string(grid[0]) + "x" + std::to_string(grid[1]) + "x" +
                     std::to_string(grid[2]) + " exceeds the CUDA grid limits");
     if (smem < 0) return reject("SharedMemory = " + std::to_string(smem) + " < 0");
+    if (smem > kMaxSharedBytes)
+      return reject("SharedMemory = " + std::to_string(smem) + " bytes exceeds " +
+                    std::to_string(kMaxSharedBytes) + " (the most any supported GPU gives a block)");
     return true;
+  }
+
+  /// True when a tuning parameter appears in the block, grid or shared-memory expressions.
+  bool uses_tunables() const {
+    auto any = [](const std::vector<Expr>& es) {
+      return std::any_of(es.begin(), es.end(), [](const Expr& e) { return e.uses_tunables; });
+    };
+    bool used = any(block) || any(global) || (shared_bytes && shared_bytes->uses_tunables);
+    for (const auto& d : grid_div) used = used || any(d);
+    return used;
   }
 
   /// "(bx)*(by)*(bz) <= max_threads" when the block uses tuning parameters only (so the
@@ -188,12 +215,20 @@ Geometry parse_geometry(const SpecReader& r, const Json& spec, const std::string
   const char* axes[3] = {"X", "Y", "Z"};
   const Json* local = r.find(spec, "LocalSize");
   if (local && !local->is_object()) r.fail(ErrorCode::parse_error, field + ".LocalSize", "expected an object {X, Y, Z}");
+  auto only_axes = [&](const Json& object, const std::string& f) {
+    for (auto it = object.begin(); it != object.end(); ++it)
+      if (it.key() != "X" && it.key() != "Y" && it.key() != "Z")
+        r.fail(ErrorCode::parse_error, f + "." + it.key(),
+               "unknown key (expected X, Y and Z, upper case)");
+  };
+  if (local) only_axes(*local, field + ".LocalSize");
   std::vector<std::string> texts;
   for (int d = 0; d < 3; ++d) {
     const std::string f = field + ".LocalSize." + axes[d];
     const Json* v = local ? r.find(*local, axes[d]) : nullptr;
     std::string text = v ? r.expression_text(*v, f) : "1";
-    if (!v && d == 0 && !local) r.fail(ErrorCode::parse_error, field + ".LocalSize", "missing");
+    if (!v && d == 0)
+      r.fail(ErrorCode::parse_error, field + (local ? ".LocalSize.X" : ".LocalSize"), "missing");
     texts.push_back(text);
     g.block.push_back(parse_expr(r, names, text, f, problem_only));
   }
@@ -202,6 +237,7 @@ Geometry parse_geometry(const SpecReader& r, const Json& spec, const std::string
   const Json* global = r.find(spec, "GlobalSize");
   if (global && !has_grid_div) {
     if (!global->is_object()) r.fail(ErrorCode::parse_error, field + ".GlobalSize", "expected an object {X, Y, Z}");
+    only_axes(*global, field + ".GlobalSize");
     for (int d = 0; d < 3; ++d) {
       const std::string f = field + ".GlobalSize." + axes[d];
       const Json* v = r.find(*global, axes[d]);
@@ -212,6 +248,7 @@ Geometry parse_geometry(const SpecReader& r, const Json& spec, const std::string
   } else {
     if (problem_dims == 0)
       r.fail(ErrorCode::parse_error, field, "needs ProblemSize (with GridDivX/Y/Z) or GlobalSize for its grid");
+    (void)r.one_of(spec, field, "GlobalSizeType", "CUDA", {"CUDA", "OpenCL"});  // checked, unused
     const char* keys[3] = {"GridDivX", "GridDivY", "GridDivZ"};
     g.grid_div.resize(3);
     for (int d = 0; d < 3; ++d) {
@@ -273,8 +310,12 @@ ArgumentSpec parse_argument(const SpecReader& r, const Json& a, const std::strin
   if (!a.is_object()) r.fail(ErrorCode::parse_error, field, "expected an object");
   ArgumentSpec s;
   s.name = r.text(r.member(a, field, "Name"), field + ".Name");
+  if (!std::regex_match(s.name, std::regex("[A-Za-z_][A-Za-z0-9_]*")))
+    r.fail(ErrorCode::invalid_argument, field + ".Name", "\"" + s.name + "\" is not an identifier");
   s.dtype = parse_type(r, r.text(r.member(a, field, "Type"), field + ".Type"), field + ".Type");
-  if (const Json* mt = r.find(a, "MemType"); mt && mt->is_string() && mt->get<std::string>() != "Global")
+  if (const Json* mt = r.find(a, "MemType"); mt && !mt->is_string())
+    r.fail(ErrorCode::parse_error, field + ".MemType", "expected a string (\"Global\")");
+  if (const Json* mt = r.find(a, "MemType"); mt && mt->get<std::string>() != "Global")
     r.fail(ErrorCode::unsupported, field + ".MemType",
            "\"" + mt->get<std::string>() + "\" memory is not supported (only global-memory "
            "vectors and scalars; pass the data as a pointer instead)");
@@ -370,13 +411,26 @@ struct UserSpec {
         out.push_back(KernelArg::buf(buffer++));
         continue;
       }
-      const double v = a.value ? static_cast<double>(a.value->eval(values)) : a.fill_value;
-      switch (a.dtype) {
-        case DType::f32: out.push_back(KernelArg::f32(v)); break;
-        case DType::f64: out.push_back(KernelArg::f64(v)); break;
-        case DType::i64: out.push_back(KernelArg::i64(static_cast<std::int64_t>(v))); break;
-        default: out.push_back(KernelArg::i32(static_cast<std::int64_t>(v))); break;
+      if (a.dtype == DType::f32 || a.dtype == DType::f64) {
+        const double v = a.value ? static_cast<double>(a.value->eval(values)) : a.fill_value;
+        out.push_back(a.dtype == DType::f32 ? KernelArg::f32(v) : KernelArg::f64(v));
+        continue;
       }
+      // Integers: the expression's exact value, never a wrapped one.
+      const bool wide = a.dtype == DType::i64;
+      const double lo = wide ? -9223372036854775808.0 : -2147483648.0;
+      const double hi = wide ? 9223372036854775807.0 : 2147483647.0;
+      if (!a.value && (a.fill_value != std::floor(a.fill_value) || a.fill_value < lo ||
+                       a.fill_value >= hi + 1))
+        throw Error(ErrorCode::invalid_argument,
+                    origin + ": argument " + a.name + ": FillValue " + std::to_string(a.fill_value) +
+                        " is not a " + (wide ? "64" : "32") + "-bit integer");
+      const std::int64_t v = a.value ? a.value->eval(values) : static_cast<std::int64_t>(a.fill_value);
+      if (!wide && (v < -2147483648LL || v > 2147483647LL))
+        throw Error(ErrorCode::invalid_argument,
+                    origin + ": argument " + a.name + ": Value " + std::to_string(v) +
+                        " does not fit its 32-bit type (declare it int64_t / long long)");
+      out.push_back(wide ? KernelArg::i64(v) : KernelArg::i32(v));
     }
     return out;
   }
@@ -411,15 +465,21 @@ class UserWorkload final : public Workload {
       const auto& a = spec_->args[i];
       if (!a.vector) continue;
       const Value n = a.size->eval(values_);
-      if (n < 1)
-        throw Error(ErrorCode::invalid_argument, spec_->origin + ": argument " + a.name +
-                                                     " has " + std::to_string(n) + " elements for " +
-                                                     problem.key() + " (expected >= 1)");
+      if (n < 1 || n > kMaxElements)
+        throw Error(ErrorCode::invalid_argument,
+                    spec_->origin + ": argument " + a.name + " has " + std::to_string(n) +
+                        " elements for " + problem.key() + " (expected 1 .. 2^40)");
       buffers_.push_back(BufferSpec{a.name, a.dtype, static_cast<std::size_t>(n), a.role, 0});
       vector_args_.push_back(i);
     }
     if (spec_->recorded())
       for (const auto& b : buffers_) check_recorded_size(b, problem);
+    for (const auto& [expr, field] : {std::pair{&spec_->bytes, "Bytes"}, std::pair{&spec_->flops, "Flops"}})
+      if (*expr && (*expr)->eval(values_) < 0)
+        throw Error(ErrorCode::invalid_argument,
+                    spec_->origin + ": KtuneExtensions." + field + " is " +
+                        std::to_string((*expr)->eval(values_)) + " for " + problem.key() +
+                        " (expected >= 0)");
   }
 
   std::vector<BufferSpec> buffers() const override { return buffers_; }
@@ -554,6 +614,13 @@ class UserTemplate final : public KernelTemplate {
 
   SearchSpace space(const Problem& problem, const Device& device) const override {
     check_problem(problem);
+    if (!spec_->geometry.uses_tunables()) {  // the same launch for every config: check it once
+      std::string why;
+      if (!can_implement(problem, spec_->space.default_config(), &why))
+        throw Error(ErrorCode::unsupported,
+                    spec_->origin + ": KernelSpecification: the launch geometry, which no tuning "
+                    "parameter changes, cannot launch " + problem.key() + ": " + why);
+    }
     const int max_threads = device.max_threads_per_block > 0 ? device.max_threads_per_block
                                                               : static_cast<int>(kMaxThreads);
     const std::string limit = spec_->geometry.thread_limit_constraint(
@@ -593,6 +660,14 @@ class UserTemplate final : public KernelTemplate {
 
 bool is_identifier(const std::string& s) {
   return std::regex_match(s, std::regex("[A-Za-z_][A-Za-z0-9_]*"));
+}
+
+/// True when `source` declares a function named `name`: the whole identifier followed by
+/// its parameter list (not a longer name that contains it, nor a word in a comment).
+bool declares_function(const std::string& source, const std::string& name) {
+  static const std::regex comments(R"(//[^\n]*|/\*[\s\S]*?\*/)");
+  const std::string code = std::regex_replace(source, comments, " ");
+  return std::regex_search(code, std::regex("(^|[^A-Za-z0-9_])" + name + "\\s*\\("));
 }
 
 /// Checks a CompilerOptions entry: language standard, macro definitions and a few safe flags.
@@ -681,14 +756,24 @@ std::shared_ptr<const KernelTemplate> load(const UserTemplateFiles& files) {
     } catch (const Json::exception& e) {
       throw Error(ErrorCode::parse_error, files.spec_path + ": not valid JSON: " + e.what());
     }
-    try {
-      kernel_path = (dir / spec.at("KernelSpecification").at("KernelFile")
-                               .get<std::string>()).string();
-    } catch (const Json::exception&) {
-      throw Error(ErrorCode::parse_error,
-                  files.spec_path + ": KernelSpecification.KernelFile: missing (or give the kernel file)");
-    }
+    const Json* file = spec.is_object() && spec.contains("KernelSpecification") &&
+                               spec["KernelSpecification"].is_object() &&
+                               spec["KernelSpecification"].contains("KernelFile")
+                           ? &spec["KernelSpecification"]["KernelFile"]
+                           : nullptr;
+    if (!file)
+      throw Error(ErrorCode::parse_error, files.spec_path +
+                                              ": KernelSpecification.KernelFile: missing (or "
+                                              "give the kernel file)");
+    if (!file->is_string())
+      throw Error(ErrorCode::parse_error, files.spec_path +
+                                              ": KernelSpecification.KernelFile: expected a file "
+                                              "name, got " + file->dump());
+    kernel_path = (dir / file->get<std::string>()).string();
   }
+  if (!std::filesystem::is_regular_file(kernel_path))
+    throw Error(ErrorCode::not_found, files.spec_path + ": KernelSpecification.KernelFile: \"" +
+                                          kernel_path + "\" is not a readable file");
   const std::string kernel = read_text_file(kernel_path, "kernel source");
   std::string reference;
   if (const std::string ref = reference_file_of(spec_text); !ref.empty())
@@ -727,12 +812,14 @@ std::shared_ptr<const KernelTemplate> make_user_template(const std::string& spec
   spec->kernel_name = r.text(r.member(kernel, ks, "KernelName"), ks + ".KernelName");
   if (!is_identifier(spec->kernel_name))
     r.fail(ErrorCode::invalid_argument, ks + ".KernelName", "\"" + spec->kernel_name + "\" is not a C identifier");
-  if (kernel_source.find(spec->kernel_name) == std::string::npos)
+  if (!declares_function(kernel_source, spec->kernel_name))
     r.fail(ErrorCode::not_found, ks + ".KernelName",
            "the kernel source has no kernel \"" + spec->kernel_name + "\" (declare it extern \"C\" __global__)");
 
   // Name: General.BenchmarkName, else KernelSpecification.BenchmarkName, else the kernel name.
   std::string name_field = "General.BenchmarkName";
+  if (doc.contains("General") && !doc["General"].is_object())
+    r.fail(ErrorCode::parse_error, "General", "expected an object");
   const Json* name = doc.contains("General") ? r.find(doc["General"], "BenchmarkName") : nullptr;
   if (!name) {
     name = r.find(kernel, "BenchmarkName");
@@ -765,6 +852,8 @@ std::shared_ptr<const KernelTemplate> make_user_template(const std::string& spec
       const std::string dim = r.text(r.member((*dims)[i], f, "Name"), f + ".Name");
       const Json& def = r.member((*dims)[i], f, "Default");
       if (!is_identifier(dim)) r.fail(ErrorCode::invalid_argument, f + ".Name", "\"" + dim + "\" is not an identifier");
+      for (const auto& [seen, unused] : spec->dims)
+        if (seen == dim) r.fail(ErrorCode::invalid_argument, f + ".Name", "dimension \"" + dim + "\" is declared twice");
       if (!def.is_number_integer() || def.get<std::int64_t>() < 1)
         r.fail(ErrorCode::invalid_argument, f + ".Default", "expected an integer >= 1");
       spec->dims.emplace_back(dim, def.get<std::int64_t>());
@@ -788,6 +877,16 @@ std::shared_ptr<const KernelTemplate> make_user_template(const std::string& spec
     spec->names.all.push_back(dim);
   }
   spec->names.dims = spec->dims.size();
+  for (std::size_t i = 0; i < spec->compiler_options.size(); ++i) {
+    static const std::regex define(R"(-D([A-Za-z_][A-Za-z0-9_]*).*)");
+    std::smatch m;
+    const std::string& option = spec->compiler_options[i];
+    if (std::regex_match(option, m, define) &&
+        std::find(spec->names.all.begin(), spec->names.all.end(), m[1].str()) != spec->names.all.end())
+      r.fail(ErrorCode::invalid_argument, ks + ".CompilerOptions[" + std::to_string(i) + "]",
+             "\"" + option + "\" defines " + m[1].str() + ", which ktune defines for every "
+             "config (a tuning parameter or dimension)");
+  }
   // ProblemSize entries: expressions over the dimensions (the dimensions themselves when
   // ProblemSize is absent, or when the plain T1 numbers became P0, P1, ...).
   const bool declared_dims = ext->contains("Dimensions");
@@ -796,7 +895,17 @@ std::shared_ptr<const KernelTemplate> make_user_template(const std::string& spec
   else
     for (const auto& [dim, v] : spec->dims) ps_texts.push_back(dim);
   const std::size_t ps_count = ps_texts.size();
-  for (std::size_t i = 0; i < ps_count; ++i) spec->names.all.push_back("ProblemSize_" + std::to_string(i));
+  if (ps_count > 3)
+    r.fail(ErrorCode::invalid_argument, ks + ".ProblemSize",
+           std::to_string(ps_count) + " entries; a launch grid has 3 dimensions (X, Y, Z)");
+  for (std::size_t i = 0; i < ps_count; ++i) {
+    const std::string reserved = "ProblemSize_" + std::to_string(i);
+    if (std::find(spec->names.all.begin(), spec->names.all.end(), reserved) != spec->names.all.end())
+      r.fail(ErrorCode::invalid_argument, "ConfigurationSpace",
+             "the name \"" + reserved + "\" is reserved for ProblemSize[" + std::to_string(i) +
+                 "]; rename that tuning parameter or dimension");
+    spec->names.all.push_back(reserved);
+  }
   Names dims_only = spec->names;  // ProblemSize_i are computed from the dimensions alone
   dims_only.all.resize(spec->names.tunables + spec->names.dims);
   for (std::size_t i = 0; i < ps_count; ++i) {
@@ -810,7 +919,13 @@ std::shared_ptr<const KernelTemplate> make_user_template(const std::string& spec
   if (!args.is_array() || args.empty()) r.fail(ErrorCode::parse_error, ks + ".Arguments", "expected a non-empty list");
   bool has_output = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    spec->args.push_back(parse_argument(r, args[i], ks + ".Arguments[" + std::to_string(i) + "]", spec->names));
+    const std::string f = ks + ".Arguments[" + std::to_string(i) + "]";
+    spec->args.push_back(parse_argument(r, args[i], f, spec->names));
+    for (std::size_t j = 0; j + 1 < spec->args.size(); ++j)
+      if (spec->args[j].name == spec->args.back().name)
+        r.fail(ErrorCode::invalid_argument, f + ".Name",
+               "\"" + spec->args.back().name + "\" also names Arguments[" + std::to_string(j) +
+                   "] (files and tolerances are matched by name)");
     has_output |= spec->args.back().vector &&
                   (spec->args.back().role == Role::output || spec->args.back().role == Role::inout);
   }

@@ -388,3 +388,85 @@ TEST_CASE("user template: a recorded reference refuses other shapes and incomple
                               example_file("transpose_recorded.T1.json"));
   CHECK_THROWS_WITH(t->workload(t->example_problem()), Catch::Contains("gone.bin"));
 }
+
+TEST_CASE("user template: mistakes that used to run silently are named by field",
+          "[user_template]") {
+  const Problem p{"my_transpose", {{"rows", 4096}, {"cols", 4096}}, {}};
+  const Device h200 = Device::h200();
+  auto edited = [](auto&& edit) {
+    Json doc = example_json();
+    edit(doc["KernelSpecification"], doc);
+    return doc;
+  };
+  auto ks = [](const char* key, Json value) {
+    return [=](Json& k, Json&) { k[key] = value; };
+  };
+  // Refused when the document is read.
+  const std::vector<std::pair<Json, std::vector<std::string>>> refused = {
+      {edited([](Json&, Json& d) { d["KtuneExtensions"]["Dimensions"][1]["Name"] = "rows"; }),
+       {"Dimensions[1].Name", "declared twice"}},
+      {edited([](Json&, Json& d) {
+         d["ConfigurationSpace"]["TuningParameters"].push_back(
+             {{"Name", "ProblemSize_0"}, {"Type", "int"}, {"Values", "[1]"}, {"Default", 1}});
+       }),
+       {"ProblemSize_0", "reserved"}},
+      {edited(ks("KernelName", "trans")), {"KernelName", "no kernel \"trans\""}},
+      {edited(ks("LocalSize", Json{{"x", "block_size_x"}, {"Y", "block_size_y"}})),
+       {"LocalSize.x", "unknown key"}},
+      {edited(ks("LocalSize", Json::object())), {"LocalSize.X", "missing"}},
+      {edited(ks("CompilerOptions", Json{"-Dblock_size_x=7"})),
+       {"CompilerOptions[0]", "block_size_x"}},
+      {edited(ks("ProblemSize", Json{"cols", "rows", "1", "1"})), {"ProblemSize", "4 entries"}},
+      {edited([](Json& k, Json&) { k["Arguments"][1]["Name"] = "out"; }),
+       {"Arguments[1].Name", "also names Arguments[0]"}},
+      {edited([](Json& k, Json&) { k["Arguments"][1]["Name"] = ""; }),
+       {"Arguments[1].Name", "not an identifier"}},
+      {edited([](Json& k, Json&) { k["Arguments"][1]["MemType"] = 5; }),
+       {"Arguments[1].MemType", "expected a string"}},
+      {edited(ks("GlobalSizeType", "Bogus")), {"GlobalSizeType", "Bogus"}},
+      {edited([](Json&, Json& d) { d["General"] = "x"; }), {"General", "expected an object"}},
+  };
+  for (const auto& [doc, needles] : refused) {
+    const std::string message = error_of(doc);
+    INFO(message);
+    for (const auto& n : needles) CHECK_THAT(message, Catch::Contains(n));
+  }
+  // Values of a problem: refused for it, by name, instead of wrapped or launched as 0 bytes.
+  auto tmpl = make_example(edited(ks("SharedMemory", "4294967296")));
+  std::string why;
+  CHECK_FALSE(tmpl->can_implement(p, tmpl->space(p, h200).default_config(), &why));
+  CHECK_THAT(why, Catch::Contains("SharedMemory = 4294967296") && Catch::Contains("232448"));
+  tmpl = make_example(edited(ks("GridDivX", Json{"-1", "-1"})));
+  CHECK_FALSE(tmpl->can_implement(p, tmpl->space(p, h200).default_config(), &why));
+  CHECK_THAT(why, Catch::Contains("GridDivX factor is -1"));
+  tmpl = make_example(edited([](Json& k, Json&) { k["Arguments"][2]["Value"] = "rows + 4294967296"; }));
+  CHECK_THROWS_WITH(tmpl->launch(p, tmpl->space(p, h200).default_config(), h200),
+                    Catch::Contains("rows") && Catch::Contains("32-bit"));
+  tmpl = make_example(edited([](Json& k, Json&) { k["Arguments"][0]["Size"] = "4611686018427387905"; }));
+  CHECK_THROWS_WITH(tmpl->workload(p), Catch::Contains("out") && Catch::Contains("2^40"));
+  tmpl = make_example(edited([](Json&, Json& d) { d["KtuneExtensions"]["Bytes"] = "-rows"; }));
+  CHECK_THROWS_WITH(tmpl->workload(p), Catch::Contains("Bytes") && Catch::Contains("-4096"));
+  // A launch no tuning parameter changes is checked once, when the space is asked for.
+  tmpl = make_example(edited([](Json& k, Json&) {
+    k["LocalSize"] = Json{{"X", "32"}, {"Y", "8"}, {"Z", "1"}};
+    k["GridDivX"] = Json{"0"};
+    k["GridDivY"] = Json{"8"};
+  }));
+  CHECK_THROWS_WITH(tmpl->space(p, h200),
+                    Catch::Contains("no tuning parameter changes") && Catch::Contains("GridDivX"));
+}
+
+TEST_CASE("user template: its own language standard is the one compiled", "[user_template][nvrtc]") {
+  // The example asks for -std=c++17; ktune's C++20 default used to come after it and win.
+  const std::string kernel = read_file(example_file("transpose.cu")) +
+                             "\nstatic_assert(__cplusplus == 201703L, \"compiled as C++17\");\n";
+  auto tmpl = make_user_template(example_json().dump(), kernel,
+                                 read_file(example_file("transpose_reference.cu")),
+                                 "transpose.T1.json");
+  const Problem p = make_problem(*tmpl, "256x256");
+  Builder builder;
+  const auto built =
+      builder.build(*tmpl, p, tmpl->space(p, Device::h200()).default_config(), Device::h200());
+  INFO(built.log);
+  CHECK(built.ok);
+}

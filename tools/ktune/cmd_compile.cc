@@ -6,9 +6,10 @@
 
 #include "commands.h"
 #include "compile_options.h"
+#include "device_reference.h"
 #include "ktune/build.h"
-#include "option_checks.h"
 #include "ktune/error.h"
+#include "option_checks.h"
 #include "problem_options.h"
 
 namespace ktune::cli {
@@ -60,10 +61,20 @@ void add_compile_command(CLI::App& app) {
                   r.resources.spill_loads, r.compile_ms, configs[i].str().c_str(),
                   i == 0 ? "  (default)" : "");
     }
+    // The GPU reference of the workload (a user template's reference kernel) compiles too.
+    if (auto ref = tmpl->workload(p)->device_reference()) {
+      const auto built = detail::compile_device_reference(*ref, device.arch());
+      if (built.ok) {
+        std::printf("  ok  GPU reference (%.0f ms)\n", built.compile_ms);
+      } else {
+        ++failures;
+        std::printf("  FAILED GPU reference\n%s\n", built.log.c_str());
+      }
+    }
     if (failures)
       throw Error(ErrorCode::compile_error,
                   std::to_string(failures) + " of " + std::to_string(configs.size()) +
-                      " configs of " + tmpl->name() + " failed to compile");
+                      " configs (or the GPU reference) of " + tmpl->name() + " failed to compile");
   });
 }
 

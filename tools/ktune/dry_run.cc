@@ -2,6 +2,7 @@
 #include "dry_run.h"
 
 #include <cstdio>
+#include <random>
 
 #include "ktune/error.h"
 
@@ -65,6 +66,18 @@ std::string describe_task(const PlanEntry& entry, const Device& device, bool* un
     out += "  default " + def.str() + ": INVALID (" + *broken + ")\n";
   } else if (!tmpl.can_implement(entry.problem, def, &why)) {
     out += "  default " + def.str() + ": cannot implement the problem (" + why + ")\n";
+    // A launch no config can make (a zero or negative size, a grid that does not depend on
+    // the tunables) would tune to nothing but invalid trials: a sample says so up front.
+    std::mt19937_64 rng(1);
+    bool any = false;
+    for (int i = 0; i < 256 && !any; ++i) {
+      try {
+        any = tmpl.can_implement(entry.problem, space.random(rng), nullptr);
+      } catch (const Error&) {
+        break;  // no valid config at all: counted as unsatisfiable above
+      }
+    }
+    if (!any && unsatisfiable) *unsatisfiable = true;
   } else {
     out += "  default " + def.str() + ":\n" + describe_plan(tmpl.launch(entry.problem, def, device));
   }
@@ -91,7 +104,8 @@ void print_dry_run(const std::vector<PlanEntry>& plan, const Device& device) {
   if (!empty.empty())
     throw Error(ErrorCode::unsatisfiable,
                 "dry run: no config satisfies the constraints of " + empty +
-                    " (listed above); a tuning run would have nothing to measure");
+                    " and can launch its problem (see above); a tuning run would measure "
+                    "nothing but invalid configs");
   std::printf("dry run: %zu task(s) checked; nothing was measured or recorded\n", plan.size());
 }
 

@@ -12,11 +12,12 @@
 namespace ktune::cli {
 
 /// Prints the dry-run description of every task for `device` to stdout; then throws
-/// Error(unsatisfiable) naming the tasks whose constraints leave no valid config.
+/// Error(unsatisfiable) naming the tasks whose constraints leave no valid config, or whose
+/// default and 256 sampled configs all fail can_implement (no launch possible).
 void print_dry_run(const std::vector<PlanEntry>& plan, const Device& device);
 
 /// The dry-run description of one task (what print_dry_run prints for it); sets
-/// `*unsatisfiable` (when given) to whether its space has no valid config.
+/// `*unsatisfiable` (when given) to whether no config of its space can run it.
 std::string describe_task(const PlanEntry& entry, const Device& device,
                           bool* unsatisfiable = nullptr);
 
