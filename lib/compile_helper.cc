@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "cubin_cache.h"
 #include "ktune/error.h"
 #include "worker_process.h"
 #include "worker_protocol.h"
@@ -115,6 +116,7 @@ std::optional<detail::NvrtcOutput> CompileHelper::compile(const std::string& sou
       // killed): the config fails to compile, and this process, which would crash the same
       // way, does not try it again.
       usable_ = false;
+      died_ = true;
       detail::NvrtcOutput died;
       died.log = "the NVRTC compile helper (" + child_->reap(1000) + ") did not answer for " +
                  program_name;
@@ -122,6 +124,7 @@ std::optional<detail::NvrtcOutput> CompileHelper::compile(const std::string& sou
     }
     case ReadStatus::malformed: return fail("protocol error: " + error);
   }
+  if (!reply.header.is_object()) return fail("protocol error: the answer's header is not an object");
   const std::string type = reply.header.value("type", "");
   if (type == "error") return fail("refused: " + reply.header.value("message", std::string("?")));
   if (type != "compiled") return fail("unexpected message \"" + type + "\"");
@@ -133,7 +136,8 @@ std::optional<detail::NvrtcOutput> CompileHelper::compile(const std::string& sou
   } catch (const std::exception& e) {
     return fail(std::string("malformed answer: ") + e.what());
   }
-  if (out.ok && reply.payload.empty()) return fail("a successful compile without a cubin");
+  if (out.ok && !detail::looks_like_cubin(reply.payload))
+    return fail("a successful compile whose cubin is not an ELF file");
   out.cubin = std::move(reply.payload);
   return out;
 }
@@ -172,8 +176,18 @@ std::optional<detail::NvrtcOutput> CompileHelperPool::compile(
   }
   std::string why;
   // Far above any compile of the built-in templates (seconds), below a hung process's forever.
-  constexpr double kTimeoutMs = 600000;
+  constexpr double kTimeoutMs = 120000;
   auto out = helper->compile(source, program_name, options, kTimeoutMs, &why);
+  if (helper->died()) {
+    // Once more in a fresh helper: a helper killed from outside is not the source's fault,
+    // while a source that takes NVRTC down does so again and fails to compile.
+    try {
+      helper = std::make_unique<CompileHelper>(program_);
+      out = helper->compile(source, program_name, options, kTimeoutMs, &why);
+    } catch (const std::exception& e) {
+      spdlog::warn("compile helper could not be restarted: {}", e.what());
+    }
+  }
   std::lock_guard lock(mutex_);
   if (out) ++compiles_;
   if (helper->usable()) {

@@ -49,15 +49,21 @@ class CompileHelper {
                                              double timeout_ms, std::string* why = nullptr);
   /// False once the helper has failed.
   bool usable() const { return usable_; }
+  /// True when the helper died during a compile (the pool tries that source once more in a
+  /// fresh helper before calling it a compile failure).
+  bool died() const { return died_; }
 
  private:
   std::unique_ptr<ChildProcess> child_;
   std::unique_ptr<FrameReader> reader_;
   bool usable_ = true;
+  bool died_ = false;
 };
 
 /// Up to `max_helpers` helpers shared by the threads of a Builder: a compile takes an idle
-/// helper (or starts one), and gives it back after. Thread-safe.
+/// helper (or starts one), and gives it back after; a helper that dies during a compile is
+/// replaced and the compile tried once more, so only a source that kills NVRTC twice fails.
+/// Thread-safe.
 class CompileHelperPool {
  public:
   /// `program`: the ktune-worker to start (not started until the first compile).

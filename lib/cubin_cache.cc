@@ -20,17 +20,28 @@ namespace ktune::detail {
 
 namespace fs = std::filesystem;
 
+bool looks_like_cubin(const std::vector<char>& bytes) {
+  return bytes.size() >= 64 && bytes[0] == 0x7f && bytes[1] == 'E' && bytes[2] == 'L' &&
+         bytes[3] == 'F';
+}
+
 namespace {
 
 constexpr int kSidecarFormat = 1;  // bump when the sidecar layout changes
 
 /// Whole file as bytes, or nullopt when it cannot be read.
 std::optional<std::vector<char>> read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return std::nullopt;
-  return bytes;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return std::nullopt;  // a folder or a FIFO is no entry
+  try {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad()) return std::nullopt;
+    return bytes;
+  } catch (const std::exception&) {  // a read error of the stream library
+    return std::nullopt;
+  }
 }
 
 /// Writes `bytes` to `path` through a unique temporary file and a rename, so readers see the
@@ -150,7 +161,7 @@ std::optional<CompiledKernel> CubinCache::load_from_disk(const std::string& key)
     auto meta = nlohmann::json::parse(sidecar->begin(), sidecar->end());
     if (meta.at("format").get<int>() != kSidecarFormat || meta.at("key").get<std::string>() != key)
       return std::nullopt;
-    if (meta.at("cubin_bytes").get<std::size_t>() != cubin->size() || cubin->empty() ||
+    if (meta.at("cubin_bytes").get<std::size_t>() != cubin->size() || !looks_like_cubin(*cubin) ||
         meta.at("cubin_fnv1a").get<std::string>() !=
             hex64(fnv1a64(std::string_view(cubin->data(), cubin->size()))))
       return std::nullopt;

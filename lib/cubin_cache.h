@@ -24,6 +24,10 @@ std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t state = 0xcbf29ce484
 /// 16 lower-case hex digits of a 64-bit value.
 std::string hex64(std::uint64_t value);
 
+/// True when `bytes` can be a cubin: an ELF file (magic 0x7f 'E' 'L' 'F', a full header). A
+/// cache entry or a compile helper's answer that is not is never used.
+bool looks_like_cubin(const std::vector<char>& bytes);
+
 /// What a compile produced, as cached (derived values such as resources are recomputed).
 struct CompiledKernel {
   bool ok = false;                                 ///< a cubin was produced

@@ -93,14 +93,28 @@ Problem Problem::from_key(const std::string& key) {
     }
   };
   parse_pairs(sections[1], [&](const std::string& name, const std::string& value) {
-    p.dims.emplace_back(name, parse_int(value, "problem key \"" + key + "\" dimension " + name));
+    const std::int64_t extent = parse_int(value, "problem key \"" + key + "\" dimension " + name);
+    if (extent < 1)
+      throw Error(ErrorCode::parse_error, "problem key \"" + key + "\": dimension " + name +
+                                              " = " + value + " (expected >= 1)");
+    for (const auto& [seen, unused] : p.dims)
+      if (seen == name)
+        throw Error(ErrorCode::parse_error,
+                    "problem key \"" + key + "\": dimension " + name + " is given twice");
+    p.dims.emplace_back(name, extent);
   });
   parse_pairs(sections[2], [&](const std::string& name, const std::string& value) {
     if (!is_attr_value(value))
       throw Error(ErrorCode::parse_error, "problem key \"" + key + "\": attribute " + name +
                                               " has a bad value \"" + value + "\"");
-    p.attrs[name] = value;
+    if (!p.attrs.emplace(name, value).second)
+      throw Error(ErrorCode::parse_error,
+                  "problem key \"" + key + "\": attribute " + name + " is given twice");
   });
+  // A key names one problem one way: attributes sorted by name, as key() writes them.
+  if (p.key() != key)
+    throw Error(ErrorCode::parse_error, "problem key \"" + key + "\" is not canonical (expected \"" +
+                                            p.key() + "\": attributes sorted by name)");
   return p;
 }
 

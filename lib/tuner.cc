@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <unordered_map>
 
 #include "ktune/error.h"
@@ -56,6 +57,17 @@ Tuner::Tuner(SearchSpace space, Searcher& searcher, Measurer& measurer, TunerOpt
     : space_(std::move(space)), searcher_(searcher), measurer_(measurer), options_(std::move(options)) {
   if (options_.batch == 0)
     throw Error(ErrorCode::invalid_argument, "TunerOptions::batch must be at least 1");
+  auto check = [](bool ok, const std::string& what) {
+    if (!ok) throw Error(ErrorCode::invalid_argument, "TunerOptions::" + what);
+  };
+  check(std::isfinite(options_.max_seconds) && options_.max_seconds >= 0,
+        "max_seconds must be a finite number >= 0 (0 = no limit), not " +
+            std::to_string(options_.max_seconds));
+  check(std::isfinite(options_.min_improvement) && options_.min_improvement >= 0,
+        "min_improvement must be a finite fraction >= 0, not " +
+            std::to_string(options_.min_improvement));
+  check(options_.final_rounds >= 0,
+        "final_rounds must be >= 0, not " + std::to_string(options_.final_rounds));
 }
 
 TuneResult Tuner::run() {
@@ -127,8 +139,9 @@ TuneResult Tuner::run() {
   st.done = st.known.size();
   if (!previous_.empty()) searcher_.observe(previous_);
 
-  // 2. The default config, the reference of the speed-up.
-  if (options_.measure_default) {
+  // 2. The default config, the reference of the speed-up (within the budget: resumed trials
+  // that fill it leave nothing to measure).
+  if (options_.measure_default && (budget == 0 || st.done < budget)) {
     Config dc = space_.default_config();
     if (space_.valid(dc)) {
       auto it = st.known.find(dc.str());

@@ -8,7 +8,10 @@
 #include <random>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "builtin_templates.h"
+#include "cubin_cache.h"
 #include "ktune/build.h"
 #include "ktune/template.h"
 
@@ -108,6 +111,7 @@ TEST_CASE("corrupt or truncated disk cache entries are rebuilt", "[builder][cach
   }
   const fs::path cubin = dir.path / (key + ".cubin");
   const fs::path sidecar = dir.path / (key + ".json");
+  bool folder = false;  // an entry that cannot be rewritten either
 
   SECTION("truncated cubin") {
     fs::resize_file(cubin, good.size() / 2);
@@ -123,6 +127,21 @@ TEST_CASE("corrupt or truncated disk cache entries are rebuilt", "[builder][cach
   SECTION("missing sidecar") {
     fs::remove(sidecar);
   }
+  SECTION("cubin entry that is a folder") {
+    fs::remove(cubin);
+    fs::create_directory(cubin);
+    folder = true;
+  }
+  SECTION("a consistent entry whose cubin is not an ELF file") {
+    const std::string fake = "NOT A CUBIN, but its sidecar agrees with it";
+    std::ofstream(cubin, std::ios::binary | std::ios::trunc) << fake;
+    std::ifstream in(sidecar);
+    auto meta = nlohmann::json::parse(in);
+    in.close();
+    meta["cubin_bytes"] = fake.size();
+    meta["cubin_fnv1a"] = detail::hex64(detail::fnv1a64(fake));
+    std::ofstream(sidecar, std::ios::trunc) << meta.dump();
+  }
 
   Builder rebuilder(with_cache(dir.path));
   BuildResult r = rebuilder.build(*c.tmpl, c.problem, c.config, c.device);
@@ -130,6 +149,7 @@ TEST_CASE("corrupt or truncated disk cache entries are rebuilt", "[builder][cach
   CHECK(r.cache == BuildResult::Cache::miss);
   CHECK(rebuilder.stats().compiles == 1);
   CHECK(*r.cubin == good);
+  if (folder) return;  // the folder stays: nothing is rewritten, every build compiles
   // The entry was rewritten whole: a third builder reads it back.
   Builder reader(with_cache(dir.path));
   CHECK(reader.build(*c.tmpl, c.problem, c.config, c.device).cache == BuildResult::Cache::disk);

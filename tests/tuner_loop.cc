@@ -3,6 +3,8 @@
 // reported, wrong results never win, and the finalists are re-measured interleaved.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <map>
 
 #include "ktune/error.h"
@@ -171,4 +173,40 @@ TEST_CASE("tuner: a zero batch is misuse", "[tuner]") {
   TunerOptions o;
   o.batch = 0;
   CHECK_THROWS_AS(Tuner(space, s, m, o), Error);
+}
+
+TEST_CASE("tuner: options outside their meaning are misuse, named", "[tuner]") {
+  auto space = test_space();
+  ListSearcher s({});
+  ScriptedMeasurer m;
+  auto refused = [&](auto&& edit, const char* needle) {
+    TunerOptions o;
+    edit(o);
+    CHECK_THROWS_WITH(Tuner(space, s, m, o), Catch::Contains(needle));
+  };
+  refused([](TunerOptions& o) { o.max_seconds = -1; }, "max_seconds");
+  refused([](TunerOptions& o) { o.max_seconds = std::nan(""); }, "max_seconds");
+  refused([](TunerOptions& o) { o.min_improvement = -5; }, "min_improvement");
+  refused([](TunerOptions& o) { o.final_rounds = -3; }, "final_rounds");
+}
+
+TEST_CASE("tuner: resumed trials that fill the budget leave nothing to measure", "[tuner]") {
+  auto space = test_space();
+  auto all = all_valid(space);
+  std::vector<Config> not_default;  // three earlier trials, the default not among them
+  for (const auto& c : all)
+    if (c.str() != space.default_config().str() && not_default.size() < 3) not_default.push_back(c);
+  ScriptedMeasurer first_measurer;
+  std::vector<Trial> earlier = first_measurer.measure(not_default);
+  ListSearcher searcher(all);
+  ScriptedMeasurer measurer;
+  TunerOptions o;
+  o.max_trials = 3;
+  o.top_k = 0;
+  Tuner tuner(space, searcher, measurer, o);
+  tuner.resume_from(earlier);
+  auto r = tuner.run();
+  CHECK(measurer.batches.empty());  // the default was not measured beyond the budget
+  CHECK(r.trials.empty());
+  CHECK(r.stop_reason == "max_trials");
 }

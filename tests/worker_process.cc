@@ -242,3 +242,38 @@ TEST_CASE("compile helpers: a helper refuses a request for another NVRTC or head
   CHECK(reply.header.value("message", std::string()).find("0.0") != std::string::npos);
   CHECK(reply.payload.empty());
 }
+
+TEST_CASE("compile helpers: wrong answers and deaths never fail or poison a config",
+          "[worker][builder]") {
+  if (std::system("command -v python3 > /dev/null 2>&1") != 0) {
+    WARN("SKIPPED: python3 is not installed (the misbehaving helper is a Python script)");
+    return;
+  }
+  auto copy = make_copy_template();
+  Problem p = make_problem(*copy, "4096");
+  const SearchSpace space = copy->space(p, Device::h200());
+  std::vector<Config> configs{space.default_config()};
+  std::mt19937_64 rng(3);
+  while (configs.size() < 3) {
+    Config c = space.random(rng);
+    if (std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(c);
+  }
+  ::setenv("KTUNE_REAL_WORKER", worker_program().c_str(), 1);
+  for (const char* mode : {"badcubin", "nonobject", "first_then_die"}) {
+    INFO(mode);
+    ::setenv("FAKE_MODE", mode, 1);
+    BuilderOptions o{1, "", {}};
+    o.compile_processes = 1;
+    o.helper_program = std::string(KTUNE_SOURCE_DIR) + "/tests/fake_compile_helper.py";
+    Builder b(o);
+    for (const auto& config : configs) {
+      BuildResult r = b.build(*copy, p, config, Device::h200());
+      INFO(config.str() << "\n" << r.log);
+      REQUIRE(r.ok);  // compiled here, or by a fresh helper after a death
+      REQUIRE(r.cubin->size() > 64);
+      CHECK(std::string(r.cubin->data() + 1, 3) == "ELF");
+      CHECK(r.resources.registers > 0);
+    }
+  }
+  ::unsetenv("FAKE_MODE");
+}
