@@ -356,7 +356,16 @@ std::shared_ptr<Prepared> Dispatcher::Impl::prepare(const std::string& template_
     bo.threads = 1;
     std::string dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
     bo.cache_dir = dir == "none" ? "" : dir;
-    builder = std::make_unique<Builder>(bo);
+    try {
+      builder = std::make_unique<Builder>(bo);
+    } catch (const Error& e) {
+      // The default folder is a convenience (a read-only HOME must not stop a deployed
+      // program); a folder the caller named is not.
+      if (!options.cache_dir.empty() || e.code() != ErrorCode::io_error) throw;
+      spdlog::warn("dispatch: no disk cubin cache ({}); compiling in memory only", e.what());
+      bo.cache_dir.clear();
+      builder = std::make_unique<Builder>(bo);
+    }
   }
   BuildResult built = builder->build(*tmpl, problem, p->selection.config, device);
   if (!built.ok) {

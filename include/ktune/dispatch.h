@@ -50,7 +50,9 @@ struct Selection {
 /// Dispatcher settings.
 struct DispatcherOptions {
   /// On-disk cubin cache; "" = $KTUNE_CACHE_DIR, else $XDG_CACHE_HOME/ktune/cubins, else
-  /// $HOME/.cache/ktune/cubins. "none" disables the disk cache.
+  /// $HOME/.cache/ktune/cubins. "none" disables the disk cache. When the default folder
+  /// cannot be created (a read-only HOME), the dispatcher warns and compiles in memory only;
+  /// a folder given here that cannot be created is an Error(io_error).
   std::string cache_dir;
   /// Use the nearest tuned shape when the exact problem was not tuned.
   bool allow_nearest_shape = true;
