@@ -144,4 +144,19 @@ TEST_CASE("dispatch child: copy from a tuned log", "[.][dispatch_child]") {
   detail::check_cuda(cudaDeviceSynchronize(), "synchronize");
   CHECK(restarted.compiles() == 0);
   CHECK_THROWS_AS(restarted.launch("copy", third, {x.get()}), Error);
+
+  // The default cache folder cannot be created (HOME in /proc): a warning, a launch anyway.
+  unsetenv("KTUNE_CACHE_DIR");
+  unsetenv("XDG_CACHE_HOME");
+  setenv("HOME", "/proc/self/no-such-home", 1);
+  detail::check_cuda(cudaMemset(y.get(), 0xff, bytes), "poison y");
+  Dispatcher homeless(db);
+  homeless.launch("copy", third, {x.get(), y.get()});
+  detail::check_cuda(cudaDeviceSynchronize(), "synchronize");
+  CHECK(homeless.compiles() == 1);
+  detail::check_cuda(cudaMemcpy(host_y.data(), y.get(), bytes, cudaMemcpyDeviceToHost), "copy y");
+  wrong = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    if (host_y[i] != static_cast<float>(-1.75 * static_cast<double>(host_x[i]))) ++wrong;
+  CHECK(wrong == 0);
 }
