@@ -125,6 +125,7 @@ struct Dispatcher::Impl {
 void Dispatcher::Impl::index(std::vector<TrialRecord>&& records, bool from_jsonl) {
   std::unordered_map<std::string, std::size_t> slot;  // template|problem|device -> task
   std::vector<std::pair<std::string, Task>> tasks;
+  std::vector<TrialRecord> usable;
   for (auto& r : records) {
     if (!r.trial.ok()) continue;
     try {  // a log written by hand or by an older ktune: an impossible time never wins
@@ -134,6 +135,22 @@ void Dispatcher::Impl::index(std::vector<TrialRecord>&& records, bool from_jsonl
       continue;
     }
     ++indexed;
+    usable.push_back(std::move(r));
+  }
+  // Each task's configs by their typical measurement (config_representatives): a config the
+  // tuner's final rounds re-measured is not judged by its luckiest trial.
+  std::map<std::string, std::vector<TrialRecord>> by_task;
+  std::vector<std::string> task_order;
+  for (auto& r : usable) {
+    std::string key = r.template_name + '\x1f' + r.problem_key + '\x1f' + r.device_key();
+    auto [it, fresh] = by_task.try_emplace(key);
+    if (fresh) task_order.push_back(key);
+    it->second.push_back(std::move(r));
+  }
+  std::vector<TrialRecord> representatives;
+  for (const auto& key : task_order)
+    for (auto& r : config_representatives(by_task[key])) representatives.push_back(std::move(r));
+  for (auto& r : representatives) {
     std::string key = r.template_name + '\x1f' + r.problem_key + '\x1f' + r.device_key();
     auto [it, fresh] = slot.try_emplace(key, tasks.size());
     if (fresh) {
@@ -157,12 +174,6 @@ void Dispatcher::Impl::index(std::vector<TrialRecord>&& records, bool from_jsonl
     auto& c = task.candidates;
     std::stable_sort(c.begin(), c.end(),
                      [](const Candidate& a, const Candidate& b) { return a.median_ms < b.median_ms; });
-    std::set<std::string> seen;  // keep the best measurement of each config and source
-    c.erase(std::remove_if(c.begin(), c.end(),
-                           [&](const Candidate& x) {
-                             return !seen.insert(x.config_text + '\x1f' + x.source_hash).second;
-                           }),
-            c.end());
     tasks_by_template[name].push_back(std::move(task));
   }
 }

@@ -235,16 +235,24 @@ std::optional<TrialRecord> TuningLog::best(const std::string& template_name,
                                            const std::string& problem_key,
                                            const std::string& device_key,
                                            const std::string& prefer_source_hash) const {
-  std::lock_guard lock(impl_->mutex);
-  auto s = impl_->db->prepare(std::string("SELECT ") + kColumns +
-                              " FROM trials WHERE template = ?1 AND problem_key = ?2 AND "
-                              "device_key = ?3 AND status = 'ok' AND median_ms > 0 AND "
-                              "median_ms < 1e308 ORDER BY source_hash != ?4, median_ms, id "
-                              "LIMIT 1");
-  // An empty preference matches no record, so every one sorts alike on the first key.
-  s.bind(1, template_name).bind(2, problem_key).bind(3, device_key).bind(4, prefer_source_hash);
-  if (!s.step()) return std::nullopt;
-  return read_record(s);
+  std::vector<TrialRecord> ok;
+  {
+    std::lock_guard lock(impl_->mutex);
+    auto s = impl_->db->prepare(std::string("SELECT ") + kColumns +
+                                " FROM trials WHERE template = ?1 AND problem_key = ?2 AND "
+                                "device_key = ?3 AND status = 'ok' AND median_ms > 0 AND "
+                                "median_ms < 1e308 ORDER BY id");
+    s.bind(1, template_name).bind(2, problem_key).bind(3, device_key);
+    while (s.step()) ok.push_back(read_record(s));
+  }
+  std::optional<TrialRecord> best;
+  auto rank = [&](const TrialRecord& r) {  // an empty preference ranks every source alike
+    return std::make_pair(!prefer_source_hash.empty() && r.source_hash != prefer_source_hash,
+                          r.trial.median_ms);
+  };
+  for (auto& r : config_representatives(ok))  // in order of first appearance: ties go early
+    if (!best || rank(r) < rank(*best)) best = std::move(r);
+  return best;
 }
 
 std::vector<TrialRecord> TuningLog::run_history(const std::string& run_id) const {

@@ -2,11 +2,13 @@
 // parser of the config text form "a=1,b=2" used for everything read back from a log.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <chrono>
 #include <ctime>
+#include <map>
 #include <cstdio>
 #include <mutex>
 #include <random>
@@ -67,6 +69,27 @@ std::string new_run_id() {
   std::snprintf(tail, sizeof tail, "-%x-%08x", static_cast<unsigned>(getpid()),
                 static_cast<unsigned>(salt & 0xffffffffu));
   return std::string(stamp) + tail;
+}
+
+std::vector<TrialRecord> config_representatives(const std::vector<TrialRecord>& records) {
+  std::vector<std::string> order;                     // config + source, first appearance
+  std::map<std::string, std::vector<const TrialRecord*>> groups;
+  for (const auto& r : records) {
+    const std::string key = r.config_text + '\x1f' + r.source_hash;
+    auto [it, fresh] = groups.try_emplace(key);
+    if (fresh) order.push_back(key);
+    it->second.push_back(&r);
+  }
+  std::vector<TrialRecord> out;
+  out.reserve(order.size());
+  for (const auto& key : order) {
+    auto& g = groups[key];
+    std::stable_sort(g.begin(), g.end(), [](const TrialRecord* a, const TrialRecord* b) {
+      return a->trial.median_ms < b->trial.median_ms;
+    });
+    out.push_back(*g[(g.size() - 1) / 2]);  // the lower median: a measured trial
+  }
+  return out;
 }
 
 void check_record(const TrialRecord& record, const std::string& where) {

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <random>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -256,4 +258,42 @@ TEST_CASE("cli: importing the same file twice adds nothing the second time", "[c
   CHECK(second.output.find("were in") != std::string::npos);
   CHECK(ktune::TuningLog(copy, ktune::LogMode::read_only).count() ==
         ktune::TuningLog(db, ktune::LogMode::read_only).count());
+}
+
+TEST_CASE("cli: best's speed-up judges default and best alike; a winning default is 1.00x",
+          "[cli]") {
+  TempDir dir;
+  const std::string db = dir.file("t.db");
+  auto copy = ktune::find_template("copy");
+  const ktune::Problem problem = ktune::make_problem(*copy, "1048576", {{"dtype", "f32"}});
+  const ktune::Device device = ktune::Device::h200();
+  const ktune::SearchSpace space = copy->space(problem, device);
+  auto trial = [&](const ktune::Config& c, double ms) {
+    ktune::Trial t;
+    t.config = c;
+    t.status = ktune::Status::ok;
+    t.median_ms = ms;
+    t.times_ms = {ms};
+    return ktune::TrialRecord::make(*copy, problem, device, t, "run-1");
+  };
+  const ktune::Config def = space.default_config();
+  std::mt19937_64 rng(5);
+  ktune::Config other = space.random(rng);
+  while (other == def) other = space.random(rng);
+  {
+    ktune::TuningLog log(db);
+    // The default, measured first at 0.20 ms and then three times at 0.18 ms (final rounds),
+    // is the best: the speed-up over itself is exactly 1.
+    log.append_batch({trial(def, 0.20), trial(other, 0.30), trial(def, 0.18), trial(def, 0.18),
+                      trial(def, 0.18)});
+  }
+  const CliResult r = run_ktune(dir, "best --json --db " + db);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  const auto rows = nlohmann::json::parse(r.output);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["config"] == def.str());
+  CHECK(rows[0]["median_ms"] == 0.18);
+  CHECK(rows[0]["default_ms"] == 0.18);
+  CHECK(rows[0]["speedup"] == 1.0);
 }

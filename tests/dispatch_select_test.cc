@@ -263,3 +263,16 @@ TEST_CASE("Dispatcher prefers records of the template's current source, and says
   CHECK(log.best(kTile.name(), key, dk)->config_text == "BM=128,BN=32,SPLIT=2");
   CHECK(log.best(kTile.name(), key, dk, current.source_hash)->config_text == "BM=64,BN=64,SPLIT=1");
 }
+
+TEST_CASE("Dispatcher judges a re-measured config by its typical trial, as the tuner does",
+          "[dispatch]") {
+  test::TempDir dir;
+  std::vector<TrialRecord> extra;  // for 2048^2: one lucky trial of A, then its final rounds
+  for (double ms : {0.5, 0.7, 0.7, 0.7}) extra.push_back(tile_record(2048, 2048, "BM=64,BN=64,SPLIT=1", ms));
+  for (double ms : {0.6, 0.6, 0.61, 0.6}) extra.push_back(tile_record(2048, 2048, "BM=32,BN=32,SPLIT=1", ms));
+  Dispatcher d(tuned_log(dir, extra));
+  auto s = d.select(kTile, TileTemplate::problem(2048, 2048), test::test_device());
+  CHECK(s.reason == SelectionReason::exact);
+  CHECK(s.config.str() == "BM=32,BN=32,SPLIT=1");
+  CHECK(s.median_ms == 0.6);
+}

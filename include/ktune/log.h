@@ -63,6 +63,13 @@ Config parse_config_text(const std::string& text);
 /// call it, so a negative, zero or infinite time never becomes a best config.
 void check_record(const TrialRecord& record, const std::string& where);
 
+/// For ok trials of one task: per config and template source, the trial whose median is the
+/// lower median of that config's trial medians, in order of first appearance. This is how
+/// the log judges a config measured several times (the tuner's final rounds re-measure its
+/// finalists): by its typical measurement, not its luckiest one, so that best(), `ktune best`
+/// and the dispatcher agree with the tuner's winner, and a default that wins shows 1.00x.
+std::vector<TrialRecord> config_representatives(const std::vector<TrialRecord>& records);
+
 /// Record filter for queries and export; unset fields match everything.
 struct LogFilter {
   std::optional<std::string> template_name;  ///< exact template name
@@ -117,9 +124,10 @@ class TuningLog {
   /// Appends records in one transaction: all of them or none.
   void append_batch(const std::vector<TrialRecord>& records);
 
-  /// The fastest ok trial of a task (smallest median, earliest on ties), or nullopt. With
-  /// `prefer_source_hash`, trials measured with that template source come first: a faster
-  /// time of an older source is what that kernel did, not what the current one does.
+  /// The best config of a task: among config_representatives() of its ok trials, the one
+  /// with the smallest median (earliest on ties), or nullopt. With `prefer_source_hash`,
+  /// trials measured with that template source come first: a faster time of an older source
+  /// is what that kernel did, not what the current one does.
   std::optional<TrialRecord> best(const std::string& template_name,
                                   const std::string& problem_key,
                                   const std::string& device_key,

@@ -27,28 +27,29 @@ std::optional<double> bandwidth_gbs(const KernelTemplate& tmpl, const Problem& p
   }
 }
 
-/// The median of the default config: an ok trial of `run_id` first, else of any run.
+/// The default config's time, judged as the best's: its config_representatives() median
+/// among the task's ok trials of `source_hash` (the best's source), so that a default that is
+/// the best shows 1.00x. Records written before the template gained parameters count, with
+/// those parameters at their defaults (the rule of `tune --replay`).
 std::optional<double> default_median(const TuningLog& log, const TaskSummary& task,
-                                     const std::string& run_id, const SearchSpace& space) {
+                                     const std::string& source_hash, const SearchSpace& space) {
   const std::string default_text = space.default_config().str();
   LogFilter filter;
   filter.template_name = task.template_name;
   filter.problem_key = task.problem_key;
   filter.device_key = task.device_key;
   filter.status = Status::ok;
-  std::optional<double> same_run, any_run;
+  std::vector<TrialRecord> defaults;
   log.for_each(filter, [&](const TrialRecord& r) {
-    std::string text;
-    try {
-      text = space.parse(r.config_text).str();
-    } catch (const Error&) {
-      return;
-    }
-    if (text != default_text) return;
-    if (!any_run) any_run = r.trial.median_ms;
-    if (!same_run && r.run_id == run_id) same_run = r.trial.median_ms;
+    auto config = config_in_space(space, r.config_text);
+    if (!config || config->str() != default_text || r.source_hash != source_hash) return;
+    TrialRecord copy = r;
+    copy.config_text = default_text;  // one group, whatever parameters the record lacked
+    defaults.push_back(std::move(copy));
   });
-  return same_run ? same_run : any_run;
+  const auto typical = config_representatives(defaults);
+  if (typical.empty()) return std::nullopt;
+  return typical.front().trial.median_ms;
 }
 
 /// Best copy bandwidth (GB/s) per device key among the log's "copy" template tasks.
@@ -137,7 +138,7 @@ std::vector<BestRow> best_rows(const TuningLog& log) {
       const Problem problem = Problem::from_key(task.problem_key);
       const Device device = device_of_record(best->device);
       row.default_ms =
-          default_median(log, task, best->run_id, tmpl->space(problem, device));
+          default_median(log, task, best->source_hash, tmpl->space(problem, device));
       if (row.default_ms && row.median_ms > 0) row.speedup = *row.default_ms / row.median_ms;
       add_vendor_ratio(row, log, *tmpl, problem, copy_bw);
     } catch (const Error&) {

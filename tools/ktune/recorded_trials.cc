@@ -26,9 +26,9 @@ bool is_jsonl(const std::string& path) {
   return std::memcmp(head, "SQLite format 3", sizeof head) != 0;
 }
 
-/// The config of a record in `space`'s parameter order, or nullopt when it is not a valid
-/// config of the space.
-std::optional<Config> config_in(const SearchSpace& space, const std::string& text) {
+}  // namespace
+
+std::optional<Config> config_in_space(const SearchSpace& space, const std::string& text) {
   try {
     // Parameters the template gained after the recording take their defaults (a new
     // parameter's default keeps the kernel as it was); unknown or out-of-domain ones drop it.
@@ -45,8 +45,6 @@ std::optional<Config> config_in(const SearchSpace& space, const std::string& tex
   }
   return std::nullopt;
 }
-
-}  // namespace
 
 std::vector<TrialRecord> read_recorded_trials(const std::string& path) {
   if (is_jsonl(path)) return jsonl::read_file(path);
@@ -107,7 +105,7 @@ ReplayTask make_replay_task(const std::vector<TrialRecord>& records, const Kerne
   std::map<std::string, std::pair<Config, RecordedResult>> by_config;
   for (const auto& r : records) {
     if (r.template_name != tmpl.name() || r.problem_key != key || r.device_key() != chosen) continue;
-    auto config = config_in(full, r.config_text);
+    auto config = config_in_space(full, r.config_text);
     if (!config) continue;
     auto it = by_config.find(config->str());
     if (it != by_config.end()) {

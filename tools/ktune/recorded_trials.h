@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,12 @@ struct ReplayTask {
 /// has no usable record of it, listing the tasks it does have.
 ReplayTask make_replay_task(const std::vector<TrialRecord>& records, const KernelTemplate& tmpl,
                             const Problem& problem, const std::string& origin);
+
+/// The config a record's text names in `space` (its parameter order), or nullopt when it is
+/// not a valid config there. Parameters the template gained after the recording take their
+/// defaults (a new parameter's default keeps the kernel as it was); an unknown parameter or a
+/// value outside its domain drops the record.
+std::optional<Config> config_in_space(const SearchSpace& space, const std::string& text);
 
 /// A Device for a record's device fields (limits of an offline part of that architecture).
 Device device_of_record(const Device& recorded);
