@@ -216,7 +216,13 @@ TEST_CASE("conv problems: checks name the bad attribute or dimension", "[conv]")
   CHECK_THROWS_WITH(make_problem(*mma, "1x8x8x8x8x3x3", {{"dilation", "4"}}),
                     Catch::Contains("larger than"));
   CHECK_NOTHROW(make_problem(*mma, "1x8x8x8x8x3x3", {{"dilation", "4"}, {"pad", "1"}}));
-  CHECK_THROWS_WITH(make_problem(*simt, "65536x256x256x256x8x1x1", {}), Catch::Contains("2^31"));
+  CHECK_THROWS_WITH(make_problem(*simt, "65536x256x256x256x8x1x1", {}), Catch::Contains("2^30"));
+  // Sizes are computed without overflow (4294967296^2 wrapped to 0 and was accepted), and
+  // the implicit GEMM's M = N*P*Q stays far from 2^31 (the kernels add tile sizes to it).
+  CHECK_THROWS_WITH(make_problem(*simt, "4294967296x4294967296x1x1x1x1x1", {}),
+                    Catch::Contains("N = 4294967296"));
+  CHECK_THROWS_WITH(make_problem(*simt, "7430739x1x1x1x1x1x1", {{"pad", "8"}}),
+                    Catch::Contains("N*P*Q = 2147483571"));
   Problem p = make_problem(*mma, "1x8x8x8x8x3x3", {});
   CHECK(p.attr("dtype") == "f16");
   CHECK(p.attr("stride") == "1");

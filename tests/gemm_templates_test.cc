@@ -136,7 +136,24 @@ TEST_CASE("gemm problems: checks name the bad attribute or dimension", "[gemm]")
   CHECK_THROWS_WITH(make_problem(*mma, "8x8x8", {{"layout", "NX"}}), Catch::Contains("layout"));
   CHECK_THROWS_WITH(make_problem(*mma, "8x8x8", {{"bias", "2"}}), Catch::Contains("bias"));
   CHECK_THROWS_AS(make_problem(*mma, "8x8", {}), Error);
-  CHECK_THROWS_WITH(make_problem(*mma, "8x8x4294967296", {}), Catch::Contains("2^31"));
+  CHECK_THROWS_WITH(make_problem(*mma, "8x8x4294967296", {}), Catch::Contains("2^30"));
+  // Near 2^31 the kernels' int arithmetic (m0 + BM, (K + BK - 1) / BK) would wrap: refused.
+  CHECK_THROWS_WITH(make_problem(*simt, "1x1x2147483647", {}), Catch::Contains("K must be <= 2^30"));
+  CHECK_THROWS_WITH(make_problem(*mma, "2147483647x8x8", {}), Catch::Contains("M must be <= 2^30"));
+  CHECK_NOTHROW(make_problem(*mma, "8x8x1073741824", {}));
+  // A config whose grid the launch would refuse is not implementable either.
+  const Problem wide = make_problem(*simt, "1048576x1048576x1", {});
+  const SearchSpace wide_space = simt->space(wide, Device::h200());
+  std::mt19937_64 rng(1);
+  for (int i = 0; i < 50; ++i) {
+    const Config c = wide_space.random(rng);
+    std::string why;
+    if (simt->can_implement(wide, c, &why)) {
+      CHECK_NOTHROW(simt->launch(wide, c, Device::h200()));
+    } else if (why.find("grid") != std::string::npos) {
+      CHECK_THROWS_WITH(simt->launch(wide, c, Device::h200()), Catch::Contains("grid"));
+    }
+  }
   Problem p = make_problem(*mma, "8x8x8", {});
   CHECK(p.attr("dtype") == "f16");
   CHECK(p.attr("layout") == "NN");

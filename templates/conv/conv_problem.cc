@@ -59,19 +59,33 @@ std::map<std::string, std::vector<std::string>> conv_attr_domains(
 void check_conv_geometry(const Problem& problem) {
   const ConvShape s = conv_shape(problem);
   const std::string where = "problem " + problem.key() + ": ";
+  // Each extent first, so that the sizes below are computed without overflowing.
+  for (const auto& [name, value] : problem.dims)
+    if (value > kMaxConvSize)
+      throw Error(ErrorCode::invalid_argument, where + name + " = " + std::to_string(value) +
+                                                   " must be <= 2^30 (32-bit kernel indices)");
   if (s.H + 2 * s.pad < s.dilation * (s.R - 1) + 1 || s.W + 2 * s.pad < s.dilation * (s.S - 1) + 1)
     throw Error(ErrorCode::invalid_argument,
                 where + "the dilated " + std::to_string(s.R) + "x" + std::to_string(s.S) +
                     " filter is larger than the padded " + std::to_string(s.H) + "x" +
                     std::to_string(s.W) + " input (empty output)");
-  const std::int64_t limit = std::numeric_limits<std::int32_t>::max();
-  const std::pair<const char*, std::int64_t> sizes[] = {
-      {"N*H*W*C", s.x_elements()}, {"K*R*S*C", s.w_elements()}, {"N*P*Q*K", s.y_elements()},
-      {"padded N*H*W*C", s.N * s.H * s.W * s.padded_channels()}};
+  // The kernels index in 32-bit ints and add tile sizes to the implicit GEMM's M = N*P*Q:
+  // sizes up to 2^30 keep every such sum below 2^31. Products of extents <= 2^30 fit 128 bits.
+  using Wide = __int128;
+  const std::pair<const char*, Wide> sizes[] = {
+      {"N*H*W*C", Wide{s.N} * s.H * s.W * s.C},
+      {"K*R*S*C", Wide{s.K} * s.R * s.S * s.C},
+      {"N*P*Q", Wide{s.N} * s.P() * s.Q()},
+      {"N*P*Q*K", Wide{s.N} * s.P() * s.Q() * s.K},
+      {"padded N*H*W*C", Wide{s.N} * s.H * s.W * s.padded_channels()}};
   for (const auto& [what, value] : sizes)
-    if (value > limit)
-      throw Error(ErrorCode::invalid_argument, where + what + " = " + std::to_string(value) +
-                                                   " must be < 2^31 (32-bit kernel indices)");
+    if (value > kMaxConvSize)
+      throw Error(ErrorCode::invalid_argument,
+                  where + what + " = " +
+                      (value <= std::numeric_limits<std::int64_t>::max()
+                           ? std::to_string(static_cast<std::int64_t>(value))
+                           : std::string("more than 2^63")) +
+                      " must be <= 2^30 (32-bit kernel indices)");
 }
 
 ConvShape conv_shape(const Problem& problem) {

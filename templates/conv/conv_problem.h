@@ -54,8 +54,11 @@ struct ConvShape {
 std::map<std::string, std::vector<std::string>> conv_attr_domains(
     const std::vector<std::string>& dtypes);
 
-/// Checks what attribute domains leave out (a non-empty output, 32-bit sizes). Throws Error
-/// naming the problem and what is wrong.
+/// Largest extent, tensor size or implicit-GEMM M (2^30): the kernels' 32-bit index and tile
+/// arithmetic never reaches 2^31.
+constexpr std::int64_t kMaxConvSize = std::int64_t{1} << 30;
+/// Checks what attribute domains leave out (a non-empty output, sizes up to kMaxConvSize,
+/// computed without overflow). Throws Error naming the problem and what is wrong.
 void check_conv_geometry(const Problem& problem);
 
 /// The typed form of a checked problem.

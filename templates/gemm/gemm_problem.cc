@@ -72,10 +72,21 @@ std::map<std::string, std::vector<std::string>> gemm_attr_domains(
 }
 
 void check_gemm_dims(const Problem& problem) {
+  // The kernels index in 32-bit ints and add tile sizes and K padding to M, N and K: 2^30
+  // keeps every such sum (m0 + BM, (K + BK - 1) / BK, K rounded up to 8) far from 2^31.
   for (const char* dim : {"M", "N", "K"})
-    if (problem.dim(dim) > std::numeric_limits<std::int32_t>::max())
+    if (problem.dim(dim) > kMaxGemmDim)
       throw Error(ErrorCode::invalid_argument, "problem " + problem.key() + ": gemm dimension " +
-                                                   dim + " must be < 2^31");
+                                                   dim + " must be <= 2^30 (32-bit kernel indices)");
+}
+
+bool grid_fits(const GemmShape& s, Value bm, Value bn, Value split_k, std::string* why) {
+  const std::int64_t tiles = ((s.M + bm - 1) / bm) * ((s.N + bn - 1) / bn);
+  if (tiles <= std::numeric_limits<std::int32_t>::max() && split_k <= 65535) return true;
+  if (why)
+    *why = std::to_string(tiles) + " tiles x " + std::to_string(split_k) +
+           " splits exceed the CUDA grid limits";
+  return false;
 }
 
 std::vector<std::string> gemm_problem_defines(const GemmShape& s) {
@@ -146,11 +157,9 @@ std::int64_t default_split_k(const GemmShape& s, std::int64_t bm, std::int64_t b
 LaunchPlan gemm_launch_plan(const GemmShape& s, const GemmLaunchGeometry& g,
                             const Device& device) {
   const std::int64_t tiles = ((s.M + g.bm - 1) / g.bm) * ((s.N + g.bn - 1) / g.bn);
-  if (tiles > std::numeric_limits<std::int32_t>::max() || g.split_k > 65535)
+  if (std::string why; !grid_fits(s, g.bm, g.bn, g.split_k, &why))
     throw Error(ErrorCode::invalid_argument,
-                "gemm " + std::to_string(s.M) + "x" + std::to_string(s.N) + ": " +
-                    std::to_string(tiles) + " tiles x " + std::to_string(g.split_k) +
-                    " splits exceed the CUDA grid limits");
+                "gemm " + std::to_string(s.M) + "x" + std::to_string(s.N) + ": " + why);
   const std::size_t c = 2;                                // buffer index of C
   const std::size_t bias = s.bias ? 3 : c;                // unused by the kernel without bias
   const std::size_t workspace = s.bias ? 4 : 3;           // first scratch buffer

@@ -63,8 +63,13 @@ GemmShape gemm_shape(const Problem& problem);
 std::map<std::string, std::vector<std::string>> gemm_attr_domains(
     const std::vector<std::string>& dtypes);
 
-/// Checks what the generic check leaves out: dimensions fit a 32-bit int. Throws Error.
+/// Largest M, N or K (2^30): the kernels' 32-bit tile arithmetic never reaches 2^31.
+constexpr std::int64_t kMaxGemmDim = std::int64_t{1} << 30;
+/// Checks what the generic check leaves out: M, N, K <= kMaxGemmDim. Throws Error.
 void check_gemm_dims(const Problem& problem);
+/// True when BM x BN tiles with SPLIT_K splits fit the CUDA grid (x < 2^31, z <= 65535);
+/// else sets `why` (may be null). can_implement and the launch plan apply the same rule.
+bool grid_fits(const GemmShape& s, Value bm, Value bn, Value split_k, std::string* why);
 
 /// NVRTC defines of the problem (see templates/gemm/gemm_common.cuh).
 std::vector<std::string> gemm_problem_defines(const GemmShape& shape);

@@ -53,9 +53,9 @@ class GemmTemplateBase : public KernelTemplate {
   bool can_implement(const Problem& problem, const Config& config,
                      std::string* why) const override {
     check_problem(problem);
-    if (!structure_ok(gemm::gemm_shape(problem), config, why)) return false;
-    if (config["SPLIT_K"] > 65535) return reject(why, "SPLIT_K exceeds grid.z");
-    return true;
+    const GemmShape s = gemm::gemm_shape(problem);
+    if (!structure_ok(s, config, why)) return false;
+    return gemm::grid_fits(s, config["BM"], config["BN"], config["SPLIT_K"], why);
   }
   LaunchPlan launch(const Problem& problem, const Config& config,
                     const Device& device) const override {
