@@ -4,6 +4,7 @@
 #include "ktune/device.h"
 
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 
 #include <map>
 #include <string>
@@ -38,8 +39,16 @@ Device offline_device(const std::string& name, int major, int minor, int sm_coun
   return d;
 }
 
-/// "no CUDA device (<runtime message>)" for a failed runtime call.
+/// "no CUDA device (<runtime message>)" for a failed runtime call. Without a driver library
+/// the runtime says "driver version is insufficient", which suggests an old driver rather
+/// than none: that case says so.
 std::string no_device_message(cudaError_t err) {
+  if (err == cudaErrorInsufficientDriver) {
+    void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!driver) driver = dlopen("libcuda.so.1", RTLD_LAZY);
+    if (!driver) return "no CUDA device (no NVIDIA driver is installed: libcuda.so.1 not found)";
+    dlclose(driver);
+  }
   return std::string("no CUDA device (") + cudaGetErrorString(err) + ")";
 }
 

@@ -297,3 +297,21 @@ TEST_CASE("cli: best's speed-up judges default and best alike; a winning default
   CHECK(rows[0]["default_ms"] == 0.18);
   CHECK(rows[0]["speedup"] == 1.0);
 }
+
+TEST_CASE("cli: best and report mark a best only an older template source measured", "[cli]") {
+  TempDir dir;
+  const std::string db = dir.file("t.db");
+  {
+    ktune::TuningLog log(db);
+    log.append(ktune::test::make_record("VEC=4,THREADS=256,ITEMS=1,GRID_STRIDE=0", 0.5));
+  }
+  const CliResult best = run_ktune(dir, "best --db " + db);
+  INFO(best.output);
+  CHECK(best.status == 0);
+  CHECK(best.output.find("(older source)") != std::string::npos);
+  const CliResult report = run_ktune(dir, "report --db " + db + " -o " + dir.file("r.html"));
+  REQUIRE(report.status == 0);
+  std::ifstream in(dir.file("r.html"));
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(html.find("(older source)") != std::string::npos);
+}

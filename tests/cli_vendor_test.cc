@@ -2,6 +2,8 @@
 // result file) as "vendor:cublas" trials, and `ktune best` / `ktune report` show them next to
 // the tuned GEMM of the same problem and device with the ratio, never as tasks of their own.
 #include <catch2/catch.hpp>
+
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include <fstream>
@@ -142,4 +144,42 @@ TEST_CASE("cli: vendor argument errors name what is wrong", "[cli][vendor]") {
     CHECK(r.status == 2);
     CHECK(r.output.find("x.json") != std::string::npos);
   }
+}
+
+TEST_CASE("cli: vendor times no table could show are refused, naming why", "[cli][vendor]") {
+  TempDir dir;
+  const std::string db = dir.file("v.db");
+  const std::string complete = "gemm|M=4096,N=4096,K=4096|bias=0,dtype=f16,layout=NT,out=same";
+  auto vendor = [&](const std::string& name, const std::string& problem) {
+    return run_ktune(dir, "vendor --db " + db + " --name " + name + " --problem '" + problem +
+                              "' --device '" + std::string(kDevice) + "' --ms 0.5");
+  };
+  auto r = vendor("cublas", "gemm|M=4096,N=4096,K=4096|dtype=f16,layout=NT");  // attrs missing
+  CHECK(r.status == 2);
+  CHECK(r.output.find("not a complete problem") != std::string::npos);
+  r = vendor("cublas", "foo|x=1|");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("no template has op \"foo\"") != std::string::npos);
+  r = vendor("torch", complete);
+  CHECK(r.status == 2);
+  CHECK(r.output.find("cublas") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(db));  // nothing was written
+  CHECK(vendor("cublas", complete).status == 0);
+
+  // Benchmark files: a row without a problem and a time that is no number are named; the
+  // options of a hand-given time do not go with files.
+  test::write_text(dir.file("rows.json"), std::string("{\"device\": \"") + kDevice +
+                                              "\", \"results\": [{\"cublas_ms\": 1.0}]}");
+  r = run_ktune(dir, "vendor --db " + db + " " + dir.file("rows.json"));
+  CHECK(r.status == 2);
+  CHECK(r.output.find("results[0]") != std::string::npos);
+  test::write_text(dir.file("text.json"), std::string("{\"device\": \"") + kDevice +
+                                              "\", \"results\": [{\"problem\": \"" + complete +
+                                              "\", \"cublas_ms\": \"0.5\"}]}");
+  r = run_ktune(dir, "vendor --db " + db + " " + dir.file("text.json"));
+  CHECK(r.status == 2);
+  CHECK(r.output.find("not a number") != std::string::npos);
+  r = run_ktune(dir, "vendor --db " + db + " " + dir.file("text.json") + " --ms 9");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("not both") != std::string::npos);
 }

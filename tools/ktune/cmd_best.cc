@@ -35,8 +35,8 @@ void add_best_command(CLI::App& app) {
       return;
     }
     std::printf("%s", best_rows_text(rows).c_str());
-    std::printf("speedup: default config median / best median (default measured in the best's "
-                "run when possible); vendor ms: the vendor's time (`ktune vendor` records cuBLAS/cuDNN "
+    std::printf("best ms / default ms: each config's typical trial (the lower median of its "
+                "trials' medians); speedup: default / best; vendor ms: the vendor's time (`ktune vendor` records cuBLAS/cuDNN "
                 "times; copy: the same bytes at the best copy bandwidth in the log); vs vendor: "
                 "tuned speed / vendor speed, '-' when not measured; (older source): measured with "
                 "another version of the template's source, none of this build's\n");

@@ -56,10 +56,17 @@ void add_compile_command(CLI::App& app) {
         std::printf("  FAILED %s\n%s\n", configs[i].str().c_str(), r.log.c_str());
         continue;
       }
-      std::printf("  ok  regs %3d  smem %6d  spills %d/%d  %7.0f ms  %s%s\n",
-                  r.resources.registers, r.resources.shared_bytes, r.resources.spill_stores,
-                  r.resources.spill_loads, r.compile_ms, configs[i].str().c_str(),
-                  i == 0 ? "  (default)" : "");
+      // Shared memory: the kernel's static bytes (ptxas) plus the launch's dynamic bytes.
+      unsigned dynamic = 0;
+      try {
+        for (const auto& step : tmpl->launch(p, configs[i], device).steps)
+          dynamic = std::max(dynamic, step.dynamic_smem);
+      } catch (const Error&) {  // a config this problem cannot launch: static bytes only
+      }
+      std::printf("  ok  regs %3d  smem %6d + %6u dyn  spills %d/%d  %7.0f ms  %s%s\n",
+                  r.resources.registers, r.resources.shared_bytes, dynamic,
+                  r.resources.spill_stores, r.resources.spill_loads, r.compile_ms,
+                  configs[i].str().c_str(), i == 0 ? "  (default)" : "");
     }
     // The GPU reference of the workload (a user template's reference kernel) compiles too.
     if (auto ref = tmpl->workload(p)->device_reference()) {

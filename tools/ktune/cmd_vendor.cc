@@ -27,13 +27,19 @@ void run_vendor(const VendorArgs& args) {
   const std::string run_id = new_run_id();
   std::vector<TrialRecord> records;
   if (!args.files.empty()) {
-    if (!args.name.empty() || !args.problem.empty())
-      throw Error(ErrorCode::invalid_argument, "give benchmark files or --name/--problem/--ms, not both");
+    if (!args.name.empty() || !args.problem.empty() || !args.device.empty() || args.ms > 0)
+      throw Error(ErrorCode::invalid_argument,
+                  "give benchmark files or --name/--problem/--device/--ms, not both (the files "
+                  "carry their own device and times)");
     for (const auto& f : args.files) {
       auto more = vendor_records_from_benchmark(f, run_id);
-      if (more.empty())
-        throw Error(ErrorCode::not_found, f + ": no row with a problem and a <vendor>_ms time");
-      records.insert(records.end(), more.begin(), more.end());
+      if (more.records.empty())
+        throw Error(ErrorCode::not_found, f + ": no row with a problem and its reference time "
+                                              "(cublas_ms for gemm, cudnn_ms for conv2d)");
+      if (more.rows_without_time)
+        std::printf("%s: %zu rows without a reference time were left out\n", f.c_str(),
+                    more.rows_without_time);
+      records.insert(records.end(), more.records.begin(), more.records.end());
     }
   } else {
     if (args.name.empty() || args.problem.empty() || args.device.empty() || args.ms <= 0)

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <ctime>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "best_table.h"
@@ -226,7 +227,8 @@ std::string best_table_html(const std::vector<BestRow>& rows) {
          (r.vendor_ms ? esc(format_time_ms(*r.vendor_ms)) + " " + esc(r.vendor) : "-") +
          "</td><td title=\"" + esc(r.vendor_detail) + "\">" +
          (r.vendor_ratio ? num(*r.vendor_ratio, "%.2f") + " of " + esc(r.vendor) : "-") +
-         "</td><td class=\"mono\">" + esc(r.config) + "</td></tr>";
+         "</td><td class=\"mono\">" + esc(r.config) +
+         (r.older_source ? " <em>(older source)</em>" : "") + "</td></tr>";
   }
   return s + "</table>";
 }
@@ -251,8 +253,10 @@ std::string render_html_report(const TuningLog& log, const std::string& title) {
   std::map<std::string, TaskTrials> tasks;  // by "template | problem | device"
   std::map<std::string, std::int64_t> statuses;
   std::int64_t total = 0;
+  std::set<std::string> runs;  // tuning runs: vendor records are counted with the vendor times
   log.for_each({}, [&](const TrialRecord& r) {
     if (is_vendor_template(r.template_name)) return;  // shown in the table's vendor columns
+    runs.insert(r.run_id);
     const std::string key = r.template_name + " | " + r.problem_key + " | " + r.device_key();
     auto& task = tasks[key];
     task.runs[r.run_id].push_back(r);
@@ -269,11 +273,12 @@ std::string render_html_report(const TuningLog& log, const std::string& title) {
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>"
       << esc(title) << "</title><style>" << kStyle << "</style></head><body>\n";
   out << "<h1>" << esc(title) << "</h1>\n<p class=\"note\">Tuning log " << esc(log.path())
-      << ": " << total << " trials, " << tasks.size() << " tasks, " << log.runs().size()
+      << ": " << total << " trials, " << tasks.size() << " tasks, " << runs.size()
       << " runs. Generated " << stamp << " by ktune report.</p>\n";
   out << "<h2>Tuned vs default vs vendor</h2>\n" << best_table_html(rows)
-      << "\n<p class=\"note\">speed-up: default config median / tuned median (default from the "
-         "same run when possible). vendor: the vendor library's time for the problem (recorded "
+      << "\n<p class=\"note\">tuned / default: each config's typical trial (the lower median of "
+         "its trials' medians); speed-up: default / tuned; (older source): measured only with "
+         "another version of the template's source. vendor: the vendor library's time for the problem (recorded "
          "with ktune vendor; copy: the same bytes at the best copy bandwidth of this log). vs "
          "vendor: tuned speed relative to the vendor reference; - when the log holds no vendor "
          "measurement.</p>\n";

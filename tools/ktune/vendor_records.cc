@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -16,12 +17,6 @@
 namespace ktune::cli {
 
 namespace {
-
-/// Vendor libraries whose "<name>_ms" fields benchmark rows may carry.
-const std::vector<std::string>& known_vendors() {
-  static const std::vector<std::string> names = {"cublas", "cudnn", "cublaslt", "cutlass", "torch"};
-  return names;
-}
 
 bool is_vendor_name(const std::string& s) {
   if (s.empty()) return false;
@@ -65,12 +60,46 @@ Device device_from_key(const std::string& key) {
   return d;
 }
 
+/// The templates of `problem_key`'s op whose vendor reference is `vendor`; throws Error naming
+/// what does not fit (an unknown op, another library, an incomplete or non-canonical key).
+void check_vendor_problem(const std::string& vendor, const std::string& problem_key) {
+  const Problem problem = Problem::from_key(problem_key);
+  std::string references, why;
+  bool op_known = false;
+  for (const auto& t : all_templates()) {
+    if (t->op() != problem.op) continue;
+    op_known = true;
+    if (references.find(t->vendor_reference()) == std::string::npos)
+      references += (references.empty() ? "" : ", ") + t->vendor_reference();
+    if (t->vendor_reference() != vendor) continue;
+    try {
+      t->check_problem(problem);
+      return;
+    } catch (const Error& e) {
+      why = e.what();
+    }
+  }
+  if (!op_known)
+    throw Error(ErrorCode::unknown_name, "problem \"" + problem_key + "\": no template has op \"" +
+                                             problem.op + "\"");
+  if (why.empty())
+    throw Error(ErrorCode::invalid_argument,
+                "vendor \"" + vendor + "\" is not what " + problem.op + " templates are compared "
+                "with (" + references + "): no table would show it");
+  throw Error(ErrorCode::invalid_argument,
+              "problem \"" + problem_key + "\" is not a complete problem of a template compared "
+              "with " + vendor + " (give every attribute, as `ktune best` lists the key): " + why);
+}
+
 TrialRecord make_vendor_record(const std::string& vendor, const std::string& problem_key,
                                const std::string& device_key, double median_ms,
                                const std::vector<double>& samples, const std::string& run_id) {
-  if (!(median_ms > 0))
+  if (!(median_ms > 0) || !std::isfinite(median_ms))
     throw Error(ErrorCode::invalid_argument,
                 vendor + " time for " + problem_key + ": expected milliseconds > 0");
+  const std::string template_name = vendor_template_name(vendor);  // checks the name
+  const Device device = device_from_key(device_key);
+  check_vendor_problem(vendor, problem_key);
   Trial t;
   t.status = Status::ok;
   t.times_ms = samples;
@@ -83,10 +112,9 @@ TrialRecord make_vendor_record(const std::string& vendor, const std::string& pro
                        .count();
   // TrialRecord::make stamps the ktune and NVRTC versions; the template-specific fields are
   // then replaced by the vendor's.
-  const Device device = device_from_key(device_key);
   TrialRecord r = TrialRecord::make(*find_template("copy"), Problem::from_key(problem_key), device,
                                     t, run_id);
-  r.template_name = vendor_template_name(vendor);
+  r.template_name = template_name;
   r.source_hash = "";
   r.problem_key = problem_key;
   r.config_text = "";
@@ -94,8 +122,8 @@ TrialRecord make_vendor_record(const std::string& vendor, const std::string& pro
   return r;
 }
 
-std::vector<TrialRecord> vendor_records_from_benchmark(const std::string& path,
-                                                       const std::string& run_id) {
+BenchmarkVendorTimes vendor_records_from_benchmark(const std::string& path,
+                                                   const std::string& run_id) {
   std::ifstream in(path);
   if (!in) throw Error(ErrorCode::not_found, "benchmark result file '" + path + "' cannot be opened");
   nlohmann::json doc;
@@ -110,20 +138,28 @@ std::vector<TrialRecord> vendor_records_from_benchmark(const std::string& path,
                 path + ": expected {\"device\": \"name|sm_XY|sm_count\", \"results\": [...]} "
                        "(the output of a benchmarks/gpu_* program)");
   const std::string device_key = doc["device"].get<std::string>();
-  std::vector<TrialRecord> out;
+  BenchmarkVendorTimes out;
   for (std::size_t i = 0; i < doc["results"].size(); ++i) {
     const auto& row = doc["results"][i];
     const std::string where = path + ": results[" + std::to_string(i) + "]";
-    if (!row.is_object() || !row.contains("problem") || !row["problem"].is_string()) continue;
-    for (const auto& vendor : known_vendors()) {
-      const auto it = row.find(vendor + "_ms");
-      if (it == row.end() || !it->is_number()) continue;
-      try {
-        out.push_back(make_vendor_record(vendor, row["problem"].get<std::string>(), device_key,
-                                         it->get<double>(), {}, run_id));
-      } catch (const Error& e) {
-        throw Error(e.code(), where + ": " + e.what());
+    if (!row.is_object() || !row.contains("problem") || !row["problem"].is_string())
+      throw Error(ErrorCode::parse_error, where + ": expected an object with a \"problem\" key");
+    try {
+      const std::string key = row["problem"].get<std::string>();
+      const Problem problem = Problem::from_key(key);
+      std::string vendor;  // the reference of the problem's op
+      for (const auto& t : all_templates())
+        if (t->op() == problem.op) vendor = t->vendor_reference();
+      const auto it = vendor.empty() ? row.end() : row.find(vendor + "_ms");
+      if (it == row.end() || it->is_null()) {
+        ++out.rows_without_time;
+        continue;
       }
+      if (!it->is_number())
+        throw Error(ErrorCode::parse_error, vendor + "_ms is " + it->dump() + ", not a number");
+      out.records.push_back(make_vendor_record(vendor, key, device_key, it->get<double>(), {}, run_id));
+    } catch (const Error& e) {
+      throw Error(e.code(), where + ": " + e.what());
     }
   }
   return out;

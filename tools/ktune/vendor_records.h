@@ -27,15 +27,26 @@ bool is_vendor_template(const std::string& template_name);
 Device device_from_key(const std::string& key);
 
 /// One vendor measurement: `vendor` ("cublas") took `median_ms` (samples optional) on
-/// `problem_key` and the device `device_key`. Throws Error naming a bad key or time.
+/// `problem_key` and the device `device_key`. Throws Error naming a bad key or time, and a
+/// measurement no table could show: `vendor` must be the reference of a template of the
+/// problem's op (cuBLAS for gemm, cuDNN for conv2d) and the key a complete, canonical problem
+/// of that template (every attribute given).
 TrialRecord make_vendor_record(const std::string& vendor, const std::string& problem_key,
                                const std::string& device_key, double median_ms,
                                const std::vector<double>& samples, const std::string& run_id);
 
+/// The vendor times of a GPU benchmark result file, and what was left out.
+struct BenchmarkVendorTimes {
+  std::vector<TrialRecord> records;  ///< one per row with its op's reference time
+  std::size_t rows_without_time = 0; ///< rows without a number for their op's reference
+};
+
 /// Reads the vendor times of a GPU benchmark result file (benchmarks/gpu_*.cc output): a
-/// top-level "device" key and a "results" list whose rows carry "problem" and
-/// "<vendor>_ms" fields (cublas_ms, cudnn_ms). Throws Error naming the file and row.
-std::vector<TrialRecord> vendor_records_from_benchmark(const std::string& path,
-                                                       const std::string& run_id);
+/// top-level "device" key and a "results" list whose rows carry "problem" and the time of
+/// the problem's reference library ("cublas_ms" for gemm, "cudnn_ms" for conv2d; other
+/// libraries' fields are not read). Throws Error naming the file and row for a row without a
+/// problem, a time that is not a number, or a problem no template takes.
+BenchmarkVendorTimes vendor_records_from_benchmark(const std::string& path,
+                                                   const std::string& run_id);
 
 }  // namespace ktune::cli
