@@ -210,10 +210,10 @@ BuildResult Builder::build(const KernelTemplate& tmpl, const Problem& problem,
 
   auto [entry, source_of_entry] = impl_->cache.get_or_compile(key, [&] {
     std::optional<detail::NvrtcOutput> helped;
-    if (impl_->helpers) helped = impl_->helpers->compile(source, tmpl.name() + ".cu", nvrtc_options);
+    if (impl_->helpers) helped = impl_->helpers->compile(source, tmpl.source_name(), nvrtc_options);
     detail::NvrtcOutput out =
         helped ? std::move(*helped)
-               : detail::nvrtc_compile(source, tmpl.name() + ".cu", detail::template_headers(),
+               : detail::nvrtc_compile(source, tmpl.source_name(), detail::template_headers(),
                                        nvrtc_options);
     detail::CompiledKernel compiled;
     compiled.ok = out.ok;

@@ -371,6 +371,7 @@ struct UserSpec {
   std::string origin;
   std::string kernel_name;
   std::string source;
+  std::string source_name;  // the kernel file's name, for compiler messages
   std::vector<std::string> compiler_options;
   SearchSpace space;
   std::vector<std::pair<std::string, Value>> dims;  // name, example value
@@ -599,6 +600,7 @@ class UserTemplate final : public KernelTemplate {
   std::string op() const override { return spec_->name; }
   std::string description() const override { return spec_->description; }
   const std::string& source() const override { return spec_->source; }
+  std::string source_name() const override { return spec_->source_name; }
   std::vector<std::string> dim_names() const override {
     std::vector<std::string> out;
     for (const auto& [n, v] : spec_->dims) out.push_back(n);
@@ -826,6 +828,10 @@ std::shared_ptr<const KernelTemplate> make_user_template(const std::string& spec
     name_field = ks + ".BenchmarkName";
   }
   spec->name = name ? r.text(*name, name_field) : spec->kernel_name;
+  const Json* kernel_file = r.find(kernel, "KernelFile");
+  spec->source_name = kernel_file && kernel_file->is_string()
+                          ? std::filesystem::path(kernel_file->get<std::string>()).filename().string()
+                          : spec->name + ".cu";
   if (!is_identifier(spec->name))
     r.fail(ErrorCode::invalid_argument, name_field,
            "\"" + spec->name + "\" cannot name a template (letters, digits and _ only)");
@@ -948,7 +954,7 @@ std::shared_ptr<const KernelTemplate> make_user_template(const std::string& spec
     r.text(r.member(*ref, rf, "KernelFile"), rf + ".KernelFile");
     spec->reference_source = reference_source;
     if (!is_identifier(spec->reference_name) ||
-        reference_source.find(spec->reference_name) == std::string::npos)
+        !declares_function(reference_source, spec->reference_name))
       r.fail(ErrorCode::not_found, rf + ".KernelName",
              "the reference source has no kernel \"" + spec->reference_name + "\"");
     Json ref_geometry = *ref;

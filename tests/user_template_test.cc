@@ -470,3 +470,24 @@ TEST_CASE("user template: its own language standard is the one compiled", "[user
   INFO(built.log);
   CHECK(built.ok);
 }
+
+TEST_CASE("user template: compiler messages name the user's kernel file", "[user_template][nvrtc]") {
+  const std::string kernel = read_file(example_file("transpose.cu")) +
+                             "\n__global__ void not_compiling() { undefined_thing = 1; }\n";
+  auto tmpl = make_user_template(example_json().dump(), kernel,
+                                 read_file(example_file("transpose_reference.cu")),
+                                 "transpose.T1.json");
+  CHECK(tmpl->source_name() == "transpose.cu");
+  const Problem p = make_problem(*tmpl, "256x256");
+  Builder builder;
+  const auto built =
+      builder.build(*tmpl, p, tmpl->space(p, Device::h200()).default_config(), Device::h200());
+  INFO(built.log);
+  CHECK_FALSE(built.ok);
+  CHECK(built.log.find("transpose.cu(") != std::string::npos);
+  CHECK(built.log.find("undefined_thing") != std::string::npos);
+  // The reference kernel's name is checked as a declared function, not a substring.
+  Json doc = example_json();
+  doc["KtuneExtensions"]["Reference"]["KernelName"] = "transpose";
+  CHECK_THAT(error_of(doc), Catch::Contains("Reference.KernelName"));
+}

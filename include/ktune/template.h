@@ -151,6 +151,9 @@ class KernelTemplate {
   virtual std::string description() const = 0;
   /// CUDA source (embedded .cu) compiled by NVRTC with config and problem defines.
   virtual const std::string& source() const = 0;
+  /// The file name compiler messages give the source: "<name>.cu" (a user template: its
+  /// kernel file's name, so that errors point at the user's file).
+  virtual std::string source_name() const { return name() + ".cu"; }
   /// Shape dimension names in order, e.g. {"M","N","K"}; used to parse "4096x4096x4096".
   virtual std::vector<std::string> dim_names() const = 0;
   /// Allowed values per attribute, e.g. {"dtype": {"f32","f16"}}; first value is the default.
