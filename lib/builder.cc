@@ -30,8 +30,6 @@ namespace {
 
 /// Layout version of the cache key material; bump when option handling changes meaning.
 constexpr const char* kKeyFormat = "ktune-build-1";
-/// Language standard given to NVRTC.
-constexpr const char* kLanguageStandard = "-std=c++20";
 
 /// A fixed set of worker threads running queued jobs in order.
 class ThreadPool {
@@ -183,12 +181,7 @@ BuildResult Builder::build(const KernelTemplate& tmpl, const Problem& problem,
   std::vector<std::string> options = tmpl.problem_defines(problem);
   for (auto& define : config.defines()) options.push_back(std::move(define));
   options.push_back("--gpu-architecture=" + arch);
-  // A template's own language standard (a user template's CompilerOptions) is kept: given
-  // after it, ktune's default would override it.
-  if (std::none_of(options.begin(), options.end(), [](const std::string& o) {
-        return o.rfind("-std=", 0) == 0 || o.rfind("--std=", 0) == 0;
-      }))
-    options.push_back(kLanguageStandard);
+  detail::add_default_language_standard(options);
   options.push_back("--ptxas-options=-v");
   for (const auto& extra : impl_->options.extra) options.push_back(extra);
 

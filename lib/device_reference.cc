@@ -11,10 +11,7 @@ namespace ktune::detail {
 NvrtcOutput compile_device_reference(const DeviceReference& ref, const std::string& arch) {
   std::vector<std::string> options = ref.options;
   options.push_back("--gpu-architecture=" + arch);
-  if (std::none_of(options.begin(), options.end(), [](const std::string& o) {
-        return o.rfind("-std=", 0) == 0 || o.rfind("--std=", 0) == 0;
-      }))
-    options.push_back("-std=c++20");  // unless the reference's own options name a standard
+  add_default_language_standard(options);
   if (const std::string& include = cuda_include_dir(); !include.empty())
     options.push_back("-I" + include);
   return nvrtc_compile(ref.source, "device_reference.cu", template_headers(), options);

@@ -3,6 +3,7 @@
 
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -101,6 +102,13 @@ bool nvrtc_caches_programs() {
     return major > 12 || (major == 12 && minor >= 9);
   }();
   return caches;
+}
+
+void add_default_language_standard(std::vector<std::string>& options) {
+  const bool named = std::any_of(options.begin(), options.end(), [](const std::string& o) {
+    return o.rfind("-std=", 0) == 0 || o.rfind("--std=", 0) == 0;
+  });
+  if (!named) options.push_back("-std=c++20");
 }
 
 std::string nvrtc_version_string() {

@@ -37,6 +37,10 @@ const std::vector<NvrtcHeader>& template_headers();
 /// what a compile helper checks before it answers).
 const std::string& template_headers_hash();
 
+/// Appends ktune's language standard (-std=c++20) unless `options` already name one (a user
+/// template's CompilerOptions): given after it, the default would override it.
+void add_default_language_standard(std::vector<std::string>& options);
+
 /// NVRTC version as "13.0".
 std::string nvrtc_version_string();
 

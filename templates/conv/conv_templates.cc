@@ -322,7 +322,7 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
 
   SearchSpace space(const Problem& problem, const Device& device) const override {
     check_problem(problem);
-    device.check_runs("sm_90a", "template " + name());
+    device.check_runs(target_arch(device, Config()), "template " + name());
     const ConvShape s = conv::conv_shape(problem);
     const std::int64_t limit = gemm::smem_limit(device);
     const std::int64_t sms = device.sm_count > 0 ? device.sm_count : 132;

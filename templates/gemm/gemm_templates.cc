@@ -473,7 +473,7 @@ class GemmWgmmaTemplate final : public GemmTemplateBase {
 
   SearchSpace space(const Problem& problem, const Device& device) const override {
     check_problem(problem);
-    device.check_runs("sm_90a", "template " + name());
+    device.check_runs(target_arch(device, Config()), "template " + name());
     const GemmShape s = gemm::gemm_shape(problem);
     const WgmmaDefaults d = wgmma_defaults(s, device);
     SearchSpace::Builder b;
