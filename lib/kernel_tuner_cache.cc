@@ -6,12 +6,11 @@
 
 #include <cctype>
 #include <cmath>
-#include <cstdint>
 #include <filesystem>
-#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "ktune/error.h"
+#include "log_json_fields.h"
 
 namespace ktune::kt {
 
@@ -21,12 +20,7 @@ using json = nlohmann::ordered_json;  // keeps the file order of the cache entri
 
 Value to_value(const json& v, const std::string& origin, const std::string& what) {
   if (v.is_boolean()) return v.get<bool>() ? 1 : 0;
-  if (v.is_number_unsigned() &&
-      v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<Value>::max())) {
-    throw Error(ErrorCode::parse_error,
-                origin + ": " + what + " = " + v.dump() + " is out of range of a 64-bit integer");
-  }
-  if (v.is_number_integer()) return v.get<Value>();
+  if (v.is_number_integer()) return json_fields::integer_value(v, what, origin);  // int64 range
   if (v.is_number_float()) {
     const double d = v.get<double>();
     if (std::floor(d) == d && std::abs(d) < 9e18) return static_cast<Value>(d);

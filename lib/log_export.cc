@@ -1,13 +1,12 @@
 // Export of tuning-log records to ktune JSON lines (streamed) or a T4 results document.
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <ostream>
 
 #include "atomic_file.h"
 #include "jsonl_format.h"
 #include "ktune/error.h"
 #include "ktune/log.h"
+#include "sqlite_db.h"
 #include "t4_format.h"
 
 namespace ktune {
@@ -22,10 +21,7 @@ void check_output_path(const TuningLog& log, const std::string& path) {
                       "; choose another file");
     }
   }
-  std::ifstream existing(path, std::ios::binary);
-  char head[16] = {};
-  if (existing && existing.read(head, sizeof head) &&
-      std::memcmp(head, "SQLite format 3", sizeof head) == 0) {
+  if (sqlite::is_sqlite_file(path)) {
     throw Error(ErrorCode::invalid_argument,
                 "output '" + path + "' is an SQLite database (a tuning log?); refusing to "
                 "replace it: choose another file or remove it first");

@@ -4,6 +4,8 @@
 
 #include <sqlite3.h>
 
+#include <cstring>
+#include <fstream>
 #include <utility>
 
 #include "ktune/error.h"
@@ -160,6 +162,13 @@ Transaction::~Transaction() {
 void Transaction::commit() {
   connection_.exec("COMMIT");
   done_ = true;
+}
+
+bool is_sqlite_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[16] = {};
+  return in && in.read(head, sizeof head) &&
+         std::memcmp(head, "SQLite format 3", sizeof head) == 0;  // 15 letters and a NUL
 }
 
 }  // namespace ktune::sqlite

@@ -105,4 +105,8 @@ class Transaction {
 [[noreturn]] void throw_sqlite_error(sqlite3* db, int rc, const std::string& origin,
                                      const std::string& what);
 
+/// True when the file at `path` starts with the SQLite database header ("SQLite format 3");
+/// false for any other file, a short one, or one that cannot be read.
+bool is_sqlite_file(const std::string& path);
+
 }  // namespace ktune::sqlite

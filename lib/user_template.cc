@@ -305,12 +305,17 @@ DType parse_type(const SpecReader& r, const std::string& type, const std::string
   }
 }
 
+/// True for a C identifier.
+bool is_identifier(const std::string& s) {
+  return std::regex_match(s, std::regex("[A-Za-z_][A-Za-z0-9_]*"));
+}
+
 ArgumentSpec parse_argument(const SpecReader& r, const Json& a, const std::string& field,
                             const Names& names) {
   if (!a.is_object()) r.fail(ErrorCode::parse_error, field, "expected an object");
   ArgumentSpec s;
   s.name = r.text(r.member(a, field, "Name"), field + ".Name");
-  if (!std::regex_match(s.name, std::regex("[A-Za-z_][A-Za-z0-9_]*")))
+  if (!is_identifier(s.name))
     r.fail(ErrorCode::invalid_argument, field + ".Name", "\"" + s.name + "\" is not an identifier");
   s.dtype = parse_type(r, r.text(r.member(a, field, "Type"), field + ".Type"), field + ".Type");
   if (const Json* mt = r.find(a, "MemType"); mt && !mt->is_string())
@@ -475,12 +480,13 @@ class UserWorkload final : public Workload {
     }
     if (spec_->recorded())
       for (const auto& b : buffers_) check_recorded_size(b, problem);
-    for (const auto& [expr, field] : {std::pair{&spec_->bytes, "Bytes"}, std::pair{&spec_->flops, "Flops"}})
-      if (*expr && (*expr)->eval(values_) < 0)
-        throw Error(ErrorCode::invalid_argument,
-                    spec_->origin + ": KtuneExtensions." + field + " is " +
-                        std::to_string((*expr)->eval(values_)) + " for " + problem.key() +
-                        " (expected >= 0)");
+    for (const auto& [expr, field] : {std::pair{&spec_->bytes, "Bytes"}, std::pair{&spec_->flops, "Flops"}}) {
+      const Value value = *expr ? (*expr)->eval(values_) : 0;
+      if (value < 0)
+        throw Error(ErrorCode::invalid_argument, spec_->origin + ": KtuneExtensions." + field +
+                                                     " is " + std::to_string(value) + " for " +
+                                                     problem.key() + " (expected >= 0)");
+    }
   }
 
   std::vector<BufferSpec> buffers() const override { return buffers_; }
@@ -659,10 +665,6 @@ class UserTemplate final : public KernelTemplate {
  private:
   std::shared_ptr<const UserSpec> spec_;
 };
-
-bool is_identifier(const std::string& s) {
-  return std::regex_match(s, std::regex("[A-Za-z_][A-Za-z0-9_]*"));
-}
 
 /// True when `source` declares a function named `name`: the whole identifier followed by
 /// its parameter list (not a longer name that contains it, nor a word in a comment).

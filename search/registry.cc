@@ -2,7 +2,6 @@
 // by name. Unknown searchers and options are errors that list what is valid; given options
 // are merged over the documented defaults before the searcher sees them.
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -62,19 +61,16 @@ void check_option_value(const std::string& searcher, const SearcherOption& o,
   const auto dots = range.find("..");
   const double lo = std::strtod(range.substr(0, dots).c_str(), nullptr);
   const double hi = std::strtod(range.substr(dots + 2).c_str(), nullptr);
+  SearcherOptions one;  // parsed as the searcher will read it
+  one.set(o.name, text);
   double value = 0;
-  if (integer) {
-    std::int64_t v = 0;
-    const char* end = text.data() + text.size();
-    const auto [ptr, ec] = std::from_chars(text.data(), end, v);
-    if (ec != std::errc() || ptr != end) refuse("expected a whole number in " + range);
-    value = static_cast<double>(v);
-  } else {
-    char* end = nullptr;
-    value = std::strtod(text.c_str(), &end);
-    if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value))
-      refuse("expected a finite number in " + range);
+  try {
+    value = integer ? static_cast<double>(one.get_int(o.name, 0)) : one.get_double(o.name, 0);
+  } catch (const Error&) {
+    value = std::nan("");
   }
+  if (!std::isfinite(value))
+    refuse(std::string("expected a ") + (integer ? "whole" : "finite") + " number in " + range);
   if (value < lo || value > hi) refuse("outside " + range);
 }
 

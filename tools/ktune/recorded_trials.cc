@@ -2,7 +2,6 @@
 #include "recorded_trials.h"
 
 #include <algorithm>
-#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -11,6 +10,7 @@
 #include "jsonl_format.h"
 #include "ktune/build.h"
 #include "ktune/error.h"
+#include "sqlite_db.h"
 
 namespace ktune::cli {
 
@@ -19,11 +19,9 @@ namespace {
 /// True unless the file starts like an SQLite database: anything else is read as JSON lines,
 /// whose reader names what is wrong with it (an empty file included).
 bool is_jsonl(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorCode::not_found, "replay data '" + path + "' cannot be opened");
-  char head[16] = {};
-  in.read(head, sizeof head);
-  return std::memcmp(head, "SQLite format 3", sizeof head) != 0;
+  if (!std::ifstream(path, std::ios::binary))
+    throw Error(ErrorCode::not_found, "replay data '" + path + "' cannot be opened");
+  return !sqlite::is_sqlite_file(path);
 }
 
 }  // namespace
