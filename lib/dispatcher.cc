@@ -123,9 +123,9 @@ struct Dispatcher::Impl {
 };
 
 void Dispatcher::Impl::index(std::vector<TrialRecord>&& records, bool from_jsonl) {
-  std::unordered_map<std::string, std::size_t> slot;  // template|problem|device -> task
-  std::vector<std::pair<std::string, Task>> tasks;
-  std::vector<TrialRecord> usable;
+  // The usable ok records of each (template, problem, device), tasks in order of appearance.
+  std::map<std::string, std::vector<TrialRecord>> by_task;
+  std::vector<std::string> task_order;
   for (auto& r : records) {
     if (!r.trial.ok()) continue;
     try {  // a log written by hand or by an older ktune: an impossible time never wins
@@ -135,46 +135,32 @@ void Dispatcher::Impl::index(std::vector<TrialRecord>&& records, bool from_jsonl
       continue;
     }
     ++indexed;
-    usable.push_back(std::move(r));
-  }
-  // Each task's configs by their typical measurement (config_representatives): a config the
-  // tuner's final rounds re-measured is not judged by its luckiest trial.
-  std::map<std::string, std::vector<TrialRecord>> by_task;
-  std::vector<std::string> task_order;
-  for (auto& r : usable) {
     std::string key = r.template_name + '\x1f' + r.problem_key + '\x1f' + r.device_key();
     auto [it, fresh] = by_task.try_emplace(key);
-    if (fresh) task_order.push_back(key);
+    if (fresh) task_order.push_back(std::move(key));
     it->second.push_back(std::move(r));
   }
-  std::vector<TrialRecord> representatives;
-  for (const auto& key : task_order)
-    for (auto& r : config_representatives(by_task[key])) representatives.push_back(std::move(r));
-  for (auto& r : representatives) {
-    std::string key = r.template_name + '\x1f' + r.problem_key + '\x1f' + r.device_key();
-    auto [it, fresh] = slot.try_emplace(key, tasks.size());
-    if (fresh) {
-      Task t;
-      t.problem_key = r.problem_key;
-      try {
-        t.problem = Problem::from_key(r.problem_key);
-      } catch (const Error&) {
-        t.problem.reset();  // only usable for exact matches
-      }
-      t.device_key = r.device_key();
-      t.cc_major = r.device.cc_major;
-      t.cc_minor = r.device.cc_minor;
-      tasks.emplace_back(r.template_name, std::move(t));
+  for (const auto& key : task_order) {
+    // Each config by its typical measurement (config_representatives): a config the tuner's
+    // final rounds re-measured is not judged by its luckiest trial.
+    const std::vector<TrialRecord> typical = config_representatives(by_task[key]);
+    const TrialRecord& first = typical.front();
+    Task task;
+    task.problem_key = first.problem_key;
+    try {
+      task.problem = Problem::from_key(first.problem_key);
+    } catch (const Error&) {
+      task.problem.reset();  // only usable for exact matches
     }
-    tasks[it->second].second.candidates.push_back(
-        Candidate{r.config_text, r.trial.median_ms, record_name(r, path, from_jsonl),
-                  r.source_hash});
-  }
-  for (auto& [name, task] : tasks) {
-    auto& c = task.candidates;
-    std::stable_sort(c.begin(), c.end(),
+    task.device_key = first.device_key();
+    task.cc_major = first.device.cc_major;
+    task.cc_minor = first.device.cc_minor;
+    for (const auto& r : typical)
+      task.candidates.push_back(Candidate{r.config_text, r.trial.median_ms,
+                                          record_name(r, path, from_jsonl), r.source_hash});
+    std::stable_sort(task.candidates.begin(), task.candidates.end(),
                      [](const Candidate& a, const Candidate& b) { return a.median_ms < b.median_ms; });
-    tasks_by_template[name].push_back(std::move(task));
+    tasks_by_template[first.template_name].push_back(std::move(task));
   }
 }
 

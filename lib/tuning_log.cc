@@ -20,6 +20,10 @@ namespace {
 
 constexpr int kBusyTimeoutMs = 60000;
 
+/// SQL condition on an ok trial's median that check_record() demands (finite, above 0), for
+/// files written before it was checked: such a time never counts as a best.
+constexpr const char* kUsableMedian = "median_ms > 0 AND median_ms < 1e308";
+
 constexpr const char* kColumns =
     "id, run_id, template, source_hash, problem_key, device_name, cc_major, cc_minor, "
     "sm_count, driver_version, ktune_version, nvrtc_version, config, status, message, "
@@ -240,8 +244,8 @@ std::optional<TrialRecord> TuningLog::best(const std::string& template_name,
     std::lock_guard lock(impl_->mutex);
     auto s = impl_->db->prepare(std::string("SELECT ") + kColumns +
                                 " FROM trials WHERE template = ?1 AND problem_key = ?2 AND "
-                                "device_key = ?3 AND status = 'ok' AND median_ms > 0 AND "
-                                "median_ms < 1e308 ORDER BY id");
+                                "device_key = ?3 AND status = 'ok' AND " + kUsableMedian +
+                                " ORDER BY id");
     s.bind(1, template_name).bind(2, problem_key).bind(3, device_key);
     while (s.step()) ok.push_back(read_record(s));
   }
@@ -283,8 +287,8 @@ std::vector<TaskSummary> TuningLog::tasks() const {
   std::lock_guard lock(impl_->mutex);
   auto s = impl_->db->prepare(
       "SELECT template, problem_key, device_key, count(*), "
-      "sum(status = 'ok'), min(CASE WHEN status = 'ok' AND median_ms > 0 AND median_ms < 1e308 "
-      "THEN median_ms END) FROM trials "
+      "sum(status = 'ok'), min(CASE WHEN status = 'ok' AND " + std::string(kUsableMedian) +
+      " THEN median_ms END) FROM trials "
       "GROUP BY template, problem_key, device_key ORDER BY template, problem_key, device_key");
   std::vector<TaskSummary> out;
   while (s.step()) {

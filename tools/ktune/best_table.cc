@@ -115,12 +115,14 @@ std::vector<BestRow> best_rows(const TuningLog& log) {
   std::vector<BestRow> rows;
   for (const auto& task : tasks) {
     if (!task.best_ms || is_vendor_template(task.template_name)) continue;
-    // Trials of this build's template source first (a built-in or registered template).
-    std::string current_source;
+    // A template this build knows (built-in or registered): its trials of this build's
+    // source come first, and its default and vendor columns can be filled.
+    std::shared_ptr<const KernelTemplate> tmpl;
     try {
-      current_source = Builder::source_hash(find_template(task.template_name)->source());
+      tmpl = find_template(task.template_name);
     } catch (const Error&) {
     }
+    const std::string current_source = tmpl ? Builder::source_hash(tmpl->source()) : "";
     auto best = log.best(task.template_name, task.problem_key, task.device_key, current_source);
     if (!best) continue;
     BestRow row;
@@ -133,16 +135,17 @@ std::vector<BestRow> best_rows(const TuningLog& log) {
     row.median_ms = best->trial.median_ms;
     row.trials = task.trials;
     row.ok_trials = task.ok_trials;
-    try {
-      auto tmpl = find_template(task.template_name);
-      const Problem problem = Problem::from_key(task.problem_key);
-      const Device device = device_of_record(best->device);
-      row.default_ms =
-          default_median(log, task, best->source_hash, tmpl->space(problem, device));
-      if (row.default_ms && row.median_ms > 0) row.speedup = *row.default_ms / row.median_ms;
-      add_vendor_ratio(row, log, *tmpl, problem, copy_bw);
-    } catch (const Error&) {
-      // A template this build does not know (or a problem it rejects): numbers stay "-".
+    if (tmpl) {
+      try {
+        const Problem problem = Problem::from_key(task.problem_key);
+        const Device device = device_of_record(best->device);
+        row.default_ms =
+            default_median(log, task, best->source_hash, tmpl->space(problem, device));
+        if (row.default_ms && row.median_ms > 0) row.speedup = *row.default_ms / row.median_ms;
+        add_vendor_ratio(row, log, *tmpl, problem, copy_bw);
+      } catch (const Error&) {
+        // A problem the template rejects: numbers stay "-".
+      }
     }
     rows.push_back(std::move(row));
   }

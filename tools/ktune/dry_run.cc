@@ -95,7 +95,7 @@ std::string describe_task(const PlanEntry& entry, const Device& device, bool* un
 }
 
 void print_dry_run(const std::vector<PlanEntry>& plan, const Device& device) {
-  std::string empty;  // tasks no config of which satisfies the constraints
+  std::string empty;  // tasks no config of which satisfies the constraints and can launch
   for (const auto& entry : plan) {
     bool unsatisfiable = false;
     std::printf("%s", describe_task(entry, device, &unsatisfiable).c_str());
