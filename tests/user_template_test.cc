@@ -43,6 +43,20 @@ std::shared_ptr<const KernelTemplate> make_example(const Json& doc) {
                             read_file(example_file("transpose_reference.cu")), "transpose.T1.json");
 }
 
+/// The example document with the shipped kernel plus `appended` source text.
+std::shared_ptr<const KernelTemplate> make_example_kernel(const std::string& appended) {
+  return make_user_template(example_json().dump(),
+                            read_file(example_file("transpose.cu")) + "\n" + appended + "\n",
+                            read_file(example_file("transpose_reference.cu")), "transpose.T1.json");
+}
+
+/// The default config of `tmpl` built with NVRTC for the H200, on a 256 x 256 problem.
+BuildResult build_default(const KernelTemplate& tmpl) {
+  const Problem p = make_problem(tmpl, "256x256");
+  Builder builder;
+  return builder.build(tmpl, p, tmpl.space(p, Device::h200()).default_config(), Device::h200());
+}
+
 /// The message of the Error the edited document raises ("" when none).
 std::string error_of(const Json& doc) {
   try {
@@ -458,30 +472,16 @@ TEST_CASE("user template: mistakes that used to run silently are named by field"
 
 TEST_CASE("user template: its own language standard is the one compiled", "[user_template][nvrtc]") {
   // The example asks for -std=c++17; ktune's C++20 default used to come after it and win.
-  const std::string kernel = read_file(example_file("transpose.cu")) +
-                             "\nstatic_assert(__cplusplus == 201703L, \"compiled as C++17\");\n";
-  auto tmpl = make_user_template(example_json().dump(), kernel,
-                                 read_file(example_file("transpose_reference.cu")),
-                                 "transpose.T1.json");
-  const Problem p = make_problem(*tmpl, "256x256");
-  Builder builder;
-  const auto built =
-      builder.build(*tmpl, p, tmpl->space(p, Device::h200()).default_config(), Device::h200());
+  auto tmpl = make_example_kernel("static_assert(__cplusplus == 201703L, \"compiled as C++17\");");
+  const auto built = build_default(*tmpl);
   INFO(built.log);
   CHECK(built.ok);
 }
 
 TEST_CASE("user template: compiler messages name the user's kernel file", "[user_template][nvrtc]") {
-  const std::string kernel = read_file(example_file("transpose.cu")) +
-                             "\n__global__ void not_compiling() { undefined_thing = 1; }\n";
-  auto tmpl = make_user_template(example_json().dump(), kernel,
-                                 read_file(example_file("transpose_reference.cu")),
-                                 "transpose.T1.json");
+  auto tmpl = make_example_kernel("__global__ void not_compiling() { undefined_thing = 1; }");
   CHECK(tmpl->source_name() == "transpose.cu");
-  const Problem p = make_problem(*tmpl, "256x256");
-  Builder builder;
-  const auto built =
-      builder.build(*tmpl, p, tmpl->space(p, Device::h200()).default_config(), Device::h200());
+  const auto built = build_default(*tmpl);
   INFO(built.log);
   CHECK_FALSE(built.ok);
   CHECK(built.log.find("transpose.cu(") != std::string::npos);
