@@ -230,16 +230,8 @@ inline TuneResult tune(const SearchSpace& space, const std::string& searcher_nam
 /// is outside the space or the result is invalid / not implementable.
 inline std::optional<Config> variant_of(const SearchSpace& space, const KernelTemplate& tmpl,
                                         const Problem& problem, const std::string& overrides) {
-  const Config d = space.default_config();
-  std::map<std::string, Value> values;
-  for (std::size_t i = 0; i < d.size(); ++i) values[d.names()[i]] = d.values()[i];
   try {
-    for (const std::string& kv : split_list(overrides)) {
-      const auto eq = kv.find('=');
-      if (eq == std::string::npos || !values.count(kv.substr(0, eq))) return std::nullopt;
-      values[kv.substr(0, eq)] = std::stoll(kv.substr(eq + 1));
-    }
-    const Config c = space.make(values);
+    const Config c = space.with_changes(overrides);
     if (!space.valid(c) || !tmpl.can_implement(problem, c)) return std::nullopt;
     return c;
   } catch (const std::exception&) {  // a value that is no integer or outside its domain

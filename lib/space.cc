@@ -583,7 +583,10 @@ Config SearchSpace::make(const std::map<std::string, Value>& values) const {
   return Config(impl_->names, std::move(out));
 }
 
-Config SearchSpace::parse(const std::string& text) const {
+namespace {
+
+/// The name=integer pairs of a config's text form "a=1,b=2" (any order; no name twice).
+std::map<std::string, Value> parse_pairs(const std::string& text) {
   std::map<std::string, Value> values;
   auto trim = [](std::string_view s) {
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -614,6 +617,24 @@ Config SearchSpace::parse(const std::string& text) const {
     if (comma != std::string_view::npos && trim(rest).empty()) {
       throw Error(ErrorCode::parse_error, "config \"" + text + "\" ends with ','");
     }
+  }
+  return values;
+}
+
+}  // namespace
+
+Config SearchSpace::parse(const std::string& text) const { return make(parse_pairs(text)); }
+
+Config SearchSpace::with_changes(const std::string& changes) const {
+  const Config base = default_config();
+  std::map<std::string, Value> values;
+  for (std::size_t i = 0; i < base.size(); ++i) values[base.names()[i]] = base.values()[i];
+  for (const auto& [name, value] : parse_pairs(changes)) {
+    if (!find(name)) {
+      throw Error(ErrorCode::unknown_name,
+                  "unknown parameter '" + name + "'; " + impl_->known_parameters());
+    }
+    values[name] = value;
   }
   return make(values);
 }

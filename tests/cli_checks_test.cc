@@ -109,6 +109,27 @@ TEST_CASE("cli: files of the wrong kind are named for what they are", "[cli]") {
   CHECK(r.output.find("SQLite") == std::string::npos);
 }
 
+TEST_CASE("cli: compile --config builds the named changes of the default, or names what is wrong", "[cli]") {
+  TempDir dir;
+  const CliResult ok = run_ktune(dir, "compile --template copy --samples 0 --config VEC=2,THREADS=128 "
+                                      "--config ITEMS=2 -j 1");
+  INFO(ok.output);
+  REQUIRE(ok.status == 0);
+  CHECK(ok.output.find("2 configs") != std::string::npos);
+  CHECK(ok.output.find("VEC=2,THREADS=128,") != std::string::npos);
+  CHECK(ok.output.find(",ITEMS=2,") != std::string::npos);
+  CHECK(ok.output.find("(default)") == std::string::npos);
+  require_failure_mentioning(run_ktune(dir, "compile --template copy --config NOPE=3"),
+                             {"--config \"NOPE=3\"", "unknown parameter 'NOPE'"});
+  require_failure_mentioning(run_ktune(dir, "compile --template copy --config VEC=3"),
+                             {"VEC=3", "{1, 2, 4}"});
+  // A config outside the constraints: LayerNorm's row cannot fit in 64 warps' registers.
+  require_failure_mentioning(
+      run_ktune(dir, "compile --template layernorm --shape 32768x1024 --dtype f16 --config "
+                     "THREADS=128,TPR=128,VEC=8,RPG=4,PREFETCH=1,PARAMS=1,MIN_WARPS=64"),
+      {"breaks a constraint", "fits in registers"});
+}
+
 TEST_CASE("cli: a Hopper-only template on another target is refused before any build", "[cli]") {
   TempDir dir;
   require_failure_mentioning(run_ktune(dir, "tune --dry-run --arch sm_80 --template gemm_wgmma"),

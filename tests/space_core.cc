@@ -334,6 +334,23 @@ TEST_CASE("space: make and parse name what is wrong", "[space]") {
   CHECK_THROWS_AS(space.index_of(outside), Error);
 }
 
+TEST_CASE("space: with_changes sets named parameters of the default, naming bad input", "[space]") {
+  auto space = small_space();  // default a=1, b=0, c=0
+  CHECK(space.with_changes("") == space.default_config());
+  CHECK(space.with_changes(" c=2 , a=6") == space.make({{"a", 6}, {"b", 0}, {"c", 2}}));
+  // Invalid results are returned for the caller to judge (8 <= a * (b + 1) fails here).
+  const Config small = space.with_changes("a=2");
+  CHECK_FALSE(space.valid(small));
+  CHECK_THAT(*space.violated(small), Catch::Contains("8 <= a * (b + 1) <= 24"));
+  const Error unknown = failure_of([&] { space.with_changes("a=2,zz=1"); });
+  CHECK(unknown.code() == ErrorCode::unknown_name);
+  CHECK_THAT(std::string(unknown.what()), Catch::Contains("'zz'"));
+  CHECK_THAT(std::string(failure_of([&] { space.with_changes("b=7"); }).what()),
+             Catch::Contains("value 7 of parameter 'b'"));
+  CHECK(failure_of([&] { space.with_changes("a"); }).code() == ErrorCode::parse_error);
+  CHECK(failure_of([&] { space.with_changes("a=1,a=2"); }).code() == ErrorCode::invalid_argument);
+}
+
 TEST_CASE("space: empty and huge spaces", "[space]") {
   SearchSpace empty;
   CHECK(empty.size() == 1);

@@ -102,6 +102,9 @@ class SearchSpace {
   Config make(const std::map<std::string, Value>& values) const;
   /// Parses the text form "a=1,b=2" (any order, all parameters). Throws like make().
   Config parse(const std::string& text) const;
+  /// The default config with the parameters named in `changes` ("a=1,b=2", any subset, any
+  /// order) set to the given values; valid or not (see violated()). Throws like parse().
+  Config with_changes(const std::string& changes) const;
   /// True when the config belongs to this space (names and domains), valid or not.
   bool contains(const Config& config) const;
 

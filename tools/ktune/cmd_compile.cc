@@ -1,5 +1,6 @@
 // `ktune compile`: compile-only check of a template for an offline target (no GPU needed):
-// the default configuration plus a sample of random valid ones, with their resources.
+// the default configuration (or the configs named with --config) plus a sample of random valid
+// ones, with their resources.
 #include <algorithm>
 #include <cstdio>
 #include <random>
@@ -14,6 +15,23 @@
 
 namespace ktune::cli {
 
+namespace {
+
+/// The default config with --config's K=V changes; an error names the option's text and the
+/// constraint the result breaks.
+Config config_from_changes(const SearchSpace& space, const std::string& changes) {
+  try {
+    const Config c = space.with_changes(changes);
+    if (auto why = space.violated(c))
+      throw Error(ErrorCode::invalid_argument, "the config breaks a constraint: " + *why);
+    return c;
+  } catch (const Error& e) {
+    throw Error(e.code(), "--config \"" + changes + "\": " + e.what());
+  }
+}
+
+}  // namespace
+
 void add_compile_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("compile", "Compile a template's configs with NVRTC (no GPU needed)");
   auto problem = std::make_shared<ProblemOptions>();
@@ -23,6 +41,7 @@ void add_compile_command(CLI::App& app) {
   auto jobs = std::make_shared<int>(0);
   auto processes = std::make_shared<int>(kHelperPerCompileThread);
   auto seed = std::make_shared<std::uint64_t>(1);
+  auto named = std::make_shared<std::vector<std::string>>();
   cmd->add_option("--arch", *arch, "Target architecture (sm_80, sm_90, sm_90a, ...)");
   cmd->add_option("--samples", *samples, "Random valid configs compiled besides the default")
       ->check(CLI::Range(0, 10000));
@@ -30,12 +49,17 @@ void add_compile_command(CLI::App& app) {
       ->check(count_in(0, kMaxJobs));
   add_compile_processes_option(*cmd, *processes);
   cmd->add_option("--seed", *seed, "Seed of the random sample");
+  cmd->add_option("--config", *named,
+                  "A config to compile instead of the default: K=V,K=V changes of the default "
+                  "(repeatable; e.g. --config THREADS=128,VEC=8 --samples 0)");
   cmd->callback([=] {
     auto tmpl = problem->resolve_template();
     Problem p = problem->resolve_problem(*tmpl);
     Device device = Device::offline(*arch);
     SearchSpace space = tmpl->space(p, device);
-    std::vector<Config> configs{space.default_config()};
+    std::vector<Config> configs;
+    for (const std::string& changes : *named) configs.push_back(config_from_changes(space, changes));
+    if (configs.empty()) configs.push_back(space.default_config());
     std::mt19937_64 rng(*seed);
     for (int i = 0; i < *samples; ++i) {
       Config c = space.random(rng);
@@ -66,7 +90,7 @@ void add_compile_command(CLI::App& app) {
       std::printf("  ok  regs %3d  smem %6d + %6u dyn  spills %d/%d  %7.0f ms  %s%s\n",
                   r.resources.registers, r.resources.shared_bytes, dynamic,
                   r.resources.spill_stores, r.resources.spill_loads, r.compile_ms,
-                  configs[i].str().c_str(), i == 0 ? "  (default)" : "");
+                  configs[i].str().c_str(), i == 0 && named->empty() ? "  (default)" : "");
     }
     // The GPU reference of the workload (a user template's reference kernel) compiles too.
     if (auto ref = tmpl->workload(p)->device_reference()) {
