@@ -53,6 +53,30 @@ cudaFuncAttributes CudaModule::attributes(const std::string& entry) {
   return attrs;
 }
 
+std::optional<std::vector<std::size_t>> CudaModule::parameter_sizes(const std::string& entry) {
+  std::lock_guard lock(mutex_);
+  KernelInfo& k = info(entry);
+  if (!k.params_read) {
+    k.params_read = true;
+    std::vector<std::size_t> sizes;
+    for (std::size_t i = 0;; ++i) {
+      std::size_t offset = 0, size = 0;
+      const cudaError_t err =
+          cudaFuncGetParamInfo(reinterpret_cast<const void*>(k.handle), i, &offset, &size);
+      if (err == cudaSuccess) {
+        sizes.push_back(size);
+        continue;
+      }
+      cudaGetLastError();  // not sticky: keep it out of later checks
+      // Past the last parameter the runtime answers cudaErrorInvalidValue; anything else
+      // (a driver without the query) leaves the signature unknown.
+      if (err == cudaErrorInvalidValue) k.params = std::move(sizes);
+      break;
+    }
+  }
+  return k.params;
+}
+
 CudaStatus CudaModule::launch(const std::string& entry, dim3 grid, dim3 block,
                               unsigned dynamic_smem, void** args, cudaStream_t stream) {
   const void* function = nullptr;

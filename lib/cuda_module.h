@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,9 @@ class CudaModule {
   cudaKernel_t kernel(const std::string& entry);
   /// Attributes (registers, static smem, max threads) of an entry on the current device.
   cudaFuncAttributes attributes(const std::string& entry);
+  /// The byte size of each parameter the entry declares (cudaFuncGetParamInfo), or nullopt
+  /// when the driver cannot tell; throws Error(cuda_error) naming a missing entry.
+  std::optional<std::vector<std::size_t>> parameter_sizes(const std::string& entry);
   /// Launches an entry; raises the dynamic shared memory limit first when it exceeds the
   /// default 48 KiB. Never throws for launch failures: they come back as a status.
   CudaStatus launch(const std::string& entry, dim3 grid, dim3 block, unsigned dynamic_smem,
@@ -53,6 +57,8 @@ class CudaModule {
   struct KernelInfo {
     cudaKernel_t handle = nullptr;
     unsigned smem_limit = 0;  // dynamic shared memory granted so far by the opt-in attribute
+    bool params_read = false;                            // parameter sizes looked up
+    std::optional<std::vector<std::size_t>> params;      // what the lookup found
   };
   KernelInfo& info(const std::string& entry);  // caller holds mutex_
 

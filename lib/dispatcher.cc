@@ -375,6 +375,12 @@ std::shared_ptr<Prepared> Dispatcher::Impl::prepare(const std::string& template_
   if (!module) module = std::make_shared<detail::CudaModule>(*built.cubin);
   p->module = module;
   p->plan = tmpl->launch(problem, p->selection.config, device);
+  try {
+    detail::check_plan_signatures(*module, p->plan);
+  } catch (const Error& e) {
+    throw Error(e.code(), "dispatch: " + template_name + " config " + p->selection.config.str() +
+                              " for " + problem.key() + ": " + e.what());
+  }
   for (const auto& spec : tmpl->workload(problem)->buffers())
     p->buffer_bytes.push_back(spec.elements * dtype_size(spec.dtype));
   for (const auto& spec : p->plan.scratch)

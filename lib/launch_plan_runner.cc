@@ -23,12 +23,84 @@ const DeviceBuffer& buffer_at(const std::vector<DeviceBuffer>& buffers, std::siz
 
 /// Copies a value into the front of an 8-byte slot.
 template <class T>
-void put(std::uint64_t& slot, T value) {
+std::uint64_t slot_of(T value) {
   static_assert(sizeof(T) <= sizeof(std::uint64_t));
+  std::uint64_t slot = 0;
   std::memcpy(&slot, &value, sizeof(T));
+  return slot;
+}
+
+/// Bytes a parameter of this kind occupies, and its name for messages.
+std::size_t argument_bytes(KernelArg::Kind kind) {
+  switch (kind) {
+    case KernelArg::Kind::i32:
+    case KernelArg::Kind::f32:
+      return 4;
+    default:
+      return 8;
+  }
+}
+const char* argument_kind_name(KernelArg::Kind kind) {
+  switch (kind) {
+    case KernelArg::Kind::buffer: return "pointer";
+    case KernelArg::Kind::i32: return "i32";
+    case KernelArg::Kind::i64: return "i64";
+    case KernelArg::Kind::f32: return "f32";
+    case KernelArg::Kind::f64: return "f64";
+  }
+  return "?";
 }
 
 }  // namespace
+
+std::uint64_t argument_slot(const KernelArg& a, void* buffer_ptr, std::size_t index) {
+  switch (a.kind) {
+    case KernelArg::Kind::buffer:
+      return slot_of(buffer_ptr);
+    case KernelArg::Kind::i32:
+      if (a.i < std::numeric_limits<std::int32_t>::min() ||
+          a.i > std::numeric_limits<std::int32_t>::max())
+        throw Error(ErrorCode::invalid_argument,
+                    "kernel argument " + std::to_string(index) + " = " + std::to_string(a.i) +
+                        " does not fit a 32-bit integer");
+      return slot_of(static_cast<std::int32_t>(a.i));
+    case KernelArg::Kind::i64:
+      return slot_of(static_cast<std::int64_t>(a.i));
+    case KernelArg::Kind::f32:
+      return slot_of(static_cast<float>(a.f));
+    case KernelArg::Kind::f64:
+      return slot_of(a.f);
+  }
+  return 0;
+}
+
+void check_plan_signatures(CudaModule& module, const LaunchPlan& plan) {
+  for (const LaunchStep& step : plan.steps) {
+    if (step.kind != LaunchStep::Kind::kernel) continue;
+    const auto declared = module.parameter_sizes(step.entry);
+    if (!declared) continue;
+    std::size_t wrong = declared->size() == step.args.size() ? declared->size() : 0;
+    for (std::size_t i = 0; i < declared->size() && wrong == declared->size(); ++i)
+      if ((*declared)[i] != argument_bytes(step.args[i].kind)) wrong = i;
+    if (declared->size() == step.args.size() && wrong == declared->size()) continue;
+    std::string passed, sizes;
+    for (std::size_t i = 0; i < step.args.size(); ++i)
+      passed += (i ? ", " : "") + std::string(argument_kind_name(step.args[i].kind));
+    for (std::size_t i = 0; i < declared->size(); ++i)
+      sizes += (i ? ", " : "") + std::to_string((*declared)[i]);
+    const std::string declares = std::to_string(declared->size()) + " parameters (" + sizes + " bytes)";
+    if (declared->size() != step.args.size())
+      throw Error(ErrorCode::invalid_argument,
+                  "kernel '" + step.entry + "' declares " + declares + " but the launch plan passes " +
+                      std::to_string(step.args.size()) + " arguments (" + passed + ")");
+    throw Error(ErrorCode::invalid_argument,
+                "kernel '" + step.entry + "': argument " + std::to_string(wrong) + " is " +
+                    argument_kind_name(step.args[wrong].kind) + " (" +
+                    std::to_string(argument_bytes(step.args[wrong].kind)) + " bytes) but parameter " +
+                    std::to_string(wrong) + " is " + std::to_string((*declared)[wrong]) +
+                    " bytes; the kernel declares " + declares + ", the launch plan passes (" + passed + ")");
+  }
+}
 
 PackedArgs::PackedArgs(const std::vector<KernelArg>& args,
                        const std::vector<DeviceBuffer>& buffers)
@@ -36,30 +108,11 @@ PackedArgs::PackedArgs(const std::vector<KernelArg>& args,
   pointers_.reserve(args.size());
   for (std::size_t i = 0; i < args.size(); ++i) {
     const KernelArg& a = args[i];
-    std::uint64_t& slot = slots_[i];
-    switch (a.kind) {
-      case KernelArg::Kind::buffer:
-        put(slot, buffer_at(buffers, a.buffer, "kernel argument").ptr);
-        break;
-      case KernelArg::Kind::i32:
-        if (a.i < std::numeric_limits<std::int32_t>::min() ||
-            a.i > std::numeric_limits<std::int32_t>::max())
-          throw Error(ErrorCode::invalid_argument,
-                      "kernel argument " + std::to_string(i) + " = " + std::to_string(a.i) +
-                          " does not fit a 32-bit integer");
-        put(slot, static_cast<std::int32_t>(a.i));
-        break;
-      case KernelArg::Kind::i64:
-        put(slot, static_cast<std::int64_t>(a.i));
-        break;
-      case KernelArg::Kind::f32:
-        put(slot, static_cast<float>(a.f));
-        break;
-      case KernelArg::Kind::f64:
-        put(slot, a.f);
-        break;
-    }
-    pointers_.push_back(&slot);
+    void* ptr = a.kind == KernelArg::Kind::buffer
+                    ? buffer_at(buffers, a.buffer, "kernel argument").ptr
+                    : nullptr;
+    slots_[i] = argument_slot(a, ptr, i);
+    pointers_.push_back(&slots_[i]);
   }
 }
 

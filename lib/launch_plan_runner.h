@@ -1,9 +1,11 @@
-// Internal: executes a template's LaunchPlan on a stream: packs each step's KernelArgs into
-// properly typed parameter storage, resolves buffer arguments to device pointers, and issues
-// the kernel launches and memsets in order.
+// Internal: executes a template's LaunchPlan on a stream: checks each step's KernelArgs against
+// the parameters its kernel declares, packs them into properly typed parameter storage,
+// resolves buffer arguments to device pointers, and issues the kernel launches and memsets in
+// order.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "cuda_module.h"
@@ -16,6 +18,17 @@ struct DeviceBuffer {
   void* ptr = nullptr;    ///< what the kernel gets
   std::size_t bytes = 0;  ///< bytes usable from ptr (memset size)
 };
+
+/// The 8-byte parameter slot of argument `index` (a buffer argument takes `buffer_ptr`).
+/// Throws Error(invalid_argument) for an i32 value that does not fit 32 bits.
+std::uint64_t argument_slot(const KernelArg& arg, void* buffer_ptr, std::size_t index);
+
+/// Throws Error(invalid_argument) naming the kernel when a kernel step passes a different
+/// number of arguments than its kernel declares parameters, or an argument whose size (pointer
+/// 8, i32 / f32 4, i64 / f64 8 bytes) differs from its parameter's. Such a launch would hand
+/// the kernel garbage (or fault and lose the context); a driver that cannot report the
+/// parameters skips the check.
+void check_plan_signatures(CudaModule& module, const LaunchPlan& plan);
 
 /// Kernel parameters in typed storage (one 8-byte slot each) plus the pointer array that
 /// cudaLaunchKernel reads. Throws Error(invalid_argument) for a buffer index out of range or

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "ktune/error.h"
+#include "launch_plan_runner.h"
 
 namespace ktune::worker {
 
@@ -20,8 +21,10 @@ LoadedPlan::LoadedPlan(const std::vector<char>& cubin, const LaunchPlan& plan) :
     module_ = std::make_unique<detail::CudaModule>(cubin);
     for (const auto& step : plan_.steps)
       if (step.kind == LaunchStep::Kind::kernel) module_->kernel(step.entry);
+    detail::check_plan_signatures(*module_, plan_);
   } catch (const Error& e) {
-    // A cubin that does not load or lacks an entry cannot be launched; the context is intact.
+    // A cubin that does not load, lacks an entry or declares other parameters than the plan
+    // passes cannot be launched; the context is intact.
     throw CandidateFault{Status::launch_error, false, e.what()};
   }
 }
@@ -54,17 +57,13 @@ std::size_t LoadedPlan::add_buffer_set(const std::vector<DeviceBufferRef>& buffe
       p.values.resize(step.args.size());
       for (std::size_t a = 0; a < step.args.size(); ++a) {
         const auto& arg = step.args[a];
-        void* slot = &p.values[a];
-        switch (arg.kind) {
-          case KernelArg::Kind::buffer: {
-            void* ptr = buffer_at(arg.buffer, "argument " + std::to_string(a) + " of " + step.entry).data;
-            std::memcpy(slot, &ptr, sizeof ptr);
-            break;
-          }
-          case KernelArg::Kind::i32: { auto v = static_cast<std::int32_t>(arg.i); std::memcpy(slot, &v, 4); break; }
-          case KernelArg::Kind::i64: { std::int64_t v = arg.i; std::memcpy(slot, &v, 8); break; }
-          case KernelArg::Kind::f32: { auto v = static_cast<float>(arg.f); std::memcpy(slot, &v, 4); break; }
-          case KernelArg::Kind::f64: { double v = arg.f; std::memcpy(slot, &v, 8); break; }
+        void* ptr = arg.kind == KernelArg::Kind::buffer
+                        ? buffer_at(arg.buffer, "argument " + std::to_string(a) + " of " + step.entry).data
+                        : nullptr;
+        try {
+          p.values[a] = detail::argument_slot(arg, ptr, a);
+        } catch (const Error& e) {
+          throw CandidateFault{Status::launch_error, false, step.entry + ": " + e.what()};
         }
       }
     }

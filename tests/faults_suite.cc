@@ -21,7 +21,7 @@ TEST_CASE("faults template: space, launch plans and expected statuses", "[faults
   auto tmpl = find_template("faults");
   Problem p = make_problem(*tmpl, "1000003");
   auto space = tmpl->space(p, Device::h200());
-  CHECK(space.count_valid() == 44);  // 10 modes x 2 x 2, and L2_MARK 1 with MODE 0 only
+  CHECK(space.count_valid() == 52);  // 12 modes x 2 x 2, and L2_MARK 1 with MODE 0 only
   CHECK(space.default_config().str() == "MODE=0,BLOCK=256,ITEMS=1,L2_MARK=0");
   CHECK_FALSE(space.valid(space.parse("MODE=6,BLOCK=256,ITEMS=1,L2_MARK=1")));
   auto plan = tmpl->launch(p, space.parse("MODE=0,BLOCK=128,ITEMS=4,L2_MARK=0"), Device::h200());
@@ -32,6 +32,11 @@ TEST_CASE("faults template: space, launch plans and expected statuses", "[faults
         (1u << 20));
   CHECK(faults_expected_status(fault_mode::infinite_loop) == Status::timeout);
   CHECK(faults_expected_status(fault_mode::out_of_bounds) == Status::wrong_result);
+  CHECK(faults_expected_status(fault_mode::extra_argument) == Status::launch_error);
+  const auto extra = tmpl->launch(p, space.parse("MODE=10,BLOCK=128,ITEMS=1,L2_MARK=0"), Device::h200());
+  CHECK(extra.steps[0].args.size() == 4);
+  const auto narrow = tmpl->launch(p, space.parse("MODE=11,BLOCK=128,ITEMS=1,L2_MARK=0"), Device::h200());
+  CHECK(narrow.steps[0].args[2].kind == KernelArg::Kind::i32);
   CHECK_THROWS(faults_expected_status(42));
 
   auto w = tmpl->workload(p);
@@ -84,8 +89,8 @@ TEST_CASE("fault suite: every broken candidate is classified and a good one wins
   auto r = tuner.run();
 
   CHECK(r.stop_reason == "exhausted");
-  CHECK(r.trials.size() == 44);  // no trial lost
-  CHECK(sink.trials.size() == 44);
+  CHECK(r.trials.size() == 52);  // no trial lost
+  CHECK(sink.trials.size() == 52);
   std::map<Value, int> per_mode;
   for (const auto& t : r.trials) {
     Value mode = t.config["MODE"];
@@ -96,6 +101,11 @@ TEST_CASE("fault suite: every broken candidate is classified and a good one wins
     if (mode == fault_mode::nan_output) CHECK(t.message.find("non-finite") != std::string::npos);
     if (mode == fault_mode::illegal_address) CHECK(t.message.find("cudaErrorIllegalAddress") != std::string::npos);
     if (mode == fault_mode::wrong_result) CHECK(t.error_norm > 1e-6);
+    if (mode == fault_mode::extra_argument)
+      CHECK(t.message.find("kernel 'ktune_faults' declares 3 parameters (8, 8, 8 bytes) but the "
+                           "launch plan passes 4 arguments") != std::string::npos);
+    if (mode == fault_mode::narrow_argument)
+      CHECK(t.message.find("argument 2 is i32 (4 bytes) but parameter 2 is 8 bytes") != std::string::npos);
     if (t.ok()) {
       CHECK(t.error_norm >= 0);
       CHECK(t.error_norm < 1e-6);
@@ -103,7 +113,7 @@ TEST_CASE("fault suite: every broken candidate is classified and a good one wins
       CHECK(t.times_ms.size() >= 10);
     }
   }
-  CHECK(per_mode.size() == 10);
+  CHECK(per_mode.size() == 12);
   REQUIRE(r.best);
   CHECK(r.best->config["MODE"] == fault_mode::good);
   CHECK(r.best->ok());

@@ -1,6 +1,7 @@
 // The test template "faults" (templates/faults/faults.cu): y = 2x + 1 whose MODE parameter
 // selects deliberately broken candidates (out-of-bounds write, illegal address, infinite
-// loop, too much shared memory, too many threads, wrong result, NaN, compile error, trap),
+// loop, too much shared memory, too many threads, wrong result, NaN, compile error, trap, and
+// launch plans whose arguments do not match the kernel's parameters),
 // so that the runner's isolation and classification can be tested on a GPU. `expected_status`
 // says how each mode must be classified. L2_MARK 1 (with MODE 0) leaves x's lines evict_last in
 // L2, for the test of the measurer's L2 priority reset.
@@ -63,7 +64,7 @@ class FaultsTemplate final : public KernelTemplate {
   SearchSpace space(const Problem& problem, const Device&) const override {
     check_problem(problem);
     SearchSpace::Builder b;
-    b.param("MODE", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 0)
+    b.param("MODE", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 0)
         .param("BLOCK", {128, 256}, 256)
         .param("ITEMS", {1, 4}, 1)
         .param("L2_MARK", {0, 1}, 0)
@@ -80,6 +81,8 @@ class FaultsTemplate final : public KernelTemplate {
     step.block[0] = static_cast<unsigned>(config["MODE"] == fault_mode::too_many_threads ? 2048 : block);
     step.dynamic_smem = config["MODE"] == fault_mode::too_much_shared ? (1u << 20) : 0u;
     step.args = {KernelArg::buf(0), KernelArg::buf(1), KernelArg::i64(n)};
+    if (config["MODE"] == fault_mode::extra_argument) step.args.push_back(KernelArg::i32(1));
+    if (config["MODE"] == fault_mode::narrow_argument) step.args[2] = KernelArg::i32(n);
     LaunchPlan plan;
     plan.steps.push_back(step);
     return plan;
@@ -105,6 +108,8 @@ Status faults_expected_status(Value mode) {
     case fault_mode::nan_output: return Status::wrong_result;
     case fault_mode::compile_error: return Status::compile_error;
     case fault_mode::trap: return Status::runtime_error;
+    case fault_mode::extra_argument: return Status::launch_error;
+    case fault_mode::narrow_argument: return Status::launch_error;
     default:
       throw Error(ErrorCode::invalid_argument, "faults template: unknown MODE " + std::to_string(mode));
   }

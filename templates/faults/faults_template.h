@@ -18,6 +18,8 @@ constexpr Value wrong_result = 6;      ///< some elements off by 0.25
 constexpr Value nan_output = 7;        ///< one NaN in y
 constexpr Value compile_error = 8;     ///< #error
 constexpr Value trap = 9;              ///< __trap()
+constexpr Value extra_argument = 10;   ///< the launch plan passes a 4th argument to 3 parameters
+constexpr Value narrow_argument = 11;  ///< the launch plan passes n as i32 to a 64-bit parameter
 }  // namespace fault_mode
 
 /// The status a faults candidate of `mode` must get; throws Error for an unknown mode.
