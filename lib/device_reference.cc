@@ -14,7 +14,7 @@ NvrtcOutput compile_device_reference(const DeviceReference& ref, const std::stri
   add_default_language_standard(options);
   if (const std::string& include = cuda_include_dir(); !include.empty())
     options.push_back("-I" + include);
-  return nvrtc_compile(ref.source, "device_reference.cu", template_headers(), options);
+  return nvrtc_compile(ref.source, ref.source_name, template_headers(), options);
 }
 
 void check_device_reference_plan(const DeviceReference& ref, std::size_t workload_buffers,

@@ -387,6 +387,7 @@ struct UserSpec {
   std::vector<ArgumentSpec> args;
   std::string reference_name;
   std::string reference_source;
+  std::string reference_source_name;  // the reference KernelFile's name, for NVRTC messages
   Geometry reference_geometry;
   /// Recorded reference (instead of a kernel): argument name -> raw little-endian file of its
   /// Type, absolute paths. Inputs are loaded as given for every seed; outputs are the expected
@@ -531,6 +532,7 @@ class UserWorkload final : public Workload {
     if (spec_->recorded()) return std::nullopt;
     DeviceReference ref;
     ref.source = spec_->reference_source;
+    ref.source_name = spec_->reference_source_name;
     ref.options = spec_->compiler_options;
     ref.plan = spec_->plan(spec_->reference_name, spec_->reference_geometry, values_,
                            "reference kernel " + spec_->reference_name);
@@ -953,7 +955,8 @@ std::shared_ptr<const KernelTemplate> make_user_template(const std::string& spec
     read_recorded_reference(r, *ref, rf, origin, *spec);
   } else {
     spec->reference_name = r.text(r.member(*ref, rf, "KernelName"), rf + ".KernelName");
-    r.text(r.member(*ref, rf, "KernelFile"), rf + ".KernelFile");
+    spec->reference_source_name =
+        std::filesystem::path(r.text(r.member(*ref, rf, "KernelFile"), rf + ".KernelFile")).filename().string();
     spec->reference_source = reference_source;
     if (!is_identifier(spec->reference_name) ||
         !declares_function(reference_source, spec->reference_name))

@@ -490,4 +490,17 @@ TEST_CASE("user template: compiler messages name the user's kernel file", "[user
   Json doc = example_json();
   doc["KtuneExtensions"]["Reference"]["KernelName"] = "transpose";
   CHECK_THAT(error_of(doc), Catch::Contains("Reference.KernelName"));
+  // So do the reference kernel's messages, with its own file's name.
+  auto with_bad_reference = make_user_template(
+      example_json().dump(), read_file(example_file("transpose.cu")),
+      read_file(example_file("transpose_reference.cu")) + "\n__global__ void broken() { missing_ref = 1; }\n",
+      "transpose.T1.json");
+  const auto ref = with_bad_reference->workload(make_problem(*with_bad_reference, "256x256"))->device_reference();
+  REQUIRE(ref);
+  CHECK(ref->source_name == "transpose_reference.cu");
+  const auto compiled = detail::compile_device_reference(*ref, "sm_90");
+  INFO(compiled.log);
+  CHECK_FALSE(compiled.ok);
+  CHECK(compiled.log.find("transpose_reference.cu(") != std::string::npos);
+  CHECK(compiled.log.find("missing_ref") != std::string::npos);
 }

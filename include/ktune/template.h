@@ -105,6 +105,7 @@ struct Tolerance {
 /// convolutions, huge reductions). It should accumulate in higher precision than the candidates.
 struct DeviceReference {
   std::string source;                 ///< CUDA source (extern "C" kernels), compiled by NVRTC
+  std::string source_name = "device_reference.cu";  ///< the file name NVRTC's messages give
   std::vector<std::string> options;   ///< extra NVRTC options, e.g. "-DREF_DTYPE=1"
   LaunchPlan plan;                    ///< writes every output/inout buffer (workload indices;
                                       ///< plan.scratch after them)
