@@ -24,6 +24,7 @@
 #include "ktune/template.h"
 #include "launch_plan_runner.h"
 #include "shape_distance.h"
+#include "sqlite_db.h"
 
 namespace ktune {
 
@@ -55,13 +56,6 @@ struct Task {
   int cc_major = 0, cc_minor = 0;
   std::vector<Candidate> candidates;
 };
-
-bool is_jsonl_file(const std::string& path) {
-  std::ifstream in(path);
-  std::string first;
-  std::getline(in, first);
-  return first.find("\"ktune-trials\"") != std::string::npos;
-}
 
 std::string default_cache_dir() {
   if (const char* dir = std::getenv("KTUNE_CACHE_DIR"); dir && *dir) return dir;
@@ -395,7 +389,9 @@ Dispatcher::Dispatcher(const std::string& path, DispatcherOptions options)
   std::ifstream probe(path);
   if (!probe) throw Error(ErrorCode::not_found, "dispatch: tuning log '" + path + "' does not exist");
   probe.close();
-  if (is_jsonl_file(path)) {
+  // An SQLite tuning log, else a JSON-lines export (whose reader names what a file of neither
+  // kind lacks), as `ktune tune --replay` decides.
+  if (!sqlite::is_sqlite_file(path)) {
     impl_->index(jsonl::read_file(path), true);
   } else {
     TuningLog log(path, LogMode::read_only);

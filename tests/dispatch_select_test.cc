@@ -228,6 +228,13 @@ TEST_CASE("Dispatcher reads JSON-lines exports and names hostile lines", "[dispa
 TEST_CASE("Dispatcher reports unknown templates and unreadable logs", "[dispatch]") {
   test::TempDir dir;
   CHECK_THROWS_AS(Dispatcher(dir.file("missing.db")), Error);
+  // Neither SQLite nor JSON lines: the reader names the file, the line and what it expected.
+  std::ofstream(dir.file("notes.txt")) << "best config: BM=128\n";
+  CHECK_THROWS_WITH(Dispatcher(dir.file("notes.txt")),
+                    Catch::Contains("notes.txt:1") && Catch::Contains("not valid JSON"));
+  std::ofstream(dir.file("cache.json")) << "{\"format\": \"kernel-tuner-cache\"}\n";
+  CHECK_THROWS_WITH(Dispatcher(dir.file("cache.json")),
+                    Catch::Contains("cache.json:1") && Catch::Contains("ktune-trials"));
   Dispatcher d(tuned_log(dir));
   try {
     d.select("no_such_template", TileTemplate::problem(8, 8), test::test_device());
