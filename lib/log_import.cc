@@ -99,6 +99,9 @@ std::vector<TrialRecord> read_kernel_tuner(const std::string& path, const Import
   }
   if (options.device) {
     base.device = *options.device;
+    if (base.device.name.empty())
+      base.device.name = cache.device_name.empty() ? Device::offline(base.device.arch()).name
+                                                   : cache.device_name;
   } else {
     base.device.name = cache.device_name;
   }

@@ -186,7 +186,10 @@ TrialRecord from_result(const ordered_json& j, const std::string& where,
                 where + ": a T4 result without a \"ktune\" object needs the template and the "
                         "problem from the import options");
   }
-  if (context.device) r.device = *context.device;
+  if (context.device) {
+    r.device = *context.device;
+    if (r.device.name.empty()) r.device.name = Device::offline(r.device.arch()).name;
+  }
   r.run_id = run_id;
   r.ktune_version = "t4";
   Trial& t = r.trial;

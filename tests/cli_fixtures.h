@@ -94,7 +94,8 @@ inline Trial synthetic_copy_trial(const Config& c, std::int64_t n) {
 /// Records one synthetic trial of every valid copy config for each N (f32) on an H200 into
 /// `path`; returns the fastest recorded median per N, in order.
 inline std::vector<double> write_recorded_copy_db(const std::string& path,
-                                                  const std::vector<std::int64_t>& sizes) {
+                                                  const std::vector<std::int64_t>& sizes,
+                                                  const std::string& source_hash = "") {
   TuningLog log(path, LogMode::read_write);
   auto tmpl = find_template("copy");
   const Device device = Device::h200();
@@ -108,6 +109,7 @@ inline std::vector<double> write_recorded_copy_db(const std::string& path,
       Trial t = synthetic_copy_trial(c, n);
       if (t.ok()) fastest = std::min(fastest, t.median_ms);
       records.push_back(TrialRecord::make(*tmpl, problem, device, t, "recorded-on-h200"));
+      if (!source_hash.empty()) records.back().source_hash = source_hash;
     });
     log.append_batch(records);
     best.push_back(fastest);

@@ -37,6 +37,31 @@ std::string write_plan(const TempDir& dir) {
 
 }  // namespace
 
+TEST_CASE("cli: a replay of an older template source resumes instead of recording twice",
+          "[cli][replay]") {
+  TempDir dir;
+  const std::string recorded = dir.file("recorded.db");
+  const std::string older = "0123456789abcdef-older-source";
+  test::write_recorded_copy_db(recorded, {kSmall, kLarge}, older);
+  const std::string out = dir.file("out.db");
+  const std::string tune = "tune --plan " + write_plan(dir) + " --replay " + recorded + " --db " +
+                           out + " --budget 30 --seed 3";
+  auto first = run_ktune(dir, tune);
+  INFO(first.output);
+  REQUIRE(first.status == 0);
+  {
+    TuningLog log(out, LogMode::read_only);
+    for (const auto& rec : log.records()) CHECK(rec.source_hash == older);  // kept, not restamped
+  }
+  auto again = run_ktune(dir, tune);
+  INFO(again.output);
+  REQUIRE(again.status == 0);
+  CHECK(again.output.find("30 resumed") != std::string::npos);
+  CHECK(again.output.find("20 resumed") != std::string::npos);
+  CHECK(count_trials(out, kSmall) == 30);
+  CHECK(count_trials(out, kLarge) == 20);
+}
+
 TEST_CASE("cli: a replayed plan records every trial with its context, resumes, and feeds best",
           "[cli][replay]") {
   TempDir dir;

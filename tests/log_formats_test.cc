@@ -137,6 +137,13 @@ TEST_CASE("A foreign T4 file imports with the context given in the options", "[l
   CHECK(records[0].trial.timestamp_us == 1703238828500000);
   CHECK(records[1].trial.status == Status::runtime_error);
   CHECK(records[1].device_key() == device_key_of(test::test_device()));
+  // T4 results name no device: an architecture alone names it "offline <arch>".
+  options.device = Device::offline("sm_86");
+  options.device->name.clear();
+  options.run_id = "arch-only";
+  TuningLog arch_log(dir.file("b.db"));
+  import_file(arch_log, dir.file("foreign.json"), options);
+  CHECK_THAT(arch_log.records()[0].device_key(), Catch::StartsWith("offline sm_86|sm_86|"));
 }
 
 TEST_CASE("T4 and Kernel Tuner timestamps parse to Unix microseconds", "[log][formats]") {
@@ -169,6 +176,20 @@ TEST_CASE("Kernel Tuner caches from the benchmark hub import completely", "[log]
   CHECK(best->trial.config.size() == 10);
   CHECK(best->trial.times_ms.size() == 32);
   CHECK(best->trial.median_ms == Approx(*tasks[0].best_ms));
+
+  // An architecture given without a name keeps the cache's device name; a name replaces it.
+  ImportOptions arch_only;
+  arch_only.device = Device::offline("sm_86");
+  arch_only.device->name.clear();
+  TuningLog with_arch(dir.file("kt_arch.db"));
+  import_file(with_arch, cache, arch_only);
+  REQUIRE(with_arch.tasks().size() == 1);
+  CHECK_THAT(with_arch.tasks()[0].device_key, Catch::StartsWith("NVIDIA RTX A4000|sm_86|"));
+  ImportOptions named = arch_only;
+  named.device->name = "my A4000";
+  TuningLog with_name(dir.file("kt_named.db"));
+  import_file(with_name, cache, named);
+  CHECK_THAT(with_name.tasks()[0].device_key, Catch::StartsWith("my A4000|sm_86|"));
 }
 
 TEST_CASE("Malformed input names file, line and field, and imports nothing", "[log][formats]") {

@@ -176,7 +176,9 @@ struct ImportOptions {
   std::optional<LogFormat> format;          ///< unset: detect_log_format()
   std::string template_name;                ///< T4/KT: template name ("" = KT kernel_name)
   std::string problem_key;                  ///< T4/KT: problem ("" = from the file)
-  std::optional<Device> device;             ///< T4/KT: device (unset = from the file)
+  /// T4/KT: device (unset = from the file). An empty name keeps the name the file gives (a
+  /// Kernel Tuner cache's device_name; T4 results carry none: then "offline <arch>").
+  std::optional<Device> device;
   std::string run_id;                       ///< T4/KT: run id ("" = a new one)
 };
 

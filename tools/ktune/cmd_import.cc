@@ -29,7 +29,7 @@ void add_import_command(CLI::App& app) {
   cmd->add_option("--template", args->template_name, "T4/Kernel Tuner: template name");
   cmd->add_option("--problem", args->problem, "T4/Kernel Tuner: problem key");
   cmd->add_option("--device-name", args->device_name, "T4/Kernel Tuner: device name");
-  cmd->add_option("--arch", args->arch, "T4/Kernel Tuner: device arch, e.g. sm_90");
+  cmd->add_option("--arch", args->arch, "T4/Kernel Tuner: device arch, e.g. sm_90 (the device keeps the file's name unless --device-name)");
   cmd->add_option("--run", args->run, "T4/Kernel Tuner: run id (default: a new one)");
   cmd->callback([args] {
     ImportOptions options;
@@ -39,7 +39,8 @@ void add_import_command(CLI::App& app) {
     options.run_id = args->run;
     if (!args->arch.empty() || !args->device_name.empty()) {
       Device device = args->arch.empty() ? Device{} : Device::offline(args->arch);
-      if (!args->device_name.empty()) device.name = args->device_name;
+      // --arch alone keeps the device name the file gives (ImportOptions::device).
+      device.name = args->device_name;
       options.device = device;
     }
     TuningLog log(args->db, LogMode::read_write);

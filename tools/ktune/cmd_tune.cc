@@ -155,10 +155,12 @@ class LogSink final : public TrialSink {
   std::size_t recorded_ = 0;
 };
 
-/// Trials of this task already in the log (same template source), one per config, for resume.
+/// Trials of this task already in the log, one per config, for resume: those of the template
+/// source this run would record for the config (the current one; under a replay, the source
+/// the replayed record was measured with, as LogSink stamps it).
 std::vector<Trial> previous_trials(const TuningLog& log, const KernelTemplate& tmpl,
                                    const Problem& problem, const Device& device,
-                                   const SearchSpace& space) {
+                                   const SearchSpace& space, const ReplayTask* replay) {
   LogFilter filter;
   filter.template_name = tmpl.name();
   filter.problem_key = problem.key();
@@ -167,9 +169,12 @@ std::vector<Trial> previous_trials(const TuningLog& log, const KernelTemplate& t
   std::vector<Trial> out;
   std::set<std::string> seen;
   log.for_each(filter, [&](const TrialRecord& r) {
-    if (r.source_hash != hash) return;
     try {
       Config c = space.parse(r.config_text);
+      std::string expected = hash;
+      if (replay)
+        if (auto it = replay->source_of.find(c.str()); it != replay->source_of.end()) expected = it->second;
+      if (r.source_hash != expected) return;
       if (!space.valid(c) || !seen.insert(c.str()).second) return;
       Trial t = r.trial;
       t.config = c;
@@ -242,7 +247,7 @@ void tune_task(TuneContext& ctx, const PlanEntry& entry, ReplayTask* replay, Sea
   options.seed = args.seed;
   if (replay) options.top_k = 0;  // recorded numbers do not change when measured again
 
-  auto previous = previous_trials(ctx.log, *entry.tmpl, entry.problem, device, space);
+  auto previous = previous_trials(ctx.log, *entry.tmpl, entry.problem, device, space, replay);
   const std::size_t resumed = previous.size();
   if (options.max_trials > 0 && resumed >= options.max_trials) options.top_k = 0;
   const std::string label = entry.tmpl->name() + " " + entry.problem.key();
