@@ -130,6 +130,21 @@ TEST_CASE("cli: compile --config builds the named changes of the default, or nam
       {"breaks a constraint", "fits in registers"});
 }
 
+TEST_CASE("cli: compile resolves --op as tune does; an unknown op lists each op once", "[cli]") {
+  TempDir dir;
+  const CliResult simt = run_ktune(dir, "compile --op gemm --dtype f32 --samples 0 -j 1");
+  INFO(simt.output);
+  REQUIRE(simt.status == 0);
+  CHECK(simt.output.find("gemm_simt on gemm|") != std::string::npos);
+  const CliResult unknown = run_ktune(dir, "tune --op nope --dry-run");
+  INFO(unknown.output);
+  CHECK(unknown.status != 0);
+  const auto first = unknown.output.find("conv2d");
+  REQUIRE(first != std::string::npos);
+  CHECK(unknown.output.find("conv2d", first + 1) == std::string::npos);
+  CHECK(unknown.output.find("gemm, layernorm") != std::string::npos);
+}
+
 TEST_CASE("cli: a Hopper-only template on another target is refused before any build", "[cli]") {
   TempDir dir;
   require_failure_mentioning(run_ktune(dir, "tune --dry-run --arch sm_80 --template gemm_wgmma"),

@@ -53,8 +53,7 @@ void add_compile_command(CLI::App& app) {
                   "A config to compile instead of the default: K=V,K=V changes of the default "
                   "(repeatable; e.g. --config THREADS=128,VEC=8 --samples 0)");
   cmd->callback([=] {
-    auto tmpl = problem->resolve_template();
-    Problem p = problem->resolve_problem(*tmpl);
+    auto [tmpl, p] = problem->resolve();
     Device device = Device::offline(*arch);
     SearchSpace space = tmpl->space(p, device);
     std::vector<Config> configs;

@@ -2,6 +2,9 @@
 // with errors that name the bad option value.
 #include "problem_options.h"
 
+#include <optional>
+#include <set>
+
 #include "ktune/error.h"
 #include "ktune/user_template.h"
 
@@ -9,7 +12,7 @@ namespace ktune::cli {
 
 void ProblemOptions::add_to(CLI::App& cmd) {
   cmd.add_option("--template", template_name, "Template name (see `ktune list`)");
-  cmd.add_option("--op", op, "Operator (gemm, reduction, ...): its first template is used");
+  cmd.add_option("--op", op, "Operator (gemm, reduction, ...): its first template that accepts the problem is used");
   cmd.add_option("--shape", shape, "Problem shape, e.g. 4096x4096x4096 (default: example)");
   cmd.add_option("--dtype", dtype, "Element type attribute (f32, f16, bf16)");
   cmd.add_option("--layout", layout, "Layout attribute (e.g. NT for GEMM)");
@@ -44,12 +47,14 @@ std::shared_ptr<const KernelTemplate> ProblemOptions::resolve_template() const {
   }
   if (op.empty())
     throw Error(ErrorCode::invalid_argument, "name a template with --template or an op with --op");
-  std::string ops;
+  std::set<std::string> ops;  // each op once, sorted
   for (const auto& t : all_templates()) {
     if (t->op() == op) return t;
-    ops += (ops.empty() ? "" : ", ") + t->op();
+    ops.insert(t->op());
   }
-  throw Error(ErrorCode::unknown_name, "unknown op \"" + op + "\" (known: " + ops + ")");
+  std::string known;
+  for (const auto& o : ops) known += (known.empty() ? "" : ", ") + o;
+  throw Error(ErrorCode::unknown_name, "unknown op \"" + op + "\" (known: " + known + ")");
 }
 
 Problem ProblemOptions::resolve_problem(const KernelTemplate& tmpl) const {
@@ -69,6 +74,23 @@ Problem ProblemOptions::resolve_problem(const KernelTemplate& tmpl) const {
     for (const auto& [name, extent] : tmpl.example_problem().dims)
       dims += (dims.empty() ? "" : "x") + std::to_string(extent);
   return make_problem(tmpl, dims, given);
+}
+
+std::pair<std::shared_ptr<const KernelTemplate>, Problem> ProblemOptions::resolve() const {
+  auto first = resolve_template();  // throws for an unknown op, listing the known ones
+  if (!template_name.empty() || op.empty() || !space.empty()) return {first, resolve_problem(*first)};
+  std::optional<ErrorCode> first_code;
+  std::string reasons;  // every template's own reason: the first one's may not be the point
+  for (const auto& t : all_templates()) {
+    if (t->op() != op) continue;
+    try {
+      return {t, resolve_problem(*t)};
+    } catch (const Error& e) {
+      if (!first_code) first_code = e.code();
+      reasons += "\n  " + t->name() + ": " + e.what();
+    }
+  }
+  throw Error(*first_code, "no template of op \"" + op + "\" accepts the problem:" + reasons);
 }
 
 }  // namespace ktune::cli

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ktune/template.h"
@@ -16,7 +17,7 @@ namespace ktune::cli {
 /// Values of the problem options of one subcommand.
 struct ProblemOptions {
   std::string template_name;       ///< --template
-  std::string op;                  ///< --op (picks the op's first template)
+  std::string op;                  ///< --op (the op's first template that accepts the problem)
   std::string shape;               ///< --shape, e.g. 4096x4096x4096 (default: example shape)
   std::string dtype;               ///< --dtype shortcut for --attr dtype=...
   std::string layout;              ///< --layout shortcut for --attr layout=...
@@ -32,6 +33,11 @@ struct ProblemOptions {
   std::shared_ptr<const KernelTemplate> resolve_template() const;
   /// The checked problem (example problem of the template when --shape is absent).
   Problem resolve_problem(const KernelTemplate& tmpl) const;
+  /// The template and its checked problem. With --op (and no --template), the first template
+  /// of the op (by name) that accepts the problem, so `--op gemm --dtype f32` finds the SIMT
+  /// GEMM even though the tensor-core GEMM sorts first; when none does, an Error giving every
+  /// template's own reason.
+  std::pair<std::shared_ptr<const KernelTemplate>, Problem> resolve() const;
 };
 
 }  // namespace ktune::cli

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "ktune/error.h"
 
@@ -40,31 +41,9 @@ std::string shape_text(const nlohmann::json& v, const std::string& where) {
               where + ": \"shape\" must be text like \"4096x4096x4096\" or a list of integers");
 }
 
-/// The template and checked problem of the options. With --op, the first template of the op
-/// (by name) that accepts the problem is taken, so `--op gemm --dtype f32` finds the SIMT GEMM
-/// even though the tensor-core GEMM sorts first.
+/// The template and checked problem of the options (ProblemOptions::resolve).
 void resolve(const ProblemOptions& options, PlanEntry& entry) {
-  if (!options.template_name.empty() || options.op.empty()) {
-    entry.tmpl = options.resolve_template();
-    entry.problem = options.resolve_problem(*entry.tmpl);
-    return;
-  }
-  (void)options.resolve_template();  // throws for an unknown op, listing the known ones
-  std::optional<ErrorCode> first_code;
-  std::string reasons;  // every template's own reason: the first one's may not be the point
-  for (const auto& t : all_templates()) {
-    if (t->op() != options.op) continue;
-    try {
-      entry.problem = options.resolve_problem(*t);
-      entry.tmpl = t;
-      return;
-    } catch (const Error& e) {
-      if (!first_code) first_code = e.code();
-      reasons += "\n  " + t->name() + ": " + e.what();
-    }
-  }
-  throw Error(*first_code, std::string("no template of op \"") + options.op +
-                               "\" accepts the problem:" + reasons);
+  std::tie(entry.tmpl, entry.problem) = options.resolve();
 }
 
 PlanEntry entry_from_json(const nlohmann::json& item, const std::string& where,
