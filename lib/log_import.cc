@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cubin_cache.h"
 #include "jsonl_format.h"
 #include "kernel_tuner_cache.h"
 #include "ktune/error.h"
@@ -145,15 +146,26 @@ std::vector<TrialRecord> read_kernel_tuner(const std::string& path, const Import
   return out;
 }
 
+/// The run id of a file whose format carries none: derived from its content, so that the same
+/// file imported again names the same run and adds nothing.
+std::string content_run_id(const char* format, const std::string& content) {
+  return std::string(format) + "-import-" + detail::hex64(detail::fnv1a64(content));
+}
+
 std::vector<TrialRecord> read_records(const std::string& path, LogFormat format,
                                       const ImportOptions& options) {
+  ImportOptions with_run = options;
   switch (format) {
     case LogFormat::jsonl: return jsonl::read_file(path);
     case LogFormat::t4: {
-      std::istringstream in(kt::read_maybe_gzip(path));
-      return t4::read(in, path, options);
+      const std::string content = kt::read_maybe_gzip(path);
+      if (with_run.run_id.empty()) with_run.run_id = content_run_id("t4", content);
+      std::istringstream in(content);
+      return t4::read(in, path, with_run);
     }
-    case LogFormat::kernel_tuner: return read_kernel_tuner(path, options);
+    case LogFormat::kernel_tuner:
+      if (with_run.run_id.empty()) with_run.run_id = content_run_id("kt", kt::read_maybe_gzip(path));
+      return read_kernel_tuner(path, with_run);
   }
   return {};
 }
@@ -176,17 +188,6 @@ LogFormat detect_log_format(const std::string& path) {
                   "' (not ktune JSON lines, T4 results or a Kernel Tuner cache); name it");
 }
 
-/// What tells a stored trial apart from another: an import of a record with the same key as
-/// one already in the log is a re-import, not a new measurement.
-std::string identity(const TrialRecord& r) {
-  std::ostringstream key;
-  key.precision(17);
-  key << r.run_id << '\x1f' << r.template_name << '\x1f' << r.problem_key << '\x1f'
-      << r.device_key() << '\x1f' << r.config_text << '\x1f' << to_string(r.trial.status)
-      << '\x1f' << r.trial.timestamp_us << '\x1f' << r.trial.median_ms;
-  return key.str();
-}
-
 ImportSummary import_file(TuningLog& log, const std::string& path, const ImportOptions& options) {
   ImportSummary summary;
   summary.format = options.format ? *options.format : detect_log_format(path);
@@ -196,24 +197,11 @@ ImportSummary import_file(TuningLog& log, const std::string& path, const ImportO
                                  ? path + ":" + std::to_string(records[i].id)
                                  : path + " (record " + std::to_string(i + 1) + ")");
   }
-  std::set<std::string> file_runs;
-  for (const auto& r : records) file_runs.insert(r.run_id);
-  std::set<std::string> present;  // the log's records of the runs the file names
-  for (const auto& run : file_runs) {
-    LogFilter filter;
-    filter.run_id = run;
-    log.for_each(filter, [&](const TrialRecord& r) { present.insert(identity(r)); });
-  }
+  const std::vector<std::size_t> appended = log.append_absent(records);  // one transaction
+  summary.already_present = records.size() - appended.size();
   std::vector<TrialRecord> fresh;
-  for (auto& r : records) {
-    if (present.count(identity(r))) {
-      ++summary.already_present;
-    } else {
-      fresh.push_back(std::move(r));
-    }
-  }
+  for (std::size_t i : appended) fresh.push_back(std::move(records[i]));
   records = std::move(fresh);
-  log.append_batch(records);  // one transaction: all or nothing
   summary.records = records.size();
   std::set<std::string> runs;
   for (const auto& r : records) runs.insert(r.run_id);

@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <utility>
 
@@ -116,6 +117,15 @@ Connection::Connection(const std::string& path, bool read_only, int busy_timeout
   }
   sqlite3_extended_result_codes(db_, 1);
   sqlite3_busy_timeout(db_, busy_timeout_ms);
+  // SQLite falls back to read-only when the file is not writable; a writer would then fail only
+  // at its first insert, after measuring a batch it cannot keep. Refuse at open instead.
+  if (!read_only && sqlite3_db_readonly(db_, "main") == 1) {
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    throw Error(ErrorCode::io_error, "tuning log '" + path +
+                                         "' is read-only (file permissions): cannot record trials "
+                                         "in it; make it writable or name another --db");
+  }
 }
 
 Connection::~Connection() {
@@ -165,6 +175,8 @@ void Transaction::commit() {
 }
 
 bool is_sqlite_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;  // never open a FIFO to read
   std::ifstream in(path, std::ios::binary);
   char head[16] = {};
   return in && in.read(head, sizeof head) &&

@@ -3,9 +3,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <mutex>
 #include <set>
+#include <sstream>
 
 #include <sqlite3.h>
 
@@ -138,6 +140,17 @@ struct FilterSql {
   std::vector<std::string> values;
 };
 
+/// What tells a stored trial apart from another: an import of a record with the same key as
+/// one already in the log is a re-import, not a new measurement.
+std::string identity(const TrialRecord& r) {
+  std::ostringstream key;
+  key.precision(17);
+  key << r.run_id << '\x1f' << r.template_name << '\x1f' << r.problem_key << '\x1f'
+      << r.device_key() << '\x1f' << r.config_text << '\x1f' << to_string(r.trial.status)
+      << '\x1f' << r.trial.timestamp_us << '\x1f' << r.trial.median_ms;
+  return key.str();
+}
+
 FilterSql filter_sql(const LogFilter& f) {
   FilterSql out;
   auto add = [&](const char* column, const std::optional<std::string>& value) {
@@ -187,11 +200,16 @@ TuningLog::TuningLog(const std::string& path, LogMode mode) : impl_(std::make_un
   if (path.empty()) throw Error(ErrorCode::invalid_argument, "the tuning log path is empty");
   impl_->path = path;
   impl_->mode = mode;
-  if (mode == LogMode::read_only) {
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) throw Error(ErrorCode::not_found, "tuning log '" + path + "' does not exist");
-    std::fclose(f);
-  }
+  // A folder, a FIFO or a device is never a log (opening a FIFO to read would wait forever).
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    throw Error(ErrorCode::invalid_argument,
+                "tuning log '" + path + "' is " +
+                    (std::filesystem::is_directory(status) ? "a folder" : "not a regular file") +
+                    "; expected an SQLite file (or a path where one can be created)");
+  if (mode == LogMode::read_only && !std::filesystem::exists(status))
+    throw Error(ErrorCode::not_found, "tuning log '" + path + "' does not exist");
   sqlite::check_sqlite_header(path);
   impl_->db = std::make_unique<sqlite::Connection>(path, mode == LogMode::read_only,
                                                    kBusyTimeoutMs);
@@ -218,6 +236,32 @@ std::int64_t TuningLog::append(const TrialRecord& record) {
   std::int64_t id = sqlite3_last_insert_rowid(impl_->db->handle());
   tx.commit();
   return id;
+}
+
+std::vector<std::size_t> TuningLog::append_absent(const std::vector<TrialRecord>& records) {
+  impl_->require_writable();
+  for (const auto& r : records) check_record(r, "tuning log '" + impl_->path + "'");
+  std::vector<std::size_t> appended;
+  if (records.empty()) return appended;
+  std::lock_guard lock(impl_->mutex);
+  sqlite::Transaction tx(*impl_->db);  // takes the write lock before reading what is held
+  std::set<std::string> runs, held;
+  for (const auto& r : records) runs.insert(r.run_id);
+  for (const auto& run : runs) {
+    auto s = impl_->db->prepare(std::string("SELECT ") + kColumns + " FROM trials WHERE run_id = ?");
+    s.bind(1, run);
+    while (s.step()) held.insert(identity(read_record(s)));
+  }
+  auto& insert = impl_->insert_statement();
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (!held.insert(identity(records[i])).second) continue;  // held, or twice in `records`
+    bind_record(insert, records[i]);
+    insert.run();
+    insert.reset();
+    appended.push_back(i);
+  }
+  tx.commit();
+  return appended;
 }
 
 void TuningLog::append_batch(const std::vector<TrialRecord>& records) {

@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -143,6 +145,43 @@ TEST_CASE("cli: compile resolves --op as tune does; an unknown op lists each op 
   REQUIRE(first != std::string::npos);
   CHECK(unknown.output.find("conv2d", first + 1) == std::string::npos);
   CHECK(unknown.output.find("gemm, layernorm") != std::string::npos);
+}
+
+TEST_CASE("cli: a folder, a FIFO or a read-only file as --db is refused when it is opened", "[cli]") {
+  TempDir dir;
+  std::filesystem::create_directory(dir.file("folder.db"));
+  require_failure_mentioning(run_ktune(dir, "best --db " + dir.file("folder.db")), {"is a folder"});
+  // Reading a FIFO would wait for a writer forever.
+  REQUIRE(mkfifo(dir.file("fifo.db").c_str(), 0644) == 0);
+  require_failure_mentioning(run_ktune(dir, "best --db " + dir.file("fifo.db")), {"not a regular file"});
+  require_failure_mentioning(run_ktune(dir, "export --db " + dir.file("fifo.db") + " " + dir.file("o.jsonl")),
+                             {"not a regular file"});
+
+  // A log the user may not write is refused before anything is measured or read into it.
+  const std::string plan = source_path("examples/demo_plan.json");
+  const std::string recorded = source_path("benchmarks/results/2026-11-30-h200/demo-h200.jsonl");
+  const std::string db = dir.file("ro.db");
+  REQUIRE(run_ktune(dir, "import --db " + db + " " + recorded).status == 0);
+  std::filesystem::permissions(db, std::filesystem::perms::owner_read | std::filesystem::perms::group_read |
+                                       std::filesystem::perms::others_read);
+  std::string as_user;  // root may write any file: run as nobody where possible
+  if (geteuid() == 0) {
+    if (std::system("command -v setpriv > /dev/null 2>&1") != 0) {
+      WARN("skipped the read-only log check: running as root without setpriv");
+      return;
+    }
+    as_user = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+  }
+  const std::string out = dir.file("ro-output.txt");
+  const std::string command = as_user + "'" + ktune::test::ktune_program() + "' tune --plan " + plan +
+                              " --replay " + recorded + " --db " + db + " --budget 100 --progress 0 > " +
+                              out + " 2>&1";
+  CliResult r;
+  r.status = WEXITSTATUS(std::system(command.c_str()));
+  std::ifstream in(out);
+  r.output.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  require_failure_mentioning(r, {"ro.db", "is read-only"});
+  CHECK(r.output.find("INSERT") == std::string::npos);  // refused at open, not at an insert
 }
 
 TEST_CASE("cli: a Hopper-only template on another target is refused before any build", "[cli]") {

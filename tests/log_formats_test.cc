@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <thread>
+
 #include "ktune/error.h"
 #include "log_fixtures.h"
 #include "t4_format.h"
@@ -144,6 +146,24 @@ TEST_CASE("A foreign T4 file imports with the context given in the options", "[l
   TuningLog arch_log(dir.file("b.db"));
   import_file(arch_log, dir.file("foreign.json"), options);
   CHECK_THAT(arch_log.records()[0].device_key(), Catch::StartsWith("offline sm_86|sm_86|"));
+
+  // Without a run id the file's content names the run: a second import adds nothing, also when
+  // two connections (two processes) import it at the same time.
+  options.run_id.clear();
+  TuningLog twice(dir.file("c.db"));
+  CHECK(import_file(twice, dir.file("foreign.json"), options).records == 2);
+  const auto again = import_file(twice, dir.file("foreign.json"), options);
+  CHECK(again.records == 0);
+  CHECK(again.already_present == 2);
+  CHECK(twice.count() == 2);
+  std::vector<std::thread> importers;
+  for (int i = 0; i < 4; ++i)
+    importers.emplace_back([&] {
+      TuningLog own(dir.file("d.db"));
+      import_file(own, dir.file("foreign.json"), options);
+    });
+  for (auto& t : importers) t.join();
+  CHECK(TuningLog(dir.file("d.db"), LogMode::read_only).count() == 2);
 }
 
 TEST_CASE("T4 and Kernel Tuner timestamps parse to Unix microseconds", "[log][formats]") {

@@ -123,6 +123,11 @@ class TuningLog {
   std::int64_t append(const TrialRecord& record);
   /// Appends records in one transaction: all of them or none.
   void append_batch(const std::vector<TrialRecord>& records);
+  /// Appends the records the log does not hold yet (held: a record of the same run, template,
+  /// problem, device, config, status, timestamp and median), checking and inserting in one
+  /// write transaction, so that processes importing one file at once add it once. Returns the
+  /// positions in `records` of those appended.
+  std::vector<std::size_t> append_absent(const std::vector<TrialRecord>& records);
 
   /// The best config of a task: among config_representatives() of its ok trials, the one
   /// with the smallest median (earliest on ties), or nullopt. With `prefer_source_hash`,
@@ -179,7 +184,9 @@ struct ImportOptions {
   /// T4/KT: device (unset = from the file). An empty name keeps the name the file gives (a
   /// Kernel Tuner cache's device_name; T4 results carry none: then "offline <arch>").
   std::optional<Device> device;
-  std::string run_id;                       ///< T4/KT: run id ("" = a new one)
+  /// T4/KT: run id ("" = one derived from the file's content, so that importing the same file
+  /// again adds nothing).
+  std::string run_id;
 };
 
 /// What an import did.
