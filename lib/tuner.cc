@@ -34,6 +34,32 @@ std::vector<Trial> fastest_ok(const std::unordered_map<std::string, Trial>& know
   return ok;
 }
 
+/// The measurer's answer to `batch`, held to its contract: one trial per config, same order
+/// (else Error naming what came back: a tuner cannot go on from trials it did not ask for, nor
+/// stop counting trials never returned); an ok trial whose median is not a finite time > 0 (no
+/// measurement can give one) becomes a runtime_error trial saying so, so that it can neither
+/// win nor reorder the finalists.
+std::vector<Trial> measure_checked(Measurer& measurer, const std::vector<Config>& batch) {
+  std::vector<Trial> trials = measurer.measure(batch);
+  if (trials.size() != batch.size())
+    throw Error(ErrorCode::invalid_argument,
+                "the measurer returned " + std::to_string(trials.size()) + " trials for " +
+                    std::to_string(batch.size()) + " configs (expected one per config, in order)");
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    Trial& t = trials[i];
+    if (!(t.config == batch[i]))
+      throw Error(ErrorCode::invalid_argument,
+                  "the measurer's trial " + std::to_string(i) + " is for config " + t.config.str() +
+                      ", asked for " + batch[i].str() + " (expected one per config, in order)");
+    if (t.ok() && !(std::isfinite(t.median_ms) && t.median_ms > 0)) {
+      t.status = Status::runtime_error;
+      t.message = "the measurer reported an ok trial with median " + std::to_string(t.median_ms) +
+                  " ms, not a finite time > 0" + (t.message.empty() ? "" : ": " + t.message);
+    }
+  }
+  return trials;
+}
+
 /// State of one run, shared by the phases of Tuner::run.
 struct RunState {
   Clock::time_point start = Clock::now();
@@ -148,8 +174,8 @@ TuneResult Tuner::run() {
       if (it != st.known.end()) {
         st.result.default_trial = it->second;
       } else {
-        auto trials = measurer_.measure({dc});
-        if (!trials.empty()) {
+        auto trials = measure_checked(measurer_, {dc});
+        {
           take(trials.front());
           st.result.default_trial = trials.front();
           searcher_.observe(trials);
@@ -193,7 +219,7 @@ TuneResult Tuner::run() {
         fresh.push_back(c);
     }
     if (!fresh.empty()) {
-      auto measured = measurer_.measure(fresh);
+      auto measured = measure_checked(measurer_, fresh);
       for (const auto& t : measured) take(t);
       answered.insert(answered.end(), measured.begin(), measured.end());
     }
@@ -210,7 +236,7 @@ TuneResult Tuner::run() {
     std::vector<std::vector<double>> round_medians(finalists.size()), pooled(finalists.size());
     std::vector<bool> failed(finalists.size(), false);
     for (int round = 0; round < options_.final_rounds; ++round) {
-      auto trials = measurer_.measure(configs);
+      auto trials = measure_checked(measurer_, configs);
       for (std::size_t i = 0; i < trials.size() && i < finalists.size(); ++i) {
         if (sink_ && options_.record_final) sink_->record(trials[i]);
         if (!trials[i].ok()) {

@@ -3,6 +3,7 @@
 // reported, wrong results never win, and the finalists are re-measured interleaved.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include <map>
@@ -116,6 +117,54 @@ TEST_CASE("tuner: a wrong result is never the best even when it is the only fast
   auto r = Tuner(space, searcher, measurer, o).run();
   REQUIRE(r.best);
   CHECK(r.best->config.str() == "A=9,B=0");
+}
+
+TEST_CASE("tuner: a measurer that breaks its contract is named, its impossible times never win",
+          "[tuner]") {
+  auto space = test_space();
+  auto c = [&](const char* text) { return space.parse(text); };
+  // An ok trial with a NaN, zero or negative median is a failed trial: it neither wins nor
+  // reorders the finalists.
+  struct Impossible : ScriptedMeasurer {
+    std::vector<Trial> measure(const std::vector<Config>& batch) override {
+      auto out = ScriptedMeasurer::measure(batch);
+      for (auto& t : out)
+        if (t.config["A"] == 0) t.median_ms = std::nan("");
+        else if (t.config["A"] == 1) t.median_ms = 0;
+        else if (t.config["A"] == 2) t.median_ms = -1;
+      return out;
+    }
+  } impossible;
+  ListSearcher searcher({c("A=0,B=0"), c("A=1,B=0"), c("A=2,B=0"), c("A=4,B=1"), c("A=5,B=2")});
+  TunerOptions o;
+  o.measure_default = false;
+  o.top_k = 5;
+  auto r = Tuner(space, searcher, impossible, o).run();
+  REQUIRE(r.best);
+  CHECK(r.best->config.str() == "A=5,B=2");
+  CHECK(r.status_counts[Status::runtime_error] == 3);
+  for (const auto& t : r.trials)
+    if (t.config["A"] <= 2) CHECK_THAT(t.message, Catch::Contains("not a finite time > 0"));
+  REQUIRE(r.finalists.size() == 2);
+  CHECK(r.finalists[0].median_ms <= r.finalists[1].median_ms);
+
+  // A measurer that answers nothing, or for other configs, stops the run with an Error.
+  struct Silent : Measurer {
+    std::vector<Trial> measure(const std::vector<Config>&) override { return {}; }
+  } silent;
+  ListSearcher s2(all_valid(space));
+  CHECK_THROWS_WITH(Tuner(space, s2, silent, o).run(), Catch::Contains("returned 0 trials for"));
+  struct Other : ScriptedMeasurer {
+    std::vector<Trial> measure(const std::vector<Config>& batch) override {
+      auto out = ScriptedMeasurer::measure(batch);
+      std::reverse(out.begin(), out.end());  // the right trials, in another order
+      return out;
+    }
+  } other;
+  ListSearcher s3({c("A=3,B=0"), c("A=4,B=0")});
+  TunerOptions batch2 = o;
+  batch2.batch = 2;
+  CHECK_THROWS_WITH(Tuner(space, s3, other, batch2).run(), Catch::Contains("asked for"));
 }
 
 TEST_CASE("tuner: trial budget and patience stop the run", "[tuner]") {

@@ -25,7 +25,9 @@ class KernelTemplate;
 class Measurer {
  public:
   virtual ~Measurer() = default;
-  /// Measures a batch; failures are trial statuses, not exceptions.
+  /// Measures a batch; failures are trial statuses, not exceptions. The Tuner holds the answer
+  /// to this contract: another count or order of trials is an Error, and an ok trial whose
+  /// median is not a finite time > 0 is taken as a runtime_error.
   virtual std::vector<Trial> measure(const std::vector<Config>& batch) = 0;
 };
 
