@@ -29,9 +29,21 @@ Registry& registry() {
 }
 
 /// Loads built-ins once. Called with the registry mutex NOT held (registration locks it).
+/// True on the thread that is registering the built-in templates.
+thread_local bool registering_builtins = false;
+
+/// Registers the built-in templates once, before any lookup or user registration (so that a
+/// user's template of the same name replaces the built-in, whenever it is registered).
 void ensure_builtins() {
+  if (registering_builtins) return;  // register_template called from the built-ins' loader
   static std::once_flag once;
-  std::call_once(once, [] { register_builtin_templates(); });
+  std::call_once(once, [] {
+    struct Flag {
+      Flag() { registering_builtins = true; }
+      ~Flag() { registering_builtins = false; }
+    } during;
+    register_builtin_templates();
+  });
 }
 
 std::string join(const std::vector<std::string>& items, const std::string& sep) {
@@ -138,6 +150,7 @@ std::string KernelTemplate::target_arch(const Device& device, const Config&) con
 
 void register_template(std::shared_ptr<const KernelTemplate> tmpl) {
   if (!tmpl) throw Error(ErrorCode::invalid_argument, "register_template: null template");
+  ensure_builtins();
   auto& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   r.templates[tmpl->name()] = std::move(tmpl);

@@ -178,7 +178,7 @@ struct TuningLog::Impl {
   LogMode mode;
   int version = 0;
   std::unique_ptr<sqlite::Connection> db;
-  mutable std::mutex mutex;
+  mutable std::recursive_mutex mutex;  // for_each's visitor may query the log again
   std::optional<sqlite::Statement> insert;  // prepared on first append
 
   /// The insert statement, ready for binding (caller holds the mutex).

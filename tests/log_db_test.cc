@@ -92,6 +92,19 @@ TEST_CASE("TuningLog answers run history, runs, tasks and resume queries", "[log
   CHECK(log.count() == 5);
 }
 
+TEST_CASE("TuningLog::for_each's visitor may query the same log", "[log]") {
+  test::TempDir dir;
+  TuningLog log(dir.file("t.db"));
+  log.append(make_record("BLOCK=128,VEC=1", 0.9, Status::ok, "run-1"));
+  log.append(make_record("BLOCK=256,VEC=1", 0.8, Status::ok, "run-1"));
+  std::vector<std::int64_t> counts;
+  log.for_each({}, [&](const TrialRecord& r) {  // used to wait on its own lock forever
+    counts.push_back(log.count());
+    CHECK(log.run_history(r.run_id).size() == 2);
+  });
+  CHECK(counts == std::vector<std::int64_t>{2, 2});
+}
+
 TEST_CASE("A read-only TuningLog refuses appends; a missing file is not_found", "[log]") {
   test::TempDir dir;
   { TuningLog(dir.file("t.db")).append(make_record("BLOCK=1,VEC=1", 1.0)); }

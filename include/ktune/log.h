@@ -151,7 +151,8 @@ class TuningLog {
   std::vector<RunSummary> runs() const;
   /// Records matching a filter, in insertion order.
   std::vector<TrialRecord> records(const LogFilter& filter = {}) const;
-  /// Streams records matching a filter in insertion order (no full copy in memory).
+  /// Streams records matching a filter in insertion order (no full copy in memory). The visitor
+  /// may query this log (count, best, records...) but not append to it while it is streamed.
   void for_each(const LogFilter& filter,
                 const std::function<void(const TrialRecord&)>& visit) const;
   /// Number of records matching a filter.
