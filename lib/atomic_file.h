@@ -9,9 +9,11 @@
 
 namespace ktune::detail {
 
-/// Calls `write` on a stream into `path`.tmp and renames that file to `path`; throws
-/// Error(io_error) naming the file when it cannot be opened, written or moved (the temporary
-/// file is removed then). The folder of `path` must exist.
+/// Calls `write` on a stream into a new temporary file beside `path` (its own, so concurrent
+/// writers of one path never mix their bytes, and no file of the user's is touched) and renames
+/// it to `path`; throws Error(io_error) naming `path` and why (a missing folder, a folder in the
+/// way, the system's reason) when it cannot be created, written or moved (the temporary file
+/// is removed then).
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 }  // namespace ktune::detail

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <memory>
 
+#include "atomic_file.h"
 #include "commands.h"
 #include "ktune/user_template.h"
 #include "html_report.h"
@@ -30,9 +31,8 @@ void add_report_command(CLI::App& app) {
     TuningLog log(*db, LogMode::read_only);
     check_output_path(log, *out);
     const std::string html = render_html_report(log, *title);
-    std::ofstream file(*out, std::ios::binary);
-    if (!file || !(file << html) || !file.flush())
-      throw Error(ErrorCode::io_error, "cannot write the report to '" + *out + "'");
+    // Whole or not at all, with the reason when it cannot be written.
+    detail::write_file_atomically(*out, [&](std::ostream& file) { file << html; });
     std::printf("wrote %s (%zu bytes)\n", out->c_str(), html.size());
   });
 }

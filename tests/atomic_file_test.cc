@@ -1,0 +1,71 @@
+// Whole-or-nothing file writes (lib/atomic_file.h): concurrent writers of one path never mix
+// their bytes, no file of the user's beside the target is touched, and a path that cannot be
+// written is an error naming it and why.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "atomic_file.h"
+#include "ktune/error.h"
+#include "log_fixtures.h"
+
+using namespace ktune;
+
+namespace {
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("atomic file: concurrent writers leave one whole version, nothing else", "[io]") {
+  test::TempDir dir;
+  const std::string path = dir.file("out.jsonl");
+  std::ofstream(path + ".tmp") << "the user's own file\n";  // must survive
+  const std::string a(200000, 'a'), b(300000, 'b');
+  std::vector<std::thread> writers;
+  for (const std::string* content : {&a, &b, &a, &b})
+    writers.emplace_back([&, content] {
+      for (int i = 0; i < 20; ++i)
+        detail::write_file_atomically(path, [&](std::ostream& out) { out << *content; });
+    });
+  for (auto& t : writers) t.join();
+  const std::string result = read_all(path);
+  CHECK((result == a || result == b));
+  CHECK(read_all(path + ".tmp") == "the user's own file\n");
+  std::size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path)) (void)entry, ++files;
+  CHECK(files == 2);  // the target and the user's file: no temporary left behind
+}
+
+TEST_CASE("atomic file: a path that cannot be written names itself and why", "[io]") {
+  test::TempDir dir;
+  auto write_to = [](const std::string& path) {
+    detail::write_file_atomically(path, [](std::ostream& out) { out << "x"; });
+  };
+  CHECK_THROWS_WITH(write_to(dir.file("missing/sub/out.jsonl")),
+                    Catch::Contains("'" + dir.file("missing/sub/out.jsonl") + "'") &&
+                        Catch::Contains("does not exist") && !Catch::Contains(".tmp"));
+  std::filesystem::create_directory(dir.file("folder"));
+  CHECK_THROWS_WITH(write_to(dir.file("folder")), Catch::Contains("is a folder"));
+  std::ofstream(dir.file("plain")) << "a file\n";
+  CHECK_THROWS_WITH(write_to(dir.file("plain") + "/out.jsonl"), Catch::Contains("is not a folder"));
+  // A failing writer leaves the previous version and no temporary file.
+  write_to(dir.file("kept"));
+  CHECK_THROWS_AS(detail::write_file_atomically(dir.file("kept"),
+                                                [](std::ostream&) { throw Error(ErrorCode::io_error, "boom"); }),
+                  Error);
+  CHECK(read_all(dir.file("kept")) == "x");
+  std::size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path)) (void)entry, ++files;
+  CHECK(files == 3);  // folder, plain, kept
+}
