@@ -72,7 +72,9 @@ std::string Device::compute_capability() const {
 }
 
 std::string Device::key() const {
-  return name + "|" + arch() + "|" + std::to_string(sm_count);
+  // The hardware's identity: an arch-specific compile target (sm_90a) is the same GPU.
+  return name + "|sm_" + std::to_string(cc_major) + std::to_string(cc_minor) + "|" +
+         std::to_string(sm_count);
 }
 
 Device Device::h200() {

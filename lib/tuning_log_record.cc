@@ -23,10 +23,7 @@
 
 namespace ktune {
 
-std::string device_key_of(const Device& device) {
-  return device.name + "|sm_" + std::to_string(device.cc_major) + std::to_string(device.cc_minor) +
-         "|" + std::to_string(device.sm_count);
-}
+std::string device_key_of(const Device& device) { return device.key(); }
 
 std::string TrialRecord::device_key() const { return device_key_of(device); }
 

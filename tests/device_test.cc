@@ -5,6 +5,7 @@
 #include "gpu_guard.h"
 #include "ktune/device.h"
 #include "ktune/error.h"
+#include "ktune/log.h"
 
 using ktune::Device;
 
@@ -55,6 +56,10 @@ TEST_CASE("Device::offline knows sm_80 to sm_90a and rejects others by name", "[
     CHECK(d.key().find(arch) != std::string::npos);
   }
   CHECK(Device::offline("sm_90a").compute_capability() == "9.0");
+  // The key is the hardware's: what a record of this device stores and queries find it by.
+  const Device hopper_a = Device::offline("sm_90a");
+  CHECK(hopper_a.key() == "offline sm_90a|sm_90|132");
+  CHECK(hopper_a.key() == device_key_of(hopper_a));
   CHECK(Device::offline("sm_86").cc_minor == 6);
   CHECK_THROWS_MATCHES(Device::offline("sm_75"), ktune::Error,
                        Catch::Predicate<ktune::Error>([](const ktune::Error& e) {

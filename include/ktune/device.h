@@ -32,7 +32,8 @@ struct Device {
   std::string arch() const;
   /// "9.0".
   std::string compute_capability() const;
-  /// Short identity used in tuning records: "NVIDIA H200|sm_90|132".
+  /// Short identity used in tuning records: "NVIDIA H200|sm_90|132" (the compute capability
+  /// without an arch-specific suffix: an sm_90a target is the same GPU).
   std::string key() const;
   /// An offline description of the NVIDIA H200 (sm_90, 132 SMs), for compile-only work.
   static Device h200();

@@ -81,7 +81,8 @@ class Dispatcher {
   /// Error(unsupported) when no config of the space can implement the problem.
   Selection select(const std::string& template_name, const Problem& problem,
                    const Device& device) const;
-  /// Same, for a template object (registered or not).
+  /// Same, for a template object (registered or not). Selections are remembered by template
+  /// name, as the log identifies templates: give different templates different names.
   Selection select(const KernelTemplate& tmpl, const Problem& problem, const Device& device) const;
 
   /// Selects for the current CUDA device, compiles the config once (cached), and enqueues its
