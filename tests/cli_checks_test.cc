@@ -184,6 +184,18 @@ TEST_CASE("cli: a folder, a FIFO or a read-only file as --db is refused when it 
   CHECK(r.output.find("INSERT") == std::string::npos);  // refused at open, not at an insert
 }
 
+TEST_CASE("cli: import --arch keeps a Kernel Tuner cache's device name, SM count unknown", "[cli]") {
+  TempDir dir;
+  const std::string cache = std::string(KTUNE_DATASETS_DIR) + "/convolution_milo_A4000.json.gz";
+  const CliResult imported = run_ktune(dir, "import --db " + dir.file("kt.db") + " " + cache +
+                                                " --template conv --arch sm_86");
+  INFO(imported.output);
+  REQUIRE(imported.status == 0);
+  const CliResult best = run_ktune(dir, "best --db " + dir.file("kt.db"));
+  INFO(best.output);
+  CHECK(best.output.find("NVIDIA RTX A4000|sm_86|0 ") != std::string::npos);
+}
+
 TEST_CASE("cli: a Hopper-only template on another target is refused before any build", "[cli]") {
   TempDir dir;
   require_failure_mentioning(run_ktune(dir, "tune --dry-run --arch sm_80 --template gemm_wgmma"),

@@ -39,8 +39,10 @@ void add_import_command(CLI::App& app) {
     options.run_id = args->run;
     if (!args->arch.empty() || !args->device_name.empty()) {
       Device device = args->arch.empty() ? Device{} : Device::offline(args->arch);
-      // --arch alone keeps the device name the file gives (ImportOptions::device).
+      // --arch alone keeps the device name the file gives (ImportOptions::device); the SM
+      // count stays unknown (0), not that of the architecture's typical part.
       device.name = args->device_name;
+      device.sm_count = 0;
       options.device = device;
     }
     TuningLog log(args->db, LogMode::read_write);
