@@ -210,6 +210,14 @@ TuningLog::TuningLog(const std::string& path, LogMode mode) : impl_(std::make_un
                     "; expected an SQLite file (or a path where one can be created)");
   if (mode == LogMode::read_only && !std::filesystem::exists(status))
     throw Error(ErrorCode::not_found, "tuning log '" + path + "' does not exist");
+  // A write-ahead log without its database is left over from a log deleted alone: SQLite would
+  // replay it into the new file (old trials reappearing, or a damaged log).
+  const bool fresh = !std::filesystem::exists(status) || std::filesystem::file_size(path, ec) == 0;
+  if (fresh && std::filesystem::exists(path + "-wal", ec))
+    throw Error(ErrorCode::invalid_argument,
+                "tuning log '" + path + "' does not exist but its write-ahead log '" + path +
+                    "-wal' does (left over from a log deleted without it): remove '" + path +
+                    "-wal' and '" + path + "-shm' first, or name another file");
   sqlite::check_sqlite_header(path);
   impl_->db = std::make_unique<sqlite::Connection>(path, mode == LogMode::read_only,
                                                    kBusyTimeoutMs);

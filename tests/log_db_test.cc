@@ -105,6 +105,22 @@ TEST_CASE("TuningLog::for_each's visitor may query the same log", "[log]") {
   CHECK(counts == std::vector<std::int64_t>{2, 2});
 }
 
+TEST_CASE("A log deleted without its write-ahead log is not silently brought back", "[log]") {
+  test::TempDir dir;
+  const std::string path = dir.file("t.db");
+  {
+    TuningLog log(path);
+    log.append(make_record("BLOCK=128,VEC=1", 0.9, Status::ok, "old-run"));
+    std::filesystem::copy_file(path + "-wal", dir.file("saved-wal"));  // while it holds the trial
+  }
+  std::filesystem::remove(path);
+  std::filesystem::copy_file(dir.file("saved-wal"), path + "-wal");
+  CHECK_THROWS_WITH(TuningLog(path), Catch::Contains("t.db-wal") && Catch::Contains("left over"));
+  std::filesystem::remove(path + "-wal");
+  std::filesystem::remove(path + "-shm");
+  CHECK(TuningLog(path).count() == 0);  // a fresh log once the leftovers are gone
+}
+
 TEST_CASE("A read-only TuningLog refuses appends; a missing file is not_found", "[log]") {
   test::TempDir dir;
   { TuningLog(dir.file("t.db")).append(make_record("BLOCK=1,VEC=1", 1.0)); }
