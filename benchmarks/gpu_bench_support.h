@@ -15,6 +15,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <ctime>
 #include <functional>
@@ -25,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_args.h"
 #include "cuda_module.h"
 #include "host_dtype.h"
 #include "nvml.h"

@@ -114,13 +114,12 @@ struct Settings {
 
 
 Settings parse_settings(int argc, char** argv) {
-  if (argc < 2 || argv[1][0] == '-')
-    throw Error(ErrorCode::invalid_argument,
-                "usage: gpu_conv OUT.json [--budget=N] [--searcher=NAME] [--dtypes=f16,f32] "
-                "[--layers=NAME,...] [--seed=S] [--min-time-ms=T] [--template=NAME] "
-                "[--variants=\"K=V,K=V;K=V\"]");
   Settings s;
-  s.out_path = argv[1];
+  s.out_path = bench::output_argument(
+      argc, argv,
+      "usage: gpu_conv OUT.json [--budget=N] [--searcher=NAME] [--dtypes=f16,f32] "
+      "[--layers=NAME,...] [--seed=S] [--min-time-ms=T] [--template=NAME] "
+      "[--variants=\"K=V,K=V;K=V\"]");
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     const auto eq = arg.find('=');
@@ -136,9 +135,7 @@ Settings parse_settings(int argc, char** argv) {
     else if (key == "--variants") s.variants = bench::split_list(value, ';');
     else throw Error(ErrorCode::invalid_argument, "unknown option " + arg);
   }
-  for (const auto& d : s.dtypes)
-    if (d != "f16" && d != "f32" && d != "bf16")
-      throw Error(ErrorCode::invalid_argument, "--dtypes takes f16, bf16, f32, not " + d);
+  bench::check_choices("--dtypes", s.dtypes, {"f16", "bf16", "f32"});
   for (const auto& name : s.layers) {
     const auto& all = resnet50_layers();
     if (std::none_of(all.begin(), all.end(), [&](const Layer& l) { return name == l.name; }))

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_args.h"
 #include "json_output.h"
 #include "cuda_module.h"
 #include "ktune/build.h"
@@ -62,8 +63,11 @@ nlohmann::json to_json(const Timing& t) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s <out.json>\n", argv[0]);
+  std::string out_path;
+  try {
+    out_path = bench::output_argument(argc, argv, "usage: gpu_dispatch_overhead OUT.json");
+  } catch (const Error& e) {
+    std::fprintf(stderr, "gpu_dispatch_overhead: %s\n", e.what());
     return 2;
   }
   if (auto why = cuda_unavailable_reason()) {
@@ -133,7 +137,7 @@ int main(int argc, char** argv) {
         {"overhead_mean_us", dispatched.mean_us - direct.mean_us},
         {"target_us", 2.0},
     };
-    bench::write_json(argv[1], out);
+    bench::write_json(out_path, out);
     std::printf("%s\n", out.dump(2).c_str());
     cudaStreamDestroy(stream);
     std::filesystem::remove_all(dir);

@@ -98,9 +98,13 @@ struct Shape {
 };
 
 Settings parse_args(int argc, char** argv) {
-  if (argc < 2) throw Error(ErrorCode::invalid_argument, "usage: gpu_gemm OUT.json [--budget=N] ...");
   Settings s;
-  s.out_path = argv[1];
+  s.out_path = bench::output_argument(
+      argc, argv,
+      "usage: gpu_gemm OUT.json [--budget=N] [--seconds=S] [--searcher=NAME] [--seed=S] "
+      "[--dtypes=f32,f16,bf16] [--groups=square,llm,skinny,kheavy,odd] [--shapes=MxNxK,...] "
+      "[--layout=NN|NT|TN|TT] [--template=NAME,...] [--variants=\"K=V,K=V;K=V\"] "
+      "[--loop-ms=T] [--rounds=N]");
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     const auto eq = arg.find('=');
@@ -126,6 +130,8 @@ Settings parse_args(int argc, char** argv) {
     }
     else throw Error(ErrorCode::invalid_argument, "unknown option " + arg);
   }
+  bench::check_choices("--dtypes", s.dtypes, {"f32", "f16", "bf16"});
+  bench::check_choices("--groups", s.groups, {"square", "llm", "skinny", "kheavy", "odd"});
   return s;
 }
 

@@ -18,9 +18,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_args.h"
 #include "cuda_module.h"
 #include "json_output.h"
 #include "l2_priority_reset.h"
+#include "ktune/device.h"
 #include "ktune/error.h"
 
 using namespace ktune;
@@ -70,11 +72,13 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: gpu_l2_residue OUT.json\n");
-    return 2;
-  }
   try {
+    const std::string out_path = bench::output_argument(argc, argv, "usage: gpu_l2_residue OUT.json");
+    if (argc > 2) throw Error(ErrorCode::invalid_argument, "usage: gpu_l2_residue OUT.json (one argument)");
+    if (auto why = cuda_unavailable_reason()) {
+      std::fprintf(stderr, "gpu_l2_residue: %s\n", why->c_str());
+      return 77;
+    }
     int dev = 0;
     detail::check_cuda(cudaSetDevice(dev), "cudaSetDevice");
     cudaDeviceProp prop{};
@@ -183,8 +187,8 @@ int main(int argc, char** argv) {
                           {"max_persisting_l2_bytes", prop.persistingL2CacheMaxSize},
                           {"persisting_limit_bytes", persist_limit},
                           {"samples", kSamples}, {"rows", rows}};
-    bench::write_json(argv[1], doc);
-    std::printf("wrote %s\n", argv[1]);
+    bench::write_json(out_path, doc);
+    std::printf("wrote %s\n", out_path.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpu_l2_residue: %s\n", e.what());
     return 1;

@@ -108,14 +108,13 @@ std::string join(const std::vector<std::string>& items) {
 }
 
 Settings parse_args(int argc, char** argv) {
-  if (argc < 2)
-    throw Error(ErrorCode::invalid_argument,
-                "usage: gpu_memory_bound OUT_DIR [--families=a,b] [--norms=a,b] [--dtypes=a,b] "
-                "[--shapes=RxC,...] [--variants=\"K=V,K=V;K=V\"] [--trials=N] [--seconds=S] [--searcher=NAME] "
-                "[--seed=S] [--copy-kernel-trials=N] [--copy-variants=\"K=V;K=V\"] [--copy-sweep] [--runs-per-sample=N] "
-                "[--memcpy-placement] [--canary-bytes=N]");
   Settings s;
-  s.out_dir = argv[1];
+  s.out_dir = bench::output_argument(
+      argc, argv,
+      "usage: gpu_memory_bound OUT_DIR [--families=a,b] [--norms=a,b] [--dtypes=a,b] "
+      "[--shapes=RxC,...] [--variants=\"K=V,K=V;K=V\"] [--trials=N] [--seconds=S] [--searcher=NAME] "
+      "[--seed=S] [--copy-kernel-trials=N] [--copy-variants=\"K=V;K=V\"] [--copy-sweep] [--runs-per-sample=N] "
+      "[--memcpy-placement] [--canary-bytes=N]");
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     const auto eq = arg.find('=');
@@ -135,8 +134,11 @@ Settings parse_args(int argc, char** argv) {
     else if (key == "--runs-per-sample") s.runs_per_sample = bench::parse_number<int>(key, value, 1);
     else if (key == "--memcpy-placement" && eq == std::string::npos) s.memcpy_placement = true;
     else if (key == "--canary-bytes") s.canary_bytes = bench::parse_number<std::size_t>(key, value);
-    else throw Error(ErrorCode::invalid_argument, "gpu_memory_bound: unknown argument " + arg);
+    else throw Error(ErrorCode::invalid_argument, "unknown argument " + arg);
   }
+  bench::check_choices("--families", s.families, {"elementwise", "reduction", "layernorm"});
+  bench::check_choices("--norms", s.norms, {"layernorm", "rmsnorm"});
+  bench::check_choices("--dtypes", s.dtypes, {"f32", "f16", "bf16"});
   return s;
 }
 

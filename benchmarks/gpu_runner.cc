@@ -126,7 +126,17 @@ nlohmann::json overhead(const std::shared_ptr<const KernelTemplate>& tmpl, const
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string out = argc > 1 ? argv[1] : "gpu_runner.json";
+  std::string out = "gpu_runner.json";
+  if (argc > 1) {
+    try {
+      out = bench::output_argument(argc, argv,
+                                   "usage: gpu_runner [OUT.json [REPEAT_N [TUNE_N]]] (defaults: "
+                                   "gpu_runner.json, 33554432, 1048576 floats)");
+    } catch (const Error& e) {
+      std::fprintf(stderr, "gpu_runner: %s\n", e.what());
+      return 2;
+    }
+  }
   std::string repeat_shape = argc > 2 ? argv[2] : "33554432";
   std::string tune_shape = argc > 3 ? argv[3] : "1048576";
   if (auto why = cuda_unavailable_reason()) {

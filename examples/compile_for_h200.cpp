@@ -5,7 +5,12 @@
 #include "ktune/build.h"
 #include "ktune/template.h"
 
-int main() {
+int main(int argc, char**) {
+  if (argc > 1) {
+    std::printf("usage: example_compile_for_h200 (no arguments: compiles the copy template's "
+                "default config for the H200)\n");
+    return 2;
+  }
   auto tmpl = ktune::find_template("copy");
   ktune::Device h200 = ktune::Device::h200();
   ktune::Problem problem = tmpl->example_problem();

@@ -16,6 +16,11 @@
 #include "ktune/template.h"
 
 int main(int argc, char** argv) try {
+  if (argc > 1 && argv[1][0] == '-') {  // an option is never taken for the database path
+    std::printf("usage: example_deploy_lookup [DB [TEMPLATE [SHAPE]]] (defaults: ktune.db, copy, "
+                "the template's example shape)\n");
+    return std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h" ? 0 : 2;
+  }
   const std::string db_path = argc > 1 ? argv[1] : "ktune.db";
   const std::string template_name = argc > 2 ? argv[2] : "copy";
   auto tmpl = ktune::find_template(template_name);

@@ -16,12 +16,18 @@
 #include "ktune/user_template.h"
 
 int main(int argc, char** argv) try {
+  if (argc > 1 && argv[1][0] == '-') {  // an option is never taken for the document
+    std::printf("usage: example_tune_custom_template [SPEC.T1.json [SHAPE]] (defaults: "
+                "examples/custom_template/transpose.T1.json, the document's own dimensions)\n");
+    return std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h" ? 0 : 2;
+  }
   const std::string document = argc > 1 ? argv[1] : "examples/custom_template/transpose.T1.json";
-  const std::string shape = argc > 2 ? argv[2] : "4096x4096";
 
   // The kernel file is the document's KernelFile; worker processes learn of the template too.
   auto tmpl = ktune::register_user_template({document, ""});
-  const ktune::Problem problem = ktune::make_problem(*tmpl, shape);
+  // Without a shape, the dimensions' defaults of the document (what its recorded data fits).
+  const ktune::Problem problem =
+      argc > 2 ? ktune::make_problem(*tmpl, argv[2]) : tmpl->example_problem();
   std::printf("template %s, problem %s\n", tmpl->name().c_str(), problem.key().c_str());
 
   if (auto why = ktune::cuda_unavailable_reason()) {

@@ -39,6 +39,10 @@ class LogSink : public ktune::TrialSink {
 }  // namespace
 
 int main(int argc, char** argv) try {
+  if (argc > 1 && argv[1][0] == '-') {  // an option is never taken for the database path
+    std::printf("usage: example_tune_gemm [DB [MxNxK]] (defaults: tune_gemm.db, 2048x2048x2048)\n");
+    return std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h" ? 0 : 2;
+  }
   const std::string db_path = argc > 1 ? argv[1] : "tune_gemm.db";
   const std::string shape = argc > 2 ? argv[2] : "2048x2048x2048";
 
