@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+
+#include "ktune/error.h"
 
 namespace ktune::search {
 
@@ -96,10 +99,22 @@ GpPrediction GaussianProcess::predict(const Eigen::MatrixXd& points) const {
 
 void GaussianProcess::fit(const std::vector<std::size_t>& rows, const Eigen::VectorXd& y,
                           int iterations) {
+  if (static_cast<std::size_t>(y.size()) != n_)
+    throw Error(ErrorCode::invalid_argument, "GaussianProcess::fit: " + std::to_string(y.size()) +
+                                                 " targets for " + std::to_string(n_) + " points");
+  for (const std::size_t r : rows)
+    if (r >= n_)
+      throw Error(ErrorCode::invalid_argument, "GaussianProcess::fit: row " + std::to_string(r) +
+                                                   " of " + std::to_string(n_) + " points");
   const auto n = static_cast<Eigen::Index>(rows.size());
   if (n >= 3 && iterations > 0) {
+    // The fitted subset: its inputs and its own targets (y holds one per training point).
     Eigen::MatrixXd x(n, dims_);
-    for (Eigen::Index i = 0; i < n; ++i) x.row(i) = x_.row(rows[i]);
+    Eigen::VectorXd ys(n);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      x.row(i) = x_.row(static_cast<Eigen::Index>(rows[i]));
+      ys(i) = y(static_cast<Eigen::Index>(rows[i]));
+    }
     const auto d = static_cast<Eigen::Index>(dims_);
     // Parameters: [log_length (d), log_signal, log_noise]; Adam ascent on the log likelihood.
     Eigen::VectorXd theta(d + 2), m = Eigen::VectorXd::Zero(d + 2), v = m;
@@ -115,7 +130,7 @@ void GaussianProcess::fit(const std::vector<std::size_t>& rows, const Eigen::Vec
       k.diagonal().array() += sn2 + kJitter;
       Eigen::LLT<Eigen::MatrixXd> llt(k);
       if (llt.info() != Eigen::Success) break;
-      const Eigen::VectorXd a = llt.solve(y);
+      const Eigen::VectorXd a = llt.solve(ys);
       Eigen::MatrixXd w = a * a.transpose() - llt.solve(Eigen::MatrixXd::Identity(n, n));
       Eigen::VectorXd grad(d + 2);
       // dK/dlog_length_j = sf2 * 5/3 (1 + sqrt5 r) exp(-sqrt5 r) * diff_j^2 / l_j^2.

@@ -43,8 +43,9 @@ class GaussianProcess {
   void solve(const Eigen::VectorXd& y);
   /// Posterior at the rows of `points` (after solve()).
   GpPrediction predict(const Eigen::MatrixXd& points) const;
-  /// Fits hyperparameters on the given rows/targets by maximizing the log marginal likelihood
-  /// (warm start from the current values), then refactors the full training set.
+  /// Fits hyperparameters on the training points `rows` by maximizing the log marginal
+  /// likelihood of their targets (`y` holds one target per training point, indexed like the
+  /// points; warm start from the current values), then refactors the full training set.
   void fit(const std::vector<std::size_t>& rows, const Eigen::VectorXd& y, int iterations);
   /// The current hyperparameters.
   const GpHyper& hyper() const { return hyper_; }
