@@ -1,6 +1,8 @@
 // ReplayMeasurer: trials from recorded measurements (Kernel Tuner caches), the T1 file that
 // belongs beside a data file, and the replay loop of one seeded search.
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <cstring>
 #include <limits>
@@ -32,12 +34,28 @@ ReplayMeasurer::ReplayMeasurer(SearchSpace space,
                                const std::vector<std::pair<Config, RecordedResult>>& records,
                                std::string origin)
     : space_(std::move(space)), origin_(std::move(origin)) {
+  add(records, "the data repeats a config");
+}
+
+void ReplayMeasurer::add(const std::vector<std::pair<Config, RecordedResult>>& records,
+                         const std::string& collision) {
   for (const auto& [config, result] : records) {
     if (!space_.contains(config) || !space_.valid(config)) {
       ++ignored_;
       continue;
     }
-    records_[space_.index_of(config)] = result;
+    RecordedResult r = result;
+    if (r.status == Status::ok && !(std::isfinite(r.time_ms) && r.time_ms > 0)) {
+      // A time no measurement can give: the record is a failure, not a candidate optimum.
+      r.status = Status::runtime_error;
+      char text[64];
+      std::snprintf(text, sizeof text, "recorded time %g ms is not a positive number", r.time_ms);
+      r.message = text;
+    }
+    if (!records_.emplace(space_.index_of(config), std::move(r)).second) {
+      throw Error(ErrorCode::invalid_argument, origin_ + ": two records give config " +
+                                                   config.str() + " (" + collision + ")");
+    }
   }
 }
 
@@ -50,6 +68,13 @@ ReplayMeasurer ReplayMeasurer::from_kernel_tuner_cache(const std::string& path,
       throw Error(ErrorCode::unknown_name, path + ": the cache has no parameter '" + p.name +
                                                "' of the space");
     }
+  }
+  // Parameters the cache varies but the space lacks: records differing only in them collide.
+  std::string extra;
+  for (const auto& name : cache.param_names) {
+    const auto& ps = space.params();
+    if (std::none_of(ps.begin(), ps.end(), [&](const auto& p) { return p.name == name; }))
+      extra += (extra.empty() ? "'" : ", '") + name + "'";
   }
   std::vector<std::pair<Config, RecordedResult>> records;
   records.reserve(cache.entries.size());
@@ -81,7 +106,10 @@ ReplayMeasurer ReplayMeasurer::from_kernel_tuner_cache(const std::string& path,
     }
     records.emplace_back(space.make(named), std::move(r));
   }
-  ReplayMeasurer out(space, records, path);
+  ReplayMeasurer out(space, {}, path);
+  out.add(records, extra.empty() ? "the cache repeats a config"
+                                 : "they differ only in " + extra +
+                                       ", which the space does not have; add them to the space");
   out.ignored_ += outside;
   return out;
 }

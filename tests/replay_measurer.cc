@@ -5,6 +5,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -114,6 +115,52 @@ TEST_CASE("ReplayMeasurer answers from the record with fitting statuses", "[repl
   std::ofstream(dir / "k.T1.json") << "{}";
   CHECK(find_t1_beside(path) == (dir / "k.T1.json").string());
   CHECK_FALSE(find_t1_beside((dir / "other_X.json").string()));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("ReplayMeasurer refuses impossible times and records that collide in the space",
+          "[replay]") {
+  const fs::path dir = temp_dir();
+  // Times of zero, below zero and NaN-like strings no measurement gives: failures, never the
+  // optimum (the fastest real record, 2.0 ms, stays the optimum).
+  const std::string odd = (dir / "odd_X.json").string();
+  std::ofstream(odd) << R"({"tune_params_keys": ["bx", "t"], "tune_params": {"bx": [32, 64], "t": [1, 2]},
+"cache": {
+"32,1": {"bx": 32, "t": 1, "time": 0.0},
+"32,2": {"bx": 32, "t": 2, "time": -1.0},
+"64,1": {"bx": 64, "t": 1, "time": 2.0},
+"64,2": {"bx": 64, "t": 2, "time": 3.0, "times": [0.0, -2.0, 0.0]}
+}})";
+  const SearchSpace space = SearchSpace::Builder().param("bx", {32, 64}).param("t", {1, 2}).build();
+  auto m = ReplayMeasurer::from_kernel_tuner_cache(odd, space);
+  CHECK(m.best_time_ms() == 2.0);
+  const auto trials = m.measure({space.parse("bx=32,t=1"), space.parse("bx=32,t=2")});
+  CHECK(trials[0].status == Status::runtime_error);
+  CHECK_THAT(trials[0].message, Catch::Contains("recorded time 0 ms"));
+  CHECK(trials[1].status == Status::runtime_error);
+  CHECK_THAT(trials[1].message, Catch::Contains("-1 ms"));
+  // The median of samples that are all zero or below is no time either.
+  auto median = ReplayMeasurer::from_kernel_tuner_cache(odd, space, ReplayObjective::median_of_samples);
+  CHECK(median.measure({space.parse("bx=64,t=2")})[0].status == Status::runtime_error);
+  const auto times = m.outcome_times();
+  CHECK(std::count_if(times.begin(), times.end(), [](double t) { return std::isfinite(t); }) == 2);
+
+  // A space without 't' maps "32,1" and "32,2" onto one config: refused, naming 't'.
+  const std::string path = (dir / "k_TestGPU.json").string();
+  std::ofstream(path) << kCache;
+  const SearchSpace only_bx = SearchSpace::Builder().param("bx", {32, 64, 128}).build();
+  try {
+    (void)ReplayMeasurer::from_kernel_tuner_cache(path, only_bx);
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::invalid_argument);
+    CHECK_THAT(e.what(), Catch::Contains("bx=32") && Catch::Contains("'t'"));
+  }
+  // The same from records given directly.
+  RecordedResult ok;
+  ok.time_ms = 1.0;
+  CHECK_THROWS_WITH(ReplayMeasurer(only_bx, {{only_bx.parse("bx=32"), ok}, {only_bx.parse("bx=32"), ok}}, "direct"),
+                    Catch::Contains("direct: two records give config bx=32"));
   fs::remove_all(dir);
 }
 

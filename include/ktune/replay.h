@@ -33,11 +33,15 @@ struct RecordedResult {
 class ReplayMeasurer : public Measurer {
  public:
   /// Builds from records of configs of `space`; configs the space rejects are ignored
-  /// (counted in ignored()). `origin` names the data in messages.
+  /// (counted in ignored()). `origin` names the data in messages. An ok record whose time is
+  /// not a positive finite number becomes a runtime_error record; two records of one config
+  /// throw Error(invalid_argument) naming it.
   ReplayMeasurer(SearchSpace space, const std::vector<std::pair<Config, RecordedResult>>& records,
                  std::string origin);
   /// Loads a Kernel Tuner cache (.json / .json.gz). Error statuses: "InvalidConfig" -> invalid,
-  /// "CompilationFailedConfig" -> compile_error, anything else -> runtime_error.
+  /// "CompilationFailedConfig" -> compile_error, anything else -> runtime_error. Records that
+  /// differ only in parameters the space lacks would give one config two outcomes: refused
+  /// with Error(invalid_argument) naming those parameters.
   static ReplayMeasurer from_kernel_tuner_cache(const std::string& path, const SearchSpace& space,
                                                 ReplayObjective objective = ReplayObjective::recorded);
 
@@ -63,6 +67,10 @@ class ReplayMeasurer : public Measurer {
   const std::string& origin() const { return origin_; }
 
  private:
+  /// Adds records (see the constructor); `collision` says why two records may share a config.
+  void add(const std::vector<std::pair<Config, RecordedResult>>& records,
+           const std::string& collision);
+
   SearchSpace space_;
   std::unordered_map<Index, RecordedResult> records_;
   std::size_t ignored_ = 0;
