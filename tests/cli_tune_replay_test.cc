@@ -185,6 +185,24 @@ TEST_CASE("cli: replay of a problem the data does not hold names what the data h
   CHECK_FALSE(std::filesystem::exists(dir.file("o.db")));  // nothing created on bad input
 }
 
+TEST_CASE("cli: replay --json - keeps standard output pure JSON (the table goes to stderr)",
+          "[cli][replay]") {
+  TempDir dir;
+  const std::string data = std::string(KTUNE_DATASETS_DIR) + "/dedispersion_milo_A6000.json.gz";
+  const std::string out = dir.file("stdout.json"), err = dir.file("stderr.txt");
+  const std::string command = "'" + test::ktune_program() + "' replay --data " + data +
+                              " --budget 30 --repeats 2 --json - > '" + out + "' 2> '" + err + "'";
+  REQUIRE(std::system(command.c_str()) == 0);
+  std::ifstream in(out);
+  const nlohmann::json j = nlohmann::json::parse(in);  // throws on any table line in stdout
+  CHECK(j["results"].size() == 1);
+  CHECK(j["budget"] == 30);
+  std::ifstream table(err);
+  std::stringstream text;
+  text << table.rdbuf();
+  CHECK(text.str().find("fraction of optimum") != std::string::npos);
+}
+
 TEST_CASE("cli: report writes a self-contained page with plots and the best table", "[cli][report]") {
   TempDir dir;
   const std::string recorded = dir.file("recorded.db");

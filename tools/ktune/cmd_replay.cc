@@ -54,7 +54,8 @@ std::vector<std::size_t> report_budgets(std::size_t budget) {
 }
 
 nlohmann::json replay_one(const ReplaySettings& s, const std::string& searcher_name,
-                          ReplayMeasurer& measurer, const replay::RandomSearchExpectation& random) {
+                          ReplayMeasurer& measurer, const replay::RandomSearchExpectation& random,
+                          std::FILE* text) {
   auto searcher = make_searcher(searcher_name, SearcherOptions::parse(s.options));
   std::vector<ReplayRun> runs;
   const auto start = std::chrono::steady_clock::now();
@@ -67,10 +68,10 @@ nlohmann::json replay_one(const ReplaySettings& s, const std::string& searcher_n
   const auto curve = replay::mean_best_time_curve(runs, s.budget, random.worst());
   const auto score = replay::methodology_score(random, curve);
 
-  std::printf("\nsearcher %s%s%s: %zu runs, %.1f s (%.2f ms per evaluation)\n", searcher_name.c_str(),
+  std::fprintf(text, "\nsearcher %s%s%s: %zu runs, %.1f s (%.2f ms per evaluation)\n", searcher_name.c_str(),
               s.options.empty() ? "" : " ", s.options.c_str(), runs.size(), seconds,
               1e3 * seconds / std::max<double>(1, static_cast<double>(s.repeats * s.budget)));
-  std::printf("  %7s  %-24s  %s\n", "budget", "fraction of optimum", "random expectation");
+  std::fprintf(text, "  %7s  %-24s  %s\n", "budget", "fraction of optimum", "random expectation");
   nlohmann::json j;
   j["searcher"] = searcher_name;
   j["options"] = s.options;
@@ -79,18 +80,23 @@ nlohmann::json replay_one(const ReplaySettings& s, const std::string& searcher_n
   for (std::size_t b : report_budgets(s.budget)) {
     const auto ci = replay::mean_confidence_95(replay::fractions_at(runs, b, opt));
     const double expect = random.expected_fraction(b);
-    std::printf("  %7zu  %.3f [%.3f, %.3f]     %.3f\n", b, ci.mean, ci.low, ci.high, expect);
+    std::fprintf(text, "  %7zu  %.3f [%.3f, %.3f]     %.3f\n", b, ci.mean, ci.low, ci.high, expect);
     j["budgets"].push_back({{"budget", b}, {"mean_fraction", ci.mean}, {"ci_low", ci.low},
                             {"ci_high", ci.high}, {"random_expectation", expect}});
   }
   if (score.available) {
-    std::printf("  methodology score %.3f over budgets %zu..%zu%s\n", score.score, score.first,
+    std::fprintf(text, "  methodology score %.3f over budgets %zu..%zu%s\n", score.score, score.first,
                 score.last,
                 score.truncated ? (" (truncated: random closes 96% of the gap at " +
                                    std::to_string(score.full_last) + ")").c_str()
                                 : "");
   } else {
-    std::printf("  methodology score: not available (runs end before budget %zu)\n", score.first);
+    if (!(random.median() > opt))
+      std::fprintf(text, "  methodology score: not available (the median record is the optimum: "
+                         "no gap to close)\n");
+    else
+      std::fprintf(text, "  methodology score: not available (runs end before budget %zu)\n",
+                   score.first);
   }
   j["score"] = {{"value", score.available ? nlohmann::json(score.score) : nlohmann::json()},
                 {"first", score.first}, {"last", score.last}, {"full_last", score.full_last},
@@ -135,7 +141,9 @@ void run_replay(const ReplaySettings& s) {
   ReplayMeasurer measurer = ReplayMeasurer::from_kernel_tuner_cache(
       s.data, space, s.objective == "median" ? ReplayObjective::median_of_samples : ReplayObjective::recorded);
   const replay::RandomSearchExpectation random(measurer.outcome_times());
-  std::printf("data %s\nspace %s: %zu records (%zu ignored), %zu failed, optimum %.6g ms, median %.6g ms\n",
+  // With the JSON on standard output, the table goes to standard error: stdout stays JSON.
+  std::FILE* const text = s.json_path == "-" ? stderr : stdout;
+  std::fprintf(text, "data %s\nspace %s: %zu records (%zu ignored), %zu failed, optimum %.6g ms, median %.6g ms\n",
               s.data.c_str(), space_path.c_str(), measurer.size(), measurer.ignored(),
               random.size() - random.successes(), random.optimum(), random.median());
 
@@ -154,7 +162,7 @@ void run_replay(const ReplaySettings& s) {
   std::vector<double> random_curve;
   for (std::size_t k = 1; k <= s.budget; ++k) random_curve.push_back(random.expected_fraction(k));
   out["random_expectation_curve"] = random_curve;
-  for (const auto& name : searchers) out["results"].push_back(replay_one(s, name, measurer, random));
+  for (const auto& name : searchers) out["results"].push_back(replay_one(s, name, measurer, random, text));
 
   if (!s.json_path.empty()) {
     if (s.json_path == "-") {
@@ -182,7 +190,7 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--seed", s->seed, "Seed of the first run");
   cmd->add_option("--batch", s->batch, "Configs proposed per batch")->check(CLI::Range(1, 4096));
   cmd->add_option("--objective", s->objective, "recorded (Kernel Tuner's time) or median (of samples)");
-  cmd->add_option("--json", s->json_path, "Write the results as JSON to this file ('-' = stdout)");
+  cmd->add_option("--json", s->json_path, "Write the results as JSON to this file ('-' = stdout, the table then on stderr)");
   cmd->callback([s] { run_replay(*s); });
 }
 
