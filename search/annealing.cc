@@ -62,7 +62,7 @@ class AnnealingSearcher : public SearcherBase {
     return batch;
   }
 
-  void observe(const std::vector<Trial>& trials) override {
+  void on_observe(const std::vector<Trial>& trials) override {
     const bool starting = waiting_start_;
     waiting_start_ = false;
     // A batch that began inside the initial sample belongs to it whole (a batch size that

@@ -58,7 +58,7 @@ class BayesianSearcher : public SearcherBase {
     return batch;
   }
 
-  void observe(const std::vector<Trial>& trials) override {
+  void on_observe(const std::vector<Trial>& trials) override {
     for (const auto& t : trials) {
       const double cost = trial_cost(t);
       observed_.push_back({t.config, cost});

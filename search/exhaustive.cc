@@ -34,7 +34,6 @@ class ExhaustiveSearcher : public SearcherBase {
     return batch;
   }
 
-  void observe(const std::vector<Trial>&) override {}
 
  private:
   /// Spaces up to kListed points are listed by the pruning walk (cheap next to measuring);

@@ -43,7 +43,7 @@ class GeneticSearcher : public SearcherBase {
     return batch;
   }
 
-  void observe(const std::vector<Trial>& trials) override {
+  void on_observe(const std::vector<Trial>& trials) override {
     for (const auto& t : trials) {
       const double cost = trial_cost(t);
       if (!std::isfinite(cost)) continue;  // failures never become parents

@@ -22,7 +22,6 @@ class RandomSearcher : public SearcherBase {
     return batch;
   }
 
-  void observe(const std::vector<Trial>&) override {}
 };
 
 }  // namespace

@@ -37,6 +37,14 @@ void SearcherBase::reset(const SearchSpace& space, std::uint64_t seed) {
   on_reset();
 }
 
+void SearcherBase::observe(const std::vector<Trial>& trials) {
+  // A config observed but never proposed (the default, a resumed trial) is not proposed
+  // later: it would only be answered from the tuner's memory and observed a second time.
+  for (const auto& t : trials)
+    if (space_.contains(t.config)) mark_proposed(t.config);
+  on_observe(trials);
+}
+
 bool SearcherBase::was_proposed(const Config& config) const {
   return indexable_ ? proposed_.count(space_.index_of(config)) > 0
                     : proposed_text_.count(config.str()) > 0;

@@ -23,10 +23,15 @@ double trial_cost(const Trial& trial);
 class SearcherBase : public Searcher {
  public:
   void reset(const SearchSpace& space, std::uint64_t seed) override;
+  /// Marks every observed config of the space as proposed (the tuner also hands over trials
+  /// it measured on its own: the default config, resumed trials), then on_observe().
+  void observe(const std::vector<Trial>& trials) final;
 
  protected:
   /// Called by reset() after the common state is cleared; searchers clear their own state.
   virtual void on_reset() {}
+  /// Called by observe() with the same trials, after their configs are marked proposed.
+  virtual void on_observe(const std::vector<Trial>&) {}
   /// The space of the current run.
   const SearchSpace& space() const { return space_; }
   /// The run's generator.
@@ -45,7 +50,8 @@ class SearcherBase : public Searcher {
   std::size_t proposed_count() const { return proposed_.size() + proposed_text_.size(); }
   /// A uniformly random valid config never proposed (not yet marked), or nullopt when the
   /// space has none left (exact on spaces small enough to list; on huge spaces, nullopt only
-  /// after many failed draws).
+  /// after many failed draws). Error(unsatisfiable) from SearchSpace::random when no valid
+  /// config exists (or a space beyond 2^26 points hides its few valid ones).
   std::optional<Config> random_unproposed();
   /// The valid neighbours of `config` not proposed yet, in the space's order.
   std::vector<Config> unproposed_neighbours(const Config& config, Neighbourhood kind) const;

@@ -259,3 +259,45 @@ TEST_CASE("tuner: resumed trials that fill the budget leave nothing to measure",
   CHECK(r.trials.empty());
   CHECK(r.stop_reason == "max_trials");
 }
+
+TEST_CASE("tuner: every built-in searcher sees each config once, the default and resumed included",
+          "[tuner][search]") {
+  /// Forwards to a built-in searcher and counts what it is shown.
+  class Spy : public Searcher {
+   public:
+    explicit Spy(const std::string& name) : inner_(make_searcher(name)) {}
+    std::string name() const override { return inner_->name(); }
+    void reset(const SearchSpace& space, std::uint64_t seed) override { inner_->reset(space, seed); }
+    std::vector<Config> propose(std::size_t n) override { return inner_->propose(n); }
+    void observe(const std::vector<Trial>& trials) override {
+      for (const auto& t : trials) ++seen[t.config.str()];
+      inner_->observe(trials);
+    }
+    std::map<std::string, int> seen;
+
+   private:
+    std::unique_ptr<Searcher> inner_;
+  };
+  auto space = test_space();
+  auto all = all_valid(space);
+  for (const char* name : {"random", "exhaustive", "genetic", "annealing", "bayesian"}) {
+    CAPTURE(name);
+    ScriptedMeasurer first;
+    const std::vector<Trial> earlier = first.measure({all[3], all[11], all[20]});
+    Spy spy(name);
+    spy.reset(space, 5);
+    ScriptedMeasurer measurer;
+    TunerOptions o;
+    o.max_trials = all.size();  // the whole space: every config once
+    o.top_k = 0;
+    Tuner tuner(space, spy, measurer, o);
+    tuner.resume_from(earlier);
+    const auto r = tuner.run();
+    CHECK(spy.seen.size() == all.size());
+    for (const auto& [config, times] : spy.seen) {
+      CAPTURE(config);
+      CHECK(times == 1);
+    }
+    CHECK(r.trials.size() + earlier.size() == all.size());
+  }
+}

@@ -49,6 +49,9 @@ class Searcher {
   /// (space exhausted or converged with nothing left to try).
   virtual std::vector<Config> propose(std::size_t max_batch) = 0;
   /// Results for proposed configs, in any order, failures included (they count as spent).
+  /// The tuner also passes trials it measured on its own before the first proposal (the
+  /// default config, trials resumed from a log): those configs count as proposed, and a
+  /// config proposed again is only answered from the tuner's memory.
   virtual void observe(const std::vector<Trial>& trials) = 0;
 };
 
