@@ -16,8 +16,11 @@
 namespace ktune {
 namespace space_detail {
 
-/// Most Cartesian points whose valid points random() may list once and sample exactly.
-constexpr Index kSmallSpace = Index{1} << 20;
+/// Most Cartesian points whose valid points random() may list once and sample exactly. It
+/// lists only after kRejectionTries uniform draws found nothing valid, so the list stays
+/// short; the walk takes seconds at this size, once per space, where the depth-first
+/// fallback could take as long for every single draw.
+constexpr Index kSmallSpace = Index{1} << 26;
 /// Uniform draws random() tries before a smarter method (each draw stops at the first
 /// violated constraint, so a failed draw is cheap).
 constexpr int kRejectionTries = 4096;

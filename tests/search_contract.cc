@@ -181,3 +181,53 @@ TEST_CASE("registry names unknown searchers and options with the valid ones", "[
   CHECK(o.get_int("missing", 9) == 9);
   CHECK_NOTHROW(make_searcher("bayesian", SearcherOptions::parse("acquisition=lcb,kappa=1.5")));
 }
+
+TEST_CASE("searchers draw valid configs too rare for rejection sampling from the space's list",
+          "[search]") {
+  // 2^25 points, 26 valid (at most one parameter set), no constraint to prune on until the
+  // last parameter: rejection sampling finds nothing, and a depth-first search per draw took
+  // seconds each or gave up; the space lists its valid configs once and draws from them.
+  SearchSpace::Builder b;
+  std::string sum = "p0";
+  for (int i = 0; i < 25; ++i) {
+    b.param("p" + std::to_string(i), {0, 1});
+    if (i > 0) sum += " + p" + std::to_string(i);
+  }
+  b.constraint(sum + " <= 1");
+  const SearchSpace space = b.build();
+  for (const auto& name : names()) {
+    if (name == "exhaustive") continue;  // enumerates by design
+    INFO(name);
+    auto s = make_searcher(name);
+    const auto start = std::chrono::steady_clock::now();
+    s->reset(space, 9);
+    std::set<Index> seen;
+    for (auto batch = s->propose(4); !batch.empty(); batch = s->propose(4)) {
+      std::vector<Trial> trials;
+      for (const auto& c : batch) {
+        REQUIRE(space.valid(c));
+        REQUIRE(seen.insert(space.index_of(c)).second);
+        Trial t;
+        t.config = c;
+        t.status = Status::ok;
+        t.median_ms = 1.0 + static_cast<double>(space.index_of(c) % 7);
+        trials.push_back(t);
+      }
+      s->observe(trials);
+    }
+    CHECK(seen.size() == 26);
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
+  }
+  // A space with nothing valid still says so, naming the constraint.
+  SearchSpace::Builder none;
+  std::string sum21 = "p0";
+  for (int i = 0; i < 21; ++i) {
+    none.param("p" + std::to_string(i), {0, 1});
+    if (i > 0) sum21 += " + p" + std::to_string(i);
+  }
+  none.constraint(sum21 + " >= 30");
+  const SearchSpace empty = none.build();
+  auto s = make_searcher("random");
+  s->reset(empty, 1);
+  CHECK_THROWS_WITH(s->propose(1), Catch::Contains(">= 30"));
+}

@@ -118,7 +118,7 @@ class SearchSpace {
   /// The config of all defaults (may be invalid; see valid()).
   Config default_config() const;
   /// A random valid config: uniform by rejection sampling; when valid points are rare, uniform
-  /// over the listed valid points of spaces up to 2^20 points, else a randomized depth-first
+  /// over the listed valid points of spaces up to 2^26 points, else a randomized depth-first
   /// search (not exactly uniform). Deterministic for the generator's state. Throws
   /// Error(unsatisfiable) naming the constraints when none exists or none is found after a
   /// bounded effort.
