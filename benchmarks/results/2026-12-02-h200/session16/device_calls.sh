@@ -1,4 +1,4 @@
-# Session 16 device calls, verbatim (run as `PART=X bash gpu-call.sh` from the repository root on the GPU machine, carrying build/gpu without its examples folder). Call 1 ran part A, call 2 part B.
+# Session 16 device calls, verbatim (run as `PART=X bash gpu-call.sh` from the repository root on the GPU machine, carrying build/gpu without its examples folder). Calls 1 and 3 ran part A, calls 2 and 4 part B.
 set -u; B=build/gpu; R=$OUT/results; mkdir -p $R
 export LD_LIBRARY_PATH=$PWD/$B/bundle-libs KTUNE_WORKER=$PWD/$B/ktune-worker
 cat $B/REVISION > $R/date.txt; date -u >> $R/date.txt
