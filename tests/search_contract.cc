@@ -60,6 +60,18 @@ std::vector<Config> drive(Searcher& s, const SearchSpace& space, std::uint64_t s
   return all;
 }
 
+/// `n` parameters p0 .. p(n-1) of values {0, 1} and one constraint on their sum ("<= 1").
+SearchSpace binary_space(int n, const std::string& bound) {
+  SearchSpace::Builder b;
+  std::string sum = "p0";
+  for (int i = 0; i < n; ++i) {
+    b.param("p" + std::to_string(i), {0, 1});
+    if (i > 0) sum += " + p" + std::to_string(i);
+  }
+  b.constraint(sum + " " + bound);
+  return b.build();
+}
+
 std::vector<std::string> names() {
   std::vector<std::string> out;
   for (const auto& info : searcher_catalog()) out.push_back(info.name);
@@ -187,14 +199,7 @@ TEST_CASE("searchers draw valid configs too rare for rejection sampling from the
   // 2^25 points, 26 valid (at most one parameter set), no constraint to prune on until the
   // last parameter: rejection sampling finds nothing, and a depth-first search per draw took
   // seconds each or gave up; the space lists its valid configs once and draws from them.
-  SearchSpace::Builder b;
-  std::string sum = "p0";
-  for (int i = 0; i < 25; ++i) {
-    b.param("p" + std::to_string(i), {0, 1});
-    if (i > 0) sum += " + p" + std::to_string(i);
-  }
-  b.constraint(sum + " <= 1");
-  const SearchSpace space = b.build();
+  const SearchSpace space = binary_space(25, "<= 1");
   for (const auto& name : names()) {
     if (name == "exhaustive") continue;  // enumerates by design
     INFO(name);
@@ -219,14 +224,7 @@ TEST_CASE("searchers draw valid configs too rare for rejection sampling from the
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
   }
   // A space with nothing valid still says so, naming the constraint.
-  SearchSpace::Builder none;
-  std::string sum21 = "p0";
-  for (int i = 0; i < 21; ++i) {
-    none.param("p" + std::to_string(i), {0, 1});
-    if (i > 0) sum21 += " + p" + std::to_string(i);
-  }
-  none.constraint(sum21 + " >= 30");
-  const SearchSpace empty = none.build();
+  const SearchSpace empty = binary_space(21, ">= 30");
   auto s = make_searcher("random");
   s->reset(empty, 1);
   CHECK_THROWS_WITH(s->propose(1), Catch::Contains(">= 30"));
