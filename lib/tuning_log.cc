@@ -21,6 +21,8 @@ namespace ktune {
 namespace {
 
 constexpr int kBusyTimeoutMs = 60000;
+/// Size of a write-ahead log's header: a -wal file no larger holds no frame.
+constexpr std::uintmax_t kWalHeaderBytes = 32;
 
 /// SQL condition on an ok trial's median that check_record() demands (finite, above 0), for
 /// files written before it was checked: such a time never counts as a best.
@@ -210,10 +212,13 @@ TuningLog::TuningLog(const std::string& path, LogMode mode) : impl_(std::make_un
                     "; expected an SQLite file (or a path where one can be created)");
   if (mode == LogMode::read_only && !std::filesystem::exists(status))
     throw Error(ErrorCode::not_found, "tuning log '" + path + "' does not exist");
-  // A write-ahead log without its database is left over from a log deleted alone: SQLite would
-  // replay it into the new file (old trials reappearing, or a damaged log).
+  // A write-ahead log holding frames without its database is left over from a log deleted
+  // alone: SQLite would replay it into the new file (old trials reappearing, or a damaged
+  // log). One with no frame (empty, or only its 32-byte header: what a read-only open leaves)
+  // holds nothing to replay.
   const bool fresh = !std::filesystem::exists(status) || std::filesystem::file_size(path, ec) == 0;
-  if (fresh && std::filesystem::exists(path + "-wal", ec))
+  const auto wal_size = std::filesystem::file_size(path + "-wal", ec);
+  if (fresh && !ec && wal_size > kWalHeaderBytes)
     throw Error(ErrorCode::invalid_argument,
                 "tuning log '" + path + "' does not exist but its write-ahead log '" + path +
                     "-wal' does (left over from a log deleted without it): remove '" + path +

@@ -121,6 +121,24 @@ TEST_CASE("A log deleted without its write-ahead log is not silently brought bac
   CHECK(TuningLog(path).count() == 0);  // a fresh log once the leftovers are gone
 }
 
+TEST_CASE("A log deleted after a read-only open can be created again (its -wal holds nothing)",
+          "[log]") {
+  test::TempDir dir;
+  const std::string path = dir.file("t.db");
+  {
+    TuningLog log(path);
+    log.append(make_record("BLOCK=128,VEC=1", 0.9, Status::ok, "old-run"));
+  }
+  { TuningLog reader(path, LogMode::read_only); CHECK(reader.count() == 1); }
+  REQUIRE(std::filesystem::exists(path + "-wal"));  // what `ktune best` leaves behind
+  CHECK(std::filesystem::file_size(path + "-wal") <= 32);
+  std::filesystem::remove(path);
+  TuningLog fresh(path);  // used to be refused as a left-over write-ahead log
+  CHECK(fresh.count() == 0);
+  fresh.append(make_record("BLOCK=256,VEC=1", 0.8, Status::ok, "new-run"));
+  CHECK(fresh.count() == 1);
+}
+
 TEST_CASE("A read-only TuningLog refuses appends; a missing file is not_found", "[log]") {
   test::TempDir dir;
   { TuningLog(dir.file("t.db")).append(make_record("BLOCK=1,VEC=1", 1.0)); }
