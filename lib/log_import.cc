@@ -146,10 +146,15 @@ std::vector<TrialRecord> read_kernel_tuner(const std::string& path, const Import
   return out;
 }
 
+/// The prefix of the run ids content_run_id gives a format's files ("t4-import-").
+std::string content_run_family(LogFormat format) {
+  return std::string(format == LogFormat::t4 ? "t4" : "kt") + "-import-";
+}
+
 /// The run id of a file whose format carries none: derived from its content, so that the same
 /// file imported again names the same run and adds nothing.
-std::string content_run_id(const char* format, const std::string& content) {
-  return std::string(format) + "-import-" + detail::hex64(detail::fnv1a64(content));
+std::string content_run_id(LogFormat format, const std::string& content) {
+  return content_run_family(format) + detail::hex64(detail::fnv1a64(content));
 }
 
 std::vector<TrialRecord> read_records(const std::string& path, LogFormat format,
@@ -159,12 +164,12 @@ std::vector<TrialRecord> read_records(const std::string& path, LogFormat format,
     case LogFormat::jsonl: return jsonl::read_file(path);
     case LogFormat::t4: {
       const std::string content = kt::read_maybe_gzip(path);
-      if (with_run.run_id.empty()) with_run.run_id = content_run_id("t4", content);
+      if (with_run.run_id.empty()) with_run.run_id = content_run_id(format, content);
       std::istringstream in(content);
       return t4::read(in, path, with_run);
     }
     case LogFormat::kernel_tuner:
-      if (with_run.run_id.empty()) with_run.run_id = content_run_id("kt", kt::read_maybe_gzip(path));
+      if (with_run.run_id.empty()) with_run.run_id = content_run_id(format, kt::read_maybe_gzip(path));
       return read_kernel_tuner(path, with_run);
   }
   return {};
@@ -197,7 +202,11 @@ ImportSummary import_file(TuningLog& log, const std::string& path, const ImportO
                                  ? path + ":" + std::to_string(records[i].id)
                                  : path + " (record " + std::to_string(i + 1) + ")");
   }
-  const std::vector<std::size_t> appended = log.append_absent(records);  // one transaction
+  // Runs named after their file's content form one family: a file that grew (Kernel Tuner
+  // extends its cache while tuning) adds only its new records.
+  const bool derived_runs = summary.format != LogFormat::jsonl && options.run_id.empty();
+  const std::vector<std::size_t> appended =  // one transaction
+      log.append_absent(records, derived_runs ? content_run_family(summary.format) : "");
   summary.already_present = records.size() - appended.size();
   std::vector<TrialRecord> fresh;
   for (std::size_t i : appended) fresh.push_back(std::move(records[i]));

@@ -144,10 +144,13 @@ struct FilterSql {
 
 /// What tells a stored trial apart from another: an import of a record with the same key as
 /// one already in the log is a re-import, not a new measurement.
-std::string identity(const TrialRecord& r) {
+/// What tells two records apart for append_absent; runs whose id starts with `run_family`
+/// (when given) count as one run.
+std::string identity(const TrialRecord& r, const std::string& run_family = {}) {
   std::ostringstream key;
   key.precision(17);
-  key << r.run_id << '\x1f' << r.template_name << '\x1f' << r.problem_key << '\x1f'
+  const bool in_family = !run_family.empty() && r.run_id.starts_with(run_family);
+  key << (in_family ? run_family : r.run_id) << '\x1f' << r.template_name << '\x1f' << r.problem_key << '\x1f'
       << r.device_key() << '\x1f' << r.config_text << '\x1f' << to_string(r.trial.status)
       << '\x1f' << r.trial.timestamp_us << '\x1f' << r.trial.median_ms;
   return key.str();
@@ -251,7 +254,8 @@ std::int64_t TuningLog::append(const TrialRecord& record) {
   return id;
 }
 
-std::vector<std::size_t> TuningLog::append_absent(const std::vector<TrialRecord>& records) {
+std::vector<std::size_t> TuningLog::append_absent(const std::vector<TrialRecord>& records,
+                                                  const std::string& run_family) {
   impl_->require_writable();
   for (const auto& r : records) check_record(r, "tuning log '" + impl_->path + "'");
   std::vector<std::size_t> appended;
@@ -259,15 +263,19 @@ std::vector<std::size_t> TuningLog::append_absent(const std::vector<TrialRecord>
   std::lock_guard lock(impl_->mutex);
   sqlite::Transaction tx(*impl_->db);  // takes the write lock before reading what is held
   std::set<std::string> runs, held;
-  for (const auto& r : records) runs.insert(r.run_id);
+  for (const auto& r : records)
+    runs.insert(!run_family.empty() && r.run_id.starts_with(run_family) ? run_family : r.run_id);
   for (const auto& run : runs) {
-    auto s = impl_->db->prepare(std::string("SELECT ") + kColumns + " FROM trials WHERE run_id = ?");
+    // The family: every run id of that prefix (compared exactly, without LIKE's wildcards).
+    const bool family = run == run_family && !run_family.empty();
+    auto s = impl_->db->prepare(std::string("SELECT ") + kColumns + " FROM trials WHERE " +
+                                (family ? "substr(run_id, 1, length(?1)) = ?1" : "run_id = ?1"));
     s.bind(1, run);
-    while (s.step()) held.insert(identity(read_record(s)));
+    while (s.step()) held.insert(identity(read_record(s), run_family));
   }
   auto& insert = impl_->insert_statement();
   for (std::size_t i = 0; i < records.size(); ++i) {
-    if (!held.insert(identity(records[i])).second) continue;  // held, or twice in `records`
+    if (!held.insert(identity(records[i], run_family)).second) continue;  // held, or repeated
     bind_record(insert, records[i]);
     insert.run();
     insert.reset();

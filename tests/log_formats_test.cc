@@ -335,3 +335,29 @@ TEST_CASE("Timestamps with a field out of range are refused", "[log][formats]") 
   CHECK_THROWS_WITH(t4::parse_timestamp("2024-02-01T24:00:00Z"), Catch::Contains("out of range"));
   CHECK(t4::parse_timestamp("2024-12-31T23:59:59Z") > 0);
 }
+
+TEST_CASE("A Kernel Tuner cache that grew adds only its new records when imported again",
+          "[log][formats]") {
+  test::TempDir dir;
+  const std::string head = R"({"device_name": "Test GPU", "kernel_name": "k", "problem_size": [64],
+"tune_params_keys": ["bx"], "tune_params": {"bx": [32, 64, 128]}, "objective": "time",
+"cache": {
+"32": {"bx": 32, "time": 3.0, "times": [2.9, 3.0, 3.1], "timestamp": "2023-12-22 09:53:48.691683+00:00"},
+"64": {"bx": 64, "time": 2.0, "times": [2.0, 2.0, 2.1], "timestamp": "2023-12-22 09:53:49.000000+00:00"})";
+  const std::string more =
+      R"(,
+"128": {"bx": 128, "time": 1.5, "times": [1.5], "timestamp": "2023-12-22 09:53:50.000000+00:00"})";
+  std::ofstream(dir.file("k.json")) << head + "}}";
+  TuningLog log(dir.file("k.db"));
+  CHECK(import_file(log, dir.file("k.json")).records == 2);
+  std::ofstream(dir.file("k.json")) << head + more + "}}";  // tuning went on: one entry more
+  const auto grown = import_file(log, dir.file("k.json"));
+  CHECK(grown.records == 1);
+  CHECK(grown.already_present == 2);
+  CHECK(log.count() == 3);
+  // A run id given by the user is its own run: the same records are added under it.
+  ImportOptions named;
+  named.run_id = "mine";
+  CHECK(import_file(log, dir.file("k.json"), named).records == 3);
+  CHECK(log.count() == 6);
+}

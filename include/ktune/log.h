@@ -125,9 +125,12 @@ class TuningLog {
   void append_batch(const std::vector<TrialRecord>& records);
   /// Appends the records the log does not hold yet (held: a record of the same run, template,
   /// problem, device, config, status, timestamp and median), checking and inserting in one
-  /// write transaction, so that processes importing one file at once add it once. Returns the
-  /// positions in `records` of those appended.
-  std::vector<std::size_t> append_absent(const std::vector<TrialRecord>& records);
+  /// write transaction, so that processes importing one file at once add it once. With a
+  /// `run_family` prefix, every run whose id starts with it counts as the same run (imports
+  /// whose run ids derive from the file's content: a file that grew keeps its old records).
+  /// Returns the positions in `records` of those appended.
+  std::vector<std::size_t> append_absent(const std::vector<TrialRecord>& records,
+                                         const std::string& run_family = {});
 
   /// The best config of a task: among config_representatives() of its ok trials, the one
   /// with the smallest median (earliest on ties), or nullopt. With `prefer_source_hash`,
