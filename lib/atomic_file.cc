@@ -47,13 +47,46 @@ std::string create_temporary_beside(const std::string& path) {
   throw Error(ErrorCode::io_error, "cannot write '" + path + "': no free temporary name beside it");
 }
 
+/// The file a write to `path` is meant for: `path` itself, or where its chain of symbolic
+/// links leads (so that the link stays a link and its target gets the content).
+std::string link_target(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p = path;
+  for (int hop = 0; hop < 40 && fs::is_symlink(p, ec); ++hop) {
+    const fs::path to = fs::read_symlink(p, ec);
+    if (ec) break;
+    p = to.is_absolute() ? to : p.parent_path() / to;
+  }
+  return p.string();
+}
+
+/// Streams `write` straight into an existing file that is not a regular one (a FIFO, a device
+/// such as /dev/stdout): there is nothing to replace, so nothing to do atomically.
+void write_through(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out)
+    throw Error(ErrorCode::io_error, "cannot write '" + path + "': " + std::strerror(errno));
+  write(out);
+  out.flush();
+  if (!out)
+    throw Error(ErrorCode::io_error, "writing '" + path + "' failed: " + std::strerror(errno));
+}
+
 }  // namespace
 
-void write_file_atomically(const std::string& path,
+void write_file_atomically(const std::string& requested,
                            const std::function<void(std::ostream&)>& write) {
-  if (std::filesystem::is_directory(path))
-    throw Error(ErrorCode::io_error, "cannot write '" + path + "': it is a folder");
+  namespace fs = std::filesystem;
+  const std::string path = link_target(requested);
+  std::error_code ec;
+  const fs::file_status existing = fs::status(path, ec);
+  if (fs::is_directory(existing))
+    throw Error(ErrorCode::io_error, "cannot write '" + requested + "': it is a folder");
+  if (fs::exists(existing) && !fs::is_regular_file(existing)) return write_through(path, write);
   const std::string tmp = create_temporary_beside(path);
+  // The replacement keeps the permissions of the file it replaces (a private file stays so).
+  if (fs::is_regular_file(existing)) fs::permissions(tmp, existing.permissions(), ec);
   {
     std::ofstream out(tmp, std::ios::trunc | std::ios::binary);
     if (!out) {

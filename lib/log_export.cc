@@ -30,26 +30,33 @@ void check_output_path(const TuningLog& log, const std::string& path) {
 
 std::size_t export_file(const TuningLog& log, const std::string& path, LogFormat format,
                         const LogFilter& filter) {
-  if (format == LogFormat::kernel_tuner) {
-    throw Error(ErrorCode::unsupported,
-                "export to Kernel Tuner caches is not supported (use jsonl or t4)");
-  }
   check_output_path(log, path);  // never the log it reads, nor another database
   // Written whole or not at all: an interrupted export never leaves a truncated file.
   std::size_t written = 0;
   detail::write_file_atomically(path, [&](std::ostream& out) {
-    if (format == LogFormat::jsonl) {
-      jsonl::write_header(out);
-      log.for_each(filter, [&](const TrialRecord& r) {
-        jsonl::write_record(out, r);
-        ++written;
-      });
-    } else {
-      auto records = log.records(filter);
-      t4::write(out, records);
-      written = records.size();
-    }
+    written = export_records(log, out, format, filter);
   });
+  return written;
+}
+
+std::size_t export_records(const TuningLog& log, std::ostream& out, LogFormat format,
+                           const LogFilter& filter) {
+  if (format == LogFormat::kernel_tuner) {
+    throw Error(ErrorCode::unsupported,
+                "export to Kernel Tuner caches is not supported (use jsonl or t4)");
+  }
+  std::size_t written = 0;
+  if (format == LogFormat::jsonl) {
+    jsonl::write_header(out);
+    log.for_each(filter, [&](const TrialRecord& r) {
+      jsonl::write_record(out, r);
+      ++written;
+    });
+  } else {
+    auto records = log.records(filter);
+    t4::write(out, records);
+    written = records.size();
+  }
   return written;
 }
 

@@ -3,6 +3,8 @@
 // written is an error naming it and why.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -68,4 +70,42 @@ TEST_CASE("atomic file: a path that cannot be written names itself and why", "[i
   std::size_t files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir.path)) (void)entry, ++files;
   CHECK(files == 3);  // folder, plain, kept
+}
+
+TEST_CASE("atomic file: permissions kept, links followed, FIFOs written through", "[io]") {
+  namespace fs = std::filesystem;
+  test::TempDir dir;
+  auto write = [](const std::string& path, const std::string& text) {
+    detail::write_file_atomically(path, [&](std::ostream& out) { out << text; });
+  };
+  // A private file stays private when replaced.
+  const std::string secret = dir.file("private.jsonl");
+  std::ofstream(secret) << "old\n";
+  fs::permissions(secret, fs::perms::owner_read | fs::perms::owner_write);
+  write(secret, "new\n");
+  CHECK(read_all(secret) == "new\n");
+  CHECK((fs::status(secret).permissions() & fs::perms::all) ==
+        (fs::perms::owner_read | fs::perms::owner_write));
+  // A symbolic link keeps pointing at its target, which gets the content (also a relative link
+  // to a file not created yet).
+  const std::string real = dir.file("real.jsonl"), link = dir.file("link.jsonl");
+  std::ofstream(real) << "target\n";
+  fs::create_symlink("real.jsonl", link);
+  write(link, "through the link\n");
+  CHECK(fs::is_symlink(link));
+  CHECK(read_all(real) == "through the link\n");
+  const std::string dangling = dir.file("dangling.jsonl");
+  fs::create_symlink("later.jsonl", dangling);
+  write(dangling, "created\n");
+  CHECK(fs::is_symlink(dangling));
+  CHECK(read_all(dir.file("later.jsonl")) == "created\n");
+  // A FIFO is written to, not replaced by a regular file.
+  const std::string fifo = dir.file("pipe");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::string received;
+  std::thread reader([&] { received = read_all(fifo); });
+  write(fifo, "streamed\n");
+  reader.join();
+  CHECK(received == "streamed\n");
+  CHECK(fs::is_fifo(fifo));
 }

@@ -347,6 +347,30 @@ TEST_CASE("cli: importing the same file twice adds nothing the second time", "[c
         ktune::TuningLog(db, ktune::LogMode::read_only).count());
 }
 
+TEST_CASE("cli: export - writes only the records to standard output", "[cli]") {
+  TempDir dir;
+  const std::string db = dir.file("t.db");
+  ktune::test::write_recorded_copy_db(db, {1048576});
+  const std::string out = dir.file("stdout.jsonl"), err = dir.file("stderr.txt");
+  const std::string command = "cd '" + dir.path.string() + "' && '" +
+                              ktune::test::ktune_program() + "' export --db " + db + " - > '" +
+                              out + "' 2> '" + err + "'";
+  REQUIRE(std::system(command.c_str()) == 0);
+  CHECK_FALSE(std::filesystem::exists(dir.file("-")));  // no file named '-'
+  std::ifstream in(out);
+  std::string line;
+  std::size_t lines = 0;
+  while (std::getline(in, line)) {
+    CHECK_NOTHROW(nlohmann::json::parse(line));  // the summary line is not among them
+    ++lines;
+  }
+  CHECK(static_cast<std::int64_t>(lines) ==
+        ktune::TuningLog(db, ktune::LogMode::read_only).count() + 1);  // + the header line
+  std::ifstream summary(err);
+  std::getline(summary, line);
+  CHECK(line.find("to standard output") != std::string::npos);
+}
+
 TEST_CASE("cli: best's speed-up judges default and best alike; a winning default is 1.00x",
           "[cli]") {
   TempDir dir;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string>
@@ -215,5 +216,9 @@ void check_output_path(const TuningLog& log, const std::string& path);
 
 std::size_t export_file(const TuningLog& log, const std::string& path, LogFormat format,
                         const LogFilter& filter = {});
+/// Writes matching records to a stream (jsonl or t4), e.g. standard output; returns the number
+/// written. Kernel Tuner caches are not an export format: Error(unsupported).
+std::size_t export_records(const TuningLog& log, std::ostream& out, LogFormat format,
+                           const LogFilter& filter = {});
 
 }  // namespace ktune

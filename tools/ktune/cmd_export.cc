@@ -1,9 +1,11 @@
 // `ktune export`: writes the records of a tuning log (optionally filtered by template,
 // problem, device, run or status) to ktune JSON lines or a T4 results file.
 #include <cstdio>
+#include <iostream>
 #include <memory>
 
 #include "commands.h"
+#include "ktune/error.h"
 #include "ktune/log.h"
 
 namespace ktune::cli {
@@ -23,7 +25,7 @@ void add_export_command(CLI::App& app) {
   auto args = std::make_shared<ExportArgs>();
   auto* cmd = app.add_subcommand("export", "Export tuning-log records (JSON lines or T4 results)");
   cmd->add_option("--db", args->db, "tuning log (SQLite)");
-  cmd->add_option("output", args->out, "file to write")->required();
+  cmd->add_option("output", args->out, "file to write ('-' = standard output)")->required();
   cmd->add_option("--format", args->format, "jsonl or t4")->check(CLI::IsMember({"jsonl", "t4"}));
   cmd->add_option("--template", args->template_name, "only this template");
   cmd->add_option("--problem", args->problem, "only this problem key");
@@ -38,7 +40,15 @@ void add_export_command(CLI::App& app) {
     if (!args->device.empty()) filter.device_key = args->device;
     if (!args->run.empty()) filter.run_id = args->run;
     if (!args->status.empty()) filter.status = status_from_string(args->status);
-    auto n = export_file(log, args->out, log_format_from_string(args->format), filter);
+    const LogFormat format = log_format_from_string(args->format);
+    if (args->out == "-") {  // the records on stdout, the summary on stderr
+      const auto n = export_records(log, std::cout, format, filter);
+      std::cout.flush();
+      if (!std::cout) throw Error(ErrorCode::io_error, "writing the records to standard output failed");
+      std::fprintf(stderr, "exported %zu records to standard output (%s)\n", n, args->format.c_str());
+      return;
+    }
+    auto n = export_file(log, args->out, format, filter);
     std::printf("exported %zu records to %s (%s)\n", n, args->out.c_str(), args->format.c_str());
   });
 }
