@@ -183,3 +183,98 @@ TEST_CASE("cli: vendor times no table could show are refused, naming why", "[cli
   CHECK(r.status == 2);
   CHECK(r.output.find("not both") != std::string::npos);
 }
+
+TEST_CASE("cli: copy and plain-named vendor records, typical copy trials, unusual names",
+          "[cli][vendor]") {
+  TempDir dir;
+  const std::string db = dir.file("v.db");
+  const std::string key = write_gemm_log(db);
+  // "copy" is computed from the log's copy trials, never recorded: refused, by hand or in a
+  // benchmark file (a copy_ms row is a row without a reference time).
+  const std::string ln_key = "layernorm|rows=8192,hidden=4096|dtype=f16,norm=layernorm";
+  auto r = run_ktune(dir, "vendor --db " + db + " --name copy --problem '" + ln_key +
+                              "' --device '" + kDevice + "' --ms 0.01");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("not a library") != std::string::npos);
+  test::write_text(dir.file("membound.json"),
+                   nlohmann::json{{"device", kDevice},
+                                  {"results", {{{"problem", ln_key}, {"copy_ms", 0.2}}}}}
+                       .dump());
+  r = run_ktune(dir, "vendor " + dir.file("membound.json") + " --db " + db);
+  INFO(r.output);
+  CHECK(r.status != 0);
+  CHECK(r.output.find("no row with a problem and its reference time") != std::string::npos);
+  {
+    LogFilter f;
+    f.template_name = "vendor:copy";
+    CHECK(TuningLog(db, LogMode::read_only).count(f) == 0);
+  }
+
+  {
+    TuningLog log(db, LogMode::read_write);
+    // A vendor time under the plain name older logs used: the vendor column, not a task.
+    auto legacy = log.records().front();
+    legacy.template_name = "cublas";
+    legacy.config_text = "";
+    legacy.trial.config = Config();
+    legacy.trial.median_ms = 0.0125;
+    legacy.trial.times_ms = {0.0125};
+    legacy.source_hash = "";
+    log.append(legacy);
+    // A copy task whose best config has trials of 1.0, 1.1, 1.2 and 1.3 ms: typical 1.1 ms.
+    auto copy = find_template("copy");
+    const Problem problem = make_problem(*copy, "1048576", {{"dtype", "f32"}});
+    const Config best = copy->space(problem, Device::h200()).default_config();
+    for (double ms : {1.3, 1.0, 1.2, 1.1}) {
+      Trial t;
+      t.config = best;
+      t.status = Status::ok;
+      t.times_ms = {ms};
+      summarize_times(t);
+      t.timestamp_us = 1764500000000000 + static_cast<std::int64_t>(ms * 1000);
+      log.append(TrialRecord::make(*copy, problem, Device::h200(), t, "copy-run"));
+    }
+  }
+  const auto rows = best_json(dir, db);
+  REQUIRE(rows.size() == 2);  // gemm_mma and copy; the "cublas" record is no task of its own
+  for (const auto& row : rows) {
+    if (row["template"] == "gemm_mma") {
+      CHECK(row["vendor_ms"].get<double>() == Approx(0.0125));
+    } else {
+      REQUIRE(row["template"] == "copy");
+      CHECK(row["median_ms"].get<double>() == Approx(1.1));
+      // Judged by the same typical trial, the copy row is exactly its own reference.
+      CHECK(row["vendor_ms"].get<double>() == Approx(1.1));
+      CHECK(row["vendor_ratio"].get<double>() == Approx(1.0));
+    }
+  }
+  (void)key;
+}
+
+TEST_CASE("cli: best --json answers for names that are not UTF-8; list --arch sm_80 finishes",
+          "[cli]") {
+  TempDir dir;
+  const std::string db = dir.file("u.db");
+  {
+    TuningLog log(db, LogMode::read_write);
+    auto tmpl = find_template("copy");
+    const Problem problem = make_problem(*tmpl, "4096", {{"dtype", "f32"}});
+    Trial t;
+    t.config = tmpl->space(problem, Device::h200()).default_config();
+    t.status = Status::ok;
+    t.times_ms = {0.5};
+    summarize_times(t);
+    auto record = TrialRecord::make(*tmpl, problem, Device::h200(), t, "r");
+    record.template_name = "bad\xff" "name";  // as an import with --template may store it
+    log.append(record);
+  }
+  const auto rows = best_json(dir, db);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["template"].get<std::string>() == "bad\xEF\xBF\xBDname");  // U+FFFD
+
+  auto list = run_ktune(dir, "list --arch sm_80");
+  INFO(list.output);
+  CHECK(list.status == 0);
+  CHECK(list.output.find("not available on sm_80") != std::string::npos);  // the sm_90a ones
+  CHECK(list.output.find("bayesian") != std::string::npos);  // the searchers still follow
+}

@@ -52,8 +52,10 @@ std::optional<double> default_median(const TuningLog& log, const TaskSummary& ta
   return typical.front().trial.median_ms;
 }
 
-/// Best copy bandwidth (GB/s) per device key among the log's "copy" template tasks.
-std::map<std::string, double> copy_bandwidth_by_device(const std::vector<TaskSummary>& tasks) {
+/// Best copy bandwidth (GB/s) per device key among the log's "copy" template tasks, each task
+/// judged by its best config's typical trial (TuningLog::best), as its own row is.
+std::map<std::string, double> copy_bandwidth_by_device(const TuningLog& log,
+                                                       const std::vector<TaskSummary>& tasks) {
   std::map<std::string, double> out;
   std::shared_ptr<const KernelTemplate> copy;
   try {
@@ -61,10 +63,13 @@ std::map<std::string, double> copy_bandwidth_by_device(const std::vector<TaskSum
   } catch (const Error&) {
     return out;
   }
+  const std::string source = Builder::source_hash(copy->source());
   for (const auto& t : tasks) {
     if (t.template_name != "copy" || !t.best_ms) continue;
+    const auto best = log.best(t.template_name, t.problem_key, t.device_key, source);
+    if (!best) continue;
     try {
-      if (auto bw = bandwidth_gbs(*copy, Problem::from_key(t.problem_key), *t.best_ms))
+      if (auto bw = bandwidth_gbs(*copy, Problem::from_key(t.problem_key), best->trial.median_ms))
         out[t.device_key] = std::max(out[t.device_key], *bw);
     } catch (const Error&) {
     }
@@ -111,7 +116,7 @@ std::string fixed(const std::optional<double>& v, const char* format) {
 
 std::vector<BestRow> best_rows(const TuningLog& log) {
   const auto tasks = log.tasks();
-  const auto copy_bw = copy_bandwidth_by_device(tasks);
+  const auto copy_bw = copy_bandwidth_by_device(log, tasks);
   std::vector<BestRow> rows;
   for (const auto& task : tasks) {
     if (!task.best_ms || is_vendor_template(task.template_name)) continue;

@@ -27,7 +27,11 @@ void add_best_command(CLI::App& app) {
     TuningLog log(*db, LogMode::read_only);
     const auto rows = best_rows(log);
     if (*json) {
-      std::printf("%s\n", best_rows_json(rows).dump(2).c_str());
+      // Names are stored as given (an import may carry bytes that are not UTF-8): those
+      // become U+FFFD, as in exports, instead of failing the whole answer.
+      std::printf("%s\n", best_rows_json(rows)
+                              .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                              .c_str());
       return;
     }
     if (rows.empty()) {

@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "ktune/device.h"
+#include "ktune/error.h"
 #include "ktune/searcher.h"
 #include "ktune/template.h"
 
@@ -25,7 +26,13 @@ void print_template(const KernelTemplate& t, const Device& device, bool verbose)
     for (const auto& v : values) vs += (vs.empty() ? "" : ", ") + v;
     std::printf("  %s: %s\n", attr.c_str(), vs.c_str());
   }
-  SearchSpace space = t.space(example, device);
+  SearchSpace space;
+  try {
+    space = t.space(example, device);
+  } catch (const Error& e) {  // e.g. an sm_90a template listed for an sm_80 device
+    std::printf("  space: not available on %s (%s)\n", device.arch().c_str(), e.what());
+    return;
+  }
   std::printf("  space for the example on %s: %zu parameters, %llu points\n",
               device.arch().c_str(), space.dims(),
               static_cast<unsigned long long>(space.size()));

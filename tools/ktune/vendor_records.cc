@@ -18,6 +18,9 @@ namespace ktune::cli {
 
 namespace {
 
+/// The vendor reference of memory-bound templates: computed from the log's copy trials.
+constexpr const char* kCopyReference = "copy";
+
 bool is_vendor_name(const std::string& s) {
   if (s.empty()) return false;
   for (char c : s)
@@ -36,7 +39,9 @@ std::string vendor_template_name(const std::string& vendor) {
 }
 
 bool is_vendor_template(const std::string& template_name) {
-  return template_name.rfind(kVendorPrefix, 0) == 0;
+  // Older logs recorded vendor times under the library's plain name.
+  return template_name.rfind(kVendorPrefix, 0) == 0 || template_name == "cublas" ||
+         template_name == "cudnn";
 }
 
 Device device_from_key(const std::string& key) {
@@ -63,6 +68,10 @@ Device device_from_key(const std::string& key) {
 /// The templates of `problem_key`'s op whose vendor reference is `vendor`; throws Error naming
 /// what does not fit (an unknown op, another library, an incomplete or non-canonical key).
 void check_vendor_problem(const std::string& vendor, const std::string& problem_key) {
+  if (vendor == kCopyReference)
+    throw Error(ErrorCode::invalid_argument,
+                "vendor \"copy\" is not a library: memory-bound templates are compared with the "
+                "bandwidth of the copy template's own trials in the log (tune --op copy)");
   const Problem problem = Problem::from_key(problem_key);
   std::string references, why;
   bool op_known = false;
@@ -150,7 +159,8 @@ BenchmarkVendorTimes vendor_records_from_benchmark(const std::string& path,
       std::string vendor;  // the reference of the problem's op
       for (const auto& t : all_templates())
         if (t->op() == problem.op) vendor = t->vendor_reference();
-      const auto it = vendor.empty() ? row.end() : row.find(vendor + "_ms");
+      // Memory-bound ops compare with the log's copy trials, not with a recorded time.
+      const auto it = vendor.empty() || vendor == kCopyReference ? row.end() : row.find(vendor + "_ms");
       if (it == row.end() || it->is_null()) {
         ++out.rows_without_time;
         continue;
