@@ -169,7 +169,8 @@ std::vector<TrialRecord> read_records(const std::string& path, LogFormat format,
       return t4::read(in, path, with_run);
     }
     case LogFormat::kernel_tuner:
-      if (with_run.run_id.empty()) with_run.run_id = content_run_id(format, kt::read_maybe_gzip(path));
+      if (with_run.run_id.empty())
+        with_run.run_id = content_run_id(format, kt::read_maybe_gzip(path));
       return read_kernel_tuner(path, with_run);
   }
   return {};

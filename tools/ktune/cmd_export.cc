@@ -44,8 +44,10 @@ void add_export_command(CLI::App& app) {
     if (args->out == "-") {  // the records on stdout, the summary on stderr
       const auto n = export_records(log, std::cout, format, filter);
       std::cout.flush();
-      if (!std::cout) throw Error(ErrorCode::io_error, "writing the records to standard output failed");
-      std::fprintf(stderr, "exported %zu records to standard output (%s)\n", n, args->format.c_str());
+      if (!std::cout)
+        throw Error(ErrorCode::io_error, "writing the records to standard output failed");
+      std::fprintf(stderr, "exported %zu records to standard output (%s)\n", n,
+                   args->format.c_str());
       return;
     }
     auto n = export_file(log, args->out, format, filter);
