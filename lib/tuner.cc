@@ -165,22 +165,20 @@ TuneResult Tuner::run() {
   st.done = st.known.size();
   if (!previous_.empty()) searcher_.observe(previous_);
 
-  // 2. The default config, the reference of the speed-up (within the budget: resumed trials
-  // that fill it leave nothing to measure).
-  if (options_.measure_default && (budget == 0 || st.done < budget)) {
-    Config dc = space_.default_config();
+  // 2. The default config, the reference of the speed-up: a resumed trial of it whatever
+  // budget is left, else measured within the budget (resumed trials that fill it leave
+  // nothing to measure).
+  const Config dc = space_.default_config();
+  if (options_.measure_default) {
+    const auto it = st.known.find(dc.str());
+    if (it != st.known.end()) st.result.default_trial = it->second;
+  }
+  if (options_.measure_default && !st.result.default_trial && (budget == 0 || st.done < budget)) {
     if (space_.valid(dc)) {
-      auto it = st.known.find(dc.str());
-      if (it != st.known.end()) {
-        st.result.default_trial = it->second;
-      } else {
-        auto trials = measure_checked(measurer_, {dc});
-        {
-          take(trials.front());
-          st.result.default_trial = trials.front();
-          searcher_.observe(trials);
-        }
-      }
+      auto trials = measure_checked(measurer_, {dc});
+      take(trials.front());
+      st.result.default_trial = trials.front();
+      searcher_.observe(trials);
     } else {
       spdlog::info("default config {} violates {}; no default measurement", dc.str(),
                    space_.violated(dc).value_or("?"));

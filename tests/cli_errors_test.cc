@@ -55,6 +55,26 @@ TEST_CASE("cli: tune rejects a missing or malformed plan file", "[cli]") {
   ktune::test::write_text(dir.file("notjson.json"), "{not json");
   require_failure_mentioning(run_ktune(dir, "tune --plan " + dir.file("notjson.json")),
                              "not valid JSON");
+  // A plan names its problems: problem options beside it are refused, not dropped.
+  ktune::test::write_text(dir.file("p.json"), "[{\"op\": \"copy\", \"shape\": \"4096\"}]");
+  for (const char* extra : {"--shape 1024", "--dtype f16", "--attr foo=1", "--layout NT"})
+    require_failure_mentioning(
+        run_ktune(dir, "tune --dry-run --plan " + dir.file("p.json") + " " + extra),
+        "either --plan or the problem options");
+  // An empty shape is an error, not the template's example shape.
+  ktune::test::write_text(dir.file("empty.json"), "[{\"op\": \"copy\", \"shape\": \"\"}]");
+  require_failure_mentioning(run_ktune(dir, "tune --dry-run --plan " + dir.file("empty.json")),
+                             "the shape is empty");
+  require_failure_mentioning(run_ktune(dir, "tune --dry-run --template copy --shape ''"),
+                             "the shape is empty");
+  // An entry's budget has --budget's range: 0 (no limit) up to 10^9.
+  ktune::test::write_text(dir.file("b0.json"),
+                          "[{\"op\": \"copy\", \"shape\": \"4096\", \"budget\": 0}]");
+  CHECK(run_ktune(dir, "tune --dry-run --plan " + dir.file("b0.json")).status == 0);
+  ktune::test::write_text(dir.file("big.json"),
+                          "[{\"op\": \"copy\", \"shape\": \"4096\", \"budget\": 99999999999999}]");
+  require_failure_mentioning(run_ktune(dir, "tune --dry-run --plan " + dir.file("big.json")),
+                             "from 0 (no limit)");
 }
 
 TEST_CASE("cli: tune with missing replay data names the file", "[cli]") {

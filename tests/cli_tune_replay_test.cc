@@ -100,6 +100,8 @@ TEST_CASE("cli: a replayed plan records every trial with its context, resumes, a
     INFO(again.output);
     REQUIRE(again.status == 0);
     CHECK(again.output.find("30 resumed") != std::string::npos);
+    // A task whose budget the resumed trials fill keeps its default as the reference.
+    CHECK(again.output.find("over the default") != std::string::npos);
     CHECK(count_trials(out, kSmall) == 30);
     CHECK(count_trials(out, kLarge) == 20);
   }
@@ -171,6 +173,29 @@ TEST_CASE("cli: exhaustive replay finds the recorded optimum; JSON-lines data re
     failed.status = Status::launch_error;
     CHECK(log.count(failed) == 6);  // THREADS=1024 with ITEMS=8: failures are recorded too
   }
+}
+
+TEST_CASE("cli: plain progress lines end with the final count whatever stopped the run",
+          "[cli][replay]") {
+  TempDir dir;
+  const std::string recorded = dir.file("recorded.db");
+  test::write_recorded_copy_db(recorded, {kSmall});
+  const std::string out = dir.file("out.db");
+  // Early stop: the run ends after 3 trials without improvement, before its budget.
+  auto r = run_ktune(dir, "tune --template copy --shape " + std::to_string(kSmall) +
+                              " --dtype f32 --searcher exhaustive --early-stop 3 --budget 0"
+                              " --progress 0 --replay " + recorded + " --db " + out);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  REQUIRE(r.output.find("stop: patience") != std::string::npos);
+  const std::string done = std::to_string(count_trials(out, kSmall));
+  const auto summary = r.output.find(": best ");
+  REQUIRE(summary != std::string::npos);
+  const auto last_progress = r.output.rfind(" trials, ", summary);
+  REQUIRE(last_progress != std::string::npos);
+  const auto line_start = r.output.rfind('\n', last_progress) + 1;
+  CHECK(r.output.substr(line_start, last_progress - line_start).find(": " + done + "/") !=
+        std::string::npos);
 }
 
 TEST_CASE("cli: replay of a problem the data does not hold names what the data has", "[cli][replay]") {

@@ -258,6 +258,19 @@ TEST_CASE("tuner: resumed trials that fill the budget leave nothing to measure",
   CHECK(measurer.batches.empty());  // the default was not measured beyond the budget
   CHECK(r.trials.empty());
   CHECK(r.stop_reason == "max_trials");
+  CHECK_FALSE(r.default_trial);  // not measured, not among the earlier trials
+
+  // With the default among trials that fill the budget, it is still the run's reference.
+  std::vector<Config> with_default{space.default_config(), not_default[0], not_default[1]};
+  const std::vector<Trial> earlier2 = first_measurer.measure(with_default);
+  ListSearcher searcher2(all);
+  ScriptedMeasurer measurer2;
+  Tuner tuner2(space, searcher2, measurer2, o);
+  tuner2.resume_from(earlier2);
+  const auto r2 = tuner2.run();
+  CHECK(measurer2.batches.empty());
+  REQUIRE(r2.default_trial);
+  CHECK(r2.default_trial->config == space.default_config());
 }
 
 TEST_CASE("tuner: every built-in searcher sees each config once, the default and resumed included",

@@ -13,7 +13,14 @@ namespace ktune::cli {
 void ProblemOptions::add_to(CLI::App& cmd) {
   cmd.add_option("--template", template_name, "Template name (see `ktune list`)");
   cmd.add_option("--op", op, "Operator (gemm, reduction, ...): its first template that accepts the problem is used");
-  cmd.add_option("--shape", shape, "Problem shape, e.g. 4096x4096x4096 (default: example)");
+  cmd.add_option("--shape", shape, "Problem shape, e.g. 4096x4096x4096 (default: example)")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            return text.empty() ? std::string("the shape is empty; leave --shape out for the "
+                                              "template's example shape")
+                                : std::string();
+          },
+          "SHAPE"));
   cmd.add_option("--dtype", dtype, "Element type attribute (f32, f16, bf16)");
   cmd.add_option("--layout", layout, "Layout attribute (e.g. NT for GEMM)");
   cmd.add_option("--attr", attrs, "Other attribute name=value (repeatable)");

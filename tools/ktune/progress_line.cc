@@ -55,6 +55,7 @@ ProgressLine::ProgressLine(std::string label, std::FILE* stream, int live)
 void ProgressLine::update(const TuneProgress& p) {
   const auto now = std::chrono::steady_clock::now();
   const std::string text = label_ + ": " + progress_text(p);
+  last_text_ = text;
   if (live_) {
     std::fprintf(stream_, "\r\033[K%s", text.c_str());
     std::fflush(stream_);
@@ -68,11 +69,18 @@ void ProgressLine::update(const TuneProgress& p) {
   last_done_ = p.done;
   last_best_ = p.best_ms > 0 ? p.best_ms : last_best_;
   last_print_ = now;
+  printed_text_ = text;
   std::fprintf(stream_, "%s\n", text.c_str());
   std::fflush(stream_);
 }
 
 void ProgressLine::finish() {
+  // Plain lines end with the final state, whatever stopped the task (time, patience,
+  // exhaustion, Ctrl-C), not only a spent trial budget.
+  if (!live_ && !last_text_.empty() && last_text_ != printed_text_) {
+    std::fprintf(stream_, "%s\n", last_text_.c_str());
+    printed_text_ = last_text_;
+  }
   if (live_ && open_line_) std::fprintf(stream_, "\n");
   open_line_ = false;
   std::fflush(stream_);

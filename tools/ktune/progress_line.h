@@ -36,6 +36,8 @@ class ProgressLine {
   double last_best_ = 0;
   std::size_t last_done_ = static_cast<std::size_t>(-1);
   std::chrono::steady_clock::time_point last_print_{};
+  std::string last_text_;     // the latest update's line
+  std::string printed_text_;  // the latest line printed (plain mode)
 };
 
 }  // namespace ktune::cli

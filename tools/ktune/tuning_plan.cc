@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "ktune/error.h"
+#include "option_checks.h"
 
 namespace ktune::cli {
 
@@ -26,6 +27,9 @@ std::string attribute_text(const nlohmann::json& v, const std::string& where) {
 
 /// "4096x4096x64" from a string or an array of positive integers.
 std::string shape_text(const nlohmann::json& v, const std::string& where) {
+  if (v.is_string() && v.get<std::string>().empty())
+    throw Error(ErrorCode::invalid_argument,
+                where + ": the shape is empty; leave the key out for the template's example shape");
   if (v.is_string()) return v.get<std::string>();
   if (v.is_array() && !v.empty()) {
     std::string out;
@@ -66,8 +70,12 @@ PlanEntry entry_from_json(const nlohmann::json& item, const std::string& where,
     } else if (key == "shape") {
       options.shape = shape_text(value, field);
     } else if (key == "budget") {
-      if (!value.is_number_integer() || value.get<std::int64_t>() < 1)
-        throw Error(ErrorCode::invalid_argument, field + ": expected a positive trial count");
+      // The range of --budget, which the entry overrides (0: no trial limit).
+      if (!value.is_number_integer() || value.get<std::int64_t>() < 0 ||
+          value.get<std::int64_t>() > kMaxTrials)
+        throw Error(ErrorCode::invalid_argument,
+                    field + ": expected a trial count from 0 (no limit) to " +
+                        std::to_string(kMaxTrials) + ", got " + value.dump());
       entry.budget = static_cast<std::size_t>(value.get<std::int64_t>());
     } else if (key == "time") {
       if (!value.is_number() || value.get<double>() <= 0)
