@@ -45,7 +45,7 @@ void ReplayMeasurer::add(const std::vector<std::pair<Config, RecordedResult>>& r
       continue;
     }
     RecordedResult r = result;
-    if (r.status == Status::ok && !(std::isfinite(r.time_ms) && r.time_ms > 0)) {
+    if (r.status == Status::ok && !is_possible_time(r.time_ms)) {
       // A time no measurement can give: the record is a failure, not a candidate optimum.
       r.status = Status::runtime_error;
       char text[64];

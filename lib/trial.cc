@@ -1,5 +1,8 @@
-// Trial status names and the summary statistics (median, min, relative spread) of samples.
+// Trial status names, the summary statistics (median, min, relative spread) of samples, and
+// which times a measurement can give.
 #include "ktune/trial.h"
+
+#include <cmath>
 
 #include "ktune/error.h"
 #include "stats.h"
@@ -34,6 +37,8 @@ Status status_from_string(const std::string& text) {
                   "\" (expected ok, invalid, compile_error, launch_error, runtime_error, "
                   "timeout or wrong_result)");
 }
+
+bool is_possible_time(double ms) { return std::isfinite(ms) && ms > 0; }
 
 void summarize_times(Trial& trial) {
   if (trial.times_ms.empty()) return;

@@ -51,7 +51,7 @@ std::vector<Trial> measure_checked(Measurer& measurer, const std::vector<Config>
       throw Error(ErrorCode::invalid_argument,
                   "the measurer's trial " + std::to_string(i) + " is for config " + t.config.str() +
                       ", asked for " + batch[i].str() + " (expected one per config, in order)");
-    if (t.ok() && !(std::isfinite(t.median_ms) && t.median_ms > 0)) {
+    if (t.ok() && !is_possible_time(t.median_ms)) {
       t.status = Status::runtime_error;
       t.message = "the measurer reported an ok trial with median " + std::to_string(t.median_ms) +
                   " ms, not a finite time > 0" + (t.message.empty() ? "" : ": " + t.message);

@@ -92,7 +92,7 @@ std::vector<TrialRecord> config_representatives(const std::vector<TrialRecord>& 
 void check_record(const TrialRecord& record, const std::string& where) {
   const Trial& t = record.trial;
   if (t.status != Status::ok) return;
-  if (!std::isfinite(t.median_ms) || t.median_ms <= 0) {
+  if (!is_possible_time(t.median_ms)) {
     std::ostringstream median;
     median << t.median_ms;
     throw Error(ErrorCode::invalid_argument,

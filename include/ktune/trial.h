@@ -61,4 +61,8 @@ struct Trial {
 /// Fills median_ms, min_ms and spread from times_ms (no-op when empty).
 void summarize_times(Trial& trial);
 
+/// True for a time (ms) a measurement can give: finite and above 0. An ok trial's median must
+/// be one; anything else would become the best config.
+bool is_possible_time(double ms);
+
 }  // namespace ktune
