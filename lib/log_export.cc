@@ -28,8 +28,21 @@ void check_output_path(const TuningLog& log, const std::string& path) {
   }
 }
 
+namespace {
+
+/// Kernel Tuner caches are read, never written.
+void check_export_format(LogFormat format) {
+  if (format == LogFormat::kernel_tuner) {
+    throw Error(ErrorCode::unsupported,
+                "export to Kernel Tuner caches is not supported (use jsonl or t4)");
+  }
+}
+
+}  // namespace
+
 std::size_t export_file(const TuningLog& log, const std::string& path, LogFormat format,
                         const LogFilter& filter) {
+  check_export_format(format);  // before any file is created or opened (a FIFO would wait)
   check_output_path(log, path);  // never the log it reads, nor another database
   // Written whole or not at all: an interrupted export never leaves a truncated file.
   std::size_t written = 0;
@@ -41,10 +54,7 @@ std::size_t export_file(const TuningLog& log, const std::string& path, LogFormat
 
 std::size_t export_records(const TuningLog& log, std::ostream& out, LogFormat format,
                            const LogFilter& filter) {
-  if (format == LogFormat::kernel_tuner) {
-    throw Error(ErrorCode::unsupported,
-                "export to Kernel Tuner caches is not supported (use jsonl or t4)");
-  }
+  check_export_format(format);
   std::size_t written = 0;
   if (format == LogFormat::jsonl) {
     jsonl::write_header(out);
