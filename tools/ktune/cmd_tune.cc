@@ -288,9 +288,7 @@ void run_tune(const TuneArgs& args) {
   // Everything the user typed is checked before any device or database work.
   std::vector<PlanEntry> plan;
   if (!args.plan.empty()) {
-    const ProblemOptions& o = args.problem;
-    if (!o.template_name.empty() || !o.op.empty() || !o.shape.empty() || !o.dtype.empty() ||
-        !o.layout.empty() || !o.attrs.empty() || !o.space.empty() || !o.kernel.empty())
+    if (args.problem.given())
       throw Error(ErrorCode::invalid_argument,
                   "give either --plan or the problem options (--template / --op, --shape, "
                   "--dtype, --layout, --attr, --space, --kernel), not both: the plan's entries "

@@ -64,6 +64,11 @@ std::shared_ptr<const KernelTemplate> ProblemOptions::resolve_template() const {
   throw Error(ErrorCode::unknown_name, "unknown op \"" + op + "\" (known: " + known + ")");
 }
 
+bool ProblemOptions::given() const {
+  return !template_name.empty() || !op.empty() || !shape.empty() || !dtype.empty() ||
+         !layout.empty() || !attrs.empty() || !space.empty() || !kernel.empty();
+}
+
 Problem ProblemOptions::resolve_problem(const KernelTemplate& tmpl) const {
   std::map<std::string, std::string> given;
   for (const auto& a : attrs) {

@@ -27,6 +27,8 @@ struct ProblemOptions {
 
   /// Adds the options to a subcommand.
   void add_to(CLI::App& cmd);
+  /// True when any of the options was given.
+  bool given() const;
   /// The user template of --space (registered, so workers find it too), else the template
   /// named by --template, else the first template of --op; throws Error naming the unknown
   /// op/template or the bad field of the user template's document.
