@@ -30,7 +30,9 @@ void add_import_command(CLI::App& app) {
   cmd->add_option("--problem", args->problem, "T4/Kernel Tuner: problem key");
   cmd->add_option("--device-name", args->device_name, "T4/Kernel Tuner: device name");
   cmd->add_option("--arch", args->arch, "T4/Kernel Tuner: device arch, e.g. sm_90 (the device keeps the file's name unless --device-name)");
-  cmd->add_option("--run", args->run, "T4/Kernel Tuner: run id (default: derived from the file's content, so a file imported again adds nothing)");
+  cmd->add_option("--run", args->run,
+                  "T4/Kernel Tuner: run id (default: derived from the file's content, so a file "
+                  "imported again adds nothing)");
   cmd->callback([args] {
     ImportOptions options;
     if (!args->format.empty()) options.format = log_format_from_string(args->format);

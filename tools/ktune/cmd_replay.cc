@@ -68,9 +68,10 @@ nlohmann::json replay_one(const ReplaySettings& s, const std::string& searcher_n
   const auto curve = replay::mean_best_time_curve(runs, s.budget, random.worst());
   const auto score = replay::methodology_score(random, curve);
 
-  std::fprintf(text, "\nsearcher %s%s%s: %zu runs, %.1f s (%.2f ms per evaluation)\n", searcher_name.c_str(),
-              s.options.empty() ? "" : " ", s.options.c_str(), runs.size(), seconds,
-              1e3 * seconds / std::max<double>(1, static_cast<double>(s.repeats * s.budget)));
+  const double evaluations = std::max<double>(1, static_cast<double>(s.repeats * s.budget));
+  std::fprintf(text, "\nsearcher %s%s%s: %zu runs, %.1f s (%.2f ms per evaluation)\n",
+               searcher_name.c_str(), s.options.empty() ? "" : " ", s.options.c_str(), runs.size(),
+               seconds, 1e3 * seconds / evaluations);
   std::fprintf(text, "  %7s  %-24s  %s\n", "budget", "fraction of optimum", "random expectation");
   nlohmann::json j;
   j["searcher"] = searcher_name;
@@ -85,11 +86,11 @@ nlohmann::json replay_one(const ReplaySettings& s, const std::string& searcher_n
                             {"ci_high", ci.high}, {"random_expectation", expect}});
   }
   if (score.available) {
-    std::fprintf(text, "  methodology score %.3f over budgets %zu..%zu%s\n", score.score, score.first,
-                score.last,
-                score.truncated ? (" (truncated: random closes 96% of the gap at " +
-                                   std::to_string(score.full_last) + ")").c_str()
-                                : "");
+    std::fprintf(text, "  methodology score %.3f over budgets %zu..%zu%s\n", score.score,
+                 score.first, score.last,
+                 score.truncated ? (" (truncated: random closes 96% of the gap at " +
+                                    std::to_string(score.full_last) + ")").c_str()
+                                 : "");
   } else {
     if (!(random.median() > opt))
       std::fprintf(text, "  methodology score: not available (the median record is the optimum: "
@@ -143,9 +144,11 @@ void run_replay(const ReplaySettings& s) {
   const replay::RandomSearchExpectation random(measurer.outcome_times());
   // With the JSON on standard output, the table goes to standard error: stdout stays JSON.
   std::FILE* const text = s.json_path == "-" ? stderr : stdout;
-  std::fprintf(text, "data %s\nspace %s: %zu records (%zu ignored), %zu failed, optimum %.6g ms, median %.6g ms\n",
-              s.data.c_str(), space_path.c_str(), measurer.size(), measurer.ignored(),
-              random.size() - random.successes(), random.optimum(), random.median());
+  std::fprintf(text,
+               "data %s\nspace %s: %zu records (%zu ignored), %zu failed, optimum %.6g ms, "
+               "median %.6g ms\n",
+               s.data.c_str(), space_path.c_str(), measurer.size(), measurer.ignored(),
+               random.size() - random.successes(), random.optimum(), random.median());
 
   nlohmann::json out;
   out["data"] = s.data;
@@ -162,7 +165,8 @@ void run_replay(const ReplaySettings& s) {
   std::vector<double> random_curve;
   for (std::size_t k = 1; k <= s.budget; ++k) random_curve.push_back(random.expected_fraction(k));
   out["random_expectation_curve"] = random_curve;
-  for (const auto& name : searchers) out["results"].push_back(replay_one(s, name, measurer, random, text));
+  for (const auto& name : searchers)
+    out["results"].push_back(replay_one(s, name, measurer, random, text));
 
   if (!s.json_path.empty()) {
     if (s.json_path == "-") {
@@ -190,7 +194,9 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--seed", s->seed, "Seed of the first run");
   cmd->add_option("--batch", s->batch, "Configs proposed per batch")->check(CLI::Range(1, 4096));
   cmd->add_option("--objective", s->objective, "recorded (Kernel Tuner's time) or median (of samples)");
-  cmd->add_option("--json", s->json_path, "Write the results as JSON to this file ('-' = stdout, the table then on stderr)");
+  cmd->add_option("--json", s->json_path,
+                  "Write the results as JSON to this file ('-' = stdout, the table then on "
+                  "stderr)");
   cmd->callback([s] { run_replay(*s); });
 }
 

@@ -180,7 +180,8 @@ std::string distribution_svg(const TaskTrials& task) {
          "\" text-anchor=\"middle\" class=\"tick\">" + label + "</text>";
   }
   s += "<text x=\"" + num((f.left + f.width - f.right) / 2) + "\" y=\"" + num(f.height - 6) +
-       "\" text-anchor=\"middle\" class=\"label\">trial median / fastest trial median (bin starts at), fastest = " +
+       "\" text-anchor=\"middle\" class=\"label\">trial median / fastest trial median (bin starts "
+       "at), fastest = " +
        esc(format_time_ms(best)) + "</text>";
   s += "<text transform=\"translate(14," + num((f.top + f.height - f.bottom) / 2) +
        ") rotate(-90)\" text-anchor=\"middle\" class=\"label\">ok trials</text>";

@@ -160,7 +160,8 @@ BenchmarkVendorTimes vendor_records_from_benchmark(const std::string& path,
       for (const auto& t : all_templates())
         if (t->op() == problem.op) vendor = t->vendor_reference();
       // Memory-bound ops compare with the log's copy trials, not with a recorded time.
-      const auto it = vendor.empty() || vendor == kCopyReference ? row.end() : row.find(vendor + "_ms");
+      const bool recorded = !vendor.empty() && vendor != kCopyReference;
+      const auto it = recorded ? row.find(vendor + "_ms") : row.end();
       if (it == row.end() || it->is_null()) {
         ++out.rows_without_time;
         continue;
