@@ -26,6 +26,9 @@ constexpr Index kSmallSpace = Index{1} << 26;
 constexpr int kRejectionTries = 4096;
 /// Partial assignments random()'s depth-first fallback may visit before giving up.
 constexpr std::uint64_t kSearchNodeLimit = std::uint64_t{1} << 24;
+/// Proposed moves per parameter of random()'s walk over valid configs (one parameter set to
+/// a uniform value of its domain, kept when the config stays valid).
+constexpr int kWalkMovesPerParam = 64;
 
 /// A uniform integer in [0, n) from one 64-bit draw (portable, unlike std distributions).
 std::uint32_t uniform_below(std::mt19937_64& rng, std::uint32_t n) {
@@ -317,7 +320,9 @@ struct SearchSpace::Impl {
     throw Error(ErrorCode::unsatisfiable, why + "; constraints: " + constraint_list());
   }
 
-  Config random_by_search(std::mt19937_64& rng) const {
+  /// A valid config found by a depth-first search in random value order, or nullopt with
+  /// `exhausted` telling whether the whole space was walked (none exists) or the node limit hit.
+  std::optional<std::vector<Value>> search_valid(std::mt19937_64& rng, bool& exhausted) const {
     WalkState s = start_walk();
     s.rng = &rng;
     s.shuffled.resize(params.size() + 1);
@@ -325,12 +330,40 @@ struct SearchSpace::Impl {
     bool found = false;
     auto leaf = [&](WalkState&) { return found = true; };
     walk(full_plan, s, 0, leaf);
-    if (found) return Config(names, s.values);
-    if (s.nodes > s.node_limit) {
-      throw_unsatisfiable("no valid configuration found after visiting " +
-                          std::to_string(kSearchNodeLimit) + " partial assignments");
+    exhausted = !found && s.nodes <= s.node_limit;
+    if (found) return std::move(s.values);
+    return std::nullopt;
+  }
+
+  /// For spaces whose valid points are too rare to draw and too many to list: a random walk
+  /// over valid configs from a valid start (the defaults when they are valid, else the first
+  /// config a randomized depth-first search finds). Each move sets one uniformly chosen
+  /// parameter to a uniform value of its domain and is kept when every constraint still
+  /// holds: a symmetric proposal, so the walk's stationary distribution is uniform over the
+  /// valid configs it can reach; a bounded walk is close to it, not exactly uniform.
+  Config random_by_walk(std::mt19937_64& rng) const {
+    std::vector<Value> values;
+    for (const auto& p : params) values.push_back(p.default_value);
+    if (!satisfied(values)) {
+      bool exhausted = false;
+      auto found = search_valid(rng, exhausted);
+      if (!found && exhausted) throw_unsatisfiable("no configuration satisfies every constraint");
+      if (!found) {
+        throw_unsatisfiable("the defaults are invalid and no valid configuration was found after "
+                            "visiting " + std::to_string(kSearchNodeLimit) + " partial assignments");
+      }
+      values = std::move(*found);
     }
-    throw_unsatisfiable("no configuration satisfies every constraint");
+    const auto dims = static_cast<std::uint32_t>(params.size());
+    const std::int64_t moves = std::int64_t{kWalkMovesPerParam} * dims;
+    for (std::int64_t m = 0; m < moves; ++m) {
+      const std::uint32_t p = uniform_below(rng, dims);
+      const auto& domain = params[p].values;
+      const Value before = values[p];
+      values[p] = domain[uniform_below(rng, static_cast<std::uint32_t>(domain.size()))];
+      if (!satisfied(values)) values[p] = before;
+    }
+    return Config(names, std::move(values));
   }
 };
 
@@ -683,7 +716,7 @@ Config SearchSpace::random(std::mt19937_64& rng) const {
     const Index pick = (static_cast<unsigned __int128>(rng()) * valid.size()) >> 64;
     return at(valid[pick]);
   }
-  return impl_->random_by_search(rng);
+  return impl_->random_by_walk(rng);
 }
 
 std::vector<Config> SearchSpace::neighbours(const Config& config, Neighbourhood kind) const {

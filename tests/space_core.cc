@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <numeric>
 #include <set>
 #include <thread>
 
@@ -234,6 +235,36 @@ TEST_CASE("space: random() finds rare valid points", "[space]") {
     CHECK(c["q0"] == 9);
     CHECK(c["q6"] == 9);
   }
+}
+
+TEST_CASE("space: random() walks from the defaults where valid points are rare and a search stalls", "[space]") {
+  // 16^10 points, valid ones about 10^-5 of them and decided only once all ten are assigned
+  // (a depth-first search in random order never left its first bad choices here and called
+  // the space unsatisfiable). The defaults are valid, so random() walks from them.
+  SearchSpace::Builder b;
+  std::vector<Value> domain(16);
+  std::iota(domain.begin(), domain.end(), Value{1});
+  std::string sum;
+  for (int i = 0; i < 10; ++i) {
+    const std::string name = "p" + std::to_string(i);
+    b.param(name, domain, 1);
+    sum += (i ? " + " : "") + name;
+  }
+  auto space = b.constraint(sum + " <= 25").constraint("p0 * p1 * p2 <= 64").build();
+  std::mt19937_64 rng(7);
+  std::set<std::string> seen;
+  std::vector<std::set<Value>> values(10);
+  for (int k = 0; k < 50; ++k) {
+    const Config c = space.random(rng);
+    REQUIRE(space.valid(c));
+    seen.insert(c.str());
+    for (int i = 0; i < 10; ++i) values[i].insert(c["p" + std::to_string(i)]);
+  }
+  CHECK(seen.size() >= 45);  // draws differ: not the defaults over and over
+  for (const auto& v : values) CHECK(v.size() >= 4);
+  // The same generator state gives the same config.
+  std::mt19937_64 r1(11), r2(11);
+  CHECK(space.random(r1) == space.random(r2));
 }
 
 TEST_CASE("space: unsatisfiable constraints are an error naming them", "[space]") {

@@ -118,10 +118,11 @@ class SearchSpace {
   /// The config of all defaults (may be invalid; see valid()).
   Config default_config() const;
   /// A random valid config: uniform by rejection sampling; when valid points are rare, uniform
-  /// over the listed valid points of spaces up to 2^26 points, else a randomized depth-first
-  /// search (not exactly uniform). Deterministic for the generator's state. Throws
-  /// Error(unsatisfiable) naming the constraints when none exists or none is found after a
-  /// bounded effort.
+  /// over the listed valid points of spaces up to 2^26 points, else a bounded random walk over
+  /// valid configs from the defaults (or from a config a randomized depth-first search finds
+  /// when the defaults are invalid): close to uniform, not exactly. Deterministic for the
+  /// generator's state. Throws Error(unsatisfiable) naming the constraints when none exists or
+  /// none is found after a bounded effort.
   Config random(std::mt19937_64& rng) const;
   /// Valid configs at distance one under the given neighbourhood, in a deterministic order.
   std::vector<Config> neighbours(const Config& config, Neighbourhood kind) const;
