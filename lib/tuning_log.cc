@@ -8,6 +8,7 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <sqlite3.h>
 
@@ -261,15 +262,29 @@ std::vector<std::size_t> TuningLog::append_absent(const std::vector<TrialRecord>
   if (records.empty()) return appended;
   std::lock_guard lock(impl_->mutex);
   sqlite::Transaction tx(*impl_->db);  // takes the write lock before reading what is held
-  std::set<std::string> runs, held;
-  for (const auto& r : records)
-    runs.insert(!run_family.empty() && r.run_id.starts_with(run_family) ? run_family : r.run_id);
-  for (const auto& run : runs) {
-    // The family: every run id of that prefix (compared exactly, without LIKE's wildcards).
+  // What is held is read per (run or run family, task) of the batch, through the task index:
+  // a log of many earlier imports is not read whole for every new one.
+  std::set<std::tuple<std::string, std::string, std::string, std::string>> groups;
+  std::set<std::string> held;
+  for (const auto& r : records) {
+    const bool in_family = !run_family.empty() && r.run_id.starts_with(run_family);
+    groups.emplace(in_family ? run_family : r.run_id, r.template_name, r.problem_key, r.device_key());
+  }
+  // The family: every run id of that prefix, as the index range [prefix, prefix with its last
+  // byte raised) and compared exactly (no LIKE wildcards).
+  std::string family_end = run_family;
+  if (!family_end.empty()) ++family_end.back();
+  for (const auto& [run, template_name, problem_key, device_key] : groups) {
     const bool family = run == run_family && !run_family.empty();
-    auto s = impl_->db->prepare(std::string("SELECT ") + kColumns + " FROM trials WHERE " +
-                                (family ? "substr(run_id, 1, length(?1)) = ?1" : "run_id = ?1"));
+    auto s = impl_->db->prepare(
+        std::string("SELECT ") + kColumns +
+        " FROM trials WHERE template = ?2 AND problem_key = ?3 AND device_key = ?4 AND " +
+        (family ? "run_id >= ?1 AND run_id < ?5 AND substr(run_id, 1, length(?1)) = ?1" : "run_id = ?1"));
     s.bind(1, run);
+    s.bind(2, template_name);
+    s.bind(3, problem_key);
+    s.bind(4, device_key);
+    if (family) s.bind(5, family_end);
     while (s.step()) held.insert(identity(read_record(s), run_family));
   }
   auto& insert = impl_->insert_statement();
