@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -66,12 +67,34 @@ std::string default_cache_dir() {
   return "";
 }
 
-std::string record_name(const TrialRecord& r, const std::string& path, bool from_jsonl) {
-  std::string where = from_jsonl ? path + ":" + std::to_string(r.id)
-                                 : path + " record #" + std::to_string(r.id);
-  return where + " (template " + r.template_name + ", problem " + r.problem_key + ", device " +
-         r.device_key() + ", run " + r.run_id + ")";
+std::string record_name(const std::string& path, bool from_jsonl, std::int64_t id,
+                        const std::string& template_name, const std::string& problem_key,
+                        const std::string& device_key, const std::string& run_id) {
+  std::string where = from_jsonl ? path + ":" + std::to_string(id)
+                                 : path + " record #" + std::to_string(id);
+  return where + " (template " + template_name + ", problem " + problem_key + ", device " +
+         device_key + ", run " + run_id + ")";
 }
+
+/// While indexing: what selection needs of one ok trial (not its samples or message).
+struct Measured {
+  double median_ms = 0;
+  std::int64_t id = 0;
+  std::string run_id;
+};
+
+/// While indexing: the trials of one task, grouped by config and template source in order
+/// of first appearance.
+struct PendingTask {
+  std::string template_name, problem_key, device_key;
+  int cc_major = 0, cc_minor = 0;
+  struct Group {
+    std::string config_text, source_hash;
+    std::vector<Measured> trials;
+  };
+  std::vector<Group> groups;
+  std::unordered_map<std::string, std::size_t> group_of;  // config + source -> groups index
+};
 
 /// A compiled, loaded and planned kernel for one (template, problem, device ordinal).
 struct Prepared {
@@ -104,7 +127,10 @@ struct Dispatcher::Impl {
   std::map<int, Device> devices;                                        // by ordinal
   std::uint64_t compiles = 0;
 
-  void index(std::vector<TrialRecord>&& records, bool from_jsonl);
+  /// Receives the records one at a time.
+  using RecordSink = std::function<void(TrialRecord&&)>;
+  /// Indexes the ok records that `read` passes to its sink.
+  void index(const std::function<void(const RecordSink&)>& read, bool from_jsonl);
   Selection compute(const KernelTemplate& tmpl, const Problem& problem, const Device& device) const;
   std::optional<Config> try_task(const KernelTemplate& tmpl, const Task& task,
                                  const Problem& problem, const Device& device,
@@ -116,45 +142,65 @@ struct Dispatcher::Impl {
                                     int ordinal);
 };
 
-void Dispatcher::Impl::index(std::vector<TrialRecord>&& records, bool from_jsonl) {
-  // The usable ok records of each (template, problem, device), tasks in order of appearance.
-  std::map<std::string, std::vector<TrialRecord>> by_task;
-  std::vector<std::string> task_order;
-  for (auto& r : records) {
-    if (!r.trial.ok()) continue;
+void Dispatcher::Impl::index(const std::function<void(const RecordSink&)>& read, bool from_jsonl) {
+  // The usable ok trials of each (template, problem, device), tasks in order of appearance;
+  // only what selection reads is kept, so a log of a million trials is not held whole.
+  std::unordered_map<std::string, std::size_t> task_of;
+  std::vector<PendingTask> pending;
+  read([&](TrialRecord&& r) {
+    if (!r.trial.ok()) return;
+    const std::string device_key = r.device_key();
     try {  // a log written by hand or by an older ktune: an impossible time never wins
       check_record(r, "the record");
     } catch (const Error& e) {
-      reject(record_name(r, path, from_jsonl), e.what());
-      continue;
+      reject(record_name(path, from_jsonl, r.id, r.template_name, r.problem_key, device_key, r.run_id),
+             e.what());
+      return;
     }
     ++indexed;
-    std::string key = r.template_name + '\x1f' + r.problem_key + '\x1f' + r.device_key();
-    auto [it, fresh] = by_task.try_emplace(key);
-    if (fresh) task_order.push_back(std::move(key));
-    it->second.push_back(std::move(r));
-  }
-  for (const auto& key : task_order) {
-    // Each config by its typical measurement (config_representatives): a config the tuner's
-    // final rounds re-measured is not judged by its luckiest trial.
-    const std::vector<TrialRecord> typical = config_representatives(by_task[key]);
-    const TrialRecord& first = typical.front();
+    auto [t, new_task] =
+        task_of.try_emplace(r.template_name + '\x1f' + r.problem_key + '\x1f' + device_key, pending.size());
+    if (new_task) {
+      PendingTask task;
+      task.template_name = r.template_name;
+      task.problem_key = r.problem_key;
+      task.device_key = device_key;
+      task.cc_major = r.device.cc_major;
+      task.cc_minor = r.device.cc_minor;
+      pending.push_back(std::move(task));
+    }
+    PendingTask& task = pending[t->second];
+    auto [g, new_group] =
+        task.group_of.try_emplace(r.config_text + '\x1f' + r.source_hash, task.groups.size());
+    if (new_group) task.groups.push_back({std::move(r.config_text), std::move(r.source_hash), {}});
+    task.groups[g->second].trials.push_back({r.trial.median_ms, r.id, std::move(r.run_id)});
+  });
+  std::vector<double> medians;
+  for (auto& p : pending) {
     Task task;
-    task.problem_key = first.problem_key;
+    task.problem_key = p.problem_key;
     try {
-      task.problem = Problem::from_key(first.problem_key);
+      task.problem = Problem::from_key(p.problem_key);
     } catch (const Error&) {
       task.problem.reset();  // only usable for exact matches
     }
-    task.device_key = first.device_key();
-    task.cc_major = first.device.cc_major;
-    task.cc_minor = first.device.cc_minor;
-    for (const auto& r : typical)
-      task.candidates.push_back(Candidate{r.config_text, r.trial.median_ms,
-                                          record_name(r, path, from_jsonl), r.source_hash});
+    task.device_key = p.device_key;
+    task.cc_major = p.cc_major;
+    task.cc_minor = p.cc_minor;
+    // Each config by its typical trial (the rule of config_representatives): a config the
+    // tuner's final rounds re-measured is not judged by its luckiest trial.
+    for (auto& g : p.groups) {
+      medians.clear();
+      for (const auto& m : g.trials) medians.push_back(m.median_ms);
+      const Measured& typical = g.trials[typical_trial_position(medians)];
+      task.candidates.push_back(Candidate{std::move(g.config_text), typical.median_ms,
+                                          record_name(path, from_jsonl, typical.id, p.template_name,
+                                                      p.problem_key, p.device_key, typical.run_id),
+                                          std::move(g.source_hash)});
+    }
     std::stable_sort(task.candidates.begin(), task.candidates.end(),
                      [](const Candidate& a, const Candidate& b) { return a.median_ms < b.median_ms; });
-    tasks_by_template[first.template_name].push_back(std::move(task));
+    tasks_by_template[p.template_name].push_back(std::move(task));
   }
 }
 
@@ -392,12 +438,20 @@ Dispatcher::Dispatcher(const std::string& path, DispatcherOptions options)
   // An SQLite tuning log, else a JSON-lines export (whose reader names what a file of neither
   // kind lacks), as `ktune tune --replay` decides.
   if (!sqlite::is_sqlite_file(path)) {
-    impl_->index(jsonl::read_file(path), true);
+    impl_->index(
+        [&](const Impl::RecordSink& sink) {
+          for (auto& r : jsonl::read_file(path)) sink(std::move(r));
+        },
+        true);
   } else {
     TuningLog log(path, LogMode::read_only);
     LogFilter ok;
     ok.status = Status::ok;
-    impl_->index(log.records(ok), false);
+    impl_->index(
+        [&](const Impl::RecordSink& sink) {
+          log.for_each(ok, [&](const TrialRecord& r) { sink(TrialRecord(r)); });
+        },
+        false);
   }
   spdlog::debug("dispatch: indexed {} ok records of '{}'", impl_->indexed, path);
 }

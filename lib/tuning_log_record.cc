@@ -9,6 +9,7 @@
 #include <chrono>
 #include <ctime>
 #include <map>
+#include <numeric>
 #include <cstdio>
 #include <mutex>
 #include <random>
@@ -79,14 +80,24 @@ std::vector<TrialRecord> config_representatives(const std::vector<TrialRecord>& 
   }
   std::vector<TrialRecord> out;
   out.reserve(order.size());
+  std::vector<double> medians;
   for (const auto& key : order) {
-    auto& g = groups[key];
-    std::stable_sort(g.begin(), g.end(), [](const TrialRecord* a, const TrialRecord* b) {
-      return a->trial.median_ms < b->trial.median_ms;
-    });
-    out.push_back(*g[(g.size() - 1) / 2]);  // the lower median: a measured trial
+    const auto& g = groups[key];
+    medians.clear();
+    for (const TrialRecord* r : g) medians.push_back(r->trial.median_ms);
+    out.push_back(*g[typical_trial_position(medians)]);
   }
   return out;
+}
+
+std::size_t typical_trial_position(const std::vector<double>& medians) {
+  if (medians.empty())
+    throw Error(ErrorCode::invalid_argument, "typical_trial_position: no trial medians given");
+  std::vector<std::size_t> order(medians.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return medians[a] < medians[b]; });
+  return order[(order.size() - 1) / 2];  // the lower median: a measured trial
 }
 
 void check_record(const TrialRecord& record, const std::string& where) {

@@ -267,4 +267,11 @@ TEST_CASE("best() judges a config measured several times by its typical trial", 
   REQUIRE(typical.size() == 3);
   CHECK(typical[0].trial.median_ms == 0.7);  // lower median of 0.5, 0.7, 0.7, 0.71
   CHECK(typical[2].trial.median_ms == 0.65);
+  // The rule alone (the dispatcher applies it to its compact index): positions in the given
+  // order, the lower median, ties to the earlier trial.
+  CHECK(typical_trial_position({0.5, 0.7, 0.71, 0.7}) == 1);
+  CHECK(typical_trial_position({0.9, 0.3, 0.6}) == 2);
+  CHECK(typical_trial_position({2.0, 1.0}) == 1);
+  CHECK(typical_trial_position({1.0}) == 0);
+  CHECK_THROWS_AS(typical_trial_position({}), Error);
 }

@@ -71,6 +71,11 @@ void check_record(const TrialRecord& record, const std::string& where);
 /// and the dispatcher agree with the tuner's winner, and a default that wins shows 1.00x.
 std::vector<TrialRecord> config_representatives(const std::vector<TrialRecord>& records);
 
+/// The rule config_representatives() applies to one config's trials: given their medians in
+/// order of appearance, the position of the trial it picks (the lower median, ties to the
+/// earlier trial). Empty input is misuse: Error(invalid_argument).
+std::size_t typical_trial_position(const std::vector<double>& medians);
+
 /// Record filter for queries and export; unset fields match everything.
 struct LogFilter {
   std::optional<std::string> template_name;  ///< exact template name
