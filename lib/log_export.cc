@@ -63,9 +63,12 @@ std::size_t export_records(const TuningLog& log, std::ostream& out, LogFormat fo
       ++written;
     });
   } else {
-    auto records = log.records(filter);
-    t4::write(out, records);
-    written = records.size();
+    t4::Writer writer(out);
+    log.for_each(filter, [&](const TrialRecord& r) {
+      writer.add(r);
+      ++written;
+    });
+    writer.finish();
   }
   return written;
 }

@@ -88,36 +88,37 @@ std::int64_t parse_timestamp(const std::string& text) {
   return seconds * 1000000 + micros;
 }
 
-void write(std::ostream& out, const std::vector<TrialRecord>& records) {
-  ordered_json results = ordered_json::array();
-  for (const auto& r : records) {
-    const Trial& t = r.trial;
-    ordered_json configuration = ordered_json::object();
-    for (std::size_t i = 0; i < t.config.size(); ++i)
-      configuration[t.config.names()[i]] = t.config.values()[i];
-    ordered_json measurements = ordered_json::array();
-    auto measure = [&](const char* name, const ordered_json& value, const char* unit) {
-      measurements.push_back({{"name", name}, {"value", value}, {"unit", unit}});
-    };
-    if (t.ok()) measure("time", t.median_ms, "ms");
-    if (t.error_norm >= 0) measure("error_norm", t.error_norm, "");
-    if (t.resources.registers >= 0) measure("registers", t.resources.registers, "");
-    ordered_json result;
-    result["timestamp"] = iso_timestamp(t.timestamp_us);
-    result["configuration"] = configuration;
-    result["objectives"] = {"time"};
-    result["times"] = {{"compilation_time", t.compile_ms}, {"runtimes", t.times_ms}};
-    result["invalidity"] = invalidity_of(t.status);
-    result["correctness"] = t.status == Status::wrong_result ? 0 : 1;
-    result["measurements"] = measurements;
-    result["ktune"] = ordered_json::parse(jsonl::to_json(r).dump());
-    results.push_back(std::move(result));
-  }
-  ordered_json doc;
-  doc["schema_version"] = kSchemaVersion;
-  doc["results"] = std::move(results);
-  out << doc.dump(1, ' ', false, ordered_json::error_handler_t::replace) << '\n';
+Writer::Writer(std::ostream& out) : out_(out) {
+  out_ << "{\n \"schema_version\": " << ordered_json(kSchemaVersion).dump() << ",\n \"results\": [";
 }
+
+void Writer::add(const TrialRecord& r) {
+  const Trial& t = r.trial;
+  ordered_json configuration = ordered_json::object();
+  for (std::size_t i = 0; i < t.config.size(); ++i)
+    configuration[t.config.names()[i]] = t.config.values()[i];
+  ordered_json measurements = ordered_json::array();
+  auto measure = [&](const char* name, const ordered_json& value, const char* unit) {
+    measurements.push_back({{"name", name}, {"value", value}, {"unit", unit}});
+  };
+  if (t.ok()) measure("time", t.median_ms, "ms");
+  if (t.error_norm >= 0) measure("error_norm", t.error_norm, "");
+  if (t.resources.registers >= 0) measure("registers", t.resources.registers, "");
+  ordered_json result;
+  result["timestamp"] = iso_timestamp(t.timestamp_us);
+  result["configuration"] = configuration;
+  result["objectives"] = {"time"};
+  result["times"] = {{"compilation_time", t.compile_ms}, {"runtimes", t.times_ms}};
+  result["invalidity"] = invalidity_of(t.status);
+  result["correctness"] = t.status == Status::wrong_result ? 0 : 1;
+  result["measurements"] = measurements;
+  result["ktune"] = ordered_json::parse(jsonl::to_json(r).dump());
+  out_ << (first_ ? "\n  " : ",\n  ")
+       << result.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
+  first_ = false;
+}
+
+void Writer::finish() { out_ << (first_ ? "]\n}\n" : "\n ]\n}\n"); }
 
 namespace {
 

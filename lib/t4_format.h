@@ -21,8 +21,21 @@ inline constexpr const char* kSchemaVersion = "1.0.0";
 /// T4 "invalidity" of a status: correct, compile, runtime, timeout, correctness, constraints.
 const char* invalidity_of(Status status);
 
-/// Writes records as one T4 results document.
-void write(std::ostream& out, const std::vector<TrialRecord>& records);
+/// Writes a T4 results document one result at a time (memory stays flat however many
+/// records a log holds): the header on construction, add() per record, finish() to close it.
+class Writer {
+ public:
+  explicit Writer(std::ostream& out);
+  /// Appends one record as a T4 result.
+  void add(const TrialRecord& record);
+  /// Closes the results array and the document.
+  void finish();
+
+ private:
+  std::ostream& out_;
+  bool first_ = true;
+};
+
 /// Reads a T4 results document; `context` supplies what T4 does not carry (template, problem,
 /// device, run id) for results without a "ktune" object. Errors name origin, result, field.
 std::vector<TrialRecord> read(std::istream& in, const std::string& origin,

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -345,6 +346,24 @@ TEST_CASE("cli: importing the same file twice adds nothing the second time", "[c
   CHECK(second.output.find("were in") != std::string::npos);
   CHECK(ktune::TuningLog(copy, ktune::LogMode::read_only).count() ==
         ktune::TuningLog(db, ktune::LogMode::read_only).count());
+}
+
+TEST_CASE("cli: an import of many runs names the first eight and counts the rest", "[cli]") {
+  TempDir dir;
+  const std::string db = dir.file("runs.db");
+  {
+    ktune::TuningLog log(db);
+    for (int k = 0; k < 11; ++k)
+      log.append(ktune::test::make_record("VEC=4,THREADS=256,ITEMS=1,GRID_STRIDE=0", 0.5,
+                                          ktune::Status::ok, "run-" + std::to_string(k)));
+  }
+  REQUIRE(run_ktune(dir, "export --db " + db + " " + dir.file("runs.jsonl")).status == 0);
+  const CliResult imported = run_ktune(dir, "import --db " + dir.file("copy.db") + " " + dir.file("runs.jsonl"));
+  INFO(imported.output);
+  CHECK(imported.status == 0);
+  CHECK(imported.output.find("imported 11 records") != std::string::npos);
+  CHECK(imported.output.find(" and 3 more\n") != std::string::npos);
+  CHECK(std::count(imported.output.begin(), imported.output.end(), '\n') <= 2);
 }
 
 TEST_CASE("cli: export - writes only the records to standard output", "[cli]") {

@@ -109,6 +109,15 @@ TEST_CASE("T4 export and import round-trip losslessly and follow the T4 schema",
   TuningLog copy(dir.file("b.db"));
   CHECK(import_file(copy, dir.file("out.t4.json")).format == LogFormat::t4);
   require_same_records(source.records(), copy.records());
+
+  // Written one result at a time: a filter that matches nothing still gives a document.
+  LogFilter none;
+  none.run_id = "no-such-run";
+  CHECK(export_file(source, dir.file("empty.t4.json"), LogFormat::t4, none) == 0);
+  const auto empty = nlohmann::json::parse(std::ifstream(dir.file("empty.t4.json")));
+  CHECK(empty["schema_version"] == "1.0.0");
+  CHECK(empty["results"].is_array());
+  CHECK(empty["results"].empty());
 }
 
 TEST_CASE("A foreign T4 file imports with the context given in the options", "[log][formats]") {

@@ -51,7 +51,12 @@ void add_import_command(CLI::App& app) {
     auto summary = import_file(log, args->input, options);
     std::printf("imported %zu records (%s) into %s, runs:", summary.records,
                 to_string(summary.format), args->db.c_str());
-    for (const auto& run : summary.run_ids) std::printf(" %s", run.c_str());
+    // A file of many runs: the first few named, the rest counted (one line however many).
+    constexpr std::size_t kRunsNamed = 8;
+    for (std::size_t i = 0; i < summary.run_ids.size() && i < kRunsNamed; ++i)
+      std::printf(" %s", summary.run_ids[i].c_str());
+    if (summary.run_ids.size() > kRunsNamed)
+      std::printf(" and %zu more", summary.run_ids.size() - kRunsNamed);
     std::printf("\n");
     if (summary.already_present)
       std::printf("%zu records were in %s already (same run, task, config, status, time and "
