@@ -4,7 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <functional>
+#include <thread>
 
 #include <map>
 
@@ -187,6 +190,134 @@ TEST_CASE("tuner: trial budget and patience stop the run", "[tuner]") {
   auto p = Tuner(space, s2, m2, o).run();
   CHECK(p.stop_reason == "patience");
   CHECK(p.trials.size() < 30);
+}
+
+namespace {
+
+/// Times from a function of the config and of how often it was measured before (NaN = the
+/// trial fails); can sleep per trial; keeps every batch.
+class FunctionMeasurer : public Measurer {
+ public:
+  using TimeOf = std::function<double(const Config&, int earlier)>;
+  explicit FunctionMeasurer(TimeOf time_of, int sleep_ms = 0) : time_of_(std::move(time_of)), sleep_ms_(sleep_ms) {}
+  std::vector<Trial> measure(const std::vector<Config>& batch) override {
+    batches.push_back({});
+    std::vector<Trial> out;
+    for (const auto& c : batch) {
+      if (sleep_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms_));
+      batches.back().push_back(c.str());
+      Trial t;
+      t.config = c;
+      const double ms = time_of_(c, counts_[c.str()]++);
+      if (std::isnan(ms)) {
+        t.status = Status::runtime_error;
+      } else {
+        t.status = Status::ok;
+        t.times_ms = {0.5 * ms, ms, ms};  // median ms; pooled rounds have another median
+        summarize_times(t);
+      }
+      out.push_back(t);
+    }
+    return out;
+  }
+  std::vector<std::vector<std::string>> batches;
+
+ private:
+  TimeOf time_of_;
+  int sleep_ms_;
+  std::map<std::string, int> counts_;
+};
+
+std::vector<Config> a_row(const SearchSpace& space) {
+  std::vector<Config> out;
+  for (Value a = 0; a < 10; ++a) out.push_back(space.make({{"A", a}, {"B", 0}}));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("tuner: patience counts only gains above min_improvement, exactly", "[tuner]") {
+  auto space = test_space();
+  // Every trial is faster than the one before, by 0.01 %.
+  auto slowly_better = [](const Config& c, int) { return 10.0 - 0.001 * static_cast<double>(c["A"]); };
+  TunerOptions o;
+  o.measure_default = false;
+  o.batch = 1;
+  o.top_k = 0;
+  o.patience = 3;
+  o.min_improvement = 0.01;  // 1 %: none of those gains counts
+  FunctionMeasurer m1(slowly_better);
+  ListSearcher s1(a_row(space));
+  auto r = Tuner(space, s1, m1, o).run();
+  CHECK(r.stop_reason == "patience");
+  CHECK(r.trials.size() == 4);  // the first, then three without a 1 % gain
+  REQUIRE(r.best);
+  CHECK(r.best->config.str() == "A=3,B=0");  // still the fastest seen, though not by 1 %
+
+  o.min_improvement = 0;  // every gain counts: the run goes through the list
+  FunctionMeasurer m2(slowly_better);
+  ListSearcher s2(a_row(space));
+  auto all = Tuner(space, s2, m2, o).run();
+  CHECK(all.stop_reason == "exhausted");
+  CHECK(all.trials.size() == 10);
+}
+
+TEST_CASE("tuner: the time budget stops the run", "[tuner]") {
+  auto space = test_space();
+  FunctionMeasurer slow([](const Config&, int) { return 1.0; }, 40);  // 40 ms per trial
+  ListSearcher searcher(all_valid(space));
+  TunerOptions o;
+  o.batch = 1;
+  o.top_k = 0;
+  o.max_seconds = 0.2;
+  auto r = Tuner(space, searcher, slow, o).run();
+  CHECK(r.stop_reason == "max_seconds");
+  CHECK(r.trials.size() >= 3);
+  CHECK(r.trials.size() < 30);
+}
+
+TEST_CASE("tuner: a config proposed twice in one batch is measured once", "[tuner]") {
+  auto space = test_space();
+  auto c = [&](Value a) { return space.make({{"A", a}, {"B", 0}}); };
+  FunctionMeasurer m([](const Config& cfg, int) { return 1.0 + static_cast<double>(cfg["A"]); });
+  ListSearcher searcher({c(1), c(1), c(2)});
+  TunerOptions o;
+  o.measure_default = false;
+  o.batch = 3;
+  o.top_k = 0;
+  auto r = Tuner(space, searcher, m, o).run();
+  REQUIRE_FALSE(m.batches.empty());
+  CHECK(m.batches[0] == std::vector<std::string>{"A=1,B=0", "A=2,B=0"});
+  CHECK(r.trials.size() == 2);
+  CHECK(searcher.observed.size() == 2);  // and observed once
+}
+
+TEST_CASE("tuner: finalists rank by the median of their rounds; one that fails again is dropped",
+          "[tuner]") {
+  auto space = test_space();
+  auto c = [&](Value a) { return space.make({{"A", a}, {"B", 0}}); };
+  // A=1: 1.0 in the search, then 1.2, 1.4, 1.3 in the rounds (median 1.3); A=2: 1.1, then it
+  // fails in the second round; A=3: 1.5 throughout.
+  FunctionMeasurer m([](const Config& cfg, int earlier) {
+    const Value a = cfg["A"];
+    if (a == 1) return std::vector<double>{1.0, 1.2, 1.4, 1.3}[earlier];
+    if (a == 2) return earlier == 2 ? std::nan("") : 1.1;
+    return 1.5;
+  });
+  ListSearcher searcher({c(1), c(2), c(3)});
+  TunerOptions o;
+  o.measure_default = false;
+  o.batch = 3;
+  o.top_k = 3;
+  o.final_rounds = 3;
+  auto r = Tuner(space, searcher, m, o).run();
+  REQUIRE(r.finalists.size() == 2);
+  CHECK(r.finalists[0].config.str() == "A=1,B=0");
+  CHECK(r.finalists[0].median_ms == Approx(1.3));
+  CHECK(r.finalists[1].config.str() == "A=3,B=0");
+  REQUIRE(r.best);
+  CHECK(r.best->config.str() == "A=1,B=0");
+  CHECK(r.best->median_ms == Approx(1.3));
 }
 
 TEST_CASE("tuner: resume feeds earlier trials first and never measures them again", "[tuner]") {
