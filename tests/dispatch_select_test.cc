@@ -283,3 +283,54 @@ TEST_CASE("Dispatcher judges a re-measured config by its typical trial, as the t
   CHECK(s.config.str() == "BM=32,BN=32,SPLIT=1");
   CHECK(s.median_ms == 0.6);
 }
+
+TEST_CASE("Dispatcher never selects a failed trial, however fast its recorded time", "[dispatch]") {
+  test::TempDir dir;
+  auto failed = tile_record(1024, 1024, "BM=64,BN=16,SPLIT=1", 0.01);
+  failed.trial.status = Status::wrong_result;
+  TuningLog log(tuned_log(dir, {failed}));
+  const std::string jsonl = dir.file("with_failed.jsonl");  // a JSON-lines file holds every status
+  export_file(log, jsonl, LogFormat::jsonl);
+  for (const std::string& path : {log.path(), jsonl}) {
+    Dispatcher d(path);
+    CHECK(d.indexed_records() == 4);
+    auto s = d.select(kTile, TileTemplate::problem(1024, 1024), test::test_device());
+    CHECK(s.config.str() == "BM=128,BN=32,SPLIT=2");
+  }
+}
+
+TEST_CASE("Dispatcher's same-architecture rule needs the same minor version too", "[dispatch]") {
+  test::TempDir dir;
+  Dispatcher d(tuned_log(dir));  // tuned on a 9.0 device
+  const Device other_minor = test::test_device("A 9.1 device", 132, 9, 1);
+  CHECK(d.select(kTile, TileTemplate::problem(1024, 1024), other_minor).reason ==
+        SelectionReason::default_config);
+}
+
+TEST_CASE("Dispatcher breaks distance ties by problem key, not by the log's order", "[dispatch]") {
+  test::TempDir dir;
+  // 512 x 2048 and 2048 x 512 lie at the same log2 distance from 1024^2; the first in key order
+  // ("M=2048..." before "M=512...") wins whichever the log holds first.
+  auto path = dir.file("tie.db");
+  TuningLog(path).append_batch({tile_record(512, 2048, "BM=32,BN=64,SPLIT=1", 0.4),
+                                tile_record(2048, 512, "BM=64,BN=32,SPLIT=2", 0.6)});
+  Dispatcher d(path);
+  auto s = d.select(kTile, TileTemplate::problem(1024, 1024), test::test_device());
+  CHECK(s.reason == SelectionReason::nearest_shape);
+  CHECK(s.source_problem == TileTemplate::problem(2048, 512).key());
+  CHECK(s.config.str() == "BM=64,BN=32,SPLIT=2");
+}
+
+TEST_CASE("Dispatcher refuses a problem no config can implement instead of returning the default",
+          "[dispatch]") {
+  test::TempDir dir;
+  Dispatcher d(tuned_log(dir));
+  // 1000 is not a multiple of the smallest tile (16): neither the default nor any config fits.
+  try {
+    d.select(kTile, TileTemplate::problem(1000, 1000), test::test_device());
+    FAIL("a config that cannot implement the problem was selected");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::unsupported);
+    CHECK_THAT(e.what(), Catch::Contains("dispatch_tile_test"));
+  }
+}
