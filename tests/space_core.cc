@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <memory>
 #include <numeric>
 #include <set>
 #include <thread>
@@ -412,4 +413,29 @@ TEST_CASE("space: const methods are safe from several threads", "[space]") {
   }
   for (auto& th : threads) th.join();
   CHECK(bad == std::vector<int>(4, 0));
+}
+
+TEST_CASE("space: valid() refuses values outside their domains; neighbours of an invalid config are valid",
+          "[space]") {
+  auto space = SearchSpace::Builder()
+                   .param("A", {0, 1, 2})
+                   .param("B", {0, 1, 2})
+                   .constraint("A != 0")
+                   .build();
+  // Same names, a value no domain holds, every constraint satisfied.
+  const Config outside(std::make_shared<const std::vector<std::string>>(space.default_config().names()),
+                       std::vector<Value>{7, 1});
+  CHECK_FALSE(space.valid(outside));
+  CHECK(space.violated(outside).has_value());
+
+  // A=0 breaks "A != 0": changing B cannot repair that, only changing A can.
+  const Config invalid = space.parse("A=0,B=0");
+  REQUIRE_FALSE(space.valid(invalid));
+  const auto near = space.neighbours(invalid, Neighbourhood::hamming);
+  std::set<std::string> texts;
+  for (const auto& c : near) {
+    CHECK(space.valid(c));
+    texts.insert(c.str());
+  }
+  CHECK(texts == std::set<std::string>{"A=1,B=0", "A=2,B=0"});
 }
