@@ -183,8 +183,12 @@ LogFormat detect_log_format(const std::string& path) {
   if (ends_with(path, ".json.gz")) return LogFormat::kernel_tuner;
   std::string head = kt::read_maybe_gzip(path).substr(0, 4096);
   if (head.find("\"ktune-trials\"") != std::string::npos) return LogFormat::jsonl;
-  if (head.find("\"schema_version\"") != std::string::npos &&
-      head.find("\"results\"") != std::string::npos)
+  // T4: "results" with "schema_version", or (a writer that sorts keys puts the version after a
+  // long results array) with the fields of a result.
+  if (head.find("\"results\"") != std::string::npos &&
+      (head.find("\"schema_version\"") != std::string::npos ||
+       (head.find("\"configuration\"") != std::string::npos &&
+        head.find("\"invalidity\"") != std::string::npos)))
     return LogFormat::t4;
   if (head.find("\"tune_params_keys\"") != std::string::npos ||
       head.find("\"cache\"") != std::string::npos)

@@ -120,6 +120,48 @@ TEST_CASE("T4 export and import round-trip losslessly and follow the T4 schema",
   CHECK(empty["results"].empty());
 }
 
+TEST_CASE("T4 import: runtimes before a time measurement, correctness 0, versions and disagreeing ktune objects",
+          "[log][formats]") {
+  test::TempDir dir;
+  ImportOptions options;
+  options.template_name = "conv";
+  options.problem_key = "conv|n=4096|";
+  options.device = test::test_device();
+  options.run_id = "imported";
+  // Runtimes decide the median; a "time" measurement only stands in when there are none.
+  // "correct" with correctness 0 is a wrong result.
+  write_text(dir.file("t4.json"), R"({"schema_version": "1.2.0", "results": [
+    {"configuration": {"bx": 32}, "times": {"runtimes": [2.0, 1.0, 3.0]}, "invalidity": "correct",
+     "correctness": 1, "measurements": [{"name": "time", "value": 9.0, "unit": "ms"}]},
+    {"configuration": {"bx": 64}, "times": {}, "invalidity": "correct", "correctness": 1,
+     "measurements": [{"name": "time", "value": 4.5, "unit": "ms"}]},
+    {"configuration": {"bx": 128}, "times": {"runtimes": [1.0]}, "invalidity": "correct",
+     "correctness": 0}]})");
+  TuningLog log(dir.file("a.db"));
+  CHECK(import_file(log, dir.file("t4.json"), options).records == 3);
+  const auto records = log.records();
+  REQUIRE(records.size() == 3);
+  CHECK(records[0].trial.median_ms == 2.0);
+  CHECK(records[1].trial.median_ms == 4.5);
+  CHECK(records[2].trial.status == Status::wrong_result);
+
+  write_text(dir.file("v2.json"), R"({"schema_version": "2.0.0", "results": []})");
+  CHECK_THROWS_WITH(import_file(log, dir.file("v2.json"), options),
+                    Catch::Contains("2.0.0") && Catch::Contains("not supported"));
+
+  // A ktune export whose T4 configuration was edited no longer matches its ktune object.
+  TuningLog source(dir.file("s.db"));
+  source.append_batch(sample_records());
+  export_file(source, dir.file("out.t4.json"), LogFormat::t4);
+  auto doc = nlohmann::json::parse(std::ifstream(dir.file("out.t4.json")));
+  doc["results"][0]["configuration"]["BLOCK"] = 64;
+  std::ofstream(dir.file("edited.t4.json")) << doc.dump();  // keys sorted: the version comes last
+  TuningLog edited(dir.file("e.db"));
+  CHECK_THROWS_WITH(import_file(edited, dir.file("edited.t4.json")),
+                    Catch::Contains("configuration") && Catch::Contains("disagrees"));
+  CHECK(edited.count() == 0);
+}
+
 TEST_CASE("A foreign T4 file imports with the context given in the options", "[log][formats]") {
   test::TempDir dir;
   write_text(dir.file("foreign.json"), R"({"schema_version": "1.0.0", "results": [
