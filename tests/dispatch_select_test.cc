@@ -299,6 +299,15 @@ TEST_CASE("Dispatcher never selects a failed trial, however fast its recorded ti
   }
 }
 
+TEST_CASE("Dispatcher skips a logged config that breaks a constraint of the space", "[dispatch]") {
+  test::TempDir dir;
+  // Every value in its domain, but BM * BN = 8192 > 4096; and the fastest record.
+  Dispatcher d(tuned_log(dir, {tile_record(1024, 1024, "BM=128,BN=64,SPLIT=1", 0.05)}));
+  auto s = d.select(kTile, TileTemplate::problem(1024, 1024), test::test_device());
+  CHECK(s.reason == SelectionReason::exact);
+  CHECK(s.config.str() == "BM=128,BN=32,SPLIT=2");
+}
+
 TEST_CASE("Dispatcher's same-architecture rule needs the same minor version too", "[dispatch]") {
   test::TempDir dir;
   Dispatcher d(tuned_log(dir));  // tuned on a 9.0 device

@@ -191,4 +191,24 @@ TEST_CASE("A foreign SQLite database and a newer schema are refused", "[log][cor
     sqlite3_close(db);
     require_refused(path, "newer than this ktune understands");
   }
+  SECTION("the very next schema version") {
+    auto path = filled_db(dir, 3);
+    checkpoint(path);  // the refusal must leave the whole file as it was
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    const std::string next =
+        "PRAGMA user_version = " + std::to_string(TuningLog::current_schema_version() + 1);
+    REQUIRE(sqlite3_exec(db, next.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+    require_refused(path, "newer than this ktune understands");
+  }
+  SECTION("a foreign database that sets a schema version") {
+    auto path = dir.file("versioned.db");
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db, "CREATE TABLE photos(id INTEGER); PRAGMA user_version = 1;",
+                         nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+    require_refused(path, "not a ktune tuning log");
+  }
 }

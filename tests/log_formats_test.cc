@@ -412,3 +412,20 @@ TEST_CASE("A Kernel Tuner cache that grew adds only its new records when importe
   CHECK(import_file(log, dir.file("k.json"), named).records == 3);
   CHECK(log.count() == 6);
 }
+
+TEST_CASE("A Kernel Tuner entry's median comes from its times, its time only when it has none",
+          "[log][formats]") {
+  test::TempDir dir;
+  // Kernel Tuner's "time" is the mean of "times" (here pulled up by one slow run).
+  std::ofstream(dir.file("k.json")) << R"({"device_name": "Test GPU", "kernel_name": "k",
+"problem_size": [64], "tune_params_keys": ["bx"], "tune_params": {"bx": [32, 64]}, "objective": "time",
+"cache": {
+"32": {"bx": 32, "time": 4.0, "times": [1.0, 2.0, 9.0], "timestamp": "2023-12-22 09:53:48.691683+00:00"},
+"64": {"bx": 64, "time": 2.5, "timestamp": "2023-12-22 09:53:49.000000+00:00"}}})";
+  TuningLog log(dir.file("k.db"));
+  REQUIRE(import_file(log, dir.file("k.json")).records == 2);
+  const auto records = log.records();
+  REQUIRE(records.size() == 2);
+  CHECK(records[0].trial.median_ms == 2.0);
+  CHECK(records[1].trial.median_ms == 2.5);
+}

@@ -31,6 +31,21 @@ TEST_CASE("stats: two candidates 0.2% apart with 2% round noise are within noise
   auto w = stats::compare_rounds({1.00, 1.001, 0.999}, {1.20, 1.21, 1.19});
   CHECK_FALSE(w.within_noise);
   CHECK(w.difference == Approx(0.2));
+  // The noise is the mean of the two relative spreads (each a p10..p90 width over the median),
+  // not below the floor; a difference just inside it is within noise, just outside is not.
+  const std::vector<double> a{1.00, 1.04, 0.96, 1.00, 1.00}, b{2.00, 2.00, 2.00, 2.00, 2.00};
+  const double half = 0.5 * (stats::relative_spread(a) + stats::relative_spread(b));
+  REQUIRE(half > 0.01);
+  const auto at = stats::compare_rounds(a, b, 0.0);
+  CHECK(at.noise == Approx(half));
+  auto shifted = [&](double d) {
+    std::vector<double> c;
+    for (double x : b) c.push_back(x / 2 * (1 + d));
+    return stats::compare_rounds(a, c, 0.0);
+  };
+  CHECK(shifted(0.95 * half).within_noise);
+  CHECK_FALSE(shifted(1.05 * half).within_noise);
+  CHECK(stats::compare_rounds(a, b, 0.5).noise == 0.5);  // the floor
 }
 
 TEST_CASE("timing: repetitions fill the minimum time within the bounds", "[runner]") {
