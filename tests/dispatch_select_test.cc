@@ -17,9 +17,12 @@ using namespace ktune;
 
 namespace {
 
-/// A tiling template: tiles BM x BN must divide M x N.
+/// A tiling template: tiles BM x BN must divide M x N. The default tile and one more
+/// constraint can be chosen, for the dispatcher's last-resort rules.
 class TileTemplate final : public KernelTemplate {
  public:
+  explicit TileTemplate(Value default_tile = 16, std::string extra_constraint = "True")
+      : default_tile_(default_tile), extra_constraint_(std::move(extra_constraint)) {}
   std::string name() const override { return "dispatch_tile_test"; }
   std::string op() const override { return "tile"; }
   std::string description() const override { return "dispatcher test template"; }
@@ -35,10 +38,11 @@ class TileTemplate final : public KernelTemplate {
   void check_problem(const Problem&) const override {}
   SearchSpace space(const Problem&, const Device&) const override {
     return SearchSpace::Builder()
-        .param("BM", {16, 32, 64, 128}, 16)
-        .param("BN", {16, 32, 64}, 16)
+        .param("BM", {16, 32, 64, 128}, default_tile_)
+        .param("BN", {16, 32, 64}, default_tile_)
         .param("SPLIT", {1, 2, 4}, 1)
         .constraint("BM * BN <= 4096")
+        .constraint(extra_constraint_)
         .build();
   }
   bool can_implement(const Problem& p, const Config& c, std::string* why) const override {
@@ -52,6 +56,10 @@ class TileTemplate final : public KernelTemplate {
   static Problem problem(std::int64_t m, std::int64_t n, const std::string& dtype = "f32") {
     return Problem{"tile", {{"M", m}, {"N", n}}, {{"dtype", dtype}}};
   }
+
+ private:
+  Value default_tile_;
+  std::string extra_constraint_;
 };
 
 const TileTemplate kTile;
@@ -342,4 +350,17 @@ TEST_CASE("Dispatcher refuses a problem no config can implement instead of retur
     CHECK(e.code() == ErrorCode::unsupported);
     CHECK_THAT(e.what(), Catch::Contains("dispatch_tile_test"));
   }
+}
+
+TEST_CASE("Dispatcher's last resort: the first valid config that can implement the problem",
+          "[dispatch]") {
+  test::TempDir dir;
+  // The default tile 64 x 64 cannot divide 48 x 48; of the 16 x 16 tiles (the only ones that
+  // can), SPLIT = 1 breaks the extra constraint: the first valid one is SPLIT = 2.
+  const TileTemplate big_default(64, "BM >= 32 or SPLIT > 1");
+  Dispatcher d(tuned_log(dir));
+  auto s = d.select(big_default, TileTemplate::problem(48, 48), test::test_device());
+  CHECK(s.reason == SelectionReason::default_config);
+  CHECK(s.config.str() == "BM=16,BN=16,SPLIT=2");
+  CHECK_THAT(s.explanation, Catch::Contains("first valid config"));
 }
