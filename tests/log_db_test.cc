@@ -269,6 +269,12 @@ TEST_CASE("best() judges a config measured several times by its typical trial", 
   CHECK(typical[2].trial.median_ms == 0.65);
   // The rule alone (the dispatcher applies it to its compact index): positions in the given
   // order, the lower median, ties to the earlier trial.
+  // Equal typical times: the config recorded first stays the best (a later tie does not move it).
+  TuningLog tied(dir.file("tied.db"));
+  tied.append(make_record("BLOCK=4,VEC=1", 0.8));
+  tied.append(make_record("BLOCK=5,VEC=1", 0.8));
+  CHECK(tied.best("copy", "copy|n=1024|dtype=f32", device_key_of(test::test_device()))->config_text ==
+        "BLOCK=4,VEC=1");
   CHECK(typical_trial_position({0.5, 0.7, 0.71, 0.7}) == 1);
   CHECK(typical_trial_position({0.9, 0.3, 0.6}) == 2);
   CHECK(typical_trial_position({2.0, 1.0}) == 1);

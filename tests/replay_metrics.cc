@@ -47,6 +47,13 @@ TEST_CASE("exact random-search expectation matches Monte Carlo", "[replay]") {
                                           1 / 6.0 + 0.4 + 1 / 12.0 + 0.2 + 1 / 3.5) / 15));
 }
 
+TEST_CASE("random-search expectation: the median of the successes, even counts averaged", "[replay]") {
+  const double inf = std::numeric_limits<double>::infinity();
+  CHECK(RandomSearchExpectation({4, 1, inf, 3, 2}).median() == 2.5);  // failures are not times
+  CHECK(RandomSearchExpectation({5, 1, 3}).median() == 3);
+  CHECK(RandomSearchExpectation({2, inf}).median() == 2);
+}
+
 TEST_CASE("mean confidence interval", "[replay]") {
   const auto ci = mean_confidence_95({1, 2, 3, 4, 5});
   CHECK(ci.mean == Approx(3));
