@@ -36,9 +36,12 @@ class TileTemplate final : public KernelTemplate {
   }
   Problem example_problem() const override { return problem(1024, 1024); }
   void check_problem(const Problem&) const override {}
-  SearchSpace space(const Problem&, const Device&) const override {
+  SearchSpace space(const Problem& p, const Device&) const override {
+    std::vector<Value> bm;  // with shape_domains, no tile taller than the problem
+    for (Value v : {16, 32, 64, 128})
+      if (!shape_domains || v <= std::max<Value>(16, p.dim("M"))) bm.push_back(v);
     return SearchSpace::Builder()
-        .param("BM", {16, 32, 64, 128}, default_tile_)
+        .param("BM", bm, default_tile_)
         .param("BN", {16, 32, 64}, default_tile_)
         .param("SPLIT", {1, 2, 4}, 1)
         .constraint("BM * BN <= 4096")
@@ -56,6 +59,9 @@ class TileTemplate final : public KernelTemplate {
   static Problem problem(std::int64_t m, std::int64_t n, const std::string& dtype = "f32") {
     return Problem{"tile", {{"M", m}, {"N", n}}, {{"dtype", dtype}}};
   }
+
+  /// BM's domain depends on the problem (tiles up to M).
+  bool shape_domains = false;
 
  private:
   Value default_tile_;
@@ -363,4 +369,20 @@ TEST_CASE("Dispatcher's last resort: the first valid config that can implement t
   CHECK(s.reason == SelectionReason::default_config);
   CHECK(s.config.str() == "BM=16,BN=16,SPLIT=2");
   CHECK_THAT(s.explanation, Catch::Contains("first valid config"));
+}
+
+TEST_CASE("Dispatcher checks a nearest-shape record against the space of the problem it was tuned for",
+          "[dispatch][security]") {
+  test::TempDir dir;
+  TileTemplate by_shape;
+  by_shape.shape_domains = true;
+  // BM = 128 is outside the space of 64 x 64 (tiles up to M), though inside that of 128 x 128:
+  // a record claiming it for 64 x 64 is hostile or stale, not a tuned config to reuse.
+  auto path = dir.file("shapes.db");
+  TuningLog(path).append_batch({tile_record(64, 64, "BM=128,BN=64,SPLIT=1", 0.1)});
+  Dispatcher d(path);
+  auto s = d.select(by_shape, TileTemplate::problem(128, 128), test::test_device());
+  CHECK(s.reason == SelectionReason::default_config);
+  REQUIRE(d.rejections().size() == 1);
+  CHECK_THAT(d.rejections()[0], Catch::Contains("BM=128"));
 }
