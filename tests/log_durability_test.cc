@@ -174,41 +174,32 @@ TEST_CASE("A garbled or truncated database is reported as corrupted", "[log][cor
 
 TEST_CASE("A foreign SQLite database and a newer schema are refused", "[log][corruption]") {
   test::TempDir dir;
-  SECTION("foreign database") {
-    auto path = dir.file("other.db");
+  // Runs `sql` on the SQLite file at `path` directly, as another program would.
+  auto run_sql = [](const std::string& path, const std::string& sql) {
     sqlite3* db = nullptr;
     REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-    REQUIRE(sqlite3_exec(db, "CREATE TABLE photos(id INTEGER); INSERT INTO photos VALUES (1);",
-                         nullptr, nullptr, nullptr) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
     sqlite3_close(db);
+  };
+  SECTION("foreign database") {
+    auto path = dir.file("other.db");
+    run_sql(path, "CREATE TABLE photos(id INTEGER); INSERT INTO photos VALUES (1);");
+    require_refused(path, "not a ktune tuning log");
+  }
+  SECTION("a foreign database that sets a schema version") {
+    auto path = dir.file("versioned.db");
+    run_sql(path, "CREATE TABLE photos(id INTEGER); PRAGMA user_version = 1;");
     require_refused(path, "not a ktune tuning log");
   }
   SECTION("newer schema") {
     auto path = filled_db(dir, 3);
-    sqlite3* db = nullptr;
-    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-    REQUIRE(sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr) == SQLITE_OK);
-    sqlite3_close(db);
+    run_sql(path, "PRAGMA user_version = 99");
     require_refused(path, "newer than this ktune understands");
   }
   SECTION("the very next schema version") {
     auto path = filled_db(dir, 3);
     checkpoint(path);  // the refusal must leave the whole file as it was
-    sqlite3* db = nullptr;
-    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-    const std::string next =
-        "PRAGMA user_version = " + std::to_string(TuningLog::current_schema_version() + 1);
-    REQUIRE(sqlite3_exec(db, next.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
-    sqlite3_close(db);
+    run_sql(path, "PRAGMA user_version = " + std::to_string(TuningLog::current_schema_version() + 1));
     require_refused(path, "newer than this ktune understands");
-  }
-  SECTION("a foreign database that sets a schema version") {
-    auto path = dir.file("versioned.db");
-    sqlite3* db = nullptr;
-    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-    REQUIRE(sqlite3_exec(db, "CREATE TABLE photos(id INTEGER); PRAGMA user_version = 1;",
-                         nullptr, nullptr, nullptr) == SQLITE_OK);
-    sqlite3_close(db);
-    require_refused(path, "not a ktune tuning log");
   }
 }
