@@ -30,6 +30,7 @@ class BayesianSearcher : public SearcherBase {
         incumbents_(static_cast<std::size_t>(std::max<std::int64_t>(0, o.get_int("incumbents", 0)))),
         refit_every_(static_cast<std::size_t>(std::max<std::int64_t>(1, o.get_int("refit_every", 0)))),
         fit_points_(static_cast<std::size_t>(std::max<std::int64_t>(8, o.get_int("fit_points", 0)))),
+        model_points_(static_cast<std::size_t>(std::max<std::int64_t>(16, o.get_int("model_points", 0)))),
         fit_iterations_(static_cast<int>(o.get_int("fit_iterations", 0))),
         xi_(o.get_double("xi", 0)),
         kappa_(o.get_double("kappa", 0)) {
@@ -82,6 +83,7 @@ class BayesianSearcher : public SearcherBase {
       if (space().params()[i].values.size() > 1) dims_.push_back(i);
     }
     gp_ = GaussianProcess(dims_.size());
+    rows_.clear();
     modelled_ = 0;
     last_fit_ = 0;
   }
@@ -96,12 +98,13 @@ class BayesianSearcher : public SearcherBase {
   /// Standardized targets of the modelled observations, failures imputed with the worst.
   Eigen::VectorXd targets(double& best) const {
     double worst = -std::numeric_limits<double>::infinity();
-    for (std::size_t i = 0; i < modelled_; ++i) {
+    for (std::size_t i : rows_) {
       if (std::isfinite(observed_[i].cost)) worst = std::max(worst, observed_[i].cost);
     }
-    Eigen::VectorXd y(static_cast<Eigen::Index>(modelled_));
-    for (std::size_t i = 0; i < modelled_; ++i) {
-      y(static_cast<Eigen::Index>(i)) = std::isfinite(observed_[i].cost) ? observed_[i].cost : worst;
+    Eigen::VectorXd y(static_cast<Eigen::Index>(rows_.size()));
+    for (std::size_t k = 0; k < rows_.size(); ++k) {
+      const double cost = observed_[rows_[k]].cost;
+      y(static_cast<Eigen::Index>(k)) = std::isfinite(cost) ? cost : worst;
     }
     const double mean = y.mean();
     const double sd = std::sqrt(std::max((y.array() - mean).square().mean(), 1e-12));
@@ -112,22 +115,52 @@ class BayesianSearcher : public SearcherBase {
 
   /// Brings the model up to date with every observation (refitting now and then).
   Eigen::VectorXd update_model(double& best) {
-    gp_.truncate(modelled_);  // drop the believed points of the previous batch
+    gp_.truncate(rows_.size());  // drop the believed points of the previous batch
     const bool refit_due = gp_.size() == 0 ||
         observed_.size() - last_fit_ >= std::min(refit_every_, std::max<std::size_t>(1, observed_.size() / 8));
     if (refit_due) {
       gp_.clear();
       modelled_ = observed_.size();
-      for (std::size_t i = 0; i < modelled_; ++i) gp_.add(features(observed_[i].config));
+      rows_ = model_rows();
+      for (std::size_t i : rows_) gp_.add(features(observed_[i].config));
       const Eigen::VectorXd y = targets(best);
       gp_.fit(fit_rows(y), y, fit_iterations_);
       last_fit_ = modelled_;
     } else {
-      while (modelled_ < observed_.size()) gp_.add(features(observed_[modelled_++].config));
+      while (modelled_ < observed_.size()) {
+        rows_.push_back(modelled_);
+        gp_.add(features(observed_[modelled_++].config));
+      }
     }
     Eigen::VectorXd y = targets(best);
     gp_.solve(y);
     return y;
+  }
+
+  /// Observations the model holds after a refit, in observation order: all of them up to
+  /// model_points, beyond that the best half of the cap and the most recent rest (the model's
+  /// Cholesky factor and every prediction cost grow with its size: O(n^3) and O(n^2)).
+  std::vector<std::size_t> model_rows() const {
+    const std::size_t n = observed_.size();
+    std::vector<std::size_t> rows(n);
+    for (std::size_t i = 0; i < n; ++i) rows[i] = i;
+    if (n <= model_points_) return rows;
+    std::vector<std::size_t> by_cost = rows;  // failures (+inf) last
+    std::stable_sort(by_cost.begin(), by_cost.end(),
+                     [&](std::size_t a, std::size_t b) { return observed_[a].cost < observed_[b].cost; });
+    std::vector<bool> taken(n, false);
+    for (std::size_t k = 0; k < model_points_ / 2; ++k) taken[by_cost[k]] = true;
+    std::size_t count = model_points_ / 2;
+    for (std::size_t i = n; i-- > 0 && count < model_points_;) {
+      if (!taken[i]) {
+        taken[i] = true;
+        ++count;
+      }
+    }
+    std::vector<std::size_t> out;
+    for (std::size_t i = 0; i < n; ++i)
+      if (taken[i]) out.push_back(i);
+    return out;
   }
 
   /// Rows used to fit hyperparameters: all, or the best half of the cap plus an even spread.
@@ -213,6 +246,7 @@ class BayesianSearcher : public SearcherBase {
   std::size_t incumbents_;
   std::size_t refit_every_;
   std::size_t fit_points_;
+  std::size_t model_points_;
   int fit_iterations_;
   double xi_;
   double kappa_;
@@ -223,7 +257,8 @@ class BayesianSearcher : public SearcherBase {
   std::size_t pending_ = 0;  // initial-design configs proposed but not yet observed
   std::vector<std::size_t> dims_;
   GaussianProcess gp_;
-  std::size_t modelled_ = 0;  // observations in the model
+  std::vector<std::size_t> rows_;  // the observation behind each model row
+  std::size_t modelled_ = 0;       // observations considered (the model holds rows_ of them)
   std::size_t last_fit_ = 0;
   Eigen::VectorXd y_;
   double best_ = 0;  // best standardized target in the model
@@ -245,6 +280,9 @@ SearcherInfo bayesian_info() {
            {"kappa", "2.0", "exploration weight of lcb", "real 0..1000"},
            {"refit_every", "10", "observations between hyperparameter fits", "int 1..1000000"},
            {"fit_points", "96", "most observations a hyperparameter fit uses", "int 8..10000"},
+           {"model_points", "512",
+            "most observations the model holds (beyond: the best half and the most recent)",
+            "int 16..100000"},
            {"fit_iterations", "30", "Adam steps per hyperparameter fit", "int 0..100000"}}};
 }
 

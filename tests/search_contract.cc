@@ -4,6 +4,7 @@
 // enumeration. Also the registry's errors for unknown searchers and options.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <set>
@@ -134,6 +135,32 @@ TEST_CASE("failed trials count as spent and the optimum is still found", "[searc
     CHECK(best < 2.0);  // within 30 of the 42 valid configs, near the bowl's bottom
     if (name != "exhaustive") CHECK(failed < 6);
   }
+}
+
+TEST_CASE("bayesian with its model capped below the observations keeps the contract", "[search]") {
+  // 42 valid configs, a model of at most 16 of them: the best 8 and the 8 most recent.
+  const SearchSpace space = tiny_space();
+  auto capped = make_searcher("bayesian", SearcherOptions::parse("model_points=16,initial=4"));
+  auto all = drive(*capped, space, 5, 1);
+  std::set<Index> seen;
+  for (const auto& c : all) {
+    REQUIRE(space.valid(c));
+    REQUIRE(seen.insert(space.index_of(c)).second);
+  }
+  CHECK(all.size() == space.count_valid());
+  double best = 1e9;
+  for (std::size_t i = 0; i < 30; ++i) {
+    const Trial t = synthetic_trial(all[i]);
+    if (t.ok()) best = std::min(best, t.median_ms);
+  }
+  CHECK(best < 2.0);
+  // The cap changes the model: past 16 observations the proposals differ from the uncapped one.
+  auto uncapped = make_searcher("bayesian", SearcherOptions::parse("initial=4"));
+  const auto full = drive(*uncapped, space, 5, 1);
+  REQUIRE(full.size() == all.size());
+  CHECK(std::equal(all.begin(), all.begin() + 16, full.begin()));
+  CHECK_FALSE(std::equal(all.begin(), all.end(), full.begin()));
+  CHECK_THROWS_AS(make_searcher("bayesian", SearcherOptions::parse("model_points=8")), Error);
 }
 
 TEST_CASE("searchers work on a 10^9-point space without enumerating it", "[search]") {
