@@ -83,9 +83,10 @@ struct Frame {
   }
 };
 
-/// Trials of one task grouped by run, in insertion order.
+/// Trials of one task grouped by run, in insertion order: each trial's median when it is ok,
+/// else 0 (all the charts read; a log of a million trials is not held whole).
 struct TaskTrials {
-  std::map<std::string, std::vector<TrialRecord>> runs;
+  std::map<std::string, std::vector<double>> runs;
   std::map<std::string, std::int64_t> status_counts;
 };
 
@@ -96,12 +97,11 @@ std::string convergence_svg(const TaskTrials& task) {
   double lo = 1e300, hi = 0;
   std::size_t longest = 1;
   std::vector<std::pair<std::string, std::vector<double>>> curves;
-  for (const auto& [run, records] : task.runs) {
+  for (const auto& [run, medians] : task.runs) {
     std::vector<double> curve;
     double best = 0;
-    for (const auto& r : records) {
-      if (r.trial.ok() && r.trial.median_ms > 0 && (best == 0 || r.trial.median_ms < best))
-        best = r.trial.median_ms;
+    for (double ms : medians) {
+      if (ms > 0 && (best == 0 || ms < best)) best = ms;
       curve.push_back(best);
       if (best > 0) {
         lo = std::min(lo, best);
@@ -137,9 +137,9 @@ std::string convergence_svg(const TaskTrials& task) {
 /// since the table's best is a config's typical trial, which may be a little slower.
 std::string distribution_svg(const TaskTrials& task) {
   std::vector<double> times;
-  for (const auto& [run, records] : task.runs)
-    for (const auto& r : records)
-      if (r.trial.ok() && r.trial.median_ms > 0) times.push_back(r.trial.median_ms);
+  for (const auto& [run, medians] : task.runs)
+    for (double ms : medians)
+      if (ms > 0) times.push_back(ms);
   if (times.empty()) return "<p class=\"note\">No successful trial.</p>";
   const double best = *std::min_element(times.begin(), times.end());
   // Bins of relative time: [1, 1.05), [1.05, 1.1), ... doubling widths up to >= 8x.
@@ -261,7 +261,7 @@ std::string render_html_report(const TuningLog& log, const std::string& title) {
     runs.insert(r.run_id);
     const std::string key = r.template_name + " | " + r.problem_key + " | " + r.device_key();
     auto& task = tasks[key];
-    task.runs[r.run_id].push_back(r);
+    task.runs[r.run_id].push_back(r.trial.ok() && r.trial.median_ms > 0 ? r.trial.median_ms : 0.0);
     task.status_counts[to_string(r.trial.status)]++;
     statuses[to_string(r.trial.status)]++;
     ++total;
