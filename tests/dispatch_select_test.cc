@@ -3,6 +3,7 @@
 // compute capability (flagged), the default, and hostile logs whose configs are not in the
 // template's space.
 #include <fstream>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
@@ -385,4 +386,41 @@ TEST_CASE("Dispatcher checks a nearest-shape record against the space of the pro
   CHECK(s.reason == SelectionReason::default_config);
   REQUIRE(d.rejections().size() == 1);
   CHECK_THAT(d.rejections()[0], Catch::Contains("BM=128"));
+}
+
+TEST_CASE("Dispatcher answers many threads at once as it answers one", "[dispatch][concurrency]") {
+  test::TempDir dir;
+  // Hostile records too, so that threads also record rejections at the same time.
+  const auto path = tuned_log(dir, {tile_record(1024, 1024, "BM=256,BN=32,SPLIT=1", 0.1),
+                                    tile_record(4096, 4096, "BM=64,BN=64,SPLIT=1,EVIL=1", 0.2)});
+  std::vector<Problem> problems;
+  for (std::int64_t m : {1024, 2048, 3072, 4000, 4096, 1040})
+    for (std::int64_t n : {1024, 4096, 1040}) problems.push_back(TileTemplate::problem(m, n));
+  std::vector<std::string> expected;
+  {
+    Dispatcher alone(path);
+    for (const auto& p : problems)
+      expected.push_back(alone.select(kTile, p, test::test_device()).config.str());
+  }
+  Dispatcher shared(path);
+  std::vector<std::vector<std::string>> answers(8);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < answers.size(); ++t)
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 20; ++round)
+        for (std::size_t i = 0; i < problems.size(); ++i) {
+          const std::size_t k = (i + t * 5 + static_cast<std::size_t>(round)) % problems.size();
+          answers[t].push_back(std::to_string(k) + ":" +
+                               shared.select(kTile, problems[k], test::test_device()).config.str());
+        }
+    });
+  for (auto& th : threads) th.join();
+  for (const auto& list : answers) {
+    REQUIRE(list.size() == 20 * problems.size());
+    for (const auto& a : list) {
+      const std::size_t k = std::stoul(a.substr(0, a.find(':')));
+      CHECK(a.substr(a.find(':') + 1) == expected[k]);
+    }
+  }
+  CHECK(shared.rejections().size() == 2);  // each hostile record named once
 }
