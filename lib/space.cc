@@ -5,6 +5,7 @@
 #include "ktune/space.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <charconv>
 #include <mutex>
@@ -150,6 +151,7 @@ struct SearchSpace::Impl {
   WalkPlan count_plan;  // only constrained parameters (unless there are predicates)
   mutable std::once_flag valid_list_once;
   mutable std::vector<Index> valid_list;  // valid indices of small spaces, built on demand
+  mutable std::atomic<bool> valid_listed{false};  // valid_list is complete
 
   // ---- lookups -----------------------------------------------------------------------------
 
@@ -312,6 +314,7 @@ struct SearchSpace::Impl {
         return false;
       };
       walk(full_plan, s, 0, leaf);
+      valid_listed.store(true, std::memory_order_release);
     });
     return valid_list;
   }
@@ -707,9 +710,13 @@ Config SearchSpace::default_config() const {
 }
 
 Config SearchSpace::random(std::mt19937_64& rng) const {
-  if (auto c = impl_->random_by_rejection(rng)) return *std::move(c);
+  // Once a draw has listed the valid points (rejection found none), later draws pick from the
+  // list at once instead of failing kRejectionTries draws again: both are uniform.
+  if (!impl_->valid_listed.load(std::memory_order_acquire)) {
+    if (auto c = impl_->random_by_rejection(rng)) return *std::move(c);
+  }
   // Few valid points: sample exactly from the list of valid points of a small space, or
-  // search a large one depth first in random value order.
+  // walk over the valid configs of a large one.
   if (!impl_->too_large && impl_->size <= kSmallSpace) {
     const auto& valid = impl_->valid_indices();
     if (valid.empty()) impl_->throw_unsatisfiable("no configuration satisfies every constraint");
