@@ -127,8 +127,8 @@ struct Dispatcher::Impl {
   std::map<int, Device> devices;                                        // by ordinal
   std::uint64_t compiles = 0;
 
-  /// Receives the records one at a time.
-  using RecordSink = std::function<void(TrialRecord&&)>;
+  /// Receives the records one at a time (TuningLog::for_each's visitor).
+  using RecordSink = std::function<void(const TrialRecord&)>;
   /// Indexes the ok records that `read` passes to its sink.
   void index(const std::function<void(const RecordSink&)>& read, bool from_jsonl);
   Selection compute(const KernelTemplate& tmpl, const Problem& problem, const Device& device) const;
@@ -147,7 +147,7 @@ void Dispatcher::Impl::index(const std::function<void(const RecordSink&)>& read,
   // only what selection reads is kept, so a log of a million trials is not held whole.
   std::unordered_map<std::string, std::size_t> task_of;
   std::vector<PendingTask> pending;
-  read([&](TrialRecord&& r) {
+  read([&](const TrialRecord& r) {
     if (!r.trial.ok()) return;
     const std::string device_key = r.device_key();
     try {  // a log written by hand or by an older ktune: an impossible time never wins
@@ -172,8 +172,8 @@ void Dispatcher::Impl::index(const std::function<void(const RecordSink&)>& read,
     PendingTask& task = pending[t->second];
     auto [g, new_group] =
         task.group_of.try_emplace(r.config_text + '\x1f' + r.source_hash, task.groups.size());
-    if (new_group) task.groups.push_back({std::move(r.config_text), std::move(r.source_hash), {}});
-    task.groups[g->second].trials.push_back({r.trial.median_ms, r.id, std::move(r.run_id)});
+    if (new_group) task.groups.push_back({r.config_text, r.source_hash, {}});
+    task.groups[g->second].trials.push_back({r.trial.median_ms, r.id, r.run_id});
   });
   std::vector<double> medians;
   for (auto& p : pending) {
@@ -440,7 +440,7 @@ Dispatcher::Dispatcher(const std::string& path, DispatcherOptions options)
   if (!sqlite::is_sqlite_file(path)) {
     impl_->index(
         [&](const Impl::RecordSink& sink) {
-          for (auto& r : jsonl::read_file(path)) sink(std::move(r));
+          for (const auto& r : jsonl::read_file(path)) sink(r);
         },
         true);
   } else {
@@ -448,9 +448,7 @@ Dispatcher::Dispatcher(const std::string& path, DispatcherOptions options)
     LogFilter ok;
     ok.status = Status::ok;
     impl_->index(
-        [&](const Impl::RecordSink& sink) {
-          log.for_each(ok, [&](const TrialRecord& r) { sink(TrialRecord(r)); });
-        },
+        [&](const Impl::RecordSink& sink) { log.for_each(ok, sink); },
         false);
   }
   spdlog::debug("dispatch: indexed {} ok records of '{}'", impl_->indexed, path);
