@@ -34,7 +34,6 @@ class ExhaustiveSearcher : public SearcherBase {
     return batch;
   }
 
-
  private:
   /// Spaces up to kListed points are listed by the pruning walk (cheap next to measuring);
   /// larger ones are walked lazily, so the first batch never waits for the whole space.

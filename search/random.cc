@@ -21,7 +21,6 @@ class RandomSearcher : public SearcherBase {
     }
     return batch;
   }
-
 };
 
 }  // namespace
