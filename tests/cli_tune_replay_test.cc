@@ -106,6 +106,40 @@ TEST_CASE("cli: a replayed plan records every trial with its context, resumes, a
     CHECK(count_trials(out, kLarge) == 20);
   }
 
+  SECTION("a resumed run names the winner best picks when a config was measured again") {
+    // The fastest config's later measurements (as final rounds add them) are slow: its typical
+    // trial is no longer the fastest, so `best` names another config, and so must the resume.
+    std::string lucky;
+    {
+      TuningLog log(out);
+      auto fastest = log.best("copy", problem_key(kSmall), device_key_of(Device::h200()));
+      REQUIRE(fastest);
+      lucky = fastest->config_text;
+      TrialRecord slow = *fastest;
+      for (double& t : slow.trial.times_ms) t *= 10;
+      slow.trial.median_ms *= 10;
+      slow.trial.min_ms *= 10;
+      log.append(slow);
+      log.append(slow);
+    }
+    auto best = run_ktune(dir, "best --db " + out + " --json");
+    REQUIRE(best.status == 0);
+    std::string winner;
+    for (const auto& row : nlohmann::json::parse(best.output))
+      if (row["problem"] == problem_key(kSmall)) winner = row["config"];
+    REQUIRE_FALSE(winner.empty());
+    REQUIRE(winner != lucky);
+    auto again = run_ktune(dir, tune);
+    INFO(again.output);
+    REQUIRE(again.status == 0);
+    const std::string line = "copy " + problem_key(kSmall) + ": best ";
+    const auto at = again.output.find(line);
+    REQUIRE(at != std::string::npos);
+    const std::string summary = again.output.substr(at, again.output.find('\n', at) - at);
+    CHECK(summary.find("with " + winner + ";") != std::string::npos);
+    CHECK(summary.find("with " + lucky + ";") == std::string::npos);
+  }
+
   SECTION("a larger budget continues without measuring a config twice") {
     auto more = run_ktune(dir, "tune --plan " + plan + " --replay " + recorded + " --db " + out +
                                    " --budget 45 --seed 3");

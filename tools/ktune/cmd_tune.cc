@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -157,7 +158,10 @@ class LogSink final : public TrialSink {
 
 /// Trials of this task already in the log, one per config, for resume: those of the template
 /// source this run would record for the config (the current one; under a replay, the source
-/// the replayed record was measured with, as LogSink stamps it).
+/// the replayed record was measured with, as LogSink stamps it). A config measured several
+/// times (the final rounds re-measure the finalists) resumes as its typical ok trial, the rule
+/// of config_representatives(), so that a resumed run names the winner `ktune best` and the
+/// dispatcher pick; a config without an ok trial resumes as its first trial.
 std::vector<Trial> previous_trials(const TuningLog& log, const KernelTemplate& tmpl,
                                    const Problem& problem, const Device& device,
                                    const SearchSpace& space, const ReplayTask* replay) {
@@ -166,23 +170,37 @@ std::vector<Trial> previous_trials(const TuningLog& log, const KernelTemplate& t
   filter.problem_key = problem.key();
   filter.device_key = device_key_of(device);
   const std::string hash = Builder::source_hash(tmpl.source());
-  std::vector<Trial> out;
-  std::set<std::string> seen;
+  std::vector<std::string> order;                   // configs in order of first appearance
+  std::map<std::string, std::vector<Trial>> trials;  // config -> its trials of that source
   log.for_each(filter, [&](const TrialRecord& r) {
     try {
       Config c = space.parse(r.config_text);
       std::string expected = hash;
       if (replay)
         if (auto it = replay->source_of.find(c.str()); it != replay->source_of.end()) expected = it->second;
-      if (r.source_hash != expected) return;
-      if (!space.valid(c) || !seen.insert(c.str()).second) return;
+      if (r.source_hash != expected || !space.valid(c)) return;
+      auto [it, fresh] = trials.try_emplace(c.str());
+      if (fresh) order.push_back(c.str());
       Trial t = r.trial;
-      t.config = c;
-      out.push_back(std::move(t));
+      t.config = std::move(c);
+      it->second.push_back(std::move(t));
     } catch (const Error&) {
       // a config of another version of the space: not part of this task's resume
     }
   });
+  std::vector<Trial> out;
+  out.reserve(order.size());
+  for (const auto& key : order) {
+    std::vector<Trial>& all = trials[key];
+    std::vector<std::size_t> ok;
+    std::vector<double> medians;
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (all[i].ok()) {
+        ok.push_back(i);
+        medians.push_back(all[i].median_ms);
+      }
+    out.push_back(std::move(all[ok.empty() ? 0 : ok[typical_trial_position(medians)]]));
+  }
   return out;
 }
 
