@@ -445,3 +445,14 @@ TEST_CASE("cli: best and report mark a best only an older template source measur
   const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CHECK(html.find("(older source)") != std::string::npos);
 }
+
+TEST_CASE("cli: a replay of a task the data lacks names the file and the tasks it has", "[cli][replay]") {
+  TempDir dir;
+  const std::string db = dir.file("recorded.db");
+  ktune::test::write_recorded_copy_db(db, {1048576});
+  require_failure_mentioning(
+      run_ktune(dir, "tune --template copy --shape 4096 --dtype f32 --replay " + db + " --db " +
+                         dir.file("out.db")),
+      {"recorded.db", "no recorded trials of template copy", "copy|N=4096|dtype=f32",
+       "it has: copy copy|N=1048576|dtype=f32"});
+}

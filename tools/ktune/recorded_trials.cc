@@ -69,16 +69,13 @@ ReplayTask make_replay_task(const std::vector<TrialRecord>& records, const Kerne
                             const Problem& problem, const std::string& origin) {
   const std::string key = problem.key();
   std::map<std::string, std::size_t> per_device;
-  std::set<std::string> tasks;
   const TrialRecord* sample = nullptr;
-  for (const auto& r : records) {
-    if (r.template_name == tmpl.name() && r.problem_key == key) {
+  for (const auto& r : records)
+    if (r.template_name == tmpl.name() && r.problem_key == key)
       if (++per_device[r.device_key()] == 1 && !sample) sample = &r;
-    } else {
-      tasks.insert(r.template_name + " " + r.problem_key);
-    }
-  }
   if (per_device.empty()) {
+    std::set<std::string> tasks;  // what the data has instead, named in the error
+    for (const auto& r : records) tasks.insert(r.template_name + " " + r.problem_key);
     std::string known;
     for (const auto& t : tasks) known += (known.empty() ? "" : "; ") + t;
     throw Error(ErrorCode::not_found, origin + " has no recorded trials of template " +
