@@ -1,5 +1,6 @@
 // TuningLog over SQLite: appends in transactions, the task / run / resume queries, and the
 // mapping between a TrialRecord and a row of the trials table (schema in sqlite_schema.cc).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -317,7 +318,8 @@ void TuningLog::append_batch(const std::vector<TrialRecord>& records) {
 std::optional<TrialRecord> TuningLog::best(const std::string& template_name,
                                            const std::string& problem_key,
                                            const std::string& device_key,
-                                           const std::string& prefer_source_hash) const {
+                                           const std::string& prefer_source_hash,
+                                           const std::function<bool(const TrialRecord&)>& usable) const {
   std::vector<TrialRecord> ok;
   {
     std::lock_guard lock(impl_->mutex);
@@ -328,14 +330,17 @@ std::optional<TrialRecord> TuningLog::best(const std::string& template_name,
     s.bind(1, template_name).bind(2, problem_key).bind(3, device_key);
     while (s.step()) ok.push_back(read_record(s));
   }
-  std::optional<TrialRecord> best;
   auto rank = [&](const TrialRecord& r) {  // an empty preference ranks every source alike
     return std::make_pair(!prefer_source_hash.empty() && r.source_hash != prefer_source_hash,
                           r.trial.median_ms);
   };
-  for (auto& r : config_representatives(ok))  // in order of first appearance: ties go early
-    if (!best || rank(r) < rank(*best)) best = std::move(r);
-  return best;
+  std::vector<TrialRecord> candidates = config_representatives(ok);
+  // In order of first appearance, so that the stable sort sends ties to the earlier config.
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [&](const TrialRecord& a, const TrialRecord& b) { return rank(a) < rank(b); });
+  for (auto& r : candidates)
+    if (!usable || usable(r)) return std::move(r);
+  return std::nullopt;
 }
 
 std::vector<TrialRecord> TuningLog::run_history(const std::string& run_id) const {

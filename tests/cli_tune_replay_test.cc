@@ -6,6 +6,7 @@
 #include <set>
 
 #include "cli_fixtures.h"
+#include "ktune/dispatch.h"
 
 using namespace ktune;
 using ktune::test::run_ktune;
@@ -312,4 +313,42 @@ TEST_CASE("cli: the report renders in headless Chromium (scripts/render_report.s
   REQUIRE(std::system(command.c_str()) == 0);
   REQUIRE(std::filesystem::exists(png));
   CHECK(std::filesystem::file_size(png) > 10000);  // a page with charts, not a blank image
+}
+
+TEST_CASE("cli: best never names a config the dispatcher would refuse, however fast its record",
+          "[cli][replay]") {
+  TempDir dir;
+  const std::string db = dir.file("recorded.db");
+  const auto optimum = test::write_recorded_copy_db(db, {kSmall});
+  {
+    // Records written by hand or by another tool: a number in a form the strict parser
+    // refuses, a vector width outside the domain, an unknown parameter.
+    TuningLog log(db);
+    auto fastest = log.best("copy", problem_key(kSmall), device_key_of(Device::h200()));
+    REQUIRE(fastest);
+    for (const std::string text : {"VEC=1e0,THREADS=256,ITEMS=1,GRID_STRIDE=0",
+                                   "VEC=3,THREADS=256,ITEMS=1,GRID_STRIDE=0",
+                                   "VEC=4,THREADS=256,ITEMS=1,GRID_STRIDE=0,EVIL=1"}) {
+      TrialRecord hostile = *fastest;
+      hostile.config_text = text;
+      hostile.trial.median_ms = hostile.trial.min_ms = 1e-6;
+      hostile.trial.times_ms = {1e-6};
+      log.append(hostile);
+    }
+    // Without the check the hostile record would win: the test can fail.
+    REQUIRE(log.best("copy", problem_key(kSmall), device_key_of(Device::h200()))->trial.median_ms == 1e-6);
+  }
+  auto best = run_ktune(dir, "best --db " + db + " --json");
+  INFO(best.output);
+  REQUIRE(best.status == 0);
+  const auto rows = nlohmann::json::parse(best.output);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["median_ms"].get<double>() == Approx(optimum[0]));
+  CHECK(rows[0]["config"] == "VEC=4,THREADS=256,ITEMS=4,GRID_STRIDE=0");
+  // The dispatcher picks the same config from the same log.
+  Dispatcher dispatch(db);
+  auto copy = find_template("copy");
+  const auto selection = dispatch.select("copy", make_problem(*copy, std::to_string(kSmall), {{"dtype", "f32"}}),
+                                         Device::h200());
+  CHECK(selection.config.str() == rows[0]["config"].get<std::string>());
 }

@@ -141,11 +141,15 @@ class TuningLog {
   /// The best config of a task: among config_representatives() of its ok trials, the one
   /// with the smallest median (earliest on ties), or nullopt. With `prefer_source_hash`,
   /// trials measured with that template source come first: a faster time of an older source
-  /// is what that kernel did, not what the current one does.
+  /// is what that kernel did, not what the current one does. With `usable`, a config whose
+  /// typical trial it refuses cannot win (e.g. a config text the dispatcher would reject, so
+  /// that `ktune best` names what a deployment launches); it is asked in rank order until it
+  /// accepts one.
   std::optional<TrialRecord> best(const std::string& template_name,
                                   const std::string& problem_key,
                                   const std::string& device_key,
-                                  const std::string& prefer_source_hash = "") const;
+                                  const std::string& prefer_source_hash = "",
+                                  const std::function<bool(const TrialRecord&)>& usable = {}) const;
   /// Every trial of a run in insertion order.
   std::vector<TrialRecord> run_history(const std::string& run_id) const;
   /// Config texts already measured for a task (any status), sorted, no duplicates. With a

@@ -52,6 +52,38 @@ std::optional<double> default_median(const TuningLog& log, const TaskSummary& ta
   return typical.front().trial.median_ms;
 }
 
+/// What `best` accepts as a task's winner, so that a hostile or damaged record the dispatcher
+/// rejects (dispatcher.cc) never heads the table: for a template this build knows, a config
+/// text that config_in_space() accepts (strict parse, known parameters within their domains,
+/// parameters added since the recording at their defaults, constraints met for the task's
+/// problem); for another template, or a problem the template rejects (its row keeps "-" for
+/// the numbers it cannot compute), a text that parses strictly. The space is built once, from
+/// the first record asked about.
+std::function<bool(const TrialRecord&)> dispatchable(const KernelTemplate* tmpl,
+                                                     const std::string& problem_key) {
+  struct State {
+    bool tried = false;
+    std::optional<SearchSpace> space;
+  };
+  auto state = std::make_shared<State>();
+  return [tmpl, problem_key, state](const TrialRecord& r) {
+    if (tmpl && !state->tried) {
+      state->tried = true;
+      try {
+        state->space = tmpl->space(Problem::from_key(problem_key), device_of_record(r.device));
+      } catch (const Error&) {
+      }
+    }
+    if (state->space) return config_in_space(*state->space, r.config_text).has_value();
+    try {
+      parse_config_text(r.config_text);
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+  };
+}
+
 /// Best copy bandwidth (GB/s) per device key among the log's "copy" template tasks, each task
 /// judged by its best config's typical trial (TuningLog::best), as its own row is.
 std::map<std::string, double> copy_bandwidth_by_device(const TuningLog& log,
@@ -66,7 +98,8 @@ std::map<std::string, double> copy_bandwidth_by_device(const TuningLog& log,
   const std::string source = Builder::source_hash(copy->source());
   for (const auto& t : tasks) {
     if (t.template_name != "copy" || !t.best_ms) continue;
-    const auto best = log.best(t.template_name, t.problem_key, t.device_key, source);
+    const auto best = log.best(t.template_name, t.problem_key, t.device_key, source,
+                               dispatchable(copy.get(), t.problem_key));
     if (!best) continue;
     try {
       if (auto bw = bandwidth_gbs(*copy, Problem::from_key(t.problem_key), best->trial.median_ms))
@@ -128,7 +161,8 @@ std::vector<BestRow> best_rows(const TuningLog& log) {
     } catch (const Error&) {
     }
     const std::string current_source = tmpl ? Builder::source_hash(tmpl->source()) : "";
-    auto best = log.best(task.template_name, task.problem_key, task.device_key, current_source);
+    auto best = log.best(task.template_name, task.problem_key, task.device_key, current_source,
+                         dispatchable(tmpl.get(), task.problem_key));
     if (!best) continue;
     BestRow row;
     row.template_name = task.template_name;
