@@ -440,7 +440,9 @@ Dispatcher::Dispatcher(const std::string& path, DispatcherOptions options)
   if (!sqlite::is_sqlite_file(path)) {
     impl_->index(
         [&](const Impl::RecordSink& sink) {
-          for (const auto& r : jsonl::read_file(path)) sink(r);
+          // Streamed; a config text that does not parse is kept, so that selection rejects
+          // that record by name as it does an SQLite log's, instead of refusing the file.
+          jsonl::for_each_in_file(path, sink, jsonl::ConfigText::verbatim);
         },
         true);
   } else {

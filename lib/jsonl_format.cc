@@ -60,7 +60,7 @@ json to_json(const TrialRecord& r) {
   };
 }
 
-TrialRecord from_json(const json& j, const std::string& where) {
+TrialRecord from_json(const json& j, const std::string& where, ConfigText config) {
   TrialRecord r;
   r.template_name = jf::text(j, "template", where);
   r.source_hash = jf::text(j, "source_hash", where);
@@ -76,12 +76,14 @@ TrialRecord from_json(const json& j, const std::string& where) {
   r.run_id = jf::text(j, "run_id", where);
   r.config_text = jf::text(j, "config", where);
   Trial& t = r.trial;
+  bool parsed = true;
   try {
     t.config = parse_config_text(r.config_text);
   } catch (const Error& e) {
-    jf::fail(where, "config", e.what());
+    if (config == ConfigText::strict) jf::fail(where, "config", e.what());
+    parsed = false;  // kept as text: the reader refuses it by name
   }
-  if (j.contains("params")) {  // informative copy; must agree with the text form
+  if (parsed && j.contains("params")) {  // informative copy; must agree with the text form
     const json& params = j["params"];
     bool agrees = params.is_object() && params.size() == t.config.size();
     for (std::size_t i = 0; agrees && i < t.config.size(); ++i) {
@@ -126,8 +128,8 @@ void write_record(std::ostream& out, const TrialRecord& record) {
   out << to_json(record).dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
 }
 
-std::vector<TrialRecord> read(std::istream& in, const std::string& origin) {
-  std::vector<TrialRecord> out;
+void for_each(std::istream& in, const std::string& origin,
+              const std::function<void(const TrialRecord&)>& visit, ConfigText config) {
   std::string line;
   std::size_t number = 0;
   bool seen_header = false;
@@ -154,19 +156,32 @@ std::vector<TrialRecord> read(std::istream& in, const std::string& origin) {
       seen_header = true;
       continue;
     }
-    out.push_back(from_json(j, where));
-    out.back().id = static_cast<std::int64_t>(number);  // names the record in messages
+    TrialRecord record = from_json(j, where, config);
+    record.id = static_cast<std::int64_t>(number);  // names the record in messages
+    visit(record);
   }
   if (!seen_header) {
     throw Error(ErrorCode::parse_error, origin + ": empty file, expected a ktune-trials header");
   }
+}
+
+void for_each_in_file(const std::string& path, const std::function<void(const TrialRecord&)>& visit,
+                      ConfigText config) {
+  std::ifstream in(path);
+  if (!in) throw Error(ErrorCode::not_found, "cannot open '" + path + "' for reading");
+  for_each(in, path, visit, config);
+}
+
+std::vector<TrialRecord> read(std::istream& in, const std::string& origin) {
+  std::vector<TrialRecord> out;
+  for_each(in, origin, [&](const TrialRecord& r) { out.push_back(r); });
   return out;
 }
 
 std::vector<TrialRecord> read_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(ErrorCode::not_found, "cannot open '" + path + "' for reading");
-  return read(in, path);
+  std::vector<TrialRecord> out;
+  for_each_in_file(path, [&](const TrialRecord& r) { out.push_back(r); });
+  return out;
 }
 
 }  // namespace ktune::jsonl

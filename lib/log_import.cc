@@ -203,9 +203,13 @@ ImportSummary import_file(TuningLog& log, const std::string& path, const ImportO
   summary.format = options.format ? *options.format : detect_log_format(path);
   std::vector<TrialRecord> records = read_records(path, summary.format, options);
   for (std::size_t i = 0; i < records.size(); ++i) {  // name the file, not the log
-    check_record(records[i], summary.format == LogFormat::jsonl
-                                 ? path + ":" + std::to_string(records[i].id)
-                                 : path + " (record " + std::to_string(i + 1) + ")");
+    try {
+      check_record(records[i], summary.format == LogFormat::jsonl
+                                   ? path + ":" + std::to_string(records[i].id)
+                                   : path + " (record " + std::to_string(i + 1) + ")");
+    } catch (const Error& e) {  // in a file being imported, an impossible time is malformed input
+      throw Error(ErrorCode::parse_error, e.what());
+    }
   }
   // Runs named after their file's content form one family: a file that grew (Kernel Tuner
   // extends its cache while tuning) adds only its new records.

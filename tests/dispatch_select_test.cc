@@ -231,13 +231,34 @@ TEST_CASE("Dispatcher reads JSON-lines exports and names hostile lines", "[dispa
     auto median = first.find("\"median_ms\":0.5");
     REQUIRE(median != std::string::npos);
     first.replace(median, 15, "\"median_ms\":0.01");
-    std::ofstream(jsonl, std::ios::app) << first << "\n";
+    std::ofstream out(jsonl, std::ios::app);
+    out << first << "\n";
+    // Config texts the strict parser refuses, as an SQLite log can hold them: rejected by
+    // line like the rest, not a reason to refuse the whole file.
+    for (const std::string text : {"BM=1e3,BN=32,SPLIT=2", "BM=16,BN=16,SPLIT=1;-DX=1"}) {
+      std::string line = first;
+      line.replace(line.find("BM=999,BN=32,SPLIT=2"), 20, text);
+      out << line << "\n";
+    }
   }
   Dispatcher d(jsonl);
   auto s = d.select(kTile, TileTemplate::problem(1024, 1024), test::test_device());
   CHECK(s.config.str() == "BM=128,BN=32,SPLIT=2");
-  REQUIRE(d.rejections().size() == 1);
-  CHECK_THAT(d.rejections()[0], Catch::Contains(jsonl + ":6") && Catch::Contains("999"));
+  const auto rejected = d.rejections();
+  REQUIRE(rejected.size() == 3);
+  CHECK_THAT(rejected[0], Catch::Contains(jsonl + ":6") && Catch::Contains("999"));
+  CHECK_THAT(rejected[1], Catch::Contains(jsonl + ":7") && Catch::Contains("1e3"));
+  CHECK_THAT(rejected[2], Catch::Contains(jsonl + ":8") && Catch::Contains("-DX=1"));
+  // An import is stricter: the same file is malformed input, refused by line and field.
+  TuningLog other(dir.file("other.db"));
+  try {
+    import_file(other, jsonl);
+    FAIL("a config that does not parse was imported");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::parse_error);
+    CHECK_THAT(e.what(), Catch::Contains(jsonl + ":7") && Catch::Contains("config"));
+  }
+  CHECK(other.count({}) == 0);
 }
 
 TEST_CASE("Dispatcher reports unknown templates and unreadable logs", "[dispatch]") {

@@ -351,6 +351,11 @@ TEST_CASE("Impossible values are refused by name instead of wrapped or imported"
     write_mutated_jsonl(path, "\"median_ms\":0.9", "\"median_ms\":-1.0");
     CHECK_THROWS_WITH(import_file(log, path), Catch::Contains(path + ":2") &&
                                                   Catch::Contains("finite time above 0"));
+    try {
+      import_file(log, path);
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::parse_error);  // malformed input, like every import error
+    }
   }
   SECTION("a Kernel Tuner cache whose keys are a string, not a list") {
     write_text(path, R"({"kernel_name": "k", "problem_size": [64],
