@@ -784,7 +784,9 @@ std::shared_ptr<const KernelTemplate> load(const UserTemplateFiles& files) {
   std::string reference;
   if (const std::string ref = reference_file_of(spec_text); !ref.empty())
     reference = read_text_file((dir / ref).string(), "reference kernel source");
-  return make_user_template(spec_text, kernel, reference, files.spec_path);
+  // A kernel file given in place of the document's KernelFile is named as given in compiler
+  // messages, so that an error points at the file that was compiled.
+  return make_user_template(spec_text, kernel, reference, files.spec_path, files.kernel_path);
 }
 
 }  // namespace
@@ -792,7 +794,8 @@ std::shared_ptr<const KernelTemplate> load(const UserTemplateFiles& files) {
 std::shared_ptr<const KernelTemplate> make_user_template(const std::string& spec_json,
                                                          const std::string& kernel_source,
                                                          const std::string& reference_source,
-                                                         const std::string& origin) {
+                                                         const std::string& origin,
+                                                         const std::string& kernel_name) {
   SpecReader r{origin};
   Json doc;
   try {
@@ -833,7 +836,8 @@ std::shared_ptr<const KernelTemplate> make_user_template(const std::string& spec
   }
   spec->name = name ? r.text(*name, name_field) : spec->kernel_name;
   const Json* kernel_file = r.find(kernel, "KernelFile");
-  spec->source_name = kernel_file && kernel_file->is_string()
+  spec->source_name = !kernel_name.empty() ? kernel_name
+                      : kernel_file && kernel_file->is_string()
                           ? std::filesystem::path(kernel_file->get<std::string>()).filename().string()
                           : spec->name + ".cu";
   if (!is_identifier(spec->name))

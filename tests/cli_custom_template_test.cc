@@ -47,6 +47,21 @@ TEST_CASE("cli: compile --space builds the user kernel for sm_90 with NVRTC", "[
   CHECK(r.output.find("FAILED") == std::string::npos);
 }
 
+TEST_CASE("cli: compile --kernel names the given file in compiler messages", "[cli][user_template][nvrtc]") {
+  TempDir dir;
+  std::ifstream in(test::source_path("examples/custom_template/transpose.cu"));
+  const std::string kernel((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string broken = dir.file("broken.cu");
+  test::write_text(broken, kernel + "\n__global__ void not_compiling() { undefined_thing = 1; }\n");
+  auto r = run_ktune(dir, "compile --space " + example_space() + " --kernel " + broken +
+                              " --arch sm_90 --samples 0");
+  INFO(r.output);
+  CHECK(r.status != 0);
+  CHECK(r.output.find(broken + "(") != std::string::npos);  // the file that was compiled
+  CHECK(r.output.find("transpose.cu(") == std::string::npos);
+  CHECK(r.output.find("undefined_thing") != std::string::npos);
+}
+
 TEST_CASE("cli: a plan entry names a user template by its space file", "[cli][user_template]") {
   TempDir dir;
   std::filesystem::create_directories(dir.path / "kernels");

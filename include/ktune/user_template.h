@@ -32,11 +32,13 @@ std::shared_ptr<const KernelTemplate> load_user_template(const UserTemplateFiles
 
 /// Builds a user template from already read texts: the JSON document, the kernel source and
 /// the reference source ("" when the document names no reference file). `origin` names the
-/// document in errors.
+/// document in errors; `kernel_name` names the kernel source in compiler messages ("" = the
+/// document's KernelFile).
 std::shared_ptr<const KernelTemplate> make_user_template(const std::string& spec_json,
                                                          const std::string& kernel_source,
                                                          const std::string& reference_source,
-                                                         const std::string& origin);
+                                                         const std::string& origin,
+                                                         const std::string& kernel_name = "");
 
 /// Loads a user template, registers it (find_template finds it by its name) and announces it
 /// to worker processes started afterwards; returns it. Throws like load_user_template, and
