@@ -4,7 +4,9 @@
 #include <fstream>
 #include <istream>
 #include <ostream>
+#include <sstream>
 
+#include "kernel_tuner_cache.h"
 #include "ktune/error.h"
 #include "ktune/version.h"
 #include "log_json_fields.h"
@@ -167,8 +169,18 @@ void for_each(std::istream& in, const std::string& origin,
 
 void for_each_in_file(const std::string& path, const std::function<void(const TrialRecord&)>& visit,
                       ConfigText config) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorCode::not_found, "cannot open '" + path + "' for reading");
+  char magic[2] = {};
+  in.read(magic, 2);
+  if (in.gcount() == 2 && magic[0] == '\x1f' && magic[1] == '\x8b') {
+    // gzip (`ktune export - | gzip`): decompressed whole, then read as text.
+    std::istringstream text(kt::read_maybe_gzip(path));
+    for_each(text, path, visit, config);
+    return;
+  }
+  in.clear();
+  in.seekg(0);
   for_each(in, path, visit, config);
 }
 

@@ -44,13 +44,14 @@ void write_record(std::ostream& out, const TrialRecord& record);
 void for_each(std::istream& in, const std::string& origin,
               const std::function<void(const TrialRecord&)>& visit,
               ConfigText config = ConfigText::strict);
-/// for_each over a file; throws Error(not_found) when it cannot be opened.
+/// for_each over a file, plain or gzip-compressed; throws Error(not_found) when it cannot be
+/// opened.
 void for_each_in_file(const std::string& path, const std::function<void(const TrialRecord&)>& visit,
                       ConfigText config = ConfigText::strict);
 /// Reads a whole stream (header first); each record's id is its line number. Throws
 /// Error(parse_error) naming origin, line and field.
 std::vector<TrialRecord> read(std::istream& in, const std::string& origin);
-/// Reads a file; throws Error(not_found) when it cannot be opened.
+/// Reads a file, plain or gzip-compressed; throws Error(not_found) when it cannot be opened.
 std::vector<TrialRecord> read_file(const std::string& path);
 
 }  // namespace ktune::jsonl

@@ -179,7 +179,7 @@ std::vector<TrialRecord> read_records(const std::string& path, LogFormat format,
 }  // namespace
 
 LogFormat detect_log_format(const std::string& path) {
-  if (ends_with(path, ".jsonl")) return LogFormat::jsonl;
+  if (ends_with(path, ".jsonl") || ends_with(path, ".jsonl.gz")) return LogFormat::jsonl;
   if (ends_with(path, ".json.gz")) return LogFormat::kernel_tuner;
   std::string head = kt::read_maybe_gzip(path).substr(0, 4096);
   if (head.find("\"ktune-trials\"") != std::string::npos) return LogFormat::jsonl;

@@ -68,11 +68,13 @@ int worker_main(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--compile") == 0) {
       compile = true;
     } else {
-      std::fprintf(stderr,
+      const bool help = std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0;
+      std::fprintf(help ? stdout : stderr,
                    "usage: ktune-worker [--fake | --compile]\n"
                    "Measuring (or, with --compile, NVRTC compiling) process started by the ktune "
-                   "library; speaks a framed protocol on stdin/stdout.\nunknown argument: %s\n",
-                   argv[i]);
+                   "library; speaks a framed protocol on stdin/stdout.\n");
+      if (help) return 0;
+      std::fprintf(stderr, "unknown argument: %s\n", argv[i]);
       return 2;
     }
   }

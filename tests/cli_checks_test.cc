@@ -456,3 +456,43 @@ TEST_CASE("cli: a replay of a task the data lacks names the file and the tasks i
       {"recorded.db", "no recorded trials of template copy", "copy|N=4096|dtype=f32",
        "it has: copy copy|N=1048576|dtype=f32"});
 }
+
+TEST_CASE("cli: a gzip-compressed export imports; a failed import leaves no new database",
+          "[cli]") {
+  TempDir dir;
+  const std::string db = dir.file("t.db");
+  ktune::test::write_recorded_copy_db(db, {1048576});
+  const std::string gz = dir.file("trials.jsonl.gz");
+  // The pipeline database.md shows: an export on standard output, compressed.
+  REQUIRE(std::system(("'" + ktune::test::ktune_program() + "' export --db " + db + " - | gzip > " + gz).c_str()) == 0);
+  const std::string copy = dir.file("copy.db");
+  const CliResult imported = run_ktune(dir, "import --db " + copy + " " + gz);
+  INFO(imported.output);
+  REQUIRE(imported.status == 0);
+  CHECK(ktune::TuningLog(copy, ktune::LogMode::read_only).count({}) ==
+        ktune::TuningLog(db, ktune::LogMode::read_only).count({}));
+
+  // A refused file: the database the command would have created is not left behind, and an
+  // existing one is kept as it was.
+  const std::string bad = dir.file("bad.jsonl");
+  ktune::test::write_text(bad, "{\"format\": \"ktune-trials\", \"version\": 1}\n{\"template\": 1}\n");
+  const std::string fresh = dir.file("fresh.db");
+  require_failure_mentioning(run_ktune(dir, "import --db " + fresh + " " + bad), {"bad.jsonl:2"});
+  CHECK_FALSE(std::filesystem::exists(fresh));
+  CHECK_FALSE(std::filesystem::exists(fresh + "-wal"));
+  require_failure_mentioning(run_ktune(dir, "import --db " + copy + " " + bad), {"bad.jsonl:2"});
+  CHECK(ktune::TuningLog(copy, ktune::LogMode::read_only).count({}) ==
+        ktune::TuningLog(db, ktune::LogMode::read_only).count({}));
+}
+
+TEST_CASE("cli: replaying a Kernel Tuner cache or T4 file says to import it first", "[cli][replay]") {
+  TempDir dir;
+  const std::string cache = dir.file("cache.json");
+  ktune::test::write_text(cache, R"({"kernel_name": "k", "problem_size": [64],
+"tune_params_keys": ["bx"], "tune_params": {"bx": [1, 2]},
+"cache": {"1": {"bx": 1, "time": 1.5, "times": [1.5]}}})");
+  require_failure_mentioning(
+      run_ktune(dir, "tune --template copy --shape 4096 --dtype f32 --replay " + cache + " --db " +
+                         dir.file("out.db")),
+      {"cache.json", "Kernel Tuner cache", "ktune import"});
+}

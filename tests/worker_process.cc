@@ -9,6 +9,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <random>
 
 #include "builtin_templates.h"
@@ -161,6 +165,23 @@ TEST_CASE("worker: the program is found from an explicit path or KTUNE_WORKER", 
   unsetenv("KTUNE_WORKER");
   // tests/ktune_tests sits one folder below ktune-worker in the build tree
   CHECK(find_worker_executable() == std::string(KTUNE_BINARY_DIR) + "/ktune-worker");
+}
+
+TEST_CASE("worker: --help prints the usage and succeeds; an unknown argument fails", "[worker]") {
+  auto run = [](const std::string& args) {
+    const std::string out = std::filesystem::temp_directory_path() / ("ktune-worker-help-" + std::to_string(getpid()));
+    const int raw = std::system(("'" + worker_program() + "' " + args + " > " + out + " 2>&1").c_str());
+    std::ifstream in(out);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::filesystem::remove(out);
+    return std::make_pair(WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, text);
+  };
+  const auto [help_status, help] = run("--help");
+  CHECK(help_status == 0);
+  CHECK_THAT(help, Catch::Contains("usage: ktune-worker") && !Catch::Contains("unknown argument"));
+  const auto [bad_status, bad] = run("--bogus");
+  CHECK(bad_status == 2);
+  CHECK_THAT(bad, Catch::Contains("unknown argument: --bogus"));
 }
 
 TEST_CASE("compile helpers: the Builder's helper processes give the in-process cubins", "[worker][builder]") {

@@ -1,6 +1,7 @@
 // `ktune import`: adds a ktune JSON-lines file, a T4 results file or a Kernel Tuner cache
 // (.json / .json.gz) to a tuning log in one transaction.
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "commands.h"
@@ -47,8 +48,22 @@ void add_import_command(CLI::App& app) {
       device.sm_count = 0;
       options.device = device;
     }
-    TuningLog log(args->db, LogMode::read_write);
-    auto summary = import_file(log, args->input, options);
+    // A log this command creates and then fills with nothing (the file was refused) is
+    // removed again, so that a failed import leaves no empty database behind.
+    std::error_code ec;
+    const bool existed = std::filesystem::exists(std::filesystem::symlink_status(args->db, ec));
+    auto log = std::make_unique<TuningLog>(args->db, LogMode::read_write);
+    ImportSummary summary;
+    try {
+      summary = import_file(*log, args->input, options);
+    } catch (...) {
+      if (!existed && log->count({}) == 0) {
+        log.reset();
+        for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+          std::filesystem::remove(args->db + suffix, ec);
+      }
+      throw;
+    }
     std::printf("imported %zu records (%s) into %s, runs:", summary.records,
                 to_string(summary.format), args->db.c_str());
     // A file of many runs: the first few named, the rest counted (one line however many).

@@ -45,7 +45,25 @@ std::optional<Config> config_in_space(const SearchSpace& space, const std::strin
 }
 
 std::vector<TrialRecord> read_recorded_trials(const std::string& path) {
-  if (is_jsonl(path)) return jsonl::read_file(path);
+  if (is_jsonl(path)) {
+    try {
+      return jsonl::read_file(path);
+    } catch (const Error& e) {
+      // A file import reads but replay does not: say so, instead of a JSON parser's message.
+      std::optional<LogFormat> format;
+      try {
+        format = detect_log_format(path);
+      } catch (const Error&) {
+      }
+      if (format && *format != LogFormat::jsonl)
+        throw Error(ErrorCode::parse_error,
+                    "replay data '" + path + "' is a " +
+                        (*format == LogFormat::t4 ? "T4 results file" : "Kernel Tuner cache") +
+                        ", not a ktune database or JSON-lines export: import it first (ktune "
+                        "import --db recorded.db " + path + ") and replay recorded.db");
+      throw;
+    }
+  }
   TuningLog log(path, LogMode::read_only);
   return log.records();
 }
