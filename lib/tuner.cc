@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "ktune/error.h"
+#include "ktune/log.h"
 #include "stats.h"
 
 namespace ktune {
@@ -245,17 +246,25 @@ TuneResult Tuner::run() {
         pooled[i].insert(pooled[i].end(), trials[i].times_ms.begin(), trials[i].times_ms.end());
       }
     }
+    // Each finalist is judged by its typical trial over the search trial and the rounds, the
+    // rule of config_representatives(): with the rounds recorded, the log's best(), `ktune
+    // best` and the dispatcher then name the same winner as this run.
     std::vector<std::size_t> order;
-    for (std::size_t i = 0; i < finalists.size(); ++i)
-      if (!failed[i] && !round_medians[i].empty()) order.push_back(i);
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return stats::median(round_medians[a]) < stats::median(round_medians[b]);
-    });
+    std::vector<double> typical(finalists.size(), 0.0);
+    for (std::size_t i = 0; i < finalists.size(); ++i) {
+      if (failed[i] || round_medians[i].empty()) continue;
+      std::vector<double> medians{finalists[i].median_ms};
+      medians.insert(medians.end(), round_medians[i].begin(), round_medians[i].end());
+      typical[i] = medians[typical_trial_position(medians)];
+      order.push_back(i);
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return typical[a] < typical[b]; });
     for (std::size_t i : order) {
       Trial t = finalists[i];
       t.times_ms = pooled[i];
       summarize_times(t);
-      t.median_ms = stats::median(round_medians[i]);
+      t.median_ms = typical[i];
       st.result.finalists.push_back(t);
     }
     if (order.size() >= 2) {

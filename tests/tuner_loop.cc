@@ -12,6 +12,7 @@
 #include <map>
 
 #include "ktune/error.h"
+#include "ktune/log.h"
 #include "ktune/tuner.h"
 #include "tuner_list_searcher.h"
 
@@ -292,12 +293,12 @@ TEST_CASE("tuner: a config proposed twice in one batch is measured once", "[tune
   CHECK(searcher.observed.size() == 2);  // and observed once
 }
 
-TEST_CASE("tuner: finalists rank by the median of their rounds; one that fails again is dropped",
+TEST_CASE("tuner: finalists rank by their typical trial, as the log does; one that fails again is dropped",
           "[tuner]") {
   auto space = test_space();
   auto c = [&](Value a) { return space.make({{"A", a}, {"B", 0}}); };
-  // A=1: 1.0 in the search, then 1.2, 1.4, 1.3 in the rounds (median 1.3); A=2: 1.1, then it
-  // fails in the second round; A=3: 1.5 throughout.
+  // A=1: 1.0 in the search, then 1.2, 1.4, 1.3 in the rounds (typical: the lower median of the
+  // four, 1.2); A=2: 1.1, then it fails in the second round; A=3: 1.5 throughout.
   FunctionMeasurer m([](const Config& cfg, int earlier) {
     const Value a = cfg["A"];
     if (a == 1) return std::vector<double>{1.0, 1.2, 1.4, 1.3}[earlier];
@@ -313,11 +314,51 @@ TEST_CASE("tuner: finalists rank by the median of their rounds; one that fails a
   auto r = Tuner(space, searcher, m, o).run();
   REQUIRE(r.finalists.size() == 2);
   CHECK(r.finalists[0].config.str() == "A=1,B=0");
-  CHECK(r.finalists[0].median_ms == Approx(1.3));
+  CHECK(r.finalists[0].median_ms == Approx(1.2));
   CHECK(r.finalists[1].config.str() == "A=3,B=0");
   REQUIRE(r.best);
   CHECK(r.best->config.str() == "A=1,B=0");
-  CHECK(r.best->median_ms == Approx(1.3));
+  CHECK(r.best->median_ms == Approx(1.2));
+}
+
+TEST_CASE("tuner: the winner is the config the log's best() names from the recorded trials",
+          "[tuner][log]") {
+  // Two finalists within noise, in the demo's pattern: A=1 is fastest by the median of its
+  // rounds, A=2 by the typical trial over all its trials (its search trial was lucky). The
+  // log judges by the typical trial, so the tuner must too, or `tune` and `best` disagree.
+  auto space = test_space();
+  auto c = [&](Value a) { return space.make({{"A", a}, {"B", 0}}); };
+  FunctionMeasurer m([](const Config& cfg, int earlier) {
+    // rounds' medians: A=1 1.01, A=2 1.02; typical trials: A=1 1.01, A=2 1.00
+    if (cfg["A"] == 1) return std::vector<double>{1.04, 1.00, 1.01, 1.05}[earlier];  // typical 1.01
+    if (cfg["A"] == 2) return std::vector<double>{0.90, 1.02, 1.00, 1.03}[earlier];  // typical 1.00
+    return 2.0;
+  });
+  ListSearcher searcher({c(1), c(2), c(3)});
+  CollectingSink sink;
+  TunerOptions o;
+  o.measure_default = false;
+  o.batch = 3;
+  o.top_k = 2;
+  o.final_rounds = 3;
+  Tuner tuner(space, searcher, m, o);
+  tuner.set_sink(&sink);
+  auto r = tuner.run();
+  REQUIRE(r.best);
+  std::vector<TrialRecord> records;
+  for (const auto& t : sink.trials) {
+    TrialRecord rec;
+    rec.config_text = t.config.str();
+    rec.trial = t;
+    records.push_back(rec);
+  }
+  std::optional<TrialRecord> log_best;
+  for (const auto& rep : config_representatives(records))
+    if (rep.trial.ok() && (!log_best || rep.trial.median_ms < log_best->trial.median_ms)) log_best = rep;
+  REQUIRE(log_best);
+  CHECK(r.best->config.str() == "A=2,B=0");
+  CHECK(log_best->config_text == r.best->config.str());
+  CHECK(r.best->median_ms == Approx(log_best->trial.median_ms));
 }
 
 TEST_CASE("tuner: resume feeds earlier trials first and never measures them again", "[tuner]") {

@@ -62,7 +62,10 @@ struct TuneResult {
   std::vector<Trial> trials;            ///< trials measured by this run (default included)
   std::optional<Trial> default_trial;   ///< the default config's trial
   std::optional<Trial> best;            ///< the winner (re-measured samples when re-measured)
-  std::vector<Trial> finalists;         ///< re-measured finalists, fastest first (pooled samples)
+  /// Re-measured finalists, fastest first, each with its rounds' pooled samples and, as its
+  /// median, its typical trial over the search trial and the rounds (the lower median of
+  /// those trials' medians, as the log judges a config: config_representatives()).
+  std::vector<Trial> finalists;
   bool top_two_within_noise = false;    ///< the best two finalists cannot be told apart
   double top_two_difference = 0;        ///< relative median difference of the best two
   std::string stop_reason;              ///< max_trials, max_seconds, patience or exhausted
