@@ -137,30 +137,13 @@ class BayesianSearcher : public SearcherBase {
     return y;
   }
 
-  /// Observations the model holds after a refit, in observation order: all of them up to
-  /// model_points, beyond that the best half of the cap and the most recent rest (the model's
-  /// Cholesky factor and every prediction cost grow with its size: O(n^3) and O(n^2)).
+  /// Observations the model holds after a refit (capped_model_rows: the model's Cholesky
+  /// factor and every prediction cost grow with its size, O(n^3) and O(n^2)).
   std::vector<std::size_t> model_rows() const {
-    const std::size_t n = observed_.size();
-    std::vector<std::size_t> rows(n);
-    for (std::size_t i = 0; i < n; ++i) rows[i] = i;
-    if (n <= model_points_) return rows;
-    std::vector<std::size_t> by_cost = rows;  // failures (+inf) last
-    std::stable_sort(by_cost.begin(), by_cost.end(),
-                     [&](std::size_t a, std::size_t b) { return observed_[a].cost < observed_[b].cost; });
-    std::vector<bool> taken(n, false);
-    for (std::size_t k = 0; k < model_points_ / 2; ++k) taken[by_cost[k]] = true;
-    std::size_t count = model_points_ / 2;
-    for (std::size_t i = n; i-- > 0 && count < model_points_;) {
-      if (!taken[i]) {
-        taken[i] = true;
-        ++count;
-      }
-    }
-    std::vector<std::size_t> out;
-    for (std::size_t i = 0; i < n; ++i)
-      if (taken[i]) out.push_back(i);
-    return out;
+    std::vector<double> costs;
+    costs.reserve(observed_.size());
+    for (const auto& o : observed_) costs.push_back(o.cost);
+    return capped_model_rows(costs, model_points_);
   }
 
   /// Rows used to fit hyperparameters: all, or the best half of the cap plus an even spread.

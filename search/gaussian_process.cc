@@ -167,4 +167,27 @@ void GaussianProcess::fit(const std::vector<std::size_t>& rows, const Eigen::Vec
   refactor();
 }
 
+std::vector<std::size_t> capped_model_rows(const std::vector<double>& costs, std::size_t cap) {
+  const std::size_t n = costs.size();
+  std::vector<std::size_t> rows(n);
+  for (std::size_t i = 0; i < n; ++i) rows[i] = i;
+  if (n <= cap) return rows;
+  std::vector<std::size_t> by_cost = rows;  // failures (+inf) last
+  std::stable_sort(by_cost.begin(), by_cost.end(),
+                   [&](std::size_t a, std::size_t b) { return costs[a] < costs[b]; });
+  std::vector<bool> taken(n, false);
+  for (std::size_t k = 0; k < cap / 2; ++k) taken[by_cost[k]] = true;
+  std::size_t count = cap / 2;
+  for (std::size_t i = n; i-- > 0 && count < cap;) {
+    if (!taken[i]) {
+      taken[i] = true;
+      ++count;
+    }
+  }
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < n; ++i)
+    if (taken[i]) out.push_back(i);
+  return out;
+}
+
 }  // namespace ktune::search

@@ -63,4 +63,10 @@ class GaussianProcess {
   Eigen::VectorXd alpha_;  // (K + noise I)^-1 y
 };
 
+/// The observations a model capped at `cap` points holds, in observation order, given each
+/// observation's cost (+inf for a failure): all of them up to `cap`; beyond that the `cap / 2`
+/// cheapest (ties to the earlier) and the most recent of the rest up to `cap` in all, so that
+/// the model keeps both where the optimum is and where the search is now.
+std::vector<std::size_t> capped_model_rows(const std::vector<double>& costs, std::size_t cap);
+
 }  // namespace ktune::search

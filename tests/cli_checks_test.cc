@@ -496,3 +496,25 @@ TEST_CASE("cli: replaying a Kernel Tuner cache or T4 file says to import it firs
                          dir.file("out.db")),
       {"cache.json", "Kernel Tuner cache", "ktune import"});
 }
+
+TEST_CASE("cli: import names at most eight runs and counts the rest", "[cli]") {
+  TempDir dir;
+  for (const int runs : {8, 9}) {
+    const std::string db = dir.file("r" + std::to_string(runs) + ".db");
+    {
+      ktune::TuningLog log(db);
+      for (int i = 0; i < runs; ++i)
+        log.append(ktune::test::make_record("BLOCK=1,VEC=1", 1.0 + i, ktune::Status::ok,
+                                            "run-" + std::to_string(i)));
+      ktune::export_file(log, dir.file("r.jsonl"), ktune::LogFormat::jsonl);
+    }
+    const CliResult r = run_ktune(dir, "import --db " + dir.file("new" + std::to_string(runs) + ".db") +
+                                           " " + dir.file("r.jsonl"));
+    INFO(r.output);
+    REQUIRE(r.status == 0);
+    for (int i = 0; i < 8; ++i) CHECK(r.output.find(" run-" + std::to_string(i)) != std::string::npos);
+    CHECK(r.output.find(" run-8") == std::string::npos);
+    CHECK((r.output.find("and 1 more") != std::string::npos) == (runs == 9));
+    CHECK(r.output.find("and 0 more") == std::string::npos);
+  }
+}

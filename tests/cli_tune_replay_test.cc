@@ -27,6 +27,13 @@ std::int64_t count_trials(const std::string& db, std::int64_t n) {
   return log.count(filter);
 }
 
+/// The log's best record of the copy task of size n on the H200 (it must have one).
+TrialRecord fastest_record(const TuningLog& log, std::int64_t n) {
+  auto best = log.best("copy", problem_key(n), device_key_of(Device::h200()));
+  REQUIRE(best);
+  return *best;
+}
+
 /// A two-problem plan: the small copy with the command's budget, the large one with 20.
 std::string write_plan(const TempDir& dir) {
   const std::string plan = dir.file("plan.json");
@@ -113,10 +120,9 @@ TEST_CASE("cli: a replayed plan records every trial with its context, resumes, a
     std::string lucky;
     {
       TuningLog log(out);
-      auto fastest = log.best("copy", problem_key(kSmall), device_key_of(Device::h200()));
-      REQUIRE(fastest);
-      lucky = fastest->config_text;
-      TrialRecord slow = *fastest;
+      const TrialRecord fastest = fastest_record(log, kSmall);
+      lucky = fastest.config_text;
+      TrialRecord slow = fastest;
       for (double& t : slow.trial.times_ms) t *= 10;
       slow.trial.median_ms *= 10;
       slow.trial.min_ms *= 10;
@@ -324,12 +330,11 @@ TEST_CASE("cli: best never names a config the dispatcher would refuse, however f
     // Records written by hand or by another tool: a number in a form the strict parser
     // refuses, a vector width outside the domain, an unknown parameter.
     TuningLog log(db);
-    auto fastest = log.best("copy", problem_key(kSmall), device_key_of(Device::h200()));
-    REQUIRE(fastest);
+    const TrialRecord fastest = fastest_record(log, kSmall);
     for (const std::string text : {"VEC=1e0,THREADS=256,ITEMS=1,GRID_STRIDE=0",
                                    "VEC=3,THREADS=256,ITEMS=1,GRID_STRIDE=0",
                                    "VEC=4,THREADS=256,ITEMS=1,GRID_STRIDE=0,EVIL=1"}) {
-      TrialRecord hostile = *fastest;
+      TrialRecord hostile = fastest;
       hostile.config_text = text;
       hostile.trial.median_ms = hostile.trial.min_ms = 1e-6;
       hostile.trial.times_ms = {1e-6};
@@ -351,4 +356,50 @@ TEST_CASE("cli: best never names a config the dispatcher would refuse, however f
   const auto selection = dispatch.select("copy", make_problem(*copy, std::to_string(kSmall), {{"dtype", "f32"}}),
                                          Device::h200());
   CHECK(selection.config.str() == rows[0]["config"].get<std::string>());
+}
+
+TEST_CASE("cli: resume judges a config by its ok trials and leaves out configs outside the space",
+          "[cli][replay]") {
+  TempDir dir;
+  // Replay data without the THREADS=256, ITEMS=8 configs: the replayed space is narrowed to
+  // the recorded configs, so VEC=4,THREADS=256,ITEMS=8 has every value in its domain but is
+  // not a valid config of it.
+  const std::string all = dir.file("all.db"), recorded = dir.file("recorded.db");
+  test::write_recorded_copy_db(all, {kSmall});
+  {
+    TuningLog from(all, LogMode::read_only), to(recorded);
+    std::vector<TrialRecord> kept;
+    for (const auto& r : from.records())
+      if (r.config_text.find("THREADS=256,ITEMS=8") == std::string::npos) kept.push_back(r);
+    to.append_batch(kept);
+  }
+  const std::string out = dir.file("out.db");
+  const std::string tune = "tune --template copy --shape " + std::to_string(kSmall) +
+                           " --dtype f32 --replay " + recorded + " --db " + out + " --budget 30 --seed 3";
+  auto first = run_ktune(dir, tune);
+  INFO(first.output);
+  REQUIRE(first.status == 0);
+  std::string winner;
+  {
+    TuningLog log(out);
+    const TrialRecord fastest = fastest_record(log, kSmall);
+    winner = fastest.config_text;
+    // The winner fails twice afterwards (failed trials carry no usable time), and a config
+    // the replayed space does not hold appears, faster than anything.
+    TrialRecord failed = fastest;
+    failed.trial.status = Status::runtime_error;
+    failed.trial.median_ms = failed.trial.min_ms = 1e-6;
+    log.append(failed);
+    log.append(failed);
+    TrialRecord outside = fastest;
+    outside.config_text = "VEC=4,THREADS=256,ITEMS=8,GRID_STRIDE=0";
+    outside.trial.median_ms = outside.trial.min_ms = 1e-6;
+    outside.trial.times_ms = {1e-6};
+    log.append(outside);
+  }
+  auto again = run_ktune(dir, tune);
+  INFO(again.output);
+  REQUIRE(again.status == 0);
+  CHECK(again.output.find("resuming from 30 recorded trials") != std::string::npos);
+  CHECK(again.output.find("with " + winner + ";") != std::string::npos);
 }

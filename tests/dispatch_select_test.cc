@@ -312,12 +312,60 @@ TEST_CASE("Dispatcher judges a re-measured config by its typical trial, as the t
   test::TempDir dir;
   std::vector<TrialRecord> extra;  // for 2048^2: one lucky trial of A, then its final rounds
   for (double ms : {0.5, 0.7, 0.7, 0.7}) extra.push_back(tile_record(2048, 2048, "BM=64,BN=64,SPLIT=1", ms));
-  for (double ms : {0.6, 0.6, 0.61, 0.6}) extra.push_back(tile_record(2048, 2048, "BM=32,BN=32,SPLIT=1", ms));
+  for (double ms : {0.62, 0.6, 0.61, 0.63}) extra.push_back(tile_record(2048, 2048, "BM=32,BN=32,SPLIT=1", ms));
   Dispatcher d(tuned_log(dir, extra));
   auto s = d.select(kTile, TileTemplate::problem(2048, 2048), test::test_device());
   CHECK(s.reason == SelectionReason::exact);
   CHECK(s.config.str() == "BM=32,BN=32,SPLIT=1");
-  CHECK(s.median_ms == 0.6);
+  CHECK(s.median_ms == 0.61);
+  // The record named is the typical trial itself (records 1-4 are the base log, 5-8 A's).
+  CHECK_THAT(s.explanation, Catch::Contains("record #11") && Catch::Contains("0.61"));
+}
+
+TEST_CASE("Dispatcher keeps one task per device: each device's exact record is its own",
+          "[dispatch]") {
+  test::TempDir dir;
+  const Device h100 = test::test_device("NVIDIA H100 80GB HBM3", 132, 9, 0);
+  // The same problem tuned on a second device, where another config is faster.
+  auto path = tuned_log(dir, {tile_record(1024, 1024, "BM=64,BN=64,SPLIT=1", 0.1, h100),
+                              tile_record(1024, 1024, "BM=128,BN=32,SPLIT=2", 0.3, h100)});
+  Dispatcher d(path);
+  auto own = d.select(kTile, TileTemplate::problem(1024, 1024), test::test_device());
+  CHECK(own.reason == SelectionReason::exact);
+  CHECK(own.config.str() == "BM=128,BN=32,SPLIT=2");
+  CHECK(own.median_ms == 0.5);
+  auto other = d.select(kTile, TileTemplate::problem(1024, 1024), h100);
+  CHECK(other.reason == SelectionReason::exact);
+  CHECK(other.config.str() == "BM=64,BN=64,SPLIT=1");
+  CHECK(other.source_device == device_key_of(h100));
+}
+
+TEST_CASE("Dispatcher rejects a JSON-lines record with an impossible time, however fast",
+          "[dispatch][security]") {
+  test::TempDir dir;
+  TuningLog log(tuned_log(dir));
+  const std::string jsonl = dir.file("export.jsonl");
+  export_file(log, jsonl, LogFormat::jsonl);
+  {  // an import refuses such a line; a deployment reading the file directly must too
+    std::ifstream in(jsonl);
+    std::string header, first;
+    std::getline(in, header);
+    std::getline(in, first);
+    const auto at = first.find("\"median_ms\":0.5");
+    REQUIRE(at != std::string::npos);
+    std::string line = first;
+    line.replace(at, 15, "\"median_ms\":0.0");
+    line.replace(line.find("BM=128,BN=32,SPLIT=2"), 20, "BM=64,BN=16,SPLIT=1");
+    line.replace(line.find("\"BM\":128"), 8, "\"BM\":64");
+    line.replace(line.find("\"BN\":32"), 7, "\"BN\":16");
+    line.replace(line.find("\"SPLIT\":2"), 9, "\"SPLIT\":1");
+    std::ofstream(jsonl, std::ios::app) << line << "\n";
+  }
+  Dispatcher d(jsonl);
+  auto s = d.select(kTile, TileTemplate::problem(1024, 1024), test::test_device());
+  CHECK(s.config.str() == "BM=128,BN=32,SPLIT=2");
+  REQUIRE(d.rejections().size() == 1);
+  CHECK_THAT(d.rejections()[0], Catch::Contains(jsonl + ":6") && Catch::Contains("finite time"));
 }
 
 TEST_CASE("Dispatcher never selects a failed trial, however fast its recorded time", "[dispatch]") {

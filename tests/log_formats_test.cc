@@ -286,6 +286,14 @@ TEST_CASE("Malformed input names file, line and field, and imports nothing", "[l
     CHECK_THROWS_WITH(import_file(log, dir.file("broken.jsonl")),
                       Catch::Contains("broken.jsonl:2") && Catch::Contains("not valid JSON"));
   }
+  SECTION("a JSON document with results of configurations but none of T4's marks") {
+    // "results" and "configuration" alone do not make a T4 file: it needs its schema version
+    // or a result's "invalidity" too.
+    write_text(dir.file("other.json"),
+               R"({"results": [{"configuration": {"bx": 1}, "score": 3}]})");
+    CHECK_THROWS_WITH(import_file(log, dir.file("other.json")),
+                      Catch::Contains("other.json") && Catch::Contains("cannot tell the format"));
+  }
   SECTION("JSON lines of a newer format version") {
     write_text(dir.file("new.jsonl"), "{\"format\":\"ktune-trials\",\"version\":7}\n");
     CHECK_THROWS_WITH(import_file(log, dir.file("new.jsonl")),

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "ktune/error.h"
@@ -75,4 +76,21 @@ TEST_CASE("A Gaussian process refuses targets that do not match its points",
   const Eigen::VectorXd short_y = y.head(6);
   CHECK_THROWS_WITH(gp.fit({0, 1, 2}, short_y, 5), Catch::Contains("6 targets for 10 points"));
   CHECK_THROWS_WITH(gp.fit({0, 1, 12}, y, 5), Catch::Contains("row 12 of 10 points"));
+}
+
+TEST_CASE("A capped model holds the cheapest half and the most recent rest", "[search]") {
+  using ktune::search::capped_model_rows;
+  const double inf = std::numeric_limits<double>::infinity();
+  // Up to the cap: everything, in order.
+  CHECK(capped_model_rows({3, 1, 2}, 4) == std::vector<std::size_t>{0, 1, 2});
+  // Ten observations, cap 4: the two cheapest (1: cost 0.5, 6: cost 0.1) and the two most
+  // recent of the rest (8, 9), failures (+inf) never counted cheap, in observation order.
+  const std::vector<double> costs{5, 0.5, 4, inf, 3, 2, 0.1, inf, 7, inf};
+  CHECK(capped_model_rows(costs, 4) == std::vector<std::size_t>{1, 6, 8, 9});
+  // The most recent already among the cheapest: the next most recent fills the cap.
+  CHECK(capped_model_rows({5, 4, 3, 2, 1, 0.5}, 4) == std::vector<std::size_t>{2, 3, 4, 5});
+  CHECK(capped_model_rows({0.1, 0.2, 9, 9, 9, 0.05}, 4) == std::vector<std::size_t>{0, 3, 4, 5});
+  // Cost ties go to the earlier observation; the cap is never exceeded.
+  CHECK(capped_model_rows({1, 1, 1, 1, 1, 1}, 4) == std::vector<std::size_t>{0, 1, 4, 5});
+  CHECK(capped_model_rows(std::vector<double>(100, 1.0), 16).size() == 16);
 }

@@ -268,6 +268,32 @@ TEST_CASE("space: random() walks from the defaults where valid points are rare a
   CHECK(space.random(r1) == space.random(r2));
 }
 
+TEST_CASE("space: random()'s walk mixes: a free parameter is uniform over its whole domain", "[space]") {
+  // Nine constrained parameters (their sum <= 8: about 4e-7 of 16^9, too rare to draw and the
+  // space too large to list) and one free one, `a`, which is uniform over 0..15 among the valid
+  // configs. The walk starts at the defaults (a = 0); a walk that moves too little stays near
+  // them, and one that never proposes a domain's last value never reaches a = 15.
+  SearchSpace::Builder b;
+  std::vector<Value> domain(16);
+  std::iota(domain.begin(), domain.end(), Value{0});
+  b.param("a", domain, 0);
+  std::string sum;
+  for (int i = 1; i <= 9; ++i) {
+    b.param("b" + std::to_string(i), domain, 0);
+    sum += (i > 1 ? " + b" : "b") + std::to_string(i);
+  }
+  auto space = b.constraint(sum + " <= 8").build();
+  std::mt19937_64 rng(5);
+  std::vector<int> count(16, 0);
+  constexpr int kDraws = 640;
+  for (int k = 0; k < kDraws; ++k) ++count[space.random(rng)["a"]];
+  for (int v = 0; v < 16; ++v) {
+    INFO("a = " << v << " drawn " << count[v] << " times of " << kDraws);
+    CHECK(count[v] > 0);
+    CHECK(count[v] < 3 * kDraws / 16);  // expected 40 each; a stuck walk piles up at a = 0
+  }
+}
+
 TEST_CASE("space: unsatisfiable constraints are an error naming them", "[space]") {
   auto small = SearchSpace::Builder()
                    .param("a", {1, 2, 3})
