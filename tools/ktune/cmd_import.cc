@@ -57,7 +57,12 @@ void add_import_command(CLI::App& app) {
     try {
       summary = import_file(*log, args->input, options);
     } catch (...) {
-      if (!existed && log->count({}) == 0) {
+      bool empty = false;
+      try {
+        empty = !existed && log->count({}) == 0;
+      } catch (...) {  // the import's own error is the one to report
+      }
+      if (empty) {
         log.reset();
         for (const char* suffix : {"", "-wal", "-shm", "-journal"})
           std::filesystem::remove(args->db + suffix, ec);

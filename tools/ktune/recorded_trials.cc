@@ -48,7 +48,7 @@ std::vector<TrialRecord> read_recorded_trials(const std::string& path) {
   if (is_jsonl(path)) {
     try {
       return jsonl::read_file(path);
-    } catch (const Error& e) {
+    } catch (const Error&) {
       // A file import reads but replay does not: say so, instead of a JSON parser's message.
       std::optional<LogFormat> format;
       try {
