@@ -403,3 +403,41 @@ TEST_CASE("cli: resume judges a config by its ok trials and leaves out configs o
   CHECK(again.output.find("resuming from 30 recorded trials") != std::string::npos);
   CHECK(again.output.find("with " + winner + ";") != std::string::npos);
 }
+
+TEST_CASE("cli: report charts plot ok times only: the best so far never rises, failures never count",
+          "[cli][report]") {
+  TempDir dir;
+  const std::string db = dir.file("t.db");
+  {
+    // One run: ok 2.0 ms, a failure recorded with a tiny time, ok 1.0 ms, ok 1.5 ms.
+    TuningLog log(db);
+    auto record = [&](double ms, Status status) {
+      auto r = test::make_record("VEC=4,THREADS=256,ITEMS=1,GRID_STRIDE=0", ms, status, "run-r",
+                                 problem_key(kSmall), "copy", Device::h200());
+      log.append(r);
+    };
+    record(2.0, Status::ok);
+    record(0.001, Status::wrong_result);
+    record(1.0, Status::ok);
+    record(1.5, Status::ok);
+  }
+  const std::string html = dir.file("r.html");
+  REQUIRE(run_ktune(dir, "report --db " + db + " --out " + html).status == 0);
+  std::ifstream in(html);
+  const std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // The distribution is relative to the fastest ok trial, not to the failed one's time.
+  CHECK(page.find("fastest = 1.000 ms") != std::string::npos);
+  // The convergence curve: the best ok median so far after each trial of the run. A faster
+  // time sits lower on the chart (a larger y pixel), so the pixels never decrease.
+  const auto poly = page.find("<polyline");
+  REQUIRE(poly != std::string::npos);
+  const auto from = page.find("points=\"", poly) + 8;
+  std::istringstream points(page.substr(from, page.find('"', from) - from));
+  std::vector<double> ys;
+  std::string point;
+  while (points >> point) ys.push_back(std::stod(point.substr(point.find(',') + 1)));
+  REQUIRE(ys.size() == 4);
+  CHECK(ys[1] == ys[0]);  // the failure, whatever time it carries, leaves the best at 2.0 ms
+  CHECK(ys[2] > ys[1]);   // 1.0 ms: lower on the chart
+  CHECK(ys[3] == ys[2]);  // 1.5 ms does not beat 1.0 ms
+}
