@@ -270,7 +270,9 @@ TuneResult Tuner::run() {
     if (order.size() >= 2) {
       auto verdict = stats::compare_rounds(round_medians[order[0]], round_medians[order[1]]);
       st.result.top_two_within_noise = verdict.within_noise;
-      st.result.top_two_difference = verdict.difference;
+      // Ranked by typical trials, the winner's rounds may have the higher median: the size of
+      // the difference is what is reported.
+      st.result.top_two_difference = std::fabs(verdict.difference);
     }
     if (!st.result.finalists.empty()) st.result.best = st.result.finalists.front();
   }

@@ -358,6 +358,9 @@ TEST_CASE("tuner: the winner is the config the log's best() names from the recor
   REQUIRE(log_best);
   CHECK(r.best->config.str() == "A=2,B=0");
   CHECK(log_best->config_text == r.best->config.str());
+  // The winner's rounds have the higher median (1.02 against 1.01): the difference reported
+  // is its size, not a negative percentage.
+  CHECK(r.top_two_difference == Approx(0.01 / 1.02));
   CHECK(r.best->median_ms == Approx(log_best->trial.median_ms));
 }
 

@@ -67,7 +67,7 @@ struct TuneResult {
   /// those trials' medians, as the log judges a config: config_representatives()).
   std::vector<Trial> finalists;
   bool top_two_within_noise = false;    ///< the best two finalists cannot be told apart
-  double top_two_difference = 0;        ///< relative median difference of the best two
+  double top_two_difference = 0;        ///< |relative difference| of the best two's round medians
   std::string stop_reason;              ///< max_trials, max_seconds, patience or exhausted
   std::map<Status, std::size_t> status_counts;  ///< trials of this run per status
   double elapsed_s = 0;                 ///< wall time of the run
