@@ -4,6 +4,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
@@ -145,7 +146,7 @@ KernelTunerCache parse_cache_document(const json& doc, const std::string& origin
 
 }  // namespace
 
-std::string read_maybe_gzip(const std::string& path) {
+std::string read_maybe_gzip(const std::string& path, std::size_t limit) {
   if (!std::filesystem::exists(path)) {
     throw Error(ErrorCode::not_found, "Kernel Tuner cache file '" + path + "' does not exist");
   }
@@ -154,7 +155,9 @@ std::string read_maybe_gzip(const std::string& path) {
   std::string out;
   char buffer[1 << 16];
   int got = 0;
-  while ((got = gzread(file, buffer, sizeof buffer)) > 0) out.append(buffer, static_cast<std::size_t>(got));
+  while (out.size() < limit &&
+         (got = gzread(file, buffer, static_cast<unsigned>(std::min(sizeof buffer, limit - out.size())))) > 0)
+    out.append(buffer, static_cast<std::size_t>(got));
   int code = Z_OK;
   const char* message = gzerror(file, &code);
   const std::string why = message ? message : "";

@@ -181,7 +181,7 @@ std::vector<TrialRecord> read_records(const std::string& path, LogFormat format,
 LogFormat detect_log_format(const std::string& path) {
   if (ends_with(path, ".jsonl") || ends_with(path, ".jsonl.gz")) return LogFormat::jsonl;
   if (ends_with(path, ".json.gz")) return LogFormat::kernel_tuner;
-  std::string head = kt::read_maybe_gzip(path).substr(0, 4096);
+  const std::string head = kt::read_maybe_gzip(path, 4096);  // not the whole file
   if (head.find("\"ktune-trials\"") != std::string::npos) return LogFormat::jsonl;
   // T4: "results" with "schema_version", or (a writer that sorts keys puts the version after a
   // long results array) with the fields of a result.
