@@ -66,10 +66,10 @@ std::string entry_where(const std::string& path, const std::string& text, const 
          key + "\")";
 }
 
-// A Kernel Tuner cache through the shared reader (lib/kernel_tuner_cache.h); its errors gain
-// the line of the offending cache entry.
-std::vector<TrialRecord> read_kernel_tuner(const std::string& path, const ImportOptions& options) {
-  const std::string text = kt::read_maybe_gzip(path);
+// A Kernel Tuner cache (the file's decompressed `text`) through the shared reader
+// (lib/kernel_tuner_cache.h); its errors gain the line of the offending cache entry.
+std::vector<TrialRecord> read_kernel_tuner(const std::string& path, const std::string& text,
+                                           const ImportOptions& options) {
   kt::KernelTunerCache cache;
   try {
     cache = kt::parse_kernel_tuner_cache(text, path);
@@ -162,16 +162,14 @@ std::vector<TrialRecord> read_records(const std::string& path, LogFormat format,
   ImportOptions with_run = options;
   switch (format) {
     case LogFormat::jsonl: return jsonl::read_file(path);
-    case LogFormat::t4: {
-      const std::string content = kt::read_maybe_gzip(path);
+    case LogFormat::t4:
+    case LogFormat::kernel_tuner: {
+      const std::string content = kt::read_maybe_gzip(path);  // read once: run id and records
       if (with_run.run_id.empty()) with_run.run_id = content_run_id(format, content);
+      if (format == LogFormat::kernel_tuner) return read_kernel_tuner(path, content, with_run);
       std::istringstream in(content);
       return t4::read(in, path, with_run);
     }
-    case LogFormat::kernel_tuner:
-      if (with_run.run_id.empty())
-        with_run.run_id = content_run_id(format, kt::read_maybe_gzip(path));
-      return read_kernel_tuner(path, with_run);
   }
   return {};
 }
