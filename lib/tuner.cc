@@ -275,6 +275,11 @@ TuneResult Tuner::run() {
       st.result.top_two_difference = std::fabs(verdict.difference);
     }
     if (!st.result.finalists.empty()) st.result.best = st.result.finalists.front();
+    // A default that was a finalist is judged by the same typical trial, so the speed-up
+    // printed here is the one `ktune best` and a resumed run compute from the log.
+    if (st.result.default_trial)
+      for (const auto& f : st.result.finalists)
+        if (f.config == st.result.default_trial->config) st.result.default_trial = f;
   }
   // Without re-measurement the best is the fastest ok trial; with it, only a finalist that
   // stayed correct can win.

@@ -364,6 +364,31 @@ TEST_CASE("tuner: the winner is the config the log's best() names from the recor
   CHECK(r.best->median_ms == Approx(log_best->trial.median_ms));
 }
 
+TEST_CASE("tuner: a default among the finalists is judged by its typical trial, as in the log",
+          "[tuner]") {
+  // The default (A=0,B=2) is measured first at 1.00 and then 1.10, 1.12, 1.11 in the rounds:
+  // its typical trial is 1.10, the figure `ktune best` divides by. A=1 is the winner at 1.05.
+  auto space = test_space();
+  auto c = [&](Value a) { return space.make({{"A", a}, {"B", 0}}); };
+  FunctionMeasurer m([](const Config& cfg, int earlier) {
+    if (cfg["A"] == 0) return std::vector<double>{1.00, 1.10, 1.12, 1.11}[earlier];
+    if (cfg["A"] == 1) return 1.05;
+    return 2.0;
+  });
+  ListSearcher searcher({c(1), c(2)});
+  TunerOptions o;
+  o.batch = 2;
+  o.top_k = 2;
+  o.final_rounds = 3;
+  auto r = Tuner(space, searcher, m, o).run();
+  REQUIRE(r.best);
+  CHECK(r.best->config.str() == "A=1,B=0");
+  REQUIRE(r.default_trial);
+  CHECK(r.default_trial->config.str() == "A=0,B=2");
+  CHECK(r.default_trial->median_ms == Approx(1.10));
+  CHECK(r.speedup() == Approx(1.10 / 1.05));
+}
+
 TEST_CASE("tuner: resume feeds earlier trials first and never measures them again", "[tuner]") {
   auto space = test_space();
   auto all = all_valid(space);
