@@ -810,7 +810,7 @@ Value Expression::evaluate(std::span<const Value> values) const {
   if (r.division_by_zero) return 0;
   if (!r.value.real) return r.value.i;
   const double f = std::floor(r.value.f);
-  if (!(f >= -9.2e18 && f <= 9.2e18)) {  // out of range or NaN
+  if (!(f >= -0x1p63 && f < 0x1p63)) {  // out of range of a 64-bit integer, or NaN
     return std::isnan(f) ? 0 : (f > 0 ? std::numeric_limits<Value>::max()
                                       : std::numeric_limits<Value>::min());
   }

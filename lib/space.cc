@@ -25,6 +25,8 @@ constexpr Index kSmallSpace = Index{1} << 26;
 /// Uniform draws random() tries before a smarter method (each draw stops at the first
 /// violated constraint, so a failed draw is cheap).
 constexpr int kRejectionTries = 4096;
+/// Seed of the generator that decides, once per space, whether random() tries uniform draws.
+constexpr std::uint64_t kRejectionProbeSeed = 0x6b74756e65ULL;
 /// Partial assignments random()'s depth-first fallback may visit before giving up.
 constexpr std::uint64_t kSearchNodeLimit = std::uint64_t{1} << 24;
 /// Proposed moves per parameter of random()'s walk over valid configs (one parameter set to
@@ -151,7 +153,8 @@ struct SearchSpace::Impl {
   WalkPlan count_plan;  // only constrained parameters (unless there are predicates)
   mutable std::once_flag valid_list_once;
   mutable std::vector<Index> valid_list;  // valid indices of small spaces, built on demand
-  mutable std::atomic<bool> valid_listed{false};  // valid_list is complete
+  mutable std::once_flag rejection_probe_once;
+  mutable bool rejection_fails = false;  // set by rejection_hopeless()
 
   // ---- lookups -----------------------------------------------------------------------------
 
@@ -308,15 +311,29 @@ struct SearchSpace::Impl {
 
   const std::vector<Index>& valid_indices() const {
     std::call_once(valid_list_once, [&] {
+      // Built aside and moved in: a predicate that throws half-way leaves nothing behind for
+      // call_once's retry to append to.
+      std::vector<Index> listed;
       WalkState s = start_walk();
       auto leaf = [&](WalkState& st) {
-        valid_list.push_back(index_from_positions(st.positions));
+        listed.push_back(index_from_positions(st.positions));
         return false;
       };
       walk(full_plan, s, 0, leaf);
-      valid_listed.store(true, std::memory_order_release);
+      valid_list = std::move(listed);
     });
     return valid_list;
+  }
+
+  /// Whether uniform draws are hopeless for this space: kRejectionTries draws from a generator
+  /// of fixed seed found no valid config. Decided once, from the space alone, so that
+  /// random(rng) depends only on the state of rng, never on earlier calls.
+  bool rejection_hopeless() const {
+    std::call_once(rejection_probe_once, [&] {
+      std::mt19937_64 probe(kRejectionProbeSeed);
+      rejection_fails = !random_by_rejection(probe).has_value();
+    });
+    return rejection_fails;
   }
 
   [[noreturn]] void throw_unsatisfiable(const std::string& why) const {
@@ -697,8 +714,13 @@ std::optional<std::string> SearchSpace::violated(const Config& config) const {
   if (auto i = impl_->out_of_domain(config)) {
     return impl_->out_of_domain_message(*i, config.values()[*i]);
   }
-  for (const auto& c : impl_->constraints) {
-    if (!impl_->check(c, config.values())) return c.description;
+  // Expressions first, in declaration order; predicates only once every expression holds
+  // (a predicate may rely on them, e.g. divide by a parameter an expression keeps non-zero).
+  for (bool predicates : {false, true}) {
+    for (const auto& c : impl_->constraints) {
+      if (static_cast<bool>(c.predicate) == predicates && !impl_->check(c, config.values()))
+        return c.description;
+    }
   }
   return std::nullopt;
 }
@@ -710,9 +732,10 @@ Config SearchSpace::default_config() const {
 }
 
 Config SearchSpace::random(std::mt19937_64& rng) const {
-  // Once a draw has listed the valid points (rejection found none), later draws pick from the
-  // list at once instead of failing kRejectionTries draws again: both are uniform.
-  if (!impl_->valid_listed.load(std::memory_order_acquire)) {
+  // Spaces where uniform draws are hopeless (decided once by a fixed-seed probe) skip them,
+  // instead of failing kRejectionTries draws on every call: both ways are uniform, and the
+  // choice does not depend on earlier calls.
+  if (!impl_->rejection_hopeless()) {
     if (auto c = impl_->random_by_rejection(rng)) return *std::move(c);
   }
   // Few valid points: sample exactly from the list of valid points of a small space, or
@@ -734,10 +757,13 @@ std::vector<Config> SearchSpace::neighbours(const Config& config, Neighbourhood 
   std::vector<Value> values = config.values();
   // A neighbour that changes parameter i keeps the outcome of every constraint not
   // referencing i, so only constraints referencing i are evaluated again.
+  // Predicates (which reference every parameter, checked last) run only on a config whose
+  // expressions all hold; otherwise they count as failing, which skips no neighbour that
+  // could be valid, since every neighbour re-checks them.
   std::vector<bool> holds(constraints.size());
   std::size_t failing = 0;
-  for (std::size_t c = 0; c < constraints.size(); ++c) {
-    holds[c] = impl_->check(constraints[c], values);
+  for (std::size_t c : impl_->check_order) {
+    holds[c] = (constraints[c].predicate && failing > 0) ? false : impl_->check(constraints[c], values);
     failing += !holds[c];
   }
   auto try_position = [&](std::size_t i, std::uint32_t k) {

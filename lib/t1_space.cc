@@ -46,8 +46,11 @@ struct T1Reader {
     if (v.is_number_integer()) return v.get<Value>();
     if (v.is_number_float()) {
       const double d = v.get<double>();
-      if (std::abs(d) < 9.2e18 && d == static_cast<double>(static_cast<Value>(d)))
-        return static_cast<Value>(d);
+      if (std::isfinite(d) && d == std::floor(d)) {
+        if (d >= -0x1p63 && d < 0x1p63) return static_cast<Value>(d);
+        fail(ErrorCode::invalid_argument, field,
+             "value " + v.dump() + " is out of range of a 64-bit signed integer");
+      }
     }
     fail(ErrorCode::invalid_argument, field,
          "value " + v.dump() + " is not an integer (ktune parameters are integers)");
@@ -129,7 +132,9 @@ SearchSpace SearchSpace::from_t1_json(const std::string& json_text, const std::s
       const std::string text = expression.get<std::string>();
       // Parse here too, so that an error names this field.
       r.with_field(field + ".Expression", [&] { Expression::parse(text, names); });
-      if (auto listed = c.find("Parameters"); listed != c.end() && listed->is_array()) {
+      if (auto listed = c.find("Parameters"); listed != c.end()) {
+        if (!listed->is_array())
+          r.fail(ErrorCode::parse_error, field + ".Parameters", "expected a list of parameter names");
         for (const Json& n : *listed) {
           if (!n.is_string() || std::find(names.begin(), names.end(), n.get<std::string>()) ==
                                     names.end()) {

@@ -104,6 +104,16 @@ TEST_CASE("t1: values as a list, defaults and conditions", "[t1][space]") {
   CHECK(space.count_valid() == 12);
 }
 
+TEST_CASE("t1: integers up to 2^63 - 1, as integers or integral reals; null defaults", "[t1][space]") {
+  const auto space = SearchSpace::from_t1_json(
+      t1_text(R"({"Name": "x", "Values": [1, 9223372036854775807], "Default": null},
+                 {"Name": "y", "Values": [1, 9.21e18]})", ""),
+      "inline");
+  CHECK(space.params()[0].values == std::vector<Value>{1, 9223372036854775807LL});
+  CHECK(space.params()[1].values == std::vector<Value>{1, 9210000000000000000LL});
+  CHECK(space.default_config().str() == "x=1,y=1");
+}
+
 TEST_CASE("t1: errors name the file and the field", "[t1][space]") {
   auto has = [](const Error& e, const std::string& part) {
     INFO(e.what());
@@ -138,6 +148,22 @@ TEST_CASE("t1: errors name the file and the field", "[t1][space]") {
   has(huge, "out of range");
   const Error huge_real = load_failure(t1_text(R"({"Name": "x", "Values": [1, 1e19]})", ""));
   has(huge_real, "Values[1]");
+  has(huge_real, "out of range");
+
+  // The containers must be lists, each named when it is not.
+  has(load_failure(R"({"ConfigurationSpace": {"TuningParameters": {}}})"),
+      "ConfigurationSpace.TuningParameters: expected a list");
+  has(load_failure(t1_text(R"({"Name": "x", "Values": 5})", "")),
+      "TuningParameters[0].Values: expected a list");
+  has(load_failure(R"({"ConfigurationSpace": {"TuningParameters": [{"Name": "x", "Values": [1]}],
+                        "Conditions": {"Expression": "x > 5"}}})"),
+      "ConfigurationSpace.Conditions: expected a list");
+  has(load_failure(t1_text(R"({"Name": "x", "Values": [1]})",
+                           R"({"Expression": "x > 0", "Parameters": "x"})")),
+      "Conditions[0].Parameters: expected a list");
+  has(load_failure(t1_text(R"({"Name": "x", "Values": [1]})",
+                           R"({"Expression": "x > 0", "Parameters": [1]})")),
+      "Conditions[0].Parameters");
 
   const Error list = load_failure(t1_text(R"({"Name": "x", "Values": "[1, 2"})", ""));
   has(list, "TuningParameters[0].Values");
