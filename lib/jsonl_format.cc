@@ -6,10 +6,11 @@
 #include <ostream>
 #include <sstream>
 
-#include "kernel_tuner_cache.h"
+#include "gzip_input.h"
 #include "ktune/error.h"
 #include "ktune/version.h"
 #include "log_json_fields.h"
+#include "json_input.h"
 
 namespace ktune::jsonl {
 
@@ -140,6 +141,7 @@ void for_each(std::istream& in, const std::string& origin,
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     std::string where = origin + ":" + std::to_string(number);
     json j;
+    detail::require_json_depth(line, where);
     try {
       j = json::parse(line);
     } catch (const json::exception& e) {  // syntax, and numbers beyond a double (1e400)
@@ -174,8 +176,10 @@ void for_each_in_file(const std::string& path, const std::function<void(const Tr
   char magic[2] = {};
   in.read(magic, 2);
   if (in.gcount() == 2 && magic[0] == '\x1f' && magic[1] == '\x8b') {
-    // gzip (`ktune export - | gzip`): decompressed whole, then read as text.
-    std::istringstream text(kt::read_maybe_gzip(path));
+    // gzip (`ktune export - | gzip`): decompressed as it is read.
+    detail::GzipInput gz(path, "JSON-lines log");
+    std::istream text(&gz);
+    text.exceptions(std::ios::badbit);  // the guard's and zlib's errors reach the caller
     for_each(text, path, visit, config);
     return;
   }

@@ -1,17 +1,16 @@
-// Kernel Tuner cache reader: zlib for .gz, nlohmann-json for the content, integer parameter
+// Kernel Tuner cache reader: gzip_input for .gz, nlohmann-json for the content, integer parameter
 // values only (ktune tunables are integers; booleans become 0/1).
 #include "kernel_tuner_cache.h"
-
-#include <zlib.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "ktune/error.h"
 #include "log_json_fields.h"
+#include "json_input.h"
+#include "gzip_input.h"
 
 namespace ktune::kt {
 
@@ -26,11 +25,12 @@ Value to_value(const json& v, const std::string& origin, const std::string& what
     const double d = v.get<double>();
     if (std::floor(d) == d && std::abs(d) < 9e18) return static_cast<Value>(d);
   }
-  throw Error(ErrorCode::parse_error, origin + ": " + what + " = " + v.dump() +
+  throw Error(ErrorCode::parse_error, origin + ": " + what + " = " + detail::json_excerpt(v) +
                                           " is not an integer (ktune parameters are integers)");
 }
 
 json parse_tolerant(const std::string& text, const std::string& origin) {
+  detail::require_json_depth(text, origin);
   json doc = json::parse(text, nullptr, false);
   if (!doc.is_discarded()) return doc;
   // Kernel Tuner appends entries as it goes; an interrupted run leaves the braces open.
@@ -54,7 +54,7 @@ std::string text_or(const json& doc, const char* key, const std::string& fallbac
   if (!doc.contains(key)) return fallback;
   if (!doc[key].is_string()) {
     throw Error(ErrorCode::parse_error,
-                origin + ": \"" + key + "\" must be a string, got " + doc[key].dump());
+                origin + ": \"" + key + "\" must be a string, got " + detail::json_excerpt(doc[key]));
   }
   return doc[key].get<std::string>();
 }
@@ -82,12 +82,12 @@ KernelTunerCache parse_cache_document(const json& doc, const std::string& origin
   const json& keys = doc["tune_params_keys"];
   if (!keys.is_array()) {
     throw Error(ErrorCode::parse_error,
-                origin + ": \"tune_params_keys\" must be an array of names, got " + keys.dump());
+                origin + ": \"tune_params_keys\" must be an array of names, got " + detail::json_excerpt(keys));
   }
   for (const auto& name : keys) {
     if (!name.is_string()) {
       throw Error(ErrorCode::parse_error,
-                  origin + ": \"tune_params_keys\" holds " + name.dump() + ", not a name");
+                  origin + ": \"tune_params_keys\" holds " + detail::json_excerpt(name) + ", not a name");
     }
     out.param_names.push_back(name.get<std::string>());
   }
@@ -123,7 +123,7 @@ KernelTunerCache parse_cache_document(const json& doc, const std::string& origin
     } else if (time.is_string()) {
       e.error = time.get<std::string>();
     } else {
-      e.error = time.is_null() ? "missing time" : time.dump();
+      e.error = time.is_null() ? "missing time" : detail::json_excerpt(time);
     }
     if (item.contains("times")) {
       const json& times = item["times"];
@@ -134,7 +134,7 @@ KernelTunerCache parse_cache_document(const json& doc, const std::string& origin
       for (const auto& t : times) {
         if (!t.is_number()) {
           throw Error(ErrorCode::parse_error, origin + ": cache entry '" + key + "' times holds " +
-                                                  t.dump() + ", not a number");
+                                                  detail::json_excerpt(t) + ", not a number");
         }
         e.times_ms.push_back(t.get<double>());
       }
@@ -146,28 +146,6 @@ KernelTunerCache parse_cache_document(const json& doc, const std::string& origin
 
 }  // namespace
 
-std::string read_maybe_gzip(const std::string& path, std::size_t limit) {
-  if (!std::filesystem::exists(path)) {
-    throw Error(ErrorCode::not_found, "Kernel Tuner cache file '" + path + "' does not exist");
-  }
-  gzFile file = gzopen(path.c_str(), "rb");
-  if (!file) throw Error(ErrorCode::io_error, "cannot open '" + path + "'");
-  std::string out;
-  char buffer[1 << 16];
-  int got = 0;
-  while (out.size() < limit &&
-         (got = gzread(file, buffer, static_cast<unsigned>(std::min(sizeof buffer, limit - out.size())))) > 0)
-    out.append(buffer, static_cast<std::size_t>(got));
-  int code = Z_OK;
-  const char* message = gzerror(file, &code);
-  const std::string why = message ? message : "";
-  gzclose(file);
-  if (got < 0 || (code != Z_OK && code != Z_STREAM_END)) {
-    throw Error(ErrorCode::io_error, "cannot read '" + path + "': " + why);
-  }
-  return out;
-}
-
 KernelTunerCache parse_kernel_tuner_cache(const std::string& text, const std::string& origin) {
   const json doc = parse_tolerant(text, origin);
   try {
@@ -178,7 +156,7 @@ KernelTunerCache parse_kernel_tuner_cache(const std::string& text, const std::st
 }
 
 KernelTunerCache read_kernel_tuner_cache(const std::string& path) {
-  return parse_kernel_tuner_cache(read_maybe_gzip(path), path);
+  return parse_kernel_tuner_cache(detail::read_maybe_gzip(path, "Kernel Tuner cache file"), path);
 }
 
 }  // namespace ktune::kt

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,9 +39,4 @@ struct KernelTunerCache {
 KernelTunerCache read_kernel_tuner_cache(const std::string& path);
 /// Parses cache JSON text; `origin` names the source in error messages.
 KernelTunerCache parse_kernel_tuner_cache(const std::string& text, const std::string& origin);
-/// Reads a file, decompressing it when it is gzip (zlib reads plain files as they are): the
-/// whole of it, or its first `limit` bytes (after decompression).
-std::string read_maybe_gzip(const std::string& path,
-                            std::size_t limit = std::numeric_limits<std::size_t>::max());
-
 }  // namespace ktune::kt

@@ -11,6 +11,7 @@
 
 #include "cubin_cache.h"
 #include "jsonl_format.h"
+#include "gzip_input.h"
 #include "kernel_tuner_cache.h"
 #include "ktune/error.h"
 #include "ktune/log.h"
@@ -164,7 +165,8 @@ std::vector<TrialRecord> read_records(const std::string& path, LogFormat format,
     case LogFormat::jsonl: return jsonl::read_file(path);
     case LogFormat::t4:
     case LogFormat::kernel_tuner: {
-      const std::string content = kt::read_maybe_gzip(path);  // read once: run id and records
+      const std::string content =  // read once: run id and records
+          detail::read_maybe_gzip(path, format == LogFormat::t4 ? "T4 results file" : "Kernel Tuner cache file");
       if (with_run.run_id.empty()) with_run.run_id = content_run_id(format, content);
       if (format == LogFormat::kernel_tuner) return read_kernel_tuner(path, content, with_run);
       std::istringstream in(content);
@@ -179,7 +181,7 @@ std::vector<TrialRecord> read_records(const std::string& path, LogFormat format,
 LogFormat detect_log_format(const std::string& path) {
   if (ends_with(path, ".jsonl") || ends_with(path, ".jsonl.gz")) return LogFormat::jsonl;
   if (ends_with(path, ".json.gz")) return LogFormat::kernel_tuner;
-  const std::string head = kt::read_maybe_gzip(path, 4096);  // not the whole file
+  const std::string head = detail::read_maybe_gzip(path, "log file", 4096);  // not the whole file
   if (head.find("\"ktune-trials\"") != std::string::npos) return LogFormat::jsonl;
   // T4: "results" with "schema_version", or (a writer that sorts keys puts the version after a
   // long results array) with the fields of a result.

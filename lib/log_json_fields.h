@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ktune/error.h"
+#include "json_input.h"
 
 namespace ktune::json_fields {
 
@@ -34,7 +35,7 @@ template <class Json>
 std::string text(const Json& j, const std::string& field,
                         const std::string& where) {
   const auto& v = member(j, field, where);
-  if (!v.is_string()) fail(where, field, "expected a string, got " + v.dump());
+  if (!v.is_string()) fail(where, field, "expected a string, got " + detail::json_excerpt(v));
   return v.template get<std::string>();
 }
 
@@ -45,13 +46,13 @@ template <class Json>
 std::int64_t integer_value(const Json& v, const std::string& field, const std::string& where,
                            std::int64_t lo = std::numeric_limits<std::int64_t>::min(),
                            std::int64_t hi = std::numeric_limits<std::int64_t>::max()) {
-  if (!v.is_number_integer()) fail(where, field, "expected an integer, got " + v.dump());
+  if (!v.is_number_integer()) fail(where, field, "expected an integer, got " + detail::json_excerpt(v));
   const bool above = v.is_number_unsigned()
                          ? v.template get<std::uint64_t>() > static_cast<std::uint64_t>(hi)
                          : v.template get<std::int64_t>() > hi;
   if (above || (!v.is_number_unsigned() && v.template get<std::int64_t>() < lo)) {
     fail(where, field,
-         v.dump() + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+         detail::json_excerpt(v) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
   }
   return v.template get<std::int64_t>();
 }
@@ -75,7 +76,7 @@ template <class Json>
 double number_value(const Json& v, const std::string& field,
                            const std::string& where) {
   if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();
-  if (!v.is_number()) fail(where, field, "expected a number, got " + v.dump());
+  if (!v.is_number()) fail(where, field, "expected a number, got " + detail::json_excerpt(v));
   return v.template get<double>();
 }
 

@@ -14,6 +14,7 @@
 #include "expression.h"
 #include "ktune/error.h"
 #include "ktune/space.h"
+#include "json_input.h"
 
 namespace ktune {
 namespace {
@@ -42,23 +43,24 @@ struct T1Reader {
     if (v.is_number_unsigned() &&
         v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<Value>::max()))
       fail(ErrorCode::invalid_argument, field,
-           "value " + v.dump() + " is out of range of a 64-bit signed integer");
+           "value " + detail::json_excerpt(v) + " is out of range of a 64-bit signed integer");
     if (v.is_number_integer()) return v.get<Value>();
     if (v.is_number_float()) {
       const double d = v.get<double>();
       if (std::isfinite(d) && d == std::floor(d)) {
         if (d >= -0x1p63 && d < 0x1p63) return static_cast<Value>(d);
         fail(ErrorCode::invalid_argument, field,
-             "value " + v.dump() + " is out of range of a 64-bit signed integer");
+             "value " + detail::json_excerpt(v) + " is out of range of a 64-bit signed integer");
       }
     }
     fail(ErrorCode::invalid_argument, field,
-         "value " + v.dump() + " is not an integer (ktune parameters are integers)");
+         "value " + detail::json_excerpt(v) + " is not an integer (ktune parameters are integers)");
   }
 
   std::vector<Value> values(const Json& v, const std::string& field) const {
     Json list = v;
     if (v.is_string()) {
+      detail::require_json_depth(v.get<std::string>(), origin + ": " + field);
       try {
         list = Json::parse(v.get<std::string>());
       } catch (const Json::exception& e) {
@@ -90,6 +92,7 @@ struct T1Reader {
 SearchSpace SearchSpace::from_t1_json(const std::string& json_text, const std::string& origin) {
   T1Reader r{origin};
   Json doc;
+  detail::require_json_depth(json_text, origin);
   try {
     doc = Json::parse(json_text);
   } catch (const Json::exception& e) {
@@ -139,7 +142,7 @@ SearchSpace SearchSpace::from_t1_json(const std::string& json_text, const std::s
           if (!n.is_string() || std::find(names.begin(), names.end(), n.get<std::string>()) ==
                                     names.end()) {
             r.fail(ErrorCode::unknown_name, field + ".Parameters",
-                   "names " + n.dump() + ", which is not a tuning parameter");
+                   "names " + detail::json_excerpt(n) + ", which is not a tuning parameter");
           }
         }
       }

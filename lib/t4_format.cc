@@ -11,6 +11,7 @@
 #include "jsonl_format.h"
 #include "ktune/error.h"
 #include "log_json_fields.h"
+#include "json_input.h"
 
 namespace ktune::t4 {
 
@@ -112,7 +113,8 @@ void Writer::add(const TrialRecord& r) {
   result["invalidity"] = invalidity_of(t.status);
   result["correctness"] = t.status == Status::wrong_result ? 0 : 1;
   result["measurements"] = measurements;
-  result["ktune"] = ordered_json::parse(jsonl::to_json(r).dump());
+  result["ktune"] = ordered_json::parse(
+      jsonl::to_json(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   out_ << (first_ ? "\n  " : ",\n  ")
        << result.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
   first_ = false;
@@ -204,7 +206,7 @@ TrialRecord from_result(const ordered_json& j, const std::string& where,
   double correctness = jf::number(j, "correctness", where);
   t.status = status_of(jf::text(j, "invalidity", where), correctness, where);
   const auto& times = jf::member(j, "times", where);
-  if (!times.is_object()) jf::fail(where, "times", "expected an object, got " + times.dump());
+  if (!times.is_object()) jf::fail(where, "times", "expected an object, got " + detail::json_excerpt(times));
   if (times.contains("runtimes")) {
     const auto& runtimes = times["runtimes"];
     if (!runtimes.is_array()) jf::fail(where, "times.runtimes", "expected an array");
@@ -239,8 +241,10 @@ TrialRecord from_result(const ordered_json& j, const std::string& where,
 std::vector<TrialRecord> read(std::istream& in, const std::string& origin,
                               const ImportOptions& context) {
   ordered_json doc;
+  const std::string text(std::istreambuf_iterator<char>(in), {});
+  detail::require_json_depth(text, origin);
   try {
-    doc = ordered_json::parse(in);
+    doc = ordered_json::parse(text);
   } catch (const ordered_json::exception& e) {  // syntax, and numbers beyond a double
     throw Error(ErrorCode::parse_error, origin + ": not valid JSON: " + e.what());
   }

@@ -20,6 +20,7 @@
 #include "expression.h"
 #include "host_dtype.h"
 #include "ktune/error.h"
+#include "json_input.h"
 
 namespace ktune {
 
@@ -54,7 +55,7 @@ struct SpecReader {
     return *v;
   }
   std::string text(const Json& v, const std::string& field) const {
-    if (!v.is_string()) fail(ErrorCode::parse_error, field, "expected a string, found " + v.dump());
+    if (!v.is_string()) fail(ErrorCode::parse_error, field, "expected a string, found " + detail::json_excerpt(v));
     return v.get<std::string>();
   }
   /// The text of `object[key]` (`fallback` when absent), which must be one of `allowed`.
@@ -78,7 +79,8 @@ struct SpecReader {
         return std::to_string(static_cast<std::int64_t>(d));
     }
     if (v.is_string()) return v.get<std::string>();
-    fail(ErrorCode::parse_error, field, "expected an integer or an expression string, found " + v.dump());
+    fail(ErrorCode::parse_error, field,
+         "expected an integer or an expression string, found " + detail::json_excerpt(v));
   }
 };
 
@@ -700,9 +702,10 @@ std::string read_text_file(const std::string& path, const std::string& what) {
 /// Source text of the reference kernel named by the document, or "" when none is named.
 std::string reference_file_of(const std::string& spec_json) {
   try {
+    detail::require_json_depth(spec_json, "");
     const Json doc = Json::parse(spec_json);
     return doc.at("KtuneExtensions").at("Reference").at("KernelFile").get<std::string>();
-  } catch (const Json::exception&) {
+  } catch (const std::exception&) {  // malformed: the document's own parse reports it
     return "";
   }
 }
@@ -757,6 +760,7 @@ std::shared_ptr<const KernelTemplate> load(const UserTemplateFiles& files) {
   std::string kernel_path = files.kernel_path;
   if (kernel_path.empty()) {
     Json spec;
+    detail::require_json_depth(spec_text, files.spec_path);
     try {
       spec = Json::parse(spec_text);
     } catch (const Json::exception& e) {
@@ -774,12 +778,14 @@ std::shared_ptr<const KernelTemplate> load(const UserTemplateFiles& files) {
     if (!file->is_string())
       throw Error(ErrorCode::parse_error, files.spec_path +
                                               ": KernelSpecification.KernelFile: expected a file "
-                                              "name, got " + file->dump());
+                                              "name, got " + detail::json_excerpt(*file));
     kernel_path = (dir / file->get<std::string>()).string();
   }
-  if (!std::filesystem::is_regular_file(kernel_path))
+  std::error_code fs_error;  // a loop of links or a name too long is "not readable", not a crash
+  if (!std::filesystem::is_regular_file(kernel_path, fs_error))
     throw Error(ErrorCode::not_found, files.spec_path + ": KernelSpecification.KernelFile: \"" +
-                                          kernel_path + "\" is not a readable file");
+                                          kernel_path + "\" is not a readable file" +
+                                          (fs_error ? " (" + fs_error.message() + ")" : ""));
   const std::string kernel = read_text_file(kernel_path, "kernel source");
   std::string reference;
   if (const std::string ref = reference_file_of(spec_text); !ref.empty())
@@ -798,6 +804,7 @@ std::shared_ptr<const KernelTemplate> make_user_template(const std::string& spec
                                                          const std::string& kernel_name) {
   SpecReader r{origin};
   Json doc;
+  detail::require_json_depth(spec_json, origin);
   try {
     doc = Json::parse(spec_json);
   } catch (const Json::exception& e) {

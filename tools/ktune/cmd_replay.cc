@@ -4,6 +4,8 @@
 // expectation, plus the methodology score of Willemsen et al. 2024; as a table and as JSON.
 #include <chrono>
 #include <cstdio>
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -134,14 +136,23 @@ void run_replay(const ReplaySettings& s) {
   for (const auto& name : searchers) (void)make_searcher(name, SearcherOptions::parse(s.options));
   if (!s.json_path.empty() && s.json_path != "-") {
     const auto folder = std::filesystem::path(s.json_path).parent_path();
-    if (!folder.empty() && !std::filesystem::is_directory(folder))
+    std::error_code ec;
+    if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
       throw Error(ErrorCode::not_found, "--json '" + s.json_path + "': folder '" +
                                             folder.string() + "' does not exist");
   }
   const SearchSpace space = SearchSpace::from_t1_file(space_path);
   ReplayMeasurer measurer = ReplayMeasurer::from_kernel_tuner_cache(
       s.data, space, s.objective == "median" ? ReplayObjective::median_of_samples : ReplayObjective::recorded);
-  const replay::RandomSearchExpectation random(measurer.outcome_times());
+  const std::vector<double> outcomes = measurer.outcome_times();
+  if (std::none_of(outcomes.begin(), outcomes.end(), [](double t) { return std::isfinite(t); })) {
+    throw Error(ErrorCode::invalid_argument,
+                "nothing to replay: no record of '" + s.data + "' is a successful config of the space '" +
+                    space_path + "' (" + std::to_string(measurer.size()) +
+                    " records in the space, none successful; " + std::to_string(measurer.ignored()) +
+                    " ignored as outside its domains or constraints)");
+  }
+  const replay::RandomSearchExpectation random(outcomes);
   // With the JSON on standard output, the table goes to standard error: stdout stays JSON.
   std::FILE* const text = s.json_path == "-" ? stderr : stdout;
   std::fprintf(text,

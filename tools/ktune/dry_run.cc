@@ -44,15 +44,23 @@ std::string describe_task(const PlanEntry& entry, const Device& device, bool* un
   std::string out = entry.origin + ": " + tmpl.name() + " " + entry.problem.key() + " on " +
                     device.key() + "\n";
   std::string valid;
+  bool counted = false;
   try {
     const std::uint64_t count = space.count_valid(Index{1} << 24);
     valid = std::to_string(count);
+    counted = true;
     if (unsatisfiable) *unsatisfiable = count == 0;
   } catch (const Error&) {
     valid = "too many to count";
   }
-  out += "  space: " + std::to_string(space.dims()) + " parameters, " +
-         std::to_string(space.size()) + " points, " + valid + " valid\n";
+  std::string points;
+  try {
+    points = std::to_string(space.size());
+  } catch (const Error&) {  // above 2^63: no indices, but sampling and tuning still work
+    points = "more than 2^63";
+  }
+  out += "  space: " + std::to_string(space.dims()) + " parameters, " + points + " points, " +
+         valid + " valid\n";
   for (const auto& p : space.params()) {
     out += "    " + p.name + " in {";
     for (std::size_t i = 0; i < p.values.size(); ++i)
@@ -64,6 +72,16 @@ std::string describe_task(const PlanEntry& entry, const Device& device, bool* un
   std::string why;
   if (auto broken = space.violated(def)) {
     out += "  default " + def.str() + ": INVALID (" + *broken + ")\n";
+    if (!counted) {  // too large to count: whether any valid config exists, sampling tells
+      std::mt19937_64 rng(1);
+      try {
+        (void)space.random(rng);
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::unsatisfiable) throw;
+        out += "  no valid config: " + std::string(e.what()) + "\n";
+        if (unsatisfiable) *unsatisfiable = true;
+      }
+    }
   } else if (!tmpl.can_implement(entry.problem, def, &why)) {
     out += "  default " + def.str() + ": cannot implement the problem (" + why + ")\n";
     // A launch no config can make (a zero or negative size, a grid that does not depend on

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "commands.h"
@@ -42,6 +43,9 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const ktune::Error& e) {
     std::fprintf(stderr, "ktune: error (%s): %s\n", ktune::to_string(e.code()), e.what());
+    return 2;
+  } catch (const std::filesystem::filesystem_error& e) {  // a path that cannot be followed or named
+    std::fprintf(stderr, "ktune: error (io_error): %s\n", e.what());
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ktune: error: %s\n", e.what());

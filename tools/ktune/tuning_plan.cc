@@ -11,6 +11,7 @@
 
 #include "ktune/error.h"
 #include "option_checks.h"
+#include "json_input.h"
 
 namespace ktune::cli {
 
@@ -22,7 +23,7 @@ std::string attribute_text(const nlohmann::json& v, const std::string& where) {
   if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
   if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
   throw Error(ErrorCode::invalid_argument,
-              where + ": expected a string, integer or boolean, got " + v.dump());
+              where + ": expected a string, integer or boolean, got " + detail::json_excerpt(v));
 }
 
 /// "4096x4096x64" from a string or an array of positive integers.
@@ -36,7 +37,7 @@ std::string shape_text(const nlohmann::json& v, const std::string& where) {
     for (const auto& d : v) {
       if (!d.is_number_integer())
         throw Error(ErrorCode::invalid_argument,
-                    where + ": shape dimensions must be integers, got " + d.dump());
+                    where + ": shape dimensions must be integers, got " + detail::json_excerpt(d));
       out += (out.empty() ? "" : "x") + std::to_string(d.get<std::int64_t>());
     }
     return out;
@@ -75,7 +76,7 @@ PlanEntry entry_from_json(const nlohmann::json& item, const std::string& where,
           value.get<std::int64_t>() > kMaxTrials)
         throw Error(ErrorCode::invalid_argument,
                     field + ": expected a trial count from 0 (no limit) to " +
-                        std::to_string(kMaxTrials) + ", got " + value.dump());
+                        std::to_string(kMaxTrials) + ", got " + detail::json_excerpt(value));
       entry.budget = static_cast<std::size_t>(value.get<std::int64_t>());
     } else if (key == "time") {
       if (!value.is_number() || value.get<double>() <= 0)
@@ -100,6 +101,7 @@ PlanEntry entry_from_json(const nlohmann::json& item, const std::string& where,
 
 std::vector<PlanEntry> parse_plan(const std::string& json_text, const std::string& origin) {
   nlohmann::json doc;
+  detail::require_json_depth(json_text, origin);
   try {
     doc = nlohmann::json::parse(json_text);
   } catch (const nlohmann::json::exception& e) {
@@ -128,7 +130,7 @@ std::vector<PlanEntry> read_plan_file(const std::string& path) {
 PlanEntry plan_entry_from_options(const ProblemOptions& options) {
   PlanEntry entry;
   resolve(options, entry);
-  entry.origin = "command line";
+  entry.origin = options.space.empty() ? "command line" : "command line (--space " + options.space + ")";
   return entry;
 }
 

@@ -13,6 +13,7 @@
 #include "ktune/error.h"
 #include "ktune/problem.h"
 #include "ktune/template.h"
+#include "json_input.h"
 
 namespace ktune::cli {
 
@@ -136,8 +137,10 @@ BenchmarkVendorTimes vendor_records_from_benchmark(const std::string& path,
   std::ifstream in(path);
   if (!in) throw Error(ErrorCode::not_found, "benchmark result file '" + path + "' cannot be opened");
   nlohmann::json doc;
+  const std::string text(std::istreambuf_iterator<char>(in), {});
+  detail::require_json_depth(text, path);
   try {
-    doc = nlohmann::json::parse(in);
+    doc = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw Error(ErrorCode::parse_error, path + ": not valid JSON (" + e.what() + ")");
   }
@@ -167,7 +170,7 @@ BenchmarkVendorTimes vendor_records_from_benchmark(const std::string& path,
         continue;
       }
       if (!it->is_number())
-        throw Error(ErrorCode::parse_error, vendor + "_ms is " + it->dump() + ", not a number");
+        throw Error(ErrorCode::parse_error, vendor + "_ms is " + detail::json_excerpt(*it) + ", not a number");
       out.records.push_back(make_vendor_record(vendor, key, device_key, it->get<double>(), {}, run_id));
     } catch (const Error& e) {
       throw Error(e.code(), where + ": " + e.what());

@@ -1,0 +1,77 @@
+// GzipInput and read_maybe_gzip (gzip_input.h): zlib reads gzip and plain files alike.
+#include "gzip_input.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include <zlib.h>
+
+#include "ktune/error.h"
+
+namespace ktune::detail {
+
+GzipInput::GzipInput(const std::string& path, const std::string& what) : path_(path) {
+  std::error_code ec;
+  const bool exists = std::filesystem::exists(path, ec);
+  if (ec || !exists) {
+    throw Error(ErrorCode::not_found, what + " '" + path + "' " +
+                                          (ec ? "cannot be reached: " + ec.message() : "does not exist"));
+  }
+  const auto size = std::filesystem::file_size(path, ec);
+  disk_bytes_ = ec ? 0 : static_cast<std::uint64_t>(size);
+  file_ = gzopen(path.c_str(), "rb");
+  if (!file_) throw Error(ErrorCode::io_error, "cannot open '" + path + "'");
+}
+
+GzipInput::~GzipInput() {
+  if (file_) gzclose(static_cast<gzFile>(file_));
+}
+
+std::size_t GzipInput::read(char* out, std::size_t n) {
+  auto* file = static_cast<gzFile>(file_);
+  const int got = gzread(file, out, static_cast<unsigned>(std::min<std::size_t>(n, 1u << 30)));
+  if (got < 0) {
+    int code = Z_OK;
+    const char* message = gzerror(file, &code);
+    throw Error(ErrorCode::io_error, "cannot read '" + path_ + "': " + (message ? message : ""));
+  }
+  out_bytes_ += static_cast<std::uint64_t>(got);
+  // A plain file reads as itself (gzdirect); a compressed one may not inflate without bound.
+  if (out_bytes_ > kInflationCheckedFrom && disk_bytes_ > 0 && !gzdirect(file) &&
+      out_bytes_ > kMaxInflation * disk_bytes_) {
+    throw Error(ErrorCode::parse_error,
+                "'" + path_ + "' inflates to more than " + std::to_string(kMaxInflation) +
+                    " times its " + std::to_string(disk_bytes_) +
+                    " bytes; refused as implausible for a log or cache");
+  }
+  return static_cast<std::size_t>(got);
+}
+
+GzipInput::int_type GzipInput::underflow() {
+  if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+  const std::size_t got = read(buffer_, sizeof buffer_);
+  if (got == 0) return traits_type::eof();
+  setg(buffer_, buffer_, buffer_ + got);
+  return traits_type::to_int_type(*gptr());
+}
+
+std::string read_maybe_gzip(const std::string& path, const std::string& what, std::size_t limit) {
+  GzipInput in(path, what);
+  std::string out;
+  char buffer[1 << 16];
+  while (out.size() < limit) {
+    const std::size_t got = in.read(buffer, std::min(sizeof buffer, limit - out.size()));
+    if (got == 0) break;
+    out.append(buffer, got);
+    if (out.size() > kMaxJsonDocumentBytes) {
+      throw Error(ErrorCode::parse_error,
+                  what + " '" + path + "' is larger than " +
+                      std::to_string(kMaxJsonDocumentBytes >> 20) +
+                      " MiB (after decompression); ktune reads JSON documents up to that size");
+    }
+  }
+  return out;
+}
+
+}  // namespace ktune::detail

@@ -1,0 +1,51 @@
+// Reading files that may be gzip-compressed (Kernel Tuner caches, T4 results, JSON-lines
+// logs), with the guards untrusted input needs: a missing or unreachable path is a named
+// error, and a compressed file that inflates far beyond any real log (a "gzip bomb") is
+// refused early instead of exhausting memory or time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <streambuf>
+#include <string>
+
+namespace ktune::detail {
+
+/// Largest whole JSON document (cache, T4 file) read into memory, after decompression.
+constexpr std::size_t kMaxJsonDocumentBytes = std::size_t{1} << 30;
+/// Compressed input may inflate to this many times its size on disk (real logs: under 10x) ...
+constexpr std::uint64_t kMaxInflation = 100;
+/// ... once this many bytes are out; below that, any ratio is accepted.
+constexpr std::uint64_t kInflationCheckedFrom = std::uint64_t{64} << 20;
+
+/// Decompressed bytes of a file, gzip or plain, with the inflation guard. Throws Error:
+/// not_found (missing or unreachable path), io_error (unreadable, corrupt gzip), parse_error
+/// (inflates beyond kMaxInflation).
+class GzipInput : public std::streambuf {
+ public:
+  /// Opens `path`; `what` names the file's role in messages ("Kernel Tuner cache file").
+  GzipInput(const std::string& path, const std::string& what);
+  ~GzipInput() override;
+  GzipInput(const GzipInput&) = delete;
+  GzipInput& operator=(const GzipInput&) = delete;
+  /// Up to `n` more decompressed bytes into `out`; 0 at the end.
+  std::size_t read(char* out, std::size_t n);
+
+ protected:
+  int_type underflow() override;
+
+ private:
+  std::string path_;
+  void* file_ = nullptr;  // gzFile
+  std::uint64_t disk_bytes_ = 0;
+  std::uint64_t out_bytes_ = 0;
+  char buffer_[1 << 16];
+};
+
+/// The whole decompressed content of `path` (gzip or plain), or its first `limit` bytes;
+/// above kMaxJsonDocumentBytes (when `limit` does not stop it first) throws parse_error.
+std::string read_maybe_gzip(const std::string& path, const std::string& what,
+                            std::size_t limit = std::numeric_limits<std::size_t>::max());
+
+}  // namespace ktune::detail

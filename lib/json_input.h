@@ -1,0 +1,36 @@
+// Limits on JSON read from files a user hands to ktune (logs, caches, T1 documents, plans,
+// vendor files): nesting depth is checked before parsing, since nlohmann::json copies and
+// dumps values recursively and a document nested 100000 levels deep would overflow the
+// stack; and values quoted in error messages are shortened.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace ktune::detail {
+
+/// Deepest nesting of arrays and objects accepted in JSON input (real inputs use under 10).
+constexpr int kMaxJsonDepth = 64;
+
+/// Throws Error(parse_error) naming `origin` when `text` nests arrays / objects deeper than
+/// kMaxJsonDepth (brackets inside strings do not count). Malformed text otherwise passes, for
+/// the parser to report.
+void require_json_depth(std::string_view text, const std::string& origin);
+
+/// At most this many characters of a value are quoted in an error message.
+constexpr std::size_t kJsonExcerptChars = 120;
+
+/// `v` as JSON text for an error message: invalid UTF-8 replaced, cut to kJsonExcerptChars
+/// characters with the full length noted.
+template <class Json>
+std::string json_excerpt(const Json& v) {
+  std::string text = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (text.size() <= kJsonExcerptChars) return text;
+  const std::size_t full = text.size();
+  text.resize(kJsonExcerptChars);
+  return text + "... (" + std::to_string(full) + " characters)";
+}
+
+}  // namespace ktune::detail
