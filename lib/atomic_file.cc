@@ -24,7 +24,7 @@ std::string reason_for(const std::string& path, int error) {
   std::error_code ec;
   const fs::path parent = fs::absolute(path, ec).parent_path();
   if (!fs::exists(parent, ec)) return "its folder '" + parent.string() + "' does not exist";
-  if (!fs::is_directory(parent, ec)) return "'" + parent.string() + "' is not a folder";
+  if (!fs::is_directory(parent, ec)) return std::string("'").append(parent.string()).append("' is not a folder");
   if (fs::is_directory(path, ec)) return "it is a folder";
   return std::strerror(error);
 }
@@ -53,7 +53,9 @@ std::string link_target(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::path p = path;
-  for (int hop = 0; hop < 40 && fs::is_symlink(p, ec); ++hop) {
+  for (int hop = 0; fs::is_symlink(p, ec); ++hop) {
+    if (hop == 40)  // a loop: replacing the link with a file would break what it was for
+      throw Error(ErrorCode::io_error, "cannot write '" + path + "': its symbolic links loop");
     const fs::path to = fs::read_symlink(p, ec);
     if (ec) break;
     p = to.is_absolute() ? to : p.parent_path() / to;

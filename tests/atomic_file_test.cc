@@ -99,6 +99,11 @@ TEST_CASE("atomic file: permissions kept, links followed, FIFOs written through"
   write(dangling, "created\n");
   CHECK(fs::is_symlink(dangling));
   CHECK(read_all(dir.file("later.jsonl")) == "created\n");
+  // A link that loops is refused, and stays a link.
+  const std::string loop = dir.file("loop.jsonl");
+  fs::create_symlink("loop.jsonl", loop);
+  CHECK_THROWS_AS(write(loop, "lost\n"), Error);
+  CHECK(fs::is_symlink(loop));
   // A FIFO is written to, not replaced by a regular file.
   const std::string fifo = dir.file("pipe");
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
