@@ -6,7 +6,7 @@
 #include <ostream>
 #include <sstream>
 
-#include "gzip_input.h"
+#include "input_file.h"
 #include "ktune/error.h"
 #include "ktune/version.h"
 #include "log_json_fields.h"

@@ -1,4 +1,4 @@
-// Kernel Tuner cache reader: gzip_input for .gz, nlohmann-json for the content, integer parameter
+// Kernel Tuner cache reader: input_file for .gz, nlohmann-json for the content, integer parameter
 // values only (ktune tunables are integers; booleans become 0/1).
 #include "kernel_tuner_cache.h"
 
@@ -10,7 +10,7 @@
 #include "ktune/error.h"
 #include "log_json_fields.h"
 #include "json_input.h"
-#include "gzip_input.h"
+#include "input_file.h"
 
 namespace ktune::kt {
 

@@ -11,7 +11,7 @@
 
 #include "cubin_cache.h"
 #include "jsonl_format.h"
-#include "gzip_input.h"
+#include "input_file.h"
 #include "kernel_tuner_cache.h"
 #include "ktune/error.h"
 #include "ktune/log.h"

@@ -5,15 +5,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "expression.h"
 #include "ktune/error.h"
 #include "ktune/space.h"
+#include "input_file.h"
 #include "json_input.h"
 
 namespace ktune {
@@ -153,12 +152,7 @@ SearchSpace SearchSpace::from_t1_json(const std::string& json_text, const std::s
 }
 
 SearchSpace SearchSpace::from_t1_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorCode::not_found, "T1 file '" + path + "' cannot be opened");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw Error(ErrorCode::io_error, "T1 file '" + path + "' cannot be read");
-  return from_t1_json(text.str(), path);
+  return from_t1_json(detail::read_text_file(path, "T1 file"), path);
 }
 
 }  // namespace ktune

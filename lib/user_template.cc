@@ -20,6 +20,7 @@
 #include "expression.h"
 #include "host_dtype.h"
 #include "ktune/error.h"
+#include "input_file.h"
 #include "json_input.h"
 
 namespace ktune {
@@ -691,14 +692,6 @@ std::string checked_compiler_option(const SpecReader& r, const std::string& opti
   return option;
 }
 
-std::string read_text_file(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorCode::not_found, "cannot open " + what + " \"" + path + "\"");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 /// Source text of the reference kernel named by the document, or "" when none is named.
 std::string reference_file_of(const std::string& spec_json) {
   try {
@@ -755,7 +748,7 @@ void read_recorded_reference(const SpecReader& r, const Json& ref, const std::st
 }
 
 std::shared_ptr<const KernelTemplate> load(const UserTemplateFiles& files) {
-  const std::string spec_text = read_text_file(files.spec_path, "template specification");
+  const std::string spec_text = detail::read_text_file(files.spec_path, "template specification");
   const std::filesystem::path dir = std::filesystem::path(files.spec_path).parent_path();
   std::string kernel_path = files.kernel_path;
   if (kernel_path.empty()) {
@@ -786,10 +779,10 @@ std::shared_ptr<const KernelTemplate> load(const UserTemplateFiles& files) {
     throw Error(ErrorCode::not_found, files.spec_path + ": KernelSpecification.KernelFile: \"" +
                                           kernel_path + "\" is not a readable file" +
                                           (fs_error ? " (" + fs_error.message() + ")" : ""));
-  const std::string kernel = read_text_file(kernel_path, "kernel source");
+  const std::string kernel = detail::read_text_file(kernel_path, "kernel source");
   std::string reference;
   if (const std::string ref = reference_file_of(spec_text); !ref.empty())
-    reference = read_text_file((dir / ref).string(), "reference kernel source");
+    reference = detail::read_text_file((dir / ref).string(), "reference kernel source");
   // A kernel file given in place of the document's KernelFile is named as given in compiler
   // messages, so that an error points at the file that was compiled.
   return make_user_template(spec_text, kernel, reference, files.spec_path, files.kernel_path);

@@ -12,7 +12,7 @@
 #include <zlib.h>
 
 #include "cli_fixtures.h"
-#include "gzip_input.h"
+#include "input_file.h"
 #include "json_input.h"
 #include "ktune/error.h"
 #include "ktune/log.h"

@@ -192,4 +192,15 @@ TEST_CASE("t1: errors name the file and the field", "[t1][space]") {
   }();
   CHECK(file.code() == ErrorCode::not_found);
   has(file, "/nonexistent/space.T1.json");
+
+  const Error folder = [] {  // a folder opens as a stream on Linux, and read as empty text
+    try {
+      SearchSpace::from_t1_file(fs::temp_directory_path().string());
+    } catch (const Error& e) {
+      return e;
+    }
+    return Error(ErrorCode::internal, "no error");
+  }();
+  CHECK(folder.code() == ErrorCode::not_found);
+  has(folder, "is a folder");
 }

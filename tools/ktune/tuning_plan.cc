@@ -4,13 +4,12 @@
 #include "tuning_plan.h"
 
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <tuple>
 
 #include "ktune/error.h"
 #include "option_checks.h"
+#include "input_file.h"
 #include "json_input.h"
 
 namespace ktune::cli {
@@ -120,11 +119,7 @@ std::vector<PlanEntry> parse_plan(const std::string& json_text, const std::strin
 }
 
 std::vector<PlanEntry> read_plan_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(ErrorCode::not_found, "plan file '" + path + "' cannot be opened");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_plan(text.str(), path);
+  return parse_plan(detail::read_text_file(path, "plan file"), path);
 }
 
 PlanEntry plan_entry_from_options(const ProblemOptions& options) {

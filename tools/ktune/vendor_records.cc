@@ -6,13 +6,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "ktune/build.h"
 #include "ktune/error.h"
 #include "ktune/problem.h"
 #include "ktune/template.h"
+#include "input_file.h"
 #include "json_input.h"
 
 namespace ktune::cli {
@@ -134,10 +134,8 @@ TrialRecord make_vendor_record(const std::string& vendor, const std::string& pro
 
 BenchmarkVendorTimes vendor_records_from_benchmark(const std::string& path,
                                                    const std::string& run_id) {
-  std::ifstream in(path);
-  if (!in) throw Error(ErrorCode::not_found, "benchmark result file '" + path + "' cannot be opened");
+  const std::string text = detail::read_text_file(path, "benchmark result file");
   nlohmann::json doc;
-  const std::string text(std::istreambuf_iterator<char>(in), {});
   detail::require_json_depth(text, path);
   try {
     doc = nlohmann::json::parse(text);

@@ -1,7 +1,7 @@
-// Reading files that may be gzip-compressed (Kernel Tuner caches, T4 results, JSON-lines
-// logs), with the guards untrusted input needs: a missing or unreachable path is a named
-// error, and a compressed file that inflates far beyond any real log (a "gzip bomb") is
-// refused early instead of exhausting memory or time.
+// Reading the files a user hands to ktune (logs, caches, T1 documents, plans, kernels), with
+// the guards untrusted input needs: a missing, unreachable or folder path is a named error,
+// and a compressed file that inflates far beyond any real log (a "gzip bomb") is refused
+// early instead of exhausting memory or time.
 #pragma once
 
 #include <cstddef>
@@ -42,6 +42,10 @@ class GzipInput : public std::streambuf {
   std::uint64_t out_bytes_ = 0;
   char buffer_[1 << 16];
 };
+
+/// The whole content of the plain file `path`; `what` names its role in messages ("plan
+/// file"). Throws Error: not_found (missing, unreachable, a folder), io_error (unreadable).
+std::string read_text_file(const std::string& path, const std::string& what);
 
 /// The whole decompressed content of `path` (gzip or plain), or its first `limit` bytes;
 /// above kMaxJsonDocumentBytes (when `limit` does not stop it first) throws parse_error.

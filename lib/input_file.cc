@@ -1,8 +1,10 @@
-// GzipInput and read_maybe_gzip (gzip_input.h): zlib reads gzip and plain files alike.
-#include "gzip_input.h"
+// Input files (input_file.h): zlib reads gzip and plain files alike; plain text read whole.
+#include "input_file.h"
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <system_error>
 
 #include <zlib.h>
@@ -54,6 +56,25 @@ GzipInput::int_type GzipInput::underflow() {
   if (got == 0) return traits_type::eof();
   setg(buffer_, buffer_, buffer_ + got);
   return traits_type::to_int_type(*gptr());
+}
+
+std::string read_text_file(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) {
+    throw Error(ErrorCode::not_found, what + " '" + path + "' " +
+                                          (ec && ec != std::errc::no_such_file_or_directory
+                                               ? "cannot be reached: " + ec.message()
+                                               : "does not exist"));
+  }
+  if (std::filesystem::is_directory(status))
+    throw Error(ErrorCode::not_found, what + " '" + path + "' is a folder, not a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorCode::io_error, what + " '" + path + "' cannot be opened");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw Error(ErrorCode::io_error, what + " '" + path + "' cannot be read");
+  return text.str();
 }
 
 std::string read_maybe_gzip(const std::string& path, const std::string& what, std::size_t limit) {
