@@ -11,8 +11,10 @@
 
 #include "ktune/error.h"
 #include "ktune/space.h"
+#include "space_fixtures.h"
 
 using namespace ktune;
+using ktune::test::small_space;
 
 namespace {
 
@@ -28,18 +30,6 @@ SearchSpace large_space() {
   b.constraint("p0 + p1 <= p3 + 40");
   b.constraint("p4 % 2 == 0 or p5 > 6");
   return b.build();
-}
-
-/// A small space with three expression constraints.
-SearchSpace small_space() {
-  return SearchSpace::Builder()
-      .param("a", {1, 2, 3, 4, 6, 8})
-      .param("b", {0, 1, 2, 3})
-      .param("c", {-3, -1, 0, 2, 5}, 0)
-      .constraint("8 <= a * (b + 1) <= 24")
-      .constraint("b == 0 or a % b == 0")
-      .constraint("c // 2 != -1 and not (a == 8 and c > 0)")
-      .build();
 }
 
 /// The same constraints written in C++ (Python // on negative c spelled out).

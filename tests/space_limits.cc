@@ -13,22 +13,12 @@
 
 #include "ktune/error.h"
 #include "ktune/space.h"
+#include "space_fixtures.h"
 
 using namespace ktune;
+using ktune::test::small_space;
 
 namespace {
-
-/// 120 points (6 x 4 x 5) under three expression constraints.
-SearchSpace constrained_120() {
-  return SearchSpace::Builder()
-      .param("a", {1, 2, 3, 4, 6, 8})
-      .param("b", {0, 1, 2, 3})
-      .param("c", {-3, -1, 0, 2, 5}, 0)
-      .constraint("8 <= a * (b + 1) <= 24")
-      .constraint("b == 0 or a % b == 0")
-      .constraint("c // 2 != -1 and not (a == 8 and c > 0)")
-      .build();
-}
 
 /// `count` parameters named `prefix`0.. with `values` each.
 SearchSpace::Builder many(const std::string& prefix, int count, std::vector<Value> values) {
@@ -56,7 +46,7 @@ std::string error_of(F f) {
 }  // namespace
 
 TEST_CASE("space limits: values and positions one past a domain are outside it", "[space]") {
-  auto s = constrained_120();
+  auto s = small_space();
   CHECK_FALSE(s.contains(Config(s.names(), {9, 0, 0})));
   CHECK_FALSE(s.valid(Config(s.names(), {9, 0, 0})));
   CHECK_THROWS_AS(s.from_positions({6, 0, 0}), Error);
@@ -70,7 +60,7 @@ TEST_CASE("space limits: 2^63 points are indexed; 2^64 valid points cannot be co
 }
 
 TEST_CASE("space limits: the enumeration limit includes its bound", "[space]") {
-  auto s = constrained_120();
+  auto s = small_space();
   CHECK_NOTHROW(s.count_valid(120));
   CHECK_NOTHROW(s.for_each_valid([](Index, const Config&) {}, 120));
   CHECK_THROWS_AS(s.count_valid(119), Error);
