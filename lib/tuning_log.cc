@@ -146,13 +146,15 @@ struct FilterSql {
 
 /// What tells a stored trial apart from another: an import of a record with the same key as
 /// one already in the log is a re-import, not a new measurement. Runs whose id starts with
-/// `run_family` (when given) count as one run.
+/// `run_family` (when given) count as one run. The config is the text stored (bind_record:
+/// config_text, else trial.config's).
 std::string identity(const TrialRecord& r, const std::string& run_family = {}) {
   std::ostringstream key;
   key.precision(17);
   const bool in_family = !run_family.empty() && r.run_id.starts_with(run_family);
   key << (in_family ? run_family : r.run_id) << '\x1f' << r.template_name << '\x1f'
-      << r.problem_key << '\x1f' << r.device_key() << '\x1f' << r.config_text << '\x1f'
+      << r.problem_key << '\x1f' << r.device_key() << '\x1f'
+      << (r.config_text.empty() ? r.trial.config.str() : r.config_text) << '\x1f'
       << to_string(r.trial.status) << '\x1f' << r.trial.timestamp_us << '\x1f' << r.trial.median_ms;
   return key.str();
 }

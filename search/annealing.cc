@@ -69,11 +69,12 @@ class AnnealingSearcher : public SearcherBase {
     // does not divide `initial` included): the walk then starts from the best of all of it
     // (propose), not from the best of the batch's tail.
     const bool initial_sample = observed_ < initial_ && restarts_ == 0;
+    bool restarted = false;  // a restart inside the batch: its other walk steps are not a start
     for (const auto& t : trials) {
       const double cost = trial_cost(t);
       ++observed_;
       if (std::isfinite(cost) && (!best_ || cost < best_->cost)) best_ = State{t.config, cost};
-      if (initial_sample) continue;
+      if (initial_sample || restarted) continue;
       if (starting || !current_) {  // the walk (re)starts at the best of the random batch
         if (std::isfinite(cost) && (!current_ || cost < current_->cost)) current_ = State{t.config, cost};
         continue;
@@ -85,7 +86,10 @@ class AnnealingSearcher : public SearcherBase {
         }
       }
       temperature_ *= cooling_;
-      if (temperature_ < t_min_) restart();
+      if (temperature_ < t_min_) {
+        restart();
+        restarted = true;
+      }
     }
   }
 
