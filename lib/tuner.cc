@@ -24,12 +24,16 @@ double seconds_since(Clock::time_point t) {
 }
 
 /// Configs of ok trials, fastest first, at most k, each config once.
-std::vector<Trial> fastest_ok(const std::unordered_map<std::string, Trial>& known, std::size_t k) {
+std::vector<Trial> fastest_ok(const std::unordered_map<std::string, Trial>& known,
+                              const std::unordered_map<std::string, std::size_t>& first_seen,
+                              std::size_t k) {
   std::vector<Trial> ok;
   for (const auto& [key, t] : known)
     if (t.ok()) ok.push_back(t);
-  std::sort(ok.begin(), ok.end(), [](const Trial& a, const Trial& b) {
-    return a.median_ms != b.median_ms ? a.median_ms < b.median_ms : a.config.str() < b.config.str();
+  // Equal times go to the config recorded first, as the log's best() decides them.
+  auto seen = [&](const Trial& t) { return first_seen.at(t.config.str()); };
+  std::sort(ok.begin(), ok.end(), [&](const Trial& a, const Trial& b) {
+    return a.median_ms != b.median_ms ? a.median_ms < b.median_ms : seen(a) < seen(b);
   });
   if (ok.size() > k) ok.resize(k);
   return ok;
@@ -65,6 +69,7 @@ std::vector<Trial> measure_checked(Measurer& measurer, const std::vector<Config>
 struct RunState {
   Clock::time_point start = Clock::now();
   std::unordered_map<std::string, Trial> known;  // every trial by config text
+  std::unordered_map<std::string, std::size_t> first_seen;  // config text -> order first met
   std::size_t done = 0;
   std::size_t failures = 0;
   std::size_t since_improvement = 0;
@@ -127,6 +132,7 @@ TuneResult Tuner::run() {
     ++st.since_improvement;
     if (!t.ok()) ++st.failures;
     st.known[t.config.str()] = t;
+    st.first_seen.emplace(t.config.str(), st.first_seen.size());
     note_ok(t);
   };
 
@@ -160,6 +166,7 @@ TuneResult Tuner::run() {
   // 1. Resume: earlier trials are observed, counted, and never measured again.
   for (const auto& t : previous_) {
     st.known[t.config.str()] = t;
+    st.first_seen.emplace(t.config.str(), st.first_seen.size());
     if (!t.ok()) ++st.failures;
     note_ok(t);
   }
@@ -227,7 +234,7 @@ TuneResult Tuner::run() {
   }
 
   // 4. Finalists re-measured interleaved: each round measures every finalist once, in turn.
-  auto finalists = fastest_ok(st.known, options_.top_k);
+  auto finalists = fastest_ok(st.known, st.first_seen, options_.top_k);
   bool remeasure = options_.top_k > 0 && options_.final_rounds > 0 && !finalists.empty();
   if (remeasure) {
     std::vector<Config> configs;

@@ -364,6 +364,39 @@ TEST_CASE("tuner: the winner is the config the log's best() names from the recor
   CHECK(r.best->median_ms == Approx(log_best->trial.median_ms));
 }
 
+TEST_CASE("tuner: finalists with equal typical trials go to the config measured first, as in the log",
+          "[tuner][log]") {
+  // Session 19's demo: two gemm_mma configs with the same typical time to the nanosecond;
+  // the tuner named the one whose text sorts first, the log the one recorded first.
+  auto space = test_space();
+  auto c = [&](Value a) { return space.make({{"A", a}, {"B", 0}}); };
+  FunctionMeasurer m([](const Config& cfg, int) { return cfg["A"] == 3 ? 2.0 : 1.0; });
+  ListSearcher searcher({c(2), c(1), c(3)});  // A=2 first, though "A=1" sorts before it
+  CollectingSink sink;
+  TunerOptions o;
+  o.measure_default = false;
+  o.batch = 3;
+  o.top_k = 2;
+  o.final_rounds = 3;
+  Tuner tuner(space, searcher, m, o);
+  tuner.set_sink(&sink);
+  auto r = tuner.run();
+  REQUIRE(r.best);
+  CHECK(r.best->config.str() == "A=2,B=0");
+  std::vector<TrialRecord> records;
+  for (const auto& t : sink.trials) {
+    TrialRecord rec;
+    rec.config_text = t.config.str();
+    rec.trial = t;
+    records.push_back(rec);
+  }
+  std::optional<TrialRecord> log_best;
+  for (const auto& rep : config_representatives(records))
+    if (rep.trial.ok() && (!log_best || rep.trial.median_ms < log_best->trial.median_ms)) log_best = rep;
+  REQUIRE(log_best);
+  CHECK(log_best->config_text == r.best->config.str());
+}
+
 TEST_CASE("tuner: a default among the finalists is judged by its typical trial, as in the log",
           "[tuner]") {
   // The default (A=0,B=2) is measured first at 1.00 and then 1.10, 1.12, 1.11 in the rounds:
