@@ -229,6 +229,36 @@ class FunctionMeasurer : public Measurer {
   std::map<std::string, int> counts_;
 };
 
+/// A run without the default, batches of 3, two finalists re-measured three times, every
+/// trial recorded into `sink`.
+TuneResult run_two_finalists(const SearchSpace& space, Searcher& searcher, Measurer& m,
+                             CollectingSink& sink) {
+  TunerOptions o;
+  o.measure_default = false;
+  o.batch = 3;
+  o.top_k = 2;
+  o.final_rounds = 3;
+  Tuner tuner(space, searcher, m, o);
+  tuner.set_sink(&sink);
+  return tuner.run();
+}
+
+/// The record the log's best() would name from `sink`'s trials, in recording order: the
+/// fastest typical trial (config_representatives), ties to the config recorded first.
+std::optional<TrialRecord> log_best_of(const CollectingSink& sink) {
+  std::vector<TrialRecord> records;
+  for (const auto& t : sink.trials) {
+    TrialRecord rec;
+    rec.config_text = t.config.str();
+    rec.trial = t;
+    records.push_back(rec);
+  }
+  std::optional<TrialRecord> best;
+  for (const auto& rep : config_representatives(records))
+    if (rep.trial.ok() && (!best || rep.trial.median_ms < best->trial.median_ms)) best = rep;
+  return best;
+}
+
 std::vector<Config> a_row(const SearchSpace& space) {
   std::vector<Config> out;
   for (Value a = 0; a < 10; ++a) out.push_back(space.make({{"A", a}, {"B", 0}}));
@@ -336,25 +366,9 @@ TEST_CASE("tuner: the winner is the config the log's best() names from the recor
   });
   ListSearcher searcher({c(1), c(2), c(3)});
   CollectingSink sink;
-  TunerOptions o;
-  o.measure_default = false;
-  o.batch = 3;
-  o.top_k = 2;
-  o.final_rounds = 3;
-  Tuner tuner(space, searcher, m, o);
-  tuner.set_sink(&sink);
-  auto r = tuner.run();
+  auto r = run_two_finalists(space, searcher, m, sink);
   REQUIRE(r.best);
-  std::vector<TrialRecord> records;
-  for (const auto& t : sink.trials) {
-    TrialRecord rec;
-    rec.config_text = t.config.str();
-    rec.trial = t;
-    records.push_back(rec);
-  }
-  std::optional<TrialRecord> log_best;
-  for (const auto& rep : config_representatives(records))
-    if (rep.trial.ok() && (!log_best || rep.trial.median_ms < log_best->trial.median_ms)) log_best = rep;
+  const std::optional<TrialRecord> log_best = log_best_of(sink);
   REQUIRE(log_best);
   CHECK(r.best->config.str() == "A=2,B=0");
   CHECK(log_best->config_text == r.best->config.str());
@@ -373,26 +387,10 @@ TEST_CASE("tuner: finalists with equal typical trials go to the config measured 
   FunctionMeasurer m([](const Config& cfg, int) { return cfg["A"] == 3 ? 2.0 : 1.0; });
   ListSearcher searcher({c(2), c(1), c(3)});  // A=2 first, though "A=1" sorts before it
   CollectingSink sink;
-  TunerOptions o;
-  o.measure_default = false;
-  o.batch = 3;
-  o.top_k = 2;
-  o.final_rounds = 3;
-  Tuner tuner(space, searcher, m, o);
-  tuner.set_sink(&sink);
-  auto r = tuner.run();
+  auto r = run_two_finalists(space, searcher, m, sink);
   REQUIRE(r.best);
   CHECK(r.best->config.str() == "A=2,B=0");
-  std::vector<TrialRecord> records;
-  for (const auto& t : sink.trials) {
-    TrialRecord rec;
-    rec.config_text = t.config.str();
-    rec.trial = t;
-    records.push_back(rec);
-  }
-  std::optional<TrialRecord> log_best;
-  for (const auto& rep : config_representatives(records))
-    if (rep.trial.ok() && (!log_best || rep.trial.median_ms < log_best->trial.median_ms)) log_best = rep;
+  const std::optional<TrialRecord> log_best = log_best_of(sink);
   REQUIRE(log_best);
   CHECK(log_best->config_text == r.best->config.str());
 }
