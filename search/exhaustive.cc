@@ -43,6 +43,20 @@ class ExhaustiveSearcher : public SearcherBase {
     if (size_ <= kListed) {
       space().for_each_valid([&](Index index, const Config&) { valid_.push_back(index); });
       listed_ = true;
+    } else if (counted_none_valid()) {
+      // Unsatisfiable: named now (every searcher's error), not after walking every index.
+      (void)space().random(rng());
+    }
+  }
+
+  /// Whether counting finds no valid config. Counting walks only the constrained parameters
+  /// (when there are no C++ predicates), so it is cheap for many huge spaces; above
+  /// kCountLimit points it gives up (false) and the lazy walk decides.
+  bool counted_none_valid() const {
+    try {
+      return space().count_valid(kCountLimit) == 0;
+    } catch (const Error&) {
+      return false;
     }
   }
 
@@ -56,6 +70,7 @@ class ExhaustiveSearcher : public SearcherBase {
   }
 
   static constexpr Index kListed = Index{1} << 22;
+  static constexpr Index kCountLimit = Index{1} << 22;  // points count_valid may walk at start
   bool started_ = false;
   bool listed_ = false;
   std::vector<Index> valid_;  // listed spaces: the valid indices in order

@@ -389,3 +389,19 @@ TEST_CASE("searchers: a random annealing restart that falls inside a batch is ra
   }
 }
 
+TEST_CASE("searchers: exhaustive names a huge unsatisfiable space at once", "[search]") {
+  // 2^28 points, none valid, the constraint on two parameters: counting walks 4 points.
+  SearchSpace::Builder b;
+  for (int i = 0; i < 28; ++i) b.param("p" + std::to_string(i), {0, 1});
+  const SearchSpace space = b.constraint("p0 + p1 > 5").build();
+  auto s = make_searcher("exhaustive");
+  s->reset(space, 1);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    (void)s->propose(4);
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::unsatisfiable);
+  }
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 5);
+}
