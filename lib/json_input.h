@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ktune/error.h"
+
 namespace ktune::detail {
 
 /// Deepest nesting of arrays and objects accepted in JSON input (real inputs use under 10).
@@ -18,6 +20,18 @@ constexpr int kMaxJsonDepth = 64;
 /// kMaxJsonDepth (brackets inside strings do not count). Malformed text otherwise passes, for
 /// the parser to report.
 void require_json_depth(std::string_view text, const std::string& origin);
+
+/// `text` parsed as one JSON document (Json: nlohmann::json or ordered_json) after
+/// require_json_depth; malformed text throws Error(parse_error) "<origin>: not valid JSON: ...".
+template <class Json = nlohmann::json>
+Json parse_json_document(std::string_view text, const std::string& origin) {
+  require_json_depth(text, origin);
+  try {
+    return Json::parse(text);
+  } catch (const typename Json::exception& e) {  // syntax, and numbers beyond a double (1e400)
+    throw Error(ErrorCode::parse_error, origin + ": not valid JSON: " + e.what());
+  }
+}
 
 /// At most this many characters of a value are quoted in an error message.
 constexpr std::size_t kJsonExcerptChars = 120;

@@ -4,7 +4,6 @@
 #include <fstream>
 #include <istream>
 #include <ostream>
-#include <sstream>
 
 #include "input_file.h"
 #include "ktune/error.h"
@@ -140,13 +139,7 @@ void for_each(std::istream& in, const std::string& origin,
     ++number;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     std::string where = origin + ":" + std::to_string(number);
-    json j;
-    detail::require_json_depth(line, where);
-    try {
-      j = json::parse(line);
-    } catch (const json::exception& e) {  // syntax, and numbers beyond a double (1e400)
-      throw Error(ErrorCode::parse_error, where + ": not valid JSON: " + e.what());
-    }
+    const json j = detail::parse_json_document(line, where);
     if (!seen_header) {
       if (jf::text(j, "format", where) != kFormatName) {
         jf::fail(where, "format", std::string("expected \"") + kFormatName + "\"");

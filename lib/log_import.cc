@@ -2,10 +2,8 @@
 // files (.json / .json.gz). Every file is parsed completely before anything is written, and
 // the records go in with one transaction, so a malformed file leaves the log untouched.
 #include <algorithm>
-#include <fstream>
 #include <optional>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -169,8 +167,7 @@ std::vector<TrialRecord> read_records(const std::string& path, LogFormat format,
           detail::read_maybe_gzip(path, format == LogFormat::t4 ? "T4 results file" : "Kernel Tuner cache file");
       if (with_run.run_id.empty()) with_run.run_id = content_run_id(format, content);
       if (format == LogFormat::kernel_tuner) return read_kernel_tuner(path, content, with_run);
-      std::istringstream in(content);
-      return t4::read(in, path, with_run);
+      return t4::read(content, path, with_run);
     }
   }
   return {};

@@ -90,13 +90,7 @@ struct T1Reader {
 
 SearchSpace SearchSpace::from_t1_json(const std::string& json_text, const std::string& origin) {
   T1Reader r{origin};
-  Json doc;
-  detail::require_json_depth(json_text, origin);
-  try {
-    doc = Json::parse(json_text);
-  } catch (const Json::exception& e) {
-    throw Error(ErrorCode::parse_error, origin + ": not valid JSON: " + e.what());
-  }
+  const Json doc = detail::parse_json_document(json_text, origin);
   const std::string space_field = "ConfigurationSpace";
   const Json& space = r.member(doc, "", "ConfigurationSpace");
   const std::string params_field = space_field + ".TuningParameters";

@@ -3,7 +3,6 @@
 
 #include <cstdio>
 #include <ctime>
-#include <istream>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
@@ -238,16 +237,9 @@ TrialRecord from_result(const ordered_json& j, const std::string& where,
 
 }  // namespace
 
-std::vector<TrialRecord> read(std::istream& in, const std::string& origin,
+std::vector<TrialRecord> read(std::string_view text, const std::string& origin,
                               const ImportOptions& context) {
-  ordered_json doc;
-  const std::string text(std::istreambuf_iterator<char>(in), {});
-  detail::require_json_depth(text, origin);
-  try {
-    doc = ordered_json::parse(text);
-  } catch (const ordered_json::exception& e) {  // syntax, and numbers beyond a double
-    throw Error(ErrorCode::parse_error, origin + ": not valid JSON: " + e.what());
-  }
+  const ordered_json doc = detail::parse_json_document<ordered_json>(text, origin);
   std::string version = jf::text(doc, "schema_version", origin);
   if (version.substr(0, 2) != "1.") {
     jf::fail(origin, "schema_version", "T4 version " + version + " is not supported (reads 1.x)");

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ktune/log.h"
@@ -36,9 +37,10 @@ class Writer {
   bool first_ = true;
 };
 
-/// Reads a T4 results document; `context` supplies what T4 does not carry (template, problem,
-/// device, run id) for results without a "ktune" object. Errors name origin, result, field.
-std::vector<TrialRecord> read(std::istream& in, const std::string& origin,
+/// Reads a T4 results document (its whole text); `context` supplies what T4 does not carry
+/// (template, problem, device, run id) for results without a "ktune" object. Errors name
+/// origin, result, field.
+std::vector<TrialRecord> read(std::string_view text, const std::string& origin,
                               const ImportOptions& context);
 
 /// "2024-01-02T03:04:05.123456+00:00" for Unix microseconds (UTC).

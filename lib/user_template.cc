@@ -752,13 +752,7 @@ std::shared_ptr<const KernelTemplate> load(const UserTemplateFiles& files) {
   const std::filesystem::path dir = std::filesystem::path(files.spec_path).parent_path();
   std::string kernel_path = files.kernel_path;
   if (kernel_path.empty()) {
-    Json spec;
-    detail::require_json_depth(spec_text, files.spec_path);
-    try {
-      spec = Json::parse(spec_text);
-    } catch (const Json::exception& e) {
-      throw Error(ErrorCode::parse_error, files.spec_path + ": not valid JSON: " + e.what());
-    }
+    Json spec = detail::parse_json_document(spec_text, files.spec_path);
     const Json* file = spec.is_object() && spec.contains("KernelSpecification") &&
                                spec["KernelSpecification"].is_object() &&
                                spec["KernelSpecification"].contains("KernelFile")
@@ -796,13 +790,7 @@ std::shared_ptr<const KernelTemplate> make_user_template(const std::string& spec
                                                          const std::string& origin,
                                                          const std::string& kernel_name) {
   SpecReader r{origin};
-  Json doc;
-  detail::require_json_depth(spec_json, origin);
-  try {
-    doc = Json::parse(spec_json);
-  } catch (const Json::exception& e) {
-    throw Error(ErrorCode::parse_error, origin + ": not valid JSON: " + e.what());
-  }
+  const Json doc = detail::parse_json_document(spec_json, origin);
   if (!doc.is_object()) r.fail(ErrorCode::parse_error, "document", "expected a JSON object");
   auto spec = std::make_shared<UserSpec>();
   spec->origin = origin;
