@@ -12,28 +12,11 @@
 
 #include "ktune/error.h"
 #include "ktune/searcher.h"
+#include "search_fixtures.h"
 
 using namespace ktune;
-
-namespace {
-
-/// A trial of `c` taking `ms` milliseconds.
-Trial timed(const Config& c, double ms) {
-  Trial t;
-  t.config = c;
-  t.status = Status::ok;
-  t.median_ms = ms;
-  return t;
-}
-
-/// One parameter x with the values 0 .. n-1.
-SearchSpace line_space(int n) {
-  std::vector<Value> xs;
-  for (int i = 0; i < n; ++i) xs.push_back(i);
-  return SearchSpace::Builder().param("x", xs, 0).build();
-}
-
-}  // namespace
+using ktune::test::line_space;
+using ktune::test::timed;
 
 TEST_CASE("searcher options outside what they accept are errors naming the option",
           "[search]") {

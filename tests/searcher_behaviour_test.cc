@@ -2,50 +2,29 @@
 // and jumps, annealing's alternating restarts (also inside a batch), bayesian's initial design,
 // believer batches, lcb and incumbent neighbours, the catalog's documented defaults and option
 // parsing.
-#include <sqlite3.h>
-
 #include <catch2/catch.hpp>
 
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "ktune/error.h"
-#include "ktune/log.h"
 #include "ktune/searcher.h"
-#include "log_fixtures.h"
+#include "search_fixtures.h"
 
 using namespace ktune;
-using ktune::test::make_record;
-
+using ktune::test::line_space;
+using ktune::test::timed;
 
 namespace {
-
-Trial timed(const Config& c, double ms) {
-  Trial t;
-  t.config = c;
-  t.status = Status::ok;
-  t.median_ms = ms;
-  t.times_ms = {ms};
-  return t;
-}
 
 Trial failed(const Config& c) {
   Trial t;
   t.config = c;
   t.status = Status::compile_error;
   return t;
-}
-
-SearchSpace line(int n) {
-  std::vector<Value> xs;
-  for (int i = 0; i < n; ++i) xs.push_back(i);
-  return SearchSpace::Builder().param("x", xs, 0).build();
 }
 
 Config at_x(const SearchSpace& space, Value x) {
@@ -76,7 +55,7 @@ TEST_CASE("searchers: genetic breeds from the tournament winner and repairs by o
   // crossover 0, mutation 0: the child is parent A itself, proposed before, so the first
   // repair is one step (jump 0) away from A. A tournament of 1000 draws from 4 members
   // picks the best one (doc: "parent A (tournament winner)").
-  const SearchSpace space = line(100);
+  const SearchSpace space = line_space(100);
   for (Value best : {Value{40}, Value{0}, Value{99}}) {
     for (std::uint64_t seed = 1; seed <= 8; ++seed) {
       INFO("best x=" << best << " seed " << seed);
@@ -100,7 +79,7 @@ TEST_CASE("searchers: genetic breeds from the tournament winner and repairs by o
 TEST_CASE("searchers: genetic never breeds from failed configs", "[search][genetic]") {
   // One ok config and two failures: fewer than two breedable members, so the next configs
   // are still the random initial design (not children next to x=50).
-  const SearchSpace space = line(100);
+  const SearchSpace space = line_space(100);
   int adjacent = 0;
   for (std::uint64_t seed = 1; seed <= 10; ++seed) {
     auto s = make_searcher("genetic", SearcherOptions::parse(
@@ -139,7 +118,7 @@ TEST_CASE("searchers: a genetic jump goes to any other value with equal probabil
           "[search][genetic]") {
   // mutation 1, jump 1, crossover 0: the first child of A (x=5) is a uniform jump to one of
   // the 19 other values; x=6 must come up about 1/19 of the time.
-  const SearchSpace space = line(20);
+  const SearchSpace space = line_space(20);
   int six = 0;
   const int runs = 400;
   for (int seed = 1; seed <= runs; ++seed) {
@@ -221,7 +200,7 @@ TEST_CASE("searchers: bayesian stays random while fewer than two trials succeede
           "[search][bayesian]") {
   // Only the first trial succeeds: the model never has two successes, so every proposal is
   // an initial-design (uniform random) pick, the same draws as the random searcher's.
-  const SearchSpace space = line(200);
+  const SearchSpace space = line_space(200);
   for (std::uint64_t seed = 1; seed <= 4; ++seed) {
     INFO("seed " << seed);
     auto bo = make_searcher("bayesian", SearcherOptions::parse("initial=2"));
@@ -242,7 +221,7 @@ TEST_CASE("searchers: bayesian stays random while fewer than two trials succeede
 
 TEST_CASE("searchers: lcb with a large kappa explores far from the data; a batch believes its picks",
           "[search][bayesian]") {
-  const SearchSpace space = line(200);
+  const SearchSpace space = line_space(200);
   for (std::uint64_t seed = 1; seed <= 3; ++seed) {
     INFO("seed " << seed);
     auto s = make_searcher("bayesian", SearcherOptions::parse("acquisition=lcb,kappa=1000,initial=2"));
@@ -298,7 +277,7 @@ TEST_CASE("searchers: bayesian's initial design is `initial` random configs also
           "[search][bayesian]") {
   // initial = 6 with batches of 4: the second batch starts with the design's last two random
   // picks (the random searcher's draws for the same seed), then the model's.
-  const SearchSpace space = line(200);
+  const SearchSpace space = line_space(200);
   for (std::uint64_t seed = 1; seed <= 4; ++seed) {
     INFO("seed " << seed);
     auto bo = make_searcher("bayesian", SearcherOptions::parse("initial=6"));
