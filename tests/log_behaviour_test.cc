@@ -1,36 +1,22 @@
 // Tuning-log behaviour pinned down by a mutation audit: best() ranking, ties and the usable
 // callback, infinite or missing medians, append_absent's identity of a record, runs(),
 // write-ahead-log and folder checks at open, and export's refusal of the log's own files.
-#include <sqlite3.h>
-
 #include <catch2/catch.hpp>
 
-#include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <string>
 #include <vector>
 
 #include "ktune/error.h"
 #include "ktune/log.h"
-#include "ktune/searcher.h"
 #include "log_fixtures.h"
 
 using namespace ktune;
 using ktune::test::make_record;
 
-
 namespace {
-
-void exec_sql(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  REQUIRE(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
-  sqlite3_close(db);
-}
 
 const std::string kProblem = "copy|n=1024|dtype=f32";
 
@@ -42,7 +28,7 @@ TEST_CASE("log: an ok trial stored with an infinite median is never best, nor a 
   const std::string path = dir.file("t.db");
   TuningLog log(path);
   log.append(make_record("BLOCK=1,VEC=1", 0.5));
-  exec_sql(path, "UPDATE trials SET median_ms = 9e999");  // +inf, as an old writer could
+  test::raw_sql(path, "UPDATE trials SET median_ms = 9e999");  // +inf, as an old writer could
   CHECK_FALSE(log.best("copy", kProblem, device_key_of(test::test_device())));
   REQUIRE(log.tasks().size() == 1);
   CHECK_FALSE(log.tasks().front().best_ms);
@@ -153,7 +139,7 @@ TEST_CASE("log: a failed trial's missing median reads back as NaN, an unknown st
   auto all = log.records();
   REQUIRE(all.size() == 2);
   CHECK(std::isnan(all[0].trial.median_ms));
-  exec_sql(path, "UPDATE trials SET status = 'finished' WHERE config = 'BLOCK=2,VEC=1'");
+  test::raw_sql(path, "UPDATE trials SET status = 'finished' WHERE config = 'BLOCK=2,VEC=1'");
   all = log.records();
   CHECK(all[1].trial.status != Status::ok);
 }

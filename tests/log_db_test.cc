@@ -1,7 +1,5 @@
 // Tuning-log database: lossless storage of records, the best / history / resume / task
 // queries, read-only mode and schema migration of an older file.
-#include <sqlite3.h>
-
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -14,6 +12,7 @@
 
 using namespace ktune;
 using ktune::test::make_record;
+using ktune::test::raw_sql;
 
 TEST_CASE("TuningLog stores and returns every field of a record", "[log]") {
   test::TempDir dir;
@@ -157,13 +156,8 @@ TEST_CASE("A read-only TuningLog refuses appends; a missing file is not_found", 
 TEST_CASE("An older schema is migrated in place and keeps its rows", "[log]") {
   test::TempDir dir;
   auto path = dir.file("old.db");
-  {  // a version-1 file, as an earlier ktune wrote it
-    sqlite3* db = nullptr;
-    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-    std::string sql = sqlite::schema_migrations()[0] + "PRAGMA user_version = 1;";
-    REQUIRE(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
-    sqlite3_close(db);
-  }
+  // a version-1 file, as an earlier ktune wrote it
+  test::raw_sql(path, sqlite::schema_migrations()[0] + "PRAGMA user_version = 1;");
   {
     TuningLog log(path);
     CHECK(log.schema_version() == TuningLog::current_schema_version());
@@ -187,17 +181,6 @@ TEST_CASE("parse_config_text is strict about names and integers", "[log]") {
   CHECK_THROWS_AS(parse_config_text("a b=1"), Error);
 }
 
-namespace {
-
-/// Runs SQL on a log file behind ktune's back (what a hand edit or another tool could do).
-void raw_sql(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  REQUIRE(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
-  sqlite3_close(db);
-}
-
-}  // namespace
 
 TEST_CASE("An ok trial needs a finite time above 0 ms, and best() never picks another", "[log]") {
   test::TempDir dir;

@@ -174,32 +174,25 @@ TEST_CASE("A garbled or truncated database is reported as corrupted", "[log][cor
 
 TEST_CASE("A foreign SQLite database and a newer schema are refused", "[log][corruption]") {
   test::TempDir dir;
-  // Runs `sql` on the SQLite file at `path` directly, as another program would.
-  auto run_sql = [](const std::string& path, const std::string& sql) {
-    sqlite3* db = nullptr;
-    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-    REQUIRE(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
-    sqlite3_close(db);
-  };
   SECTION("foreign database") {
     auto path = dir.file("other.db");
-    run_sql(path, "CREATE TABLE photos(id INTEGER); INSERT INTO photos VALUES (1);");
+    test::raw_sql(path, "CREATE TABLE photos(id INTEGER); INSERT INTO photos VALUES (1);");
     require_refused(path, "not a ktune tuning log");
   }
   SECTION("a foreign database that sets a schema version") {
     auto path = dir.file("versioned.db");
-    run_sql(path, "CREATE TABLE photos(id INTEGER); PRAGMA user_version = 1;");
+    test::raw_sql(path, "CREATE TABLE photos(id INTEGER); PRAGMA user_version = 1;");
     require_refused(path, "not a ktune tuning log");
   }
   SECTION("newer schema") {
     auto path = filled_db(dir, 3);
-    run_sql(path, "PRAGMA user_version = 99");
+    test::raw_sql(path, "PRAGMA user_version = 99");
     require_refused(path, "newer than this ktune understands");
   }
   SECTION("the very next schema version") {
     auto path = filled_db(dir, 3);
     checkpoint(path);  // the refusal must leave the whole file as it was
-    run_sql(path, "PRAGMA user_version = " + std::to_string(TuningLog::current_schema_version() + 1));
+    test::raw_sql(path, "PRAGMA user_version = " + std::to_string(TuningLog::current_schema_version() + 1));
     require_refused(path, "newer than this ktune understands");
   }
 }

@@ -1,7 +1,9 @@
 // Helpers shared by the tuning-log and dispatcher tests: temporary directories, synthetic
-// trial records, and a field-by-field record comparison (NaN equals NaN).
+// trial records, a field-by-field record comparison (NaN equals NaN), and SQL run on a log
+// file behind ktune's back.
 #pragma once
 
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -116,6 +118,14 @@ inline void require_same_record(const TrialRecord& a, const TrialRecord& b) {
   CHECK(a.trial.sm_clock_mhz == b.trial.sm_clock_mhz);
   CHECK(a.trial.temperature_c == b.trial.temperature_c);
   CHECK(a.trial.timestamp_us == b.trial.timestamp_us);
+}
+
+/// Runs `sql` on the SQLite file at `path` directly, as a hand edit or another program would.
+inline void raw_sql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(db);
 }
 
 }  // namespace ktune::test
