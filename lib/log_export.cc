@@ -1,6 +1,10 @@
-// Export of tuning-log records to ktune JSON lines (streamed) or a T4 results document.
+// Export of tuning-log records to ktune JSON lines (streamed) or a T4 results document: every
+// record a filter matches, or a deployment log of each task's best configs.
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <ostream>
+#include <set>
 
 #include "atomic_file.h"
 #include "jsonl_format.h"
@@ -38,33 +42,83 @@ void check_export_format(LogFormat format) {
   }
 }
 
+/// Of one task's ok trials (log order), those `selection` keeps (see ExportSelection), in
+/// log order.
+std::vector<TrialRecord> kept_of_task(std::vector<TrialRecord> ok, const ExportSelection& selection) {
+  std::erase_if(ok, [](const TrialRecord& r) { return !is_possible_time(r.trial.median_ms); });
+  auto group = [](const TrialRecord& r) { return r.config_text + '\x1f' + r.source_hash; };
+  // TuningLog::best's ranking, per source: typical trials in order of first appearance, a
+  // stable sort by median.
+  std::vector<TrialRecord> ranked = config_representatives(ok);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const TrialRecord& a, const TrialRecord& b) {
+    return a.trial.median_ms < b.trial.median_ms;
+  });
+  std::map<std::string, std::size_t> taken_per_source;
+  std::set<std::string> chosen;
+  for (const TrialRecord& r : ranked) {
+    std::size_t& taken = taken_per_source[r.source_hash];
+    if (taken == selection.best_configs) continue;
+    if (selection.usable && !selection.usable(r)) continue;
+    chosen.insert(group(r));
+    ++taken;
+  }
+  std::vector<TrialRecord> kept;
+  for (auto& r : ok)
+    if (chosen.count(group(r)) || (selection.also_keep && selection.also_keep(r)))
+      kept.push_back(std::move(r));
+  return kept;
+}
+
+/// Hands `write` every record of `log` that `filter` matches and `selection` keeps.
+void for_each_exported(const TuningLog& log, const LogFilter& filter,
+                       const ExportSelection& selection,
+                       const std::function<void(const TrialRecord&)>& write) {
+  if (selection.best_configs == 0) {
+    log.for_each(filter, write);
+    return;
+  }
+  if (filter.status && *filter.status != Status::ok) return;  // only ok trials are kept
+  for (const TaskSummary& task : log.tasks()) {
+    if ((filter.template_name && *filter.template_name != task.template_name) ||
+        (filter.problem_key && *filter.problem_key != task.problem_key) ||
+        (filter.device_key && *filter.device_key != task.device_key))
+      continue;
+    LogFilter one = filter;  // the run filter, if any, still applies
+    one.template_name = task.template_name;
+    one.problem_key = task.problem_key;
+    one.device_key = task.device_key;
+    one.status = Status::ok;
+    for (const TrialRecord& r : kept_of_task(log.records(one), selection)) write(r);
+  }
+}
+
 }  // namespace
 
 std::size_t export_file(const TuningLog& log, const std::string& path, LogFormat format,
-                        const LogFilter& filter) {
+                        const LogFilter& filter, const ExportSelection& selection) {
   check_export_format(format);  // before any file is created or opened (a FIFO would wait)
   check_output_path(log, path);  // never the log it reads, nor another database
   // Written whole or not at all: an interrupted export never leaves a truncated file.
   std::size_t written = 0;
   detail::write_file_atomically(path, [&](std::ostream& out) {
-    written = export_records(log, out, format, filter);
+    written = export_records(log, out, format, filter, selection);
   });
   return written;
 }
 
 std::size_t export_records(const TuningLog& log, std::ostream& out, LogFormat format,
-                           const LogFilter& filter) {
+                           const LogFilter& filter, const ExportSelection& selection) {
   check_export_format(format);
   std::size_t written = 0;
   if (format == LogFormat::jsonl) {
     jsonl::write_header(out);
-    log.for_each(filter, [&](const TrialRecord& r) {
+    for_each_exported(log, filter, selection, [&](const TrialRecord& r) {
       jsonl::write_record(out, r);
       ++written;
     });
   } else {
     t4::Writer writer(out);
-    log.for_each(filter, [&](const TrialRecord& r) {
+    for_each_exported(log, filter, selection, [&](const TrialRecord& r) {
       writer.add(r);
       ++written;
     });

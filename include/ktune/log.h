@@ -217,17 +217,40 @@ struct ImportSummary {
 /// so importing a file twice changes nothing.
 ImportSummary import_file(TuningLog& log, const std::string& path,
                           const ImportOptions& options = {});
-/// Exports matching records to a file (jsonl or t4); returns the number written.
 /// Throws Error(invalid_argument) naming `path` when a file written from `log` (an export, a
 /// report) would replace the log itself, its WAL / shared-memory / journal companions, or any
 /// other SQLite database: tuning logs are never overwritten by their own outputs.
 void check_output_path(const TuningLog& log, const std::string& path);
 
+/// What an export keeps of the records its filter matches.
+struct ExportSelection {
+  /// 0 (the default): every record. N > 0: a deployment log. For each task (template,
+  /// problem, device) and template source, the ok trials of the N configs that
+  /// TuningLog::best() ranks first (each config judged by its typical trial, ties to the
+  /// config measured first), with every ok trial of those configs, so that the typical trials
+  /// and the ranking read back the same from the export (a Dispatcher over it picks what it
+  /// picks over the whole log, down to the N-th config). Other statuses, slower configs and ok
+  /// trials without a possible time are left out. Tasks come in TuningLog::tasks() order, each
+  /// task's trials in log order.
+  std::size_t best_configs = 0;
+  /// With best_configs: a config whose typical trial this refuses is neither kept nor counted
+  /// among the N (`ktune export --best` passes the check `ktune best` applies, so the N are
+  /// configs a Dispatcher would launch).
+  std::function<bool(const TrialRecord&)> usable;
+  /// With best_configs: ok trials this accepts are kept as well, whatever their config's rank
+  /// (`ktune export --best` keeps each task's default config, so that `ktune best` over the
+  /// export shows the same speed-up).
+  std::function<bool(const TrialRecord&)> also_keep;
+};
+
+/// Exports the records of `log` that `filter` matches, all of them or those `selection` keeps,
+/// to a file (jsonl or t4), written whole or not at all; returns the number written. Checks
+/// `path` with check_output_path() first.
 std::size_t export_file(const TuningLog& log, const std::string& path, LogFormat format,
-                        const LogFilter& filter = {});
-/// Writes matching records to a stream (jsonl or t4), e.g. standard output; returns the number
-/// written. Kernel Tuner caches are not an export format: Error(unsupported).
+                        const LogFilter& filter = {}, const ExportSelection& selection = {});
+/// export_file() to a stream (jsonl or t4), e.g. standard output; returns the number written.
+/// Kernel Tuner caches are not an export format: Error(unsupported).
 std::size_t export_records(const TuningLog& log, std::ostream& out, LogFormat format,
-                           const LogFilter& filter = {});
+                           const LogFilter& filter = {}, const ExportSelection& selection = {});
 
 }  // namespace ktune

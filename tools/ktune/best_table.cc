@@ -84,6 +84,15 @@ std::function<bool(const TrialRecord&)> dispatchable(const KernelTemplate* tmpl,
   };
 }
 
+/// The template a task's records name, or null for one this build does not know.
+std::shared_ptr<const KernelTemplate> known_template(const std::string& name) {
+  try {
+    return find_template(name);
+  } catch (const Error&) {
+    return nullptr;
+  }
+}
+
 /// Best copy bandwidth (GB/s) per device key among the log's "copy" template tasks, each task
 /// judged by its best config's typical trial (TuningLog::best), as its own row is.
 std::map<std::string, double> copy_bandwidth_by_device(const TuningLog& log,
@@ -155,11 +164,7 @@ std::vector<BestRow> best_rows(const TuningLog& log) {
     if (!task.best_ms || is_vendor_template(task.template_name)) continue;
     // A template this build knows (built-in or registered): its trials of this build's
     // source come first, and its default and vendor columns can be filled.
-    std::shared_ptr<const KernelTemplate> tmpl;
-    try {
-      tmpl = find_template(task.template_name);
-    } catch (const Error&) {
-    }
+    const std::shared_ptr<const KernelTemplate> tmpl = known_template(task.template_name);
     const std::string current_source = tmpl ? Builder::source_hash(tmpl->source()) : "";
     auto best = log.best(task.template_name, task.problem_key, task.device_key, current_source,
                          dispatchable(tmpl.get(), task.problem_key));
@@ -189,6 +194,43 @@ std::vector<BestRow> best_rows(const TuningLog& log) {
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+ExportSelection best_configs_selection(std::size_t configs) {
+  // Per task: the template, the check best_rows() applies, and the task's default config
+  // (empty when the template or its space for the problem is unknown).
+  struct TaskRules {
+    std::function<bool(const TrialRecord&)> usable;
+    std::optional<SearchSpace> space;
+    std::string default_text;
+  };
+  auto rules = std::make_shared<std::map<std::string, TaskRules>>();
+  auto rules_of = [rules](const TrialRecord& r) -> TaskRules& {
+    const std::string key = r.template_name + '\x1f' + r.problem_key + '\x1f' + r.device_key();
+    auto [it, fresh] = rules->try_emplace(key);
+    if (fresh) {
+      const auto tmpl = known_template(r.template_name);
+      it->second.usable = dispatchable(tmpl.get(), r.problem_key);
+      if (tmpl) {
+        try {
+          it->second.space = tmpl->space(Problem::from_key(r.problem_key), device_of_record(r.device));
+          it->second.default_text = it->second.space->default_config().str();
+        } catch (const Error&) {
+        }
+      }
+    }
+    return it->second;
+  };
+  ExportSelection selection;
+  selection.best_configs = configs;
+  selection.usable = [rules_of](const TrialRecord& r) { return rules_of(r).usable(r); };
+  selection.also_keep = [rules_of](const TrialRecord& r) {
+    const TaskRules& task = rules_of(r);
+    if (!task.space) return false;
+    const auto config = config_in_space(*task.space, r.config_text);  // as default_median()
+    return config && config->str() == task.default_text;
+  };
+  return selection;
 }
 
 nlohmann::json best_rows_json(const std::vector<BestRow>& rows) {

@@ -41,6 +41,12 @@ struct BestRow {
 /// columns of the rows of their problem.
 std::vector<BestRow> best_rows(const TuningLog& log);
 
+/// What `ktune export --best N` keeps: per task and template source, the N fastest configs
+/// that best_rows() could name (the check it applies to a template this build knows), with
+/// all their ok trials, and every ok trial of the task's default config, so that best_rows()
+/// over the export gives the rows it gives over the whole log.
+ExportSelection best_configs_selection(std::size_t configs);
+
 /// The rows as a JSON array (missing numbers are null).
 nlohmann::json best_rows_json(const std::vector<BestRow>& rows);
 

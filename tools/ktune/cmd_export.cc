@@ -1,9 +1,11 @@
 // `ktune export`: writes the records of a tuning log (optionally filtered by template,
-// problem, device, run or status) to ktune JSON lines or a T4 results file.
+// problem, device, run or status) to ktune JSON lines or a T4 results file; with --best N,
+// only each task's N fastest configs and its default (a compact log for deployment).
 #include <cstdio>
 #include <iostream>
 #include <memory>
 
+#include "best_table.h"
 #include "commands.h"
 #include "ktune/error.h"
 #include "ktune/log.h"
@@ -17,6 +19,7 @@ struct ExportArgs {
   std::string out;
   std::string format = "jsonl";
   std::string template_name, problem, device, run, status;
+  std::size_t best = 0;
 };
 
 }  // namespace
@@ -32,6 +35,10 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("--device", args->device, "only this device key (name|sm_XY|SMs)");
   cmd->add_option("--run", args->run, "only this run id");
   cmd->add_option("--status", args->status, "only trials with this status (e.g. ok)");
+  cmd->add_option("--best", args->best,
+                  "only the ok trials of each task's N fastest configs (those `best` could "
+                  "name) and of its default: a compact log for deployment")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
   cmd->callback([args] {
     TuningLog log(args->db, LogMode::read_only);
     LogFilter filter;
@@ -40,9 +47,13 @@ void add_export_command(CLI::App& app) {
     if (!args->device.empty()) filter.device_key = args->device;
     if (!args->run.empty()) filter.run_id = args->run;
     if (!args->status.empty()) filter.status = status_from_string(args->status);
+    if (args->best && filter.status && *filter.status != Status::ok)
+      throw Error(ErrorCode::invalid_argument,
+                  "--best keeps ok trials only; --status " + args->status + " would export none");
     const LogFormat format = log_format_from_string(args->format);
+    const ExportSelection selection = args->best ? best_configs_selection(args->best) : ExportSelection{};
     if (args->out == "-") {  // the records on stdout, the summary on stderr
-      const auto n = export_records(log, std::cout, format, filter);
+      const auto n = export_records(log, std::cout, format, filter, selection);
       std::cout.flush();
       if (!std::cout)
         throw Error(ErrorCode::io_error, "writing the records to standard output failed");
@@ -50,7 +61,7 @@ void add_export_command(CLI::App& app) {
                    args->format.c_str());
       return;
     }
-    auto n = export_file(log, args->out, format, filter);
+    auto n = export_file(log, args->out, format, filter, selection);
     std::printf("exported %zu records to %s (%s)\n", n, args->out.c_str(), args->format.c_str());
   });
 }
