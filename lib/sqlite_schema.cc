@@ -109,9 +109,20 @@ void check_sqlite_header(const std::string& path) {
   in.read(head, sizeof head);
   if (in.gcount() < static_cast<std::streamsize>(sizeof head) ||
       std::memcmp(head, kHeader, sizeof head) != 0) {
+    // A JSON-lines export, T4 results or a Kernel Tuner cache (plain or gzip) given where a
+    // database belongs: say how to get one.
+    const std::string_view start(head, static_cast<std::size_t>(in.gcount()));
+    const auto first = start.find_first_not_of(" \t\r\n");
+    const bool json_like = first != std::string_view::npos && (start[first] == '{' || start[first] == '[');
+    const bool gzip = start.size() >= 2 && start[0] == '\x1f' && start[1] == '\x8b';
     throw Error(ErrorCode::database_error,
                 "tuning log '" + path + "' is not an SQLite database (wrong file header); "
-                "refusing to open or overwrite it");
+                "refusing to open or overwrite it" +
+                    (json_like || gzip
+                         ? std::string("; it looks like ") + (gzip ? "a gzip file" : "JSON") +
+                               " (an export, T4 results or a Kernel Tuner cache?): `ktune import "
+                               "--db NEW.db FILE` reads such a file into a tuning log"
+                         : std::string()));
   }
 }
 

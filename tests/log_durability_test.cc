@@ -152,6 +152,23 @@ TEST_CASE("A text file is reported as not SQLite and never overwritten", "[log][
   auto path = dir.file("notes.db");
   write_bytes(path, "these are my notes, not a database\n");
   require_refused(path, "not an SQLite database");
+  try {  // plain text gets no import hint
+    TuningLog log(path, LogMode::read_only);
+  } catch (const Error& e) {
+    CHECK_THAT(e.what(), !Catch::Contains("ktune import"));
+  }
+}
+
+TEST_CASE("An export or a gzip file given as a log is refused with the import that reads it",
+          "[log][corruption]") {
+  test::TempDir dir;
+  auto jsonl = dir.file("deploy.jsonl");
+  write_bytes(jsonl, "{\"format\":\"ktune-trials\",\"version\":1}\n");
+  require_refused(jsonl, "it looks like JSON");
+  require_refused(jsonl, "`ktune import --db NEW.db FILE`");
+  auto gz = dir.file("trials.jsonl.gz");
+  write_bytes(gz, std::string("\x1f\x8b\x08\x00 and the rest of a gzip file", 34));
+  require_refused(gz, "it looks like a gzip file");
 }
 
 TEST_CASE("A garbled or truncated database is reported as corrupted", "[log][corruption]") {
