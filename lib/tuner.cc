@@ -1,5 +1,6 @@
-// The tuning loop (see tuner.h): default first, then searcher batches under budgets, every
-// trial recorded and observed, and a final interleaved re-measurement of the best few.
+// The tuning loop (see tuner.h): default first, then the starting configs and searcher batches
+// under budgets, every trial recorded and observed, and a final interleaved re-measurement of
+// the best few.
 #include "ktune/tuner.h"
 
 #include <spdlog/spdlog.h>
@@ -194,7 +195,26 @@ TuneResult Tuner::run() {
     report();
   }
 
-  // 3. The search.
+  // 3. The starting configs (a warm start), as one batch within the budget.
+  std::vector<Config> starting;
+  for (const Config& c : start_with_) {
+    if (options_.max_trials > 0 && st.done + starting.size() >= options_.max_trials) break;
+    if (st.known.count(c.str()) || std::find(starting.begin(), starting.end(), c) != starting.end())
+      continue;
+    if (!space_.contains(c) || !space_.valid(c)) {
+      spdlog::info("starting config {} is not valid in this space; skipped", c.str());
+      continue;
+    }
+    starting.push_back(c);
+  }
+  if (!starting.empty()) {
+    auto trials = measure_checked(measurer_, starting);
+    for (const auto& t : trials) take(t);
+    searcher_.observe(trials);
+    report();
+  }
+
+  // 4. The search.
   for (;;) {
     if (options_.max_trials > 0 && st.done >= options_.max_trials) {
       st.result.stop_reason = "max_trials";
@@ -233,7 +253,7 @@ TuneResult Tuner::run() {
     report();
   }
 
-  // 4. Finalists re-measured interleaved: each round measures every finalist once, in turn.
+  // 5. Finalists re-measured interleaved: each round measures every finalist once, in turn.
   auto finalists = fastest_ok(st.known, st.first_seen, options_.top_k);
   bool remeasure = options_.top_k > 0 && options_.final_rounds > 0 && !finalists.empty();
   if (remeasure) {

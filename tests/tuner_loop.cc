@@ -446,6 +446,41 @@ TEST_CASE("tuner: resume feeds earlier trials first and never measures them agai
   CHECK(r.default_trial->config.str() == "A=0,B=2");
 }
 
+TEST_CASE("tuner: starting configs come right after the default, once, within the budget",
+          "[tuner]") {
+  auto space = test_space();
+  ListSearcher searcher(all_valid(space));  // would propose A=0,B=0, A=0,B=1, ... in order
+  ScriptedMeasurer measurer;
+  TunerOptions o;
+  o.max_trials = 5;
+  o.top_k = 0;
+  Tuner tuner(space, searcher, measurer, o);
+  SearchSpace::Builder other;
+  other.param("A", {0, 1}, 0);
+  tuner.start_with({space.parse("A=5,B=0"), space.parse("A=0,B=2"),  // the default: measured
+                    space.parse("A=5,B=0"),                          // repeated
+                    other.build().parse("A=1"),                      // another space's
+                    space.parse("A=4,B=1"), space.parse("A=6,B=0")});
+  auto r = tuner.run();
+  REQUIRE(measurer.batches.size() >= 2);
+  CHECK(measurer.batches[0] == std::vector<std::string>{"A=0,B=2"});
+  CHECK(measurer.batches[1] == std::vector<std::string>{"A=5,B=0", "A=4,B=1", "A=6,B=0"});
+  REQUIRE(r.best);
+  CHECK(r.best->config.str() == "A=6,B=0");  // a starting config can win (0.5 ms)
+  CHECK(r.trials.size() == 5);               // default + 3 starting + 1 searched
+  // The searcher saw the starting configs before proposing anything.
+  REQUIRE(searcher.observed.size() >= 4);
+  CHECK(searcher.observed[1].config.str() == "A=5,B=0");
+
+  ListSearcher small_searcher(all_valid(space));
+  ScriptedMeasurer small_measurer;
+  o.max_trials = 2;  // room for the default and one starting config
+  Tuner small(space, small_searcher, small_measurer, o);
+  small.start_with({space.parse("A=5,B=0"), space.parse("A=4,B=1")});
+  CHECK(small.run().trials.size() == 2);
+  CHECK(small_measurer.batches.back() == std::vector<std::string>{"A=5,B=0"});
+}
+
 TEST_CASE("tuner: a zero batch is misuse", "[tuner]") {
   auto space = test_space();
   ListSearcher s({});

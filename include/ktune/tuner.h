@@ -1,5 +1,6 @@
 // Tuner: the loop that ties a Searcher, a Measurer and a trial sink together. It measures the
-// template's default config first (the speed-up reference), asks the searcher for batches,
+// template's default config first (the speed-up reference), then any starting configs it was
+// given (a warm start), asks the searcher for batches,
 // measures them, feeds every trial back (failures included) and records it, stops on a
 // budget (trials, wall time, no improvement), resumes from trials already measured, reports
 // progress, and at the end re-measures the best few interleaved to pick a winner that
@@ -85,6 +86,11 @@ class Tuner {
   /// Trials measured earlier for this task (e.g. from the tuning log): they are fed to the
   /// searcher first, count towards the budget, and are never measured again.
   void resume_from(std::vector<Trial> previous) { previous_ = std::move(previous); }
+  /// Configs measured right after the default and before the searcher's first batch, within
+  /// the budget, and observed by the searcher like its own (e.g. nearest_shape_configs(): the
+  /// winners of nearby shapes). Configs already measured or resumed, repeated, or not valid
+  /// in the space are skipped.
+  void start_with(std::vector<Config> configs) { start_with_ = std::move(configs); }
   /// Runs until a budget is spent or the searcher is done.
   TuneResult run();
 
@@ -95,6 +101,7 @@ class Tuner {
   TunerOptions options_;
   TrialSink* sink_ = nullptr;
   std::vector<Trial> previous_;
+  std::vector<Config> start_with_;
 };
 
 }  // namespace ktune

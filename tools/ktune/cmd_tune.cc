@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -23,6 +24,7 @@
 #include "ktune/log.h"
 #include "ktune/measure.h"
 #include "ktune/tuner.h"
+#include "ktune/warm_start.h"
 #include "progress_line.h"
 #include "recorded_trials.h"
 #include "tuning_plan.h"
@@ -45,6 +47,7 @@ struct TuneArgs {
   std::string db = "ktune.db";
   int gpu = 0;
   std::uint64_t seed = 1;
+  std::size_t warm_start = 3;  // configs of the nearest tuned shapes measured first
   std::string replay;
   std::string cache_dir;
   std::string worker;
@@ -268,11 +271,20 @@ void tune_task(TuneContext& ctx, const PlanEntry& entry, ReplayTask* replay, Sea
   auto previous = previous_trials(ctx.log, *entry.tmpl, entry.problem, device, space, replay);
   const std::size_t resumed = previous.size();
   if (options.max_trials > 0 && resumed >= options.max_trials) options.top_k = 0;
+  // Warm start: the winners of the nearest shapes this log has tuned (not yet measured here).
+  std::vector<Config> starting;
+  for (Config& c : nearest_shape_configs(ctx.log, *entry.tmpl, entry.problem, device, space,
+                                         args.warm_start))
+    if (std::none_of(previous.begin(), previous.end(), [&](const Trial& t) { return t.config == c; }))
+      starting.push_back(std::move(c));
   const std::string label = entry.tmpl->name() + " " + entry.problem.key();
-  std::printf("tuning %s on %s: %s, budget %zu trials%s%s\n", label.c_str(),
+  std::printf("tuning %s on %s: %s, budget %zu trials%s%s%s\n", label.c_str(),
               device.key().c_str(), searcher.name().c_str(), options.max_trials,
               resumed ? (", resuming from " + std::to_string(resumed) + " recorded trials").c_str() : "",
-              replay ? (", replaying " + std::to_string(replay->records) + " recorded configs").c_str() : "");
+              replay ? (", replaying " + std::to_string(replay->records) + " recorded configs").c_str() : "",
+              starting.empty() ? "" : (", warm start: the winners of the nearest tuned shapes (" +
+                                       std::to_string(starting.size()) +
+                                       (starting.size() == 1 ? " config)" : " configs)")).c_str());
   std::fflush(stdout);
 
   // Live line on a terminal (stderr); plain lines go to stdout, in order with the summaries.
@@ -286,6 +298,7 @@ void tune_task(TuneContext& ctx, const PlanEntry& entry, ReplayTask* replay, Sea
   Tuner tuner(space, stoppable_searcher, stoppable_measurer, options);
   tuner.set_sink(&sink);
   tuner.resume_from(std::move(previous));
+  tuner.start_with(std::move(starting));
   try {
     TuneResult result = tuner.run();
     // Ctrl-C also ends a run through the searcher proposing nothing (the Tuner then reports
@@ -388,6 +401,10 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--db", args->db, "Tuning log (SQLite; created when missing)");
   cmd->add_option("--gpu", args->gpu, "CUDA device index")->check(count_in(0, 1023));
   cmd->add_option("--seed", args->seed, "Searcher and verification seed");
+  cmd->add_option("--warm-start", args->warm_start,
+                  "Measure the best configs of this many nearest shapes already tuned in --db "
+                  "(same template and device) right after the default (0 = off)")
+      ->check(count_in(0, 64));
   cmd->add_option("--replay", args->replay,
                   "Measure from recorded trials (a ktune database or JSON-lines export) "
                   "instead of the GPU");
