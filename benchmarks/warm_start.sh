@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# What the warm start (`ktune tune --warm-start`) buys on a GPU. For each template, a first
+# shape is tuned with a large budget; then each further shape is tuned with a small budget
+# twice, into two logs that both start from the first shape's trials: once with the warm start
+# (the winners of the nearest shapes tuned before are measured right after the default) and
+# once without (--warm-start 0), alternating which goes first. Prints and writes
+# (OUTDIR/warm_start.md) the best time each found per shape and their ratio.
+#   usage: benchmarks/warm_start.sh KTUNE OUTDIR   (env: KTUNE_WS_FIRST=48, KTUNE_WS_BUDGET=12)
+set -euo pipefail
+if [ $# -ne 2 ]; then
+  echo "usage: benchmarks/warm_start.sh KTUNE OUTDIR" >&2
+  exit 2
+fi
+K=$1
+R=$2
+mkdir -p "$R"
+first_budget=${KTUNE_WS_FIRST:-48}
+budget=${KTUNE_WS_BUDGET:-12}
+
+# bench NAME "PROBLEM OPTIONS" FIRST_SHAPE SHAPE...
+bench() {
+  local name=$1 common=$2 first=$3
+  shift 3
+  local base=$R/ws-$name-base.db
+  rm -f "$R/ws-$name"-*
+  # shellcheck disable=SC2086  # $common holds several options
+  "$K" tune $common --shape "$first" --budget "$first_budget" --db "$base" --progress 0 --warm-start 0
+  "$K" export --db "$base" "$R/ws-$name-base.jsonl"
+  for mode in warm cold; do "$K" import --db "$R/ws-$name-$mode.db" "$R/ws-$name-base.jsonl"; done
+  local i=0
+  for shape in "$@"; do
+    local order="warm cold"
+    [ $((i % 2)) -eq 1 ] && order="cold warm"
+    for mode in $order; do
+      local ws=3
+      [ "$mode" = cold ] && ws=0
+      # shellcheck disable=SC2086
+      "$K" tune $common --shape "$shape" --budget "$budget" --db "$R/ws-$name-$mode.db" \
+        --progress 0 --warm-start "$ws"
+    done
+    i=$((i + 1))
+  done
+  for mode in warm cold; do "$K" best --json --db "$R/ws-$name-$mode.db" > "$R/ws-$name-$mode.json"; done
+}
+
+bench gemm "--template gemm_mma --dtype f16 --layout NT" 4096x4096x4096 \
+  4096x11008x4096 4096x4096x11008 8192x4096x4096 2048x2048x2048 4096x14336x4096
+bench layernorm "--template layernorm --dtype f16" 32768x4096 \
+  8192x4096 32768x2048 16384x8192 4096x16384 65536x1024
+
+python3 - "$R" "$budget" "$first_budget" <<'PY'
+import json, math, sys
+out, budget, first = sys.argv[1], sys.argv[2], sys.argv[3]
+lines = [f"Warm start: best time found with a budget of {budget} trials per shape, after a first "
+         f"shape tuned with {first} (ms; ratio = without / with, > 1: the warm start found faster)", "",
+         "| template | problem | with warm start | without | ratio |", "| --- | --- | --- | --- | --- |"]
+for name in ("gemm", "layernorm"):
+    rows = {m: {r["problem"]: r for r in json.load(open(f"{out}/ws-{name}-{m}.json"))} for m in ("warm", "cold")}
+    ratios = []
+    for key, warm in sorted(rows["warm"].items()):
+        cold = rows["cold"].get(key)
+        if cold is None or warm["trials"] == cold["trials"] and warm["run"] == cold["run"]:
+            continue  # the first shape: the same trials in both logs
+        ratio = cold["median_ms"] / warm["median_ms"]
+        ratios.append(ratio)
+        lines.append(f"| {warm['template']} | {key} | {warm['median_ms']:.5g} | {cold['median_ms']:.5g} | {ratio:.3f} |")
+    if ratios:
+        geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
+        lines.append(f"| {name} | geometric mean of {len(ratios)} shapes | | | {geo:.3f} |")
+text = "\n".join(lines) + "\n"
+open(f"{out}/warm_start.md", "w").write(text)
+print(text)
+PY
