@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -111,16 +112,41 @@ double read_element(const HostBuffer& buffer, std::size_t i) {
   return 0;
 }
 
+namespace {
+
+/// `value` as an integer of [lo, hi]: truncated, saturated at the ends, NaN as 0 (a cast of a
+/// value outside the type is undefined behaviour).
+template <class Int>
+Int saturated(double value) {
+  constexpr double lo = static_cast<double>(std::numeric_limits<Int>::min());
+  constexpr double hi = static_cast<double>(std::numeric_limits<Int>::max());
+  if (std::isnan(value)) return 0;
+  if (value <= lo) return std::numeric_limits<Int>::min();
+  if (value >= hi) return std::numeric_limits<Int>::max();  // int64: hi rounds up to 2^63
+  return static_cast<Int>(value);
+}
+
+/// `value` rounded to float; finite values beyond float's range become +-infinity, as IEEE
+/// rounding gives them (the plain cast of such a value is undefined behaviour).
+float to_float(double value) {
+  constexpr double kMax = std::numeric_limits<float>::max();
+  if (value > kMax && std::isfinite(value)) return std::numeric_limits<float>::infinity();
+  if (value < -kMax && std::isfinite(value)) return -std::numeric_limits<float>::infinity();
+  return static_cast<float>(value);
+}
+
+}  // namespace
+
 void write_element(HostBuffer& buffer, std::size_t i, double value) {
   check_index(buffer, i);
   switch (buffer.spec.dtype) {
-    case DType::f32: store_as(buffer, i, static_cast<float>(value)); return;
-    case DType::f16: store_as(buffer, i, float_to_half_bits(static_cast<float>(value))); return;
-    case DType::bf16: store_as(buffer, i, float_to_bf16_bits(static_cast<float>(value))); return;
+    case DType::f32: store_as(buffer, i, to_float(value)); return;
+    case DType::f16: store_as(buffer, i, float_to_half_bits(to_float(value))); return;
+    case DType::bf16: store_as(buffer, i, float_to_bf16_bits(to_float(value))); return;
     case DType::f64: store_as(buffer, i, value); return;
-    case DType::i32: store_as(buffer, i, static_cast<std::int32_t>(value)); return;
-    case DType::i64: store_as(buffer, i, static_cast<std::int64_t>(value)); return;
-    case DType::u8: store_as(buffer, i, static_cast<std::uint8_t>(value)); return;
+    case DType::i32: store_as(buffer, i, saturated<std::int32_t>(value)); return;
+    case DType::i64: store_as(buffer, i, saturated<std::int64_t>(value)); return;
+    case DType::u8: store_as(buffer, i, saturated<std::uint8_t>(value)); return;
   }
 }
 

@@ -28,7 +28,9 @@ double round_to_dtype(DType dtype, double value);
 HostBuffer make_host_buffer(const BufferSpec& spec);
 /// Element `i` of a host buffer as double; throws Error(invalid_argument) out of range.
 double read_element(const HostBuffer& buffer, std::size_t i);
-/// Stores `value`, rounded to the buffer's dtype, at element `i`; throws out of range.
+/// Stores `value`, rounded to the buffer's dtype, at element `i`; throws when `i` is out of
+/// range. Integer dtypes truncate and saturate at their limits (NaN stores 0); finite values
+/// beyond a floating dtype's range store +-infinity.
 void write_element(HostBuffer& buffer, std::size_t i, double value);
 
 /// Small fast deterministic generator (splitmix64) for filling large buffers.
@@ -48,9 +50,13 @@ class FillRng {
   void skip(std::uint64_t calls) { state_ += calls * 0x9e3779b97f4a7c15ull; }
   /// Uniform double in [0, 1).
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-  /// Uniform integer in [lo, hi].
+  /// Uniform integer in [lo, hi] (lo <= hi; the whole int64 range included).
   std::int64_t integer(std::int64_t lo, std::int64_t hi) {
-    return lo + static_cast<std::int64_t>(next() % static_cast<std::uint64_t>(hi - lo + 1));
+    // In unsigned arithmetic: hi - lo + 1 overflows int64 for wide ranges, and is 0 for all
+    // 2^64 values.
+    const std::uint64_t span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo) + 1;
+    const std::uint64_t offset = span == 0 ? next() : next() % span;
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) + offset);
   }
 
  private:

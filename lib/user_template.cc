@@ -75,8 +75,8 @@ struct SpecReader {
   std::string expression_text(const Json& v, const std::string& field) const {
     if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
     if (v.is_number_float()) {
-      const double d = v.get<double>();
-      if (d == static_cast<double>(static_cast<std::int64_t>(d)))
+      const double d = v.get<double>();  // in int64's range before the cast (else undefined)
+      if (d >= -0x1p63 && d < 0x1p63 && d == std::trunc(d))
         return std::to_string(static_cast<std::int64_t>(d));
     }
     if (v.is_string()) return v.get<std::string>();
@@ -128,6 +128,10 @@ Expr parse_expr(const SpecReader& r, const Names& names, const std::string& text
   return e;
 }
 
+/// a / b rounded up for b >= 1, without the overflow of (a + b - 1) / b near 2^63 (a value an
+/// expression saturates to); a <= 0 gives a / b (never above 0).
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a / b + (a % b > 0 ? 1 : 0); }
+
 /// Launch geometry: block from LocalSize, grid from ProblemSize / GridDiv or GlobalSize.
 struct Geometry {
   std::vector<Expr> block;                   // X, Y, Z
@@ -144,7 +148,7 @@ struct Geometry {
     for (int d = 0; d < 3; ++d) {
       if (global.size() == 3) {
         const std::int64_t g = global[d].eval(values);
-        grid[d] = global_is_threads && block_out[d] > 0 ? (g + block_out[d] - 1) / block_out[d] : g;
+        grid[d] = global_is_threads && block_out[d] > 0 ? ceil_div(g, block_out[d]) : g;
       } else {
         const std::int64_t size =
             static_cast<std::size_t>(d) < problem_dims ? values[names.tunables + names.dims + d] : 1;
@@ -159,7 +163,7 @@ struct Geometry {
           div *= factor;
           if (div > kMaxGridX) div = kMaxGridX;  // the grid is 1 from here on; no overflow
         }
-        grid[d] = (size + div - 1) / div;
+        grid[d] = ceil_div(size, div);
       }
     }
     smem = shared_bytes ? shared_bytes->eval(values) : 0;
@@ -308,6 +312,31 @@ DType parse_type(const SpecReader& r, const std::string& type, const std::string
   }
 }
 
+/// Why a vector's FillValue cannot be written as its element type, or nullopt: a constant
+/// fill must be a value of the type (an integer within range for integer types, a finite
+/// float within float's range otherwise); a random integer fill draws from [0, FillValue],
+/// which must lie within the type.
+std::optional<std::string> fill_value_problem(DType dtype, double value, bool random_fill) {
+  double lo = -3.4028234663852886e38, hi = 3.4028234663852886e38;  // float's finite range
+  const char* type = "float";
+  switch (dtype) {
+    case DType::f64: lo = -1.7976931348623157e308; hi = 1.7976931348623157e308; type = "double"; break;
+    case DType::i32: lo = -2147483648.0; hi = 2147483647.0; type = "int32"; break;
+    case DType::i64: lo = -0x1p63; hi = 0x1p63 - 1024; type = "int64"; break;  // < 2^63 exactly
+    case DType::u8: lo = 0; hi = 255; type = "uint8"; break;
+    default: break;
+  }
+  const bool integer = dtype == DType::i32 || dtype == DType::i64 || dtype == DType::u8;
+  std::ostringstream v;
+  v.precision(17);
+  v << value;
+  if (!std::isfinite(value) || value < lo || value > hi)
+    return v.str() + " is outside the range of " + type;
+  if (integer && !random_fill && value != std::floor(value))
+    return v.str() + " is not an integer (a Constant fill of " + type + ")";
+  return std::nullopt;
+}
+
 /// True for a C identifier.
 bool is_identifier(const std::string& s) {
   return std::regex_match(s, std::regex("[A-Za-z_][A-Za-z0-9_]*"));
@@ -354,6 +383,8 @@ ArgumentSpec parse_argument(const SpecReader& r, const Json& a, const std::strin
   else if (access_type == "WriteOnly") s.role = compared ? Role::output : Role::scratch;
   else s.role = compared ? Role::inout : Role::scratch;
   s.random_fill = r.one_of(a, field, "FillType", "Random", {"Random", "Constant"}) == "Random";
+  if (auto why = fill_value_problem(s.dtype, s.fill_value, s.random_fill))
+    r.fail(ErrorCode::invalid_argument, field + ".FillValue", *why);
   if (const Json* tol = r.find(a, "Tolerance")) {
     if (!tol->is_number() || tol->get<double>() < 0)
       r.fail(ErrorCode::invalid_argument, field + ".Tolerance", "expected a relative L2 bound >= 0");

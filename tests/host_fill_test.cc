@@ -1,8 +1,11 @@
 // Random fills of host buffers: the threaded chunked fill gives exactly what one sequential
-// stream would (contents and the stream's end state), for the generators every workload uses.
+// stream would (contents and the stream's end state), for the generators every workload uses;
+// element writes outside a dtype's range and integer draws over int64's whole range.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "host_dtype.h"
 #include "ktune/error.h"
@@ -59,4 +62,47 @@ TEST_CASE("a fill outside the buffer is an error naming the buffer", "[host_fill
   FillRng rng(1);
   CHECK_THROWS_WITH(fill_uniform_around(b, rng, 90, 20, 0.0, 1.0),
                     Catch::Contains("buffer x") && Catch::Contains("[90, 110)"));
+}
+
+TEST_CASE("write_element saturates integers and rounds floats beyond range to infinity",
+          "[host_fill]") {
+  HostBuffer i32 = buffer_of(DType::i32, 1), u8 = buffer_of(DType::u8, 1),
+             i64 = buffer_of(DType::i64, 1), f32 = buffer_of(DType::f32, 1);
+  write_element(i32, 0, 3e9);
+  CHECK(read_element(i32, 0) == 2147483647.0);
+  write_element(i32, 0, -3e9);
+  CHECK(read_element(i32, 0) == -2147483648.0);
+  write_element(u8, 0, -5);
+  CHECK(read_element(u8, 0) == 0.0);
+  write_element(u8, 0, 300.7);
+  CHECK(read_element(u8, 0) == 255.0);
+  write_element(u8, 0, std::nan(""));
+  CHECK(read_element(u8, 0) == 0.0);
+  write_element(i64, 0, 1e30);
+  CHECK(read_element(i64, 0) == 9223372036854775807.0);
+  write_element(i64, 0, -7.9);
+  CHECK(read_element(i64, 0) == -7.0);  // truncated, as the cast does in range
+  write_element(f32, 0, 1e300);
+  CHECK(std::isinf(read_element(f32, 0)));
+  CHECK(read_element(f32, 0) > 0);
+}
+
+TEST_CASE("FillRng::integer covers ranges as wide as int64's without overflow", "[host_fill]") {
+  FillRng a(7), b(7);
+  for (int i = 0; i < 100; ++i) {  // small ranges: the draw it always made
+    const std::int64_t v = a.integer(-3, 9);
+    CHECK(v == -3 + static_cast<std::int64_t>(b.next() % 13));
+  }
+  FillRng wide(11);
+  bool negative = false, positive = false;
+  for (int i = 0; i < 64; ++i) {
+    const std::int64_t v = wide.integer(std::numeric_limits<std::int64_t>::min(),
+                                        std::numeric_limits<std::int64_t>::max());
+    negative = negative || v < 0;
+    positive = positive || v > 0;
+  }
+  CHECK(negative);
+  CHECK(positive);
+  FillRng top(3);
+  for (int i = 0; i < 64; ++i) CHECK(top.integer(0, std::numeric_limits<std::int64_t>::max()) >= 0);
 }

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -438,6 +439,27 @@ TEST_CASE("user template: mistakes that used to run silently are named by field"
       {edited([](Json& k, Json&) { k["Arguments"][1]["MemType"] = 5; }),
        {"Arguments[1].MemType", "expected a string"}},
       {edited(ks("GlobalSizeType", "Bogus")), {"GlobalSizeType", "Bogus"}},
+      // Fill values the element type cannot hold (a cast of them was undefined behaviour).
+      {edited([](Json& k, Json&) {
+         k["Arguments"][1]["Type"] = "const int*";
+         k["Arguments"][1]["FillValue"] = 3e9;
+       }),
+       {"Arguments[1].FillValue", "3000000000 is outside the range of int32"}},
+      {edited([](Json& k, Json&) {
+         k["Arguments"][1]["Type"] = "const uint8_t*";
+         k["Arguments"][1]["FillValue"] = -5;
+       }),
+       {"Arguments[1].FillValue", "outside the range of uint8"}},
+      {edited([](Json& k, Json&) {
+         k["Arguments"][1]["Type"] = "const int*";
+         k["Arguments"][1]["FillType"] = "Constant";
+         k["Arguments"][1]["FillValue"] = 2.5;
+       }),
+       {"Arguments[1].FillValue", "2.5 is not an integer"}},
+      {edited([](Json& k, Json&) { k["Arguments"][1]["FillValue"] = 1e39; }),
+       {"Arguments[1].FillValue", "outside the range of float"}},
+      {edited(ks("LocalSize", Json{{"X", "block_size_x"}, {"Y", "block_size_y"}, {"Z", 1e30}})),
+       {"LocalSize.Z", "expected an integer or an expression"}},
       {edited([](Json&, Json& d) { d["General"] = "x"; }), {"General", "expected an object"}},
   };
   for (const auto& [doc, needles] : refused) {
@@ -453,6 +475,19 @@ TEST_CASE("user template: mistakes that used to run silently are named by field"
   tmpl = make_example(edited(ks("GridDivX", Json{"-1", "-1"})));
   CHECK_FALSE(tmpl->can_implement(p, tmpl->space(p, h200).default_config(), &why));
   CHECK_THAT(why, Catch::Contains("GridDivX factor is -1"));
+  // Grids near 2^63 threads: named as beyond the CUDA limits, not wrapped to a negative grid.
+  const std::int64_t kHuge = std::numeric_limits<std::int64_t>::max();
+  const Problem huge{"my_transpose", {{"rows", kHuge}, {"cols", kHuge}}, {}};
+  tmpl = make_example(example_json());
+  CHECK_FALSE(tmpl->can_implement(huge, tmpl->space(huge, h200).default_config(), &why));
+  CHECK_THAT(why, Catch::Contains("exceeds the CUDA grid limits"));
+  tmpl = make_example(edited([&](Json& k, Json&) {
+    k["GlobalSizeType"] = "OpenCL";  // the grid in threads, in place of GridDiv
+    k["GlobalSize"] = Json{{"X", std::to_string(kHuge)}, {"Y", "1"}, {"Z", "1"}};
+    for (const char* key : {"GridDivX", "GridDivY", "GridDivZ"}) k.erase(key);
+  }));
+  CHECK_FALSE(tmpl->can_implement(p, tmpl->space(p, h200).default_config(), &why));
+  CHECK_THAT(why, Catch::Contains("exceeds the CUDA grid limits"));
   tmpl = make_example(edited([](Json& k, Json&) { k["Arguments"][2]["Value"] = "rows + 4294967296"; }));
   CHECK_THROWS_WITH(tmpl->launch(p, tmpl->space(p, h200).default_config(), h200),
                     Catch::Contains("rows") && Catch::Contains("32-bit"));
