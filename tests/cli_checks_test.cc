@@ -428,6 +428,27 @@ TEST_CASE("cli: best's speed-up judges default and best alike; a winning default
   CHECK(rows[0]["speedup"] == 1.0);
 }
 
+TEST_CASE("cli: best prints rows longer than 1 KiB whole", "[cli]") {
+  TempDir dir;
+  const std::string db = dir.file("t.db");
+  std::string config;  // a user template's config of 200 parameters, about 1.9 KiB
+  for (int i = 0; i < 200; ++i) config += (i ? ",PARAM_" : "PARAM_") + std::to_string(i) + "=1";
+  {
+    ktune::TuningLog log(db);
+    auto r = ktune::test::make_record("VEC=4", 0.5, ktune::Status::ok, "run-1",
+                                      "my_kernel|n=7|", "my_kernel");
+    r.config_text = config;
+    r.trial.config = ktune::parse_config_text(config);
+    log.append(r);
+  }
+  const CliResult r = run_ktune(dir, "best --db " + db);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  const auto end_of_config = r.output.find("PARAM_199=1\n");
+  CHECK(r.output.find(config) != std::string::npos);
+  CHECK(end_of_config != std::string::npos);  // and its newline: the next line starts clean
+}
+
 TEST_CASE("cli: best and report mark a best only an older template source measured", "[cli]") {
   TempDir dir;
   const std::string db = dir.file("t.db");

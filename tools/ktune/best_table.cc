@@ -264,22 +264,29 @@ std::string best_rows_text(const std::vector<BestRow>& rows) {
     wd = std::max(wd, r.device_key.size());
   }
   std::string out;
-  char line[1024];
-  std::snprintf(line, sizeof line, "%-*s  %-*s  %-*s  %7s  %11s  %11s  %8s  %11s  %12s  %s\n",
+  std::vector<char> line(1024);
+  // snprintf into `line`, grown to the row's length: a long problem key or config is never cut.
+  auto print = [&line](const char* format, auto... values) {
+    int n = std::snprintf(line.data(), line.size(), format, values...);
+    if (n >= 0 && static_cast<std::size_t>(n) >= line.size()) {
+      line.resize(static_cast<std::size_t>(n) + 1);
+      n = std::snprintf(line.data(), line.size(), format, values...);
+    }
+    return std::string(line.data(), n > 0 ? static_cast<std::size_t>(n) : 0);
+  };
+  out += print("%-*s  %-*s  %-*s  %7s  %11s  %11s  %8s  %11s  %12s  %s\n",
                 static_cast<int>(wt), "template", static_cast<int>(wp), "problem",
                 static_cast<int>(wd), "device", "trials", "best ms", "default ms", "speedup",
                 "vendor ms", "vs vendor", "config");
-  out += line;
   for (const auto& r : rows) {
     std::string vendor = r.vendor_ratio ? fixed(r.vendor_ratio, "%.2f") + " " + r.vendor : "-";
-    std::snprintf(line, sizeof line, "%-*s  %-*s  %-*s  %7lld  %11.5g  %11s  %8s  %11s  %12s  %s\n",
+    out += print("%-*s  %-*s  %-*s  %7lld  %11.5g  %11s  %8s  %11s  %12s  %s\n",
                   static_cast<int>(wt), r.template_name.c_str(), static_cast<int>(wp),
                   r.problem_key.c_str(), static_cast<int>(wd), r.device_key.c_str(),
                   static_cast<long long>(r.trials), r.median_ms,
                   fixed(r.default_ms, "%.5g").c_str(), (fixed(r.speedup, "%.2f") + (r.speedup ? "x" : "")).c_str(),
                   fixed(r.vendor_ms, "%.5g").c_str(), vendor.c_str(),
                   (r.config + (r.older_source ? " (older source)" : "")).c_str());
-    out += line;
   }
   return out;
 }
