@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace ktune::timing {
 
@@ -36,17 +37,19 @@ void resolve_l2(TimingPlan& plan, L2Policy requested, std::size_t footprint_byte
 }
 
 void plan_repetitions(TimingPlan& plan, const TimingOptions& options, double estimate_ms) {
-  double est = std::max(estimate_ms, 1e-4);
+  // A NaN estimate or option time gives the lower bound: the counts are cast to int, and a
+  // NaN (or a value beyond int) cast is undefined.
+  auto bounded = [](double x, double lo, double hi) { return std::isnan(x) ? lo : std::clamp(x, lo, hi); };
+  const double est = bounded(estimate_ms, 1e-4, std::numeric_limits<double>::max());
   int max_reps = std::max(1, options.max_reps);
   int min_reps = std::clamp(options.min_reps, 1, max_reps);
   double wanted = std::ceil(options.min_time_ms / est);
-  const int runs = static_cast<int>(std::clamp(wanted, static_cast<double>(min_reps),
-                                               static_cast<double>(max_reps)));
+  const int runs = static_cast<int>(bounded(wanted, min_reps, max_reps));
   plan.runs_per_sample = std::clamp(runs / min_reps, 1, std::max(1, options.runs_per_sample));
   plan.reps = runs / plan.runs_per_sample;
   double warm = std::ceil(options.warmup_ms / est);
-  plan.warmup = static_cast<int>(std::clamp(warm, static_cast<double>(std::max(0, options.min_warmup)),
-                                            std::max(static_cast<double>(options.min_warmup), 1000.0)));
+  plan.warmup = static_cast<int>(bounded(warm, std::max(0, options.min_warmup),
+                                         std::max(static_cast<double>(options.min_warmup), 1000.0)));
   plan.planned_ms = est * (plan.reps * plan.runs_per_sample + plan.warmup);
 }
 

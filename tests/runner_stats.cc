@@ -62,6 +62,24 @@ TEST_CASE("timing: repetitions fill the minimum time within the bounds", "[runne
   CHECK(p.planned_ms == Approx(100.0 * (p.reps + p.warmup)));
 }
 
+TEST_CASE("timing: a NaN estimate or option time plans the fewest runs, never undefined counts",
+          "[runner]") {
+  TimingOptions o;  // 10..1000 reps, at least 2 warm-up runs
+  timing::TimingPlan p;
+  timing::plan_repetitions(p, o, std::nan(""));
+  CHECK(p.reps * p.runs_per_sample >= o.min_reps);
+  CHECK(p.reps * p.runs_per_sample <= o.max_reps);
+  CHECK(p.warmup >= o.min_warmup);
+  o.min_time_ms = std::nan("");
+  o.warmup_ms = std::nan("");
+  timing::plan_repetitions(p, o, 0.1);
+  CHECK(p.reps * p.runs_per_sample == o.min_reps);
+  CHECK(p.warmup == o.min_warmup);
+  o.min_time_ms = 1e300;  // beyond int: the cap
+  timing::plan_repetitions(p, o, 1e-300);
+  CHECK(p.reps * p.runs_per_sample <= o.max_reps);
+}
+
 TEST_CASE("timing: back-to-back runs per sample keep at least min_reps samples", "[runner]") {
   TimingOptions o;  // 50 ms, 10..1000 reps
   o.runs_per_sample = 10;
