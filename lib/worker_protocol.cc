@@ -69,7 +69,11 @@ BufferSpec buffer_from_json(const nlohmann::json& j) {
   b.name = j.at("name").get<std::string>();
   b.dtype = dtype_from_string(j.at("dtype").get<std::string>());
   b.elements = j.at("elements").get<std::size_t>();
-  b.role = static_cast<Role>(j.at("role").get<int>());
+  const int role = j.at("role").get<int>();
+  if (role < static_cast<int>(Role::input) || role > static_cast<int>(Role::scratch))
+    throw Error(ErrorCode::parse_error, "worker protocol: buffer \"" + b.name + "\" has role " +
+                                            std::to_string(role) + " (expected 0 .. 3)");
+  b.role = static_cast<Role>(role);
   b.offset_bytes = j.at("offset").get<std::size_t>();
   return b;
 }

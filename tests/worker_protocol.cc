@@ -130,6 +130,9 @@ TEST_CASE("worker protocol: launch plans, timing and results round-trip through 
   CHECK(rb.runs_per_sample == 10);
 
   CHECK_THROWS_AS(plan_from_json(nlohmann::json{{"steps", 3}}), Error);
+  auto bad_role = plan_to_json(plan);
+  bad_role["scratch"][0]["role"] = 9;  // not a Role: named, never cast
+  CHECK_THROWS_WITH(plan_from_json(bad_role), Catch::Contains("\"ws\" has role 9"));
   CHECK_THROWS_AS(l2_policy_from_string("warm"), Error);
 }
 
