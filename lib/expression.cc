@@ -817,6 +817,11 @@ Value Expression::evaluate(std::span<const Value> values) const {
   return static_cast<Value>(f);
 }
 
+double Expression::evaluate_real(std::span<const Value> values) const {
+  const RunResult r = run(values).result;
+  return r.division_by_zero ? std::numeric_limits<double>::quiet_NaN() : as_double(r.value);
+}
+
 bool Expression::test(std::span<const Value> values) const {
   const RunResult r = run(values).result;
   return !r.division_by_zero && truthy(r.value);

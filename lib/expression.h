@@ -32,6 +32,9 @@ class Expression {
   /// real results rounded toward negative infinity; 0 when a division by zero occurs.
   /// `values` is indexed by parameter position and must cover every referenced position.
   Value evaluate(std::span<const Value> values) const;
+  /// The expression's value as a double (`rows / 3` keeps its fraction): integer results
+  /// converted, booleans 0/1; NaN when a division by zero occurs.
+  double evaluate_real(std::span<const Value> values) const;
   /// Python truthiness of the result; false when a division by zero occurs.
   bool test(std::span<const Value> values) const;
 

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -97,6 +98,8 @@ struct Expr {
   Expression code;
   bool uses_tunables = false;
   Value eval(const std::vector<Value>& values) const { return code.evaluate(values); }
+  /// The value as a double (a float scalar's `rows / 3`); NaN on a division by zero.
+  double eval_real(const std::vector<Value>& values) const { return code.evaluate_real(values); }
 };
 
 /// " (N, M)": the dimension names for messages.
@@ -160,8 +163,11 @@ struct Geometry {
                             std::to_string(factor) + " (expected 1 .. 2^31 - 1)";
             return false;
           }
-          div *= factor;
-          if (div > kMaxGridX) div = kMaxGridX;  // the grid is 1 from here on; no overflow
+          // Once div * factor reaches size the grid is 1 whatever follows: div stops at size
+          // (no overflow, and no false clamp below a size of 2^31 or more).
+          // (A size below 1 keeps div at 1: its grid is refused below.)
+          if (size < 1 || div >= size || factor > size / div) div = std::max<std::int64_t>(size, 1);
+          else div *= factor;
         }
         grid[d] = ceil_div(size, div);
       }
@@ -365,8 +371,22 @@ ArgumentSpec parse_argument(const SpecReader& r, const Json& a, const std::strin
     if (s.dtype == DType::f16 || s.dtype == DType::bf16 || s.dtype == DType::u8)
       r.fail(ErrorCode::unsupported, field + ".Type",
              "scalar arguments are float, double, int or int64 (pass 16-bit values as float)");
-    if (const Json* v = r.find(a, "Value"))
-      s.value = parse_expr(r, names, r.expression_text(*v, field + ".Value"), field + ".Value", true);
+    const bool real = s.dtype == DType::f32 || s.dtype == DType::f64;
+    if (const Json* v = r.find(a, "Value")) {
+      // A float or double scalar's Value may be any number (0.5), and its expression keeps
+      // its fraction (rows / 3); an integer scalar's must be an integer.
+      std::string text;
+      if (real && v->is_number_float() && std::isfinite(v->get<double>())) {
+        std::ostringstream number;
+        number.precision(17);
+        number << v->get<double>();
+        text = number.str();
+        if (text.find_first_of(".e") == std::string::npos) text += ".0";  // a real literal
+      } else {
+        text = r.expression_text(*v, field + ".Value");
+      }
+      s.value = parse_expr(r, names, text, field + ".Value", true);
+    }
     else if (!r.find(a, "FillValue"))
       r.fail(ErrorCode::parse_error, field, "a Scalar needs FillValue (a number) or Value (an expression over the dimensions)");
     return s;
@@ -453,7 +473,16 @@ struct UserSpec {
         continue;
       }
       if (a.dtype == DType::f32 || a.dtype == DType::f64) {
-        const double v = a.value ? static_cast<double>(a.value->eval(values)) : a.fill_value;
+        const double v = a.value ? a.value->eval_real(values) : a.fill_value;
+        const bool fits = std::isfinite(v) && (a.dtype == DType::f64 ||
+                                                std::fabs(v) <= std::numeric_limits<float>::max());
+        if (!fits)
+          throw Error(ErrorCode::invalid_argument,
+                      origin + ": argument " + a.name + ": " +
+                          (a.value ? "Value \"" + a.value->code.text() + "\"" : std::string("FillValue")) +
+                          " is " + std::to_string(v) + " for this problem, not a finite " +
+                          (a.dtype == DType::f32 ? "float" : "double") +
+                          (a.value ? " (a division by zero?)" : ""));
         out.push_back(a.dtype == DType::f32 ? KernelArg::f32(v) : KernelArg::f64(v));
         continue;
       }
@@ -924,13 +953,22 @@ std::shared_ptr<const KernelTemplate> make_user_template(const std::string& spec
   // ProblemSize is absent, or when the plain T1 numbers became P0, P1, ...).
   const bool declared_dims = ext->contains("Dimensions");
   Json ps_texts = Json::array();
-  if (problem_size && declared_dims) ps_texts = *problem_size;
+  const bool given = problem_size && declared_dims;
+  if (given) ps_texts = *problem_size;
   else
     for (const auto& [dim, v] : spec->dims) ps_texts.push_back(dim);
+  // A grid from GlobalSize does not divide ProblemSize: a derived one then names the first
+  // three dimensions (ProblemSize[0..2]) however many there are.
+  const bool global_grid = r.find(kernel, "GlobalSize") && !r.find(kernel, "GridDivX") &&
+                           !r.find(kernel, "GridDivY") && !r.find(kernel, "GridDivZ");
+  if (!given && global_grid && ps_texts.size() > 3) ps_texts.erase(ps_texts.begin() + 3, ps_texts.end());
   const std::size_t ps_count = ps_texts.size();
   if (ps_count > 3)
     r.fail(ErrorCode::invalid_argument, ks + ".ProblemSize",
-           std::to_string(ps_count) + " entries; a launch grid has 3 dimensions (X, Y, Z)");
+           given ? std::to_string(ps_count) + " entries; a launch grid has 3 dimensions (X, Y, Z)"
+                 : "absent, so it would be the " + std::to_string(ps_count) +
+                       " dimensions, and a launch grid has 3 (X, Y, Z): give a ProblemSize of "
+                       "at most 3 expressions over the dimensions for GridDivX/Y/Z, or a GlobalSize");
   for (std::size_t i = 0; i < ps_count; ++i) {
     const std::string reserved = "ProblemSize_" + std::to_string(i);
     if (std::find(spec->names.all.begin(), spec->names.all.end(), reserved) != spec->names.all.end())

@@ -8,12 +8,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
+#include <cstring>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <random>
+
+#include <nlohmann/json.hpp>
 
 #include "builtin_templates.h"
 #include "ktune/build.h"
@@ -230,9 +235,13 @@ TEST_CASE("compile helpers: a compile error comes back with its log, a missing p
     CHECK(b.stats().helper_compiles == 1);  // the helper answered, with the failure
   }
   // No such program; a program that exits at once (an older ktune-worker without --compile
-  // does); one that echoes (answers, but not as a helper of this build): each compile runs in
-  // this process instead, none fails.
-  for (const char* program : {"/nonexistent/ktune-worker", "/bin/true", "/bin/cat"}) {
+  // does); one that echoes (answers, but not as a helper of this build; /bin/cat itself would
+  // refuse the --compile option and exit): each compile runs in this process instead, none fails.
+  const std::string echo = std::filesystem::temp_directory_path() /
+                           ("ktune-echo-helper-" + std::to_string(getpid()) + ".sh");
+  std::ofstream(echo) << "#!/bin/sh\nexec cat\n";
+  std::filesystem::permissions(echo, std::filesystem::perms::owner_all);
+  for (const std::string program : {std::string("/nonexistent/ktune-worker"), std::string("/bin/true"), echo}) {
     INFO(program);
     BuilderOptions o{1, "", {}};
     o.compile_processes = 2;
@@ -297,4 +306,80 @@ TEST_CASE("compile helpers: wrong answers and deaths never fail or poison a conf
     }
   }
   ::unsetenv("FAKE_MODE");
+}
+
+// From a mutation audit of the helpers and the protocol.
+
+TEST_CASE("worker protocol: an oversize attachment is malformed", "[worker]") {
+  FrameReader big(-1);
+  Frame out;
+  std::string why;
+  char prefix[16] = {'K', 'T', 'W', '1'};
+  std::uint32_t hlen = 2;
+  std::uint64_t plen = kMaxPayloadBytes + 1;
+  std::memcpy(prefix + 4, &hlen, 4);
+  std::memcpy(prefix + 8, &plen, 8);
+  big.feed(prefix, 16);
+  CHECK(big.parse_buffered(out, &why) == ReadStatus::malformed);
+  CHECK_THAT(why, Catch::Contains("too large"));
+}
+
+TEST_CASE("worker protocol: results keep NaN, defaults and flags; unknown argument kinds are refused",
+          "[worker]") {
+  WorkerResult r;
+  r.status = Status::wrong_result;
+  r.error_norm = std::numeric_limits<double>::quiet_NaN();
+  r.context_lost = true;
+  const auto back = result_from_json(nlohmann::json::parse(result_to_json(r).dump()));
+  CHECK(std::isnan(back.error_norm));
+  CHECK(back.context_lost);
+  CHECK(result_from_json({{"status", "ok"}}).error_norm == -1);  // not reported
+  CHECK(timing_from_json(nlohmann::json::object()).l2 == TimingOptions{}.l2);
+  nlohmann::json plan = plan_to_json(LaunchPlan{});
+  plan["steps"] = nlohmann::json::array({{{"kind", "kernel"}, {"entry", "k"}, {"grid", {1, 1, 1}},
+                                          {"block", {1, 1, 1}}, {"smem", 0},
+                                          {"args", {{{"kind", "u16"}, {"buffer", 0}, {"i", 0}, {"f", 0}}}},
+                                          {"memset_buffer", 0}, {"memset_byte", 0}}});
+  CHECK_THROWS_AS(plan_from_json(plan), Error);
+}
+
+TEST_CASE("compile helper: an unknown message gets an error naming it; quit ends the helper",
+          "[worker]") {
+  {
+    ChildProcess helper({worker_program(), "--compile"});
+    Frame request;
+    request.header = {{"type", "bogus"}};
+    REQUIRE(write_frame(helper.fd(), request));
+    FrameReader reader(helper.fd());
+    Frame reply;
+    REQUIRE(reader.read(reply, 60000) == ReadStatus::ok);
+    CHECK(reply.header.value("type", "") == "error");
+    CHECK_THAT(reply.header.value("message", std::string()), Catch::Contains("unknown message type"));
+  }
+  ChildProcess helper({worker_program(), "--compile"});
+  Frame quit;
+  quit.header = {{"type", "quit"}};
+  REQUIRE(write_frame(helper.fd(), quit));
+  CHECK_THAT(helper.reap(10000), Catch::Contains("status 0"));
+}
+
+TEST_CASE("compile helper: a helper's build reports its compile time", "[worker][builder]") {
+  auto copy = find_template("copy");
+  const Problem p = copy->example_problem();
+  BuilderOptions o{1, "", {}};
+  o.compile_processes = 1;
+  o.helper_program = worker_program();
+  Builder b(o);
+  const BuildResult r = b.build(*copy, p, copy->space(p, Device::h200()).default_config(), Device::h200());
+  REQUIRE(r.ok);
+  CHECK(b.stats().helper_compiles == 1);
+  CHECK(r.compile_ms > 0);
+}
+
+TEST_CASE("builder: a Hopper-only template is not built for another GPU", "[builder]") {
+  auto t = find_template("gemm_wgmma");
+  const Problem p = t->example_problem();
+  const Config c = t->space(p, Device::h200()).default_config();
+  Builder b(BuilderOptions{1, "", {}});
+  CHECK_THROWS_AS(b.build(*t, p, c, Device::offline("sm_80")), Error);
 }
