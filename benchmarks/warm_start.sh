@@ -5,7 +5,8 @@
 # (the winners of the nearest shapes tuned before are measured right after the default) and
 # once without (--warm-start 0), alternating which goes first. Prints and writes
 # (OUTDIR/warm_start.md) the best time each found per shape and their ratio.
-#   usage: benchmarks/warm_start.sh KTUNE OUTDIR   (env: KTUNE_WS_FIRST=48, KTUNE_WS_BUDGET=12)
+#   usage: benchmarks/warm_start.sh KTUNE OUTDIR   (env: KTUNE_WS_FIRST=48, KTUNE_WS_BUDGET=12,
+#          KTUNE_WS_GEMM / KTUNE_WS_NORM: "FIRST SHAPE..." for gemm_mma f16 NT / LayerNorm f16)
 set -euo pipefail
 if [ $# -ne 2 ]; then
   echo "usage: benchmarks/warm_start.sh KTUNE OUTDIR" >&2
@@ -43,10 +44,13 @@ bench() {
   for mode in warm cold; do "$K" best --json --db "$R/ws-$name-$mode.db" > "$R/ws-$name-$mode.json"; done
 }
 
-bench gemm "--template gemm_mma --dtype f16 --layout NT" 4096x4096x4096 \
-  4096x11008x4096 4096x4096x11008 8192x4096x4096 2048x2048x2048 4096x14336x4096
-bench layernorm "--template layernorm --dtype f16" 32768x4096 \
-  8192x4096 32768x2048 16384x8192 4096x16384 65536x1024
+# The shapes (first one first; an empty list skips the template).
+gemm_shapes=${KTUNE_WS_GEMM-4096x4096x4096 4096x11008x4096 4096x4096x11008 8192x4096x4096 2048x2048x2048 4096x14336x4096}
+norm_shapes=${KTUNE_WS_NORM-32768x4096 8192x4096 32768x2048 16384x8192 4096x16384 65536x1024}
+# shellcheck disable=SC2086  # the lists split into shapes
+[ -n "$gemm_shapes" ] && bench gemm "--template gemm_mma --dtype f16 --layout NT" $gemm_shapes
+# shellcheck disable=SC2086
+[ -n "$norm_shapes" ] && bench layernorm "--template layernorm --dtype f16" $norm_shapes
 
 python3 - "$R" "$budget" "$first_budget" <<'PY'
 import json, math, sys
@@ -55,7 +59,10 @@ lines = [f"Warm start: best time found with a budget of {budget} trials per shap
          f"shape tuned with {first} (ms; ratio = without / with, > 1: the warm start found faster)", "",
          "| template | problem | with warm start | without | ratio |", "| --- | --- | --- | --- | --- |"]
 for name in ("gemm", "layernorm"):
-    rows = {m: {r["problem"]: r for r in json.load(open(f"{out}/ws-{name}-{m}.json"))} for m in ("warm", "cold")}
+    try:
+        rows = {m: {r["problem"]: r for r in json.load(open(f"{out}/ws-{name}-{m}.json"))} for m in ("warm", "cold")}
+    except FileNotFoundError:
+        continue  # not measured in this run
     ratios = []
     for key, warm in sorted(rows["warm"].items()):
         cold = rows["cold"].get(key)
