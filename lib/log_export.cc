@@ -1,6 +1,5 @@
 // Export of tuning-log records to ktune JSON lines (streamed) or a T4 results document: every
 // record a filter matches, or a deployment log of each task's best configs.
-#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <ostream>
@@ -47,15 +46,10 @@ void check_export_format(LogFormat format) {
 std::vector<TrialRecord> kept_of_task(std::vector<TrialRecord> ok, const ExportSelection& selection) {
   std::erase_if(ok, [](const TrialRecord& r) { return !is_possible_time(r.trial.median_ms); });
   auto group = [](const TrialRecord& r) { return r.config_text + '\x1f' + r.source_hash; };
-  // TuningLog::best's ranking, per source: typical trials in order of first appearance, a
-  // stable sort by median.
-  std::vector<TrialRecord> ranked = config_representatives(ok);
-  std::stable_sort(ranked.begin(), ranked.end(), [](const TrialRecord& a, const TrialRecord& b) {
-    return a.trial.median_ms < b.trial.median_ms;
-  });
+  // TuningLog::best's ranking, counted per source.
   std::map<std::string, std::size_t> taken_per_source;
   std::set<std::string> chosen;
-  for (const TrialRecord& r : ranked) {
+  for (const TrialRecord& r : ranked_representatives(ok)) {
     std::size_t& taken = taken_per_source[r.source_hash];
     if (taken == selection.best_configs) continue;
     if (selection.usable && !selection.usable(r)) continue;

@@ -332,15 +332,7 @@ std::optional<TrialRecord> TuningLog::best(const std::string& template_name,
     s.bind(1, template_name).bind(2, problem_key).bind(3, device_key);
     while (s.step()) ok.push_back(read_record(s));
   }
-  auto rank = [&](const TrialRecord& r) {  // an empty preference ranks every source alike
-    return std::make_pair(!prefer_source_hash.empty() && r.source_hash != prefer_source_hash,
-                          r.trial.median_ms);
-  };
-  std::vector<TrialRecord> candidates = config_representatives(ok);
-  // In order of first appearance, so that the stable sort sends ties to the earlier config.
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [&](const TrialRecord& a, const TrialRecord& b) { return rank(a) < rank(b); });
-  for (auto& r : candidates)
+  for (auto& r : ranked_representatives(ok, prefer_source_hash))
     if (!usable || usable(r)) return std::move(r);
   return std::nullopt;
 }

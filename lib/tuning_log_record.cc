@@ -90,6 +90,19 @@ std::vector<TrialRecord> config_representatives(const std::vector<TrialRecord>& 
   return out;
 }
 
+std::vector<TrialRecord> ranked_representatives(const std::vector<TrialRecord>& ok,
+                                                const std::string& prefer_source_hash) {
+  auto rank = [&](const TrialRecord& r) {  // an empty preference ranks every source alike
+    return std::make_pair(!prefer_source_hash.empty() && r.source_hash != prefer_source_hash,
+                          r.trial.median_ms);
+  };
+  std::vector<TrialRecord> ranked = config_representatives(ok);
+  // In order of first appearance, so that the stable sort sends ties to the earlier config.
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [&](const TrialRecord& a, const TrialRecord& b) { return rank(a) < rank(b); });
+  return ranked;
+}
+
 std::size_t typical_trial_position(const std::vector<double>& medians) {
   if (medians.empty())
     throw Error(ErrorCode::invalid_argument, "typical_trial_position: no trial medians given");

@@ -76,6 +76,12 @@ std::vector<TrialRecord> config_representatives(const std::vector<TrialRecord>& 
 /// earlier trial). Empty input is misuse: Error(invalid_argument).
 std::size_t typical_trial_position(const std::vector<double>& medians);
 
+/// How TuningLog::best() ranks a task's configs: config_representatives() of its ok trials,
+/// fastest first, a tie going to the config that appears first; with `prefer_source_hash`,
+/// the configs of that template source come before the others.
+std::vector<TrialRecord> ranked_representatives(const std::vector<TrialRecord>& ok,
+                                                const std::string& prefer_source_hash = "");
+
 /// Record filter for queries and export; unset fields match everything.
 struct LogFilter {
   std::optional<std::string> template_name;  ///< exact template name
