@@ -1,12 +1,17 @@
-// Input files (input_file.h): zlib reads gzip and plain files alike; plain text read whole.
+// Input files (input_file.h): zlib reads gzip and plain files alike; plain text read whole;
+// pipes copied to a temporary file where a reader needs a file it can read twice.
 #include "input_file.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <system_error>
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "ktune/error.h"
@@ -56,6 +61,60 @@ GzipInput::int_type GzipInput::underflow() {
   if (got == 0) return traits_type::eof();
   setg(buffer_, buffer_, buffer_ + got);
   return traits_type::to_int_type(*gptr());
+}
+
+RereadableInput::RereadableInput(const std::string& path, const std::string& what) : path_(path) {
+  std::error_code ec;
+  const bool standard_input = path == "-";
+  if (!standard_input) {
+    const auto status = std::filesystem::status(path, ec);
+    if (ec || !std::filesystem::exists(status))
+      throw Error(ErrorCode::not_found, what + " '" + path + "' does not exist");
+    if (std::filesystem::is_directory(status))
+      throw Error(ErrorCode::not_found, what + " '" + path + "' is a folder, not a file");
+    if (std::filesystem::is_regular_file(status)) return;
+  }
+  const std::string shown = standard_input ? "standard input" : what + " '" + path + "'";
+  std::string pattern = (std::filesystem::temp_directory_path(ec) / "ktune-input-XXXXXX").string();
+  if (ec) pattern = "/tmp/ktune-input-XXXXXX";
+  const int out = ::mkstemp(pattern.data());
+  if (out < 0)
+    throw Error(ErrorCode::io_error, "cannot create a temporary copy of " + shown + " ('" +
+                                         pattern + "'): " + std::strerror(errno));
+  path_ = pattern;
+  copied_ = true;
+  const int in = standard_input ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY);
+  auto fail = [&](const std::string& why) {
+    const int saved = errno;
+    if (in >= 0 && !standard_input) ::close(in);
+    ::close(out);
+    std::filesystem::remove(path_, ec);
+    throw Error(ErrorCode::io_error, why + ": " + std::strerror(saved));
+  };
+  if (in < 0) fail("cannot open " + shown);
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t got = ::read(in, buffer, sizeof buffer);
+    if (got == 0) break;
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      fail("cannot read " + shown);
+    }
+    for (ssize_t done = 0; done < got;) {
+      const ssize_t put = ::write(out, buffer + done, static_cast<std::size_t>(got - done));
+      if (put < 0 && errno == EINTR) continue;
+      if (put <= 0) fail("cannot copy " + shown + " to '" + path_ + "'");
+      done += put;
+    }
+  }
+  if (!standard_input) ::close(in);
+  if (::close(out) != 0) fail("cannot copy " + shown + " to '" + path_ + "'");
+}
+
+RereadableInput::~RereadableInput() {
+  if (!copied_) return;
+  std::error_code ec;
+  std::filesystem::remove(path_, ec);
 }
 
 std::string read_text_file(const std::string& path, const std::string& what) {

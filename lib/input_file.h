@@ -43,6 +43,28 @@ class GzipInput : public std::streambuf {
   char buffer_[1 << 16];
 };
 
+/// A path that can be read more than once, as format detection and the two reads of a
+/// streamed import need: a regular file is used in place; anything else ("-" for standard
+/// input, a pipe, a process substitution such as <(zcat log.jsonl.gz)) is first copied to a
+/// temporary file, removed again with this object. Throws Error: not_found (missing path, a
+/// folder), io_error (unreadable input, or no room for the copy).
+class RereadableInput {
+ public:
+  /// `what` names the input's role in messages ("file to import").
+  RereadableInput(const std::string& path, const std::string& what);
+  ~RereadableInput();
+  RereadableInput(const RereadableInput&) = delete;
+  RereadableInput& operator=(const RereadableInput&) = delete;
+  /// The regular file to open: the path given, or the temporary copy.
+  const std::string& path() const { return path_; }
+  /// Whether the input was copied (messages naming path() should name the input instead).
+  bool copied() const { return copied_; }
+
+ private:
+  std::string path_;
+  bool copied_ = false;
+};
+
 /// The whole content of the plain file `path`; `what` names its role in messages ("plan
 /// file"). Throws Error: not_found (missing, unreachable, a folder), io_error (unreadable).
 std::string read_text_file(const std::string& path, const std::string& what);

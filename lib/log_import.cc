@@ -1,7 +1,9 @@
 // Import of trial files into a tuning log: ktune JSON lines, T4 results and Kernel Tuner cache
 // files (.json / .json.gz). Every file is parsed completely before anything is written, and
-// the records go in with one transaction, so a malformed file leaves the log untouched.
+// the records go in with one transaction, so a malformed file leaves the log untouched. A
+// JSON-lines file is read twice instead of held (it can be larger than memory).
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <set>
 
@@ -160,7 +162,7 @@ std::vector<TrialRecord> read_records(const std::string& path, LogFormat format,
                                       const ImportOptions& options) {
   ImportOptions with_run = options;
   switch (format) {
-    case LogFormat::jsonl: return jsonl::read_file(path);
+    case LogFormat::jsonl: break;  // streamed by import_regular_file, never held
     case LogFormat::t4:
     case LogFormat::kernel_tuner: {
       const std::string content =  // read once: run id and records
@@ -195,33 +197,73 @@ LogFormat detect_log_format(const std::string& path) {
                   "' (not ktune JSON lines, T4 results or a Kernel Tuner cache); name it");
 }
 
-ImportSummary import_file(TuningLog& log, const std::string& path, const ImportOptions& options) {
+namespace {
+
+ImportSummary import_regular_file(TuningLog& log, const std::string& path,
+                                  const ImportOptions& options) {
   ImportSummary summary;
   summary.format = options.format ? *options.format : detect_log_format(path);
-  std::vector<TrialRecord> records = read_records(path, summary.format, options);
-  for (std::size_t i = 0; i < records.size(); ++i) {  // name the file, not the log
+  // Each record is checked under the name of its place in the file, not the log's.
+  auto checked = [&](const TrialRecord& r, std::size_t position) {
     try {
-      check_record(records[i], summary.format == LogFormat::jsonl
-                                   ? path + ":" + std::to_string(records[i].id)
-                                   : path + " (record " + std::to_string(i + 1) + ")");
+      check_record(r, summary.format == LogFormat::jsonl
+                          ? path + ":" + std::to_string(r.id)
+                          : path + " (record " + std::to_string(position + 1) + ")");
     } catch (const Error& e) {  // in a file being imported, an impossible time is malformed input
       throw Error(ErrorCode::parse_error, e.what());
     }
-  }
-  // Runs named after their file's content form one family: a file that grew (Kernel Tuner
-  // extends its cache while tuning) adds only its new records.
-  const bool derived_runs = summary.format != LogFormat::jsonl && options.run_id.empty();
-  const std::vector<std::size_t> appended =  // one transaction
-      log.append_absent(records, derived_runs ? content_run_family(summary.format) : "");
-  summary.already_present = records.size() - appended.size();
-  std::vector<TrialRecord> fresh;
-  for (std::size_t i : appended) fresh.push_back(std::move(records[i]));
-  records = std::move(fresh);
-  summary.records = records.size();
+  };
   std::set<std::string> runs;
-  for (const auto& r : records) runs.insert(r.run_id);
+  std::size_t visited = 0;
+  auto appended = [&](std::size_t, const TrialRecord& r) {
+    ++summary.records;
+    runs.insert(r.run_id);
+  };
+  if (summary.format == LogFormat::jsonl) {
+    // A JSON-lines file can be far larger than memory: it is read twice, record by record
+    // (checked first, then inserted inside the transaction), and never held.
+    visited = log.append_absent_streamed(
+        [&](const std::function<void(const TrialRecord&)>& visit) {
+          std::size_t position = 0;
+          jsonl::for_each_in_file(path, [&](const TrialRecord& r) {
+            checked(r, position++);
+            visit(r);
+          });
+        },
+        "", appended);
+  } else {  // a whole document (T4, Kernel Tuner)
+    std::vector<TrialRecord> records = read_records(path, summary.format, options);
+    for (std::size_t i = 0; i < records.size(); ++i) checked(records[i], i);
+    // Runs named after their file's content form one family: a file that grew (Kernel Tuner
+    // extends its cache while tuning) adds only its new records.
+    const bool derived_runs = summary.format != LogFormat::jsonl && options.run_id.empty();
+    visited = records.size();
+    log.append_absent_streamed(
+        [&](const std::function<void(const TrialRecord&)>& visit) {
+          for (const auto& r : records) visit(r);
+        },
+        derived_runs ? content_run_family(summary.format) : "", appended);
+  }
+  summary.already_present = visited - summary.records;
   summary.run_ids.assign(runs.begin(), runs.end());
   return summary;
+}
+
+}  // namespace
+
+ImportSummary import_file(TuningLog& log, const std::string& path, const ImportOptions& options) {
+  const detail::RereadableInput input(path, "file to import");
+  if (!input.copied()) return import_regular_file(log, path, options);
+  try {
+    return import_regular_file(log, input.path(), options);
+  } catch (const Error& e) {  // messages name the input, not its temporary copy
+    std::string message = e.what();
+    const std::string shown = path == "-" ? "standard input" : path;
+    for (auto at = message.find(input.path()); at != std::string::npos;
+         at = message.find(input.path(), at + shown.size()))
+      message.replace(at, input.path().size(), shown);
+    throw Error(e.code(), message);
+  }
 }
 
 }  // namespace ktune

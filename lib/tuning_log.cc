@@ -10,9 +10,12 @@
 #include <set>
 #include <sstream>
 #include <tuple>
+#include <unordered_set>
+#include <utility>
 
 #include <sqlite3.h>
 
+#include "cubin_cache.h"
 #include "ktune/error.h"
 #include "ktune/log.h"
 #include "sqlite_db.h"
@@ -159,6 +162,18 @@ std::string identity(const TrialRecord& r, const std::string& run_family = {}) {
   return key.str();
 }
 
+/// An identity() reduced to 128 bits by two unrelated 64-bit hashes (FNV-1a and the standard
+/// library's), so that the identities of millions of records fit in memory. Two different
+/// identities share a key with probability ~2^-128 per pair: far below a disk's error rate.
+using IdentityKey = std::pair<std::uint64_t, std::uint64_t>;
+IdentityKey identity_key(const std::string& identity) {
+  return {detail::fnv1a64(identity), std::hash<std::string>{}(identity)};
+}
+struct IdentityKeyHash {
+  std::size_t operator()(const IdentityKey& k) const noexcept { return k.first ^ (k.second << 1); }
+};
+using IdentitySet = std::unordered_set<IdentityKey, IdentityKeyHash>;
+
 FilterSql filter_sql(const LogFilter& f) {
   FilterSql out;
   auto add = [&](const char* column, const std::optional<std::string>& value) {
@@ -259,20 +274,47 @@ std::int64_t TuningLog::append(const TrialRecord& record) {
 
 std::vector<std::size_t> TuningLog::append_absent(const std::vector<TrialRecord>& records,
                                                   const std::string& run_family) {
-  impl_->require_writable();
-  for (const auto& r : records) check_record(r, "tuning log '" + impl_->path + "'");
   std::vector<std::size_t> appended;
-  if (records.empty()) return appended;
+  append_absent_streamed(
+      [&](const std::function<void(const TrialRecord&)>& visit) {
+        for (const auto& r : records) visit(r);
+      },
+      run_family, [&](std::size_t position, const TrialRecord&) { appended.push_back(position); });
+  return appended;
+}
+
+std::size_t TuningLog::append_absent_streamed(
+    const std::function<void(const std::function<void(const TrialRecord&)>&)>& source,
+    const std::string& run_family,
+    const std::function<void(std::size_t, const TrialRecord&)>& appended) {
+  impl_->require_writable();
+  const std::string where = "tuning log '" + impl_->path + "'";
+  // A record's group: its run (or the run family) and task, the unit the held records are
+  // read by.
+  using Group = std::tuple<std::string, std::string, std::string, std::string>;
+  auto group_of = [&](const TrialRecord& r) {
+    const bool in_family = !run_family.empty() && r.run_id.starts_with(run_family);
+    return Group(in_family ? run_family : r.run_id, r.template_name, r.problem_key, r.device_key());
+  };
+  // First read, before any lock: every record checked, the groups and a fingerprint of the
+  // batch's identities kept (not the records).
+  std::set<Group> groups;
+  std::size_t count = 0;
+  const std::uint64_t empty_fingerprint = detail::fnv1a64({});
+  std::uint64_t fingerprint = empty_fingerprint;
+  source([&](const TrialRecord& r) {
+    check_record(r, where);
+    groups.insert(group_of(r));
+    fingerprint = detail::fnv1a64(identity(r, run_family) + '\x1e', fingerprint);
+    ++count;
+  });
+  if (count == 0) return 0;
+
   std::lock_guard lock(impl_->mutex);
   sqlite::Transaction tx(*impl_->db);  // takes the write lock before reading what is held
-  // What is held is read per (run or run family, task) of the batch, through the task index:
-  // a log of many earlier imports is not read whole for every new one.
-  std::set<std::tuple<std::string, std::string, std::string, std::string>> groups;
-  std::set<std::string> held;
-  for (const auto& r : records) {
-    const bool in_family = !run_family.empty() && r.run_id.starts_with(run_family);
-    groups.emplace(in_family ? run_family : r.run_id, r.template_name, r.problem_key, r.device_key());
-  }
+  // What is held is read per group of the batch, through the task index: a log of many
+  // earlier imports is not read whole for every new one.
+  IdentitySet held;
   // The family: every run id of that prefix, as the index range [prefix, prefix with its last
   // byte raised) and compared exactly (no LIKE wildcards).
   std::string family_end = run_family;
@@ -288,18 +330,37 @@ std::vector<std::size_t> TuningLog::append_absent(const std::vector<TrialRecord>
     s.bind(3, problem_key);
     s.bind(4, device_key);
     if (family) s.bind(5, family_end);
-    while (s.step()) held.insert(identity(read_record(s), run_family));
+    while (s.step()) held.insert(identity_key(identity(read_record(s), run_family)));
   }
+  // Second read, inside the transaction: the records the log does not hold are inserted. A
+  // batch that differs from the first read (a file rewritten meanwhile) could hold runs whose
+  // records were not read above, so it is refused and the transaction rolled back.
+  auto changed = [&](const std::string& what) {
+    throw Error(ErrorCode::parse_error,
+                "the records to add to " + where + " changed while they were read (" + what +
+                    "); nothing was added");
+  };
   auto& insert = impl_->insert_statement();
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    if (!held.insert(identity(records[i], run_family)).second) continue;  // held, or repeated
-    bind_record(insert, records[i]);
-    insert.run();
-    insert.reset();
-    appended.push_back(i);
-  }
+  std::size_t position = 0;
+  std::uint64_t again = empty_fingerprint;
+  source([&](const TrialRecord& r) {
+    if (position == count) changed("more records than the first read");
+    if (!groups.contains(group_of(r))) changed("a run or task the first read did not have");
+    check_record(r, where);
+    const std::string id = identity(r, run_family);
+    again = detail::fnv1a64(id + '\x1e', again);
+    if (held.insert(identity_key(id)).second) {  // not held, and not repeated in the batch
+      bind_record(insert, r);
+      insert.run();
+      insert.reset();
+      appended(position, r);
+    }
+    ++position;
+  });
+  if (position != count) changed("fewer records than the first read");
+  if (again != fingerprint) changed("different records");
   tx.commit();
-  return appended;
+  return count;
 }
 
 void TuningLog::append_batch(const std::vector<TrialRecord>& records) {

@@ -143,6 +143,19 @@ class TuningLog {
   /// Returns the positions in `records` of those appended.
   std::vector<std::size_t> append_absent(const std::vector<TrialRecord>& records,
                                          const std::string& run_family = {});
+  /// append_absent for a batch too large to hold in memory (a JSON-lines file of millions of
+  /// trials). `source` hands every record of the batch to the visitor it is given, and is
+  /// called twice: first to check each record and learn which runs and tasks the batch
+  /// touches (nothing is written; an error leaves the log untouched), then inside the write
+  /// transaction to insert the records the log does not hold. The two reads must visit the
+  /// same records in the same order; a batch that changed in between throws
+  /// Error(parse_error) and nothing is added. `appended(position, record)` is called for each
+  /// record inserted (position: its 0-based place in the batch). Returns how many records
+  /// the batch holds.
+  std::size_t append_absent_streamed(
+      const std::function<void(const std::function<void(const TrialRecord&)>&)>& source,
+      const std::string& run_family,
+      const std::function<void(std::size_t, const TrialRecord&)>& appended);
 
   /// The best config of a task: among config_representatives() of its ok trials, the one
   /// with the smallest median (earliest on ties), or nullopt. With `prefer_source_hash`,
@@ -220,7 +233,9 @@ struct ImportSummary {
 /// Imports a file into a log in one transaction: either every new record is added or none
 /// (malformed input throws Error(parse_error) naming file, line and field). A record the log
 /// already holds (same run, task, config, status, timestamp and median) is not added again,
-/// so importing a file twice changes nothing.
+/// so importing a file twice changes nothing. A JSON-lines file is read twice (checked, then
+/// inserted) and never held in memory. `path` "-" reads standard input; it and other inputs
+/// that are not regular files (pipes) are copied to a temporary file first.
 ImportSummary import_file(TuningLog& log, const std::string& path,
                           const ImportOptions& options = {});
 /// Throws Error(invalid_argument) naming `path` when a file written from `log` (an export, a
