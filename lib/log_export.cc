@@ -72,11 +72,9 @@ void for_each_exported(const TuningLog& log, const LogFilter& filter,
     return;
   }
   if (filter.status && *filter.status != Status::ok) return;  // only ok trials are kept
-  for (const TaskSummary& task : log.tasks()) {
-    if ((filter.template_name && *filter.template_name != task.template_name) ||
-        (filter.problem_key && *filter.problem_key != task.problem_key) ||
-        (filter.device_key && *filter.device_key != task.device_key))
-      continue;
+  LogFilter task_filter = filter;  // tasks with a trial of the run, if one is named, too
+  task_filter.status.reset();
+  for (const TaskSummary& task : log.tasks(task_filter)) {
     LogFilter one = filter;  // the run filter, if any, still applies
     one.template_name = task.template_name;
     one.problem_key = task.problem_key;

@@ -203,6 +203,7 @@ struct TuningLog::Impl {
   std::unique_ptr<sqlite::Connection> db;
   mutable std::recursive_mutex mutex;  // for_each's visitor may query the log again
   std::optional<sqlite::Statement> insert;  // prepared on first append
+  std::optional<sqlite::Statement> best;    // prepared on first best()
 
   /// The insert statement, ready for binding (caller holds the mutex).
   sqlite::Statement& insert_statement() {
@@ -386,10 +387,19 @@ std::optional<TrialRecord> TuningLog::best(const std::string& template_name,
   std::vector<TrialRecord> ok;
   {
     std::lock_guard lock(impl_->mutex);
-    auto s = impl_->db->prepare(std::string("SELECT ") + kColumns +
-                                " FROM trials WHERE template = ?1 AND problem_key = ?2 AND "
-                                "device_key = ?3 AND status = 'ok' AND " + kUsableMedian +
-                                " ORDER BY id");
+    // Prepared once per log: warm starts and `best` tables ask for many tasks in a row.
+    if (!impl_->best)
+      impl_->best.emplace(impl_->db->prepare(std::string("SELECT ") + kColumns +
+                                             " FROM trials WHERE template = ?1 AND problem_key = ?2 AND "
+                                             "device_key = ?3 AND status = 'ok' AND " + kUsableMedian +
+                                             " ORDER BY id"));
+    auto& s = *impl_->best;
+    s.reset();
+    // Reset however the reads end: a statement left mid-way would hold its read snapshot.
+    struct ResetOnExit {
+      sqlite::Statement& s;
+      ~ResetOnExit() { s.reset(); }
+    } reset_on_exit{s};
     s.bind(1, template_name).bind(2, problem_key).bind(3, device_key);
     while (s.step()) ok.push_back(read_record(s));
   }
@@ -422,13 +432,15 @@ std::vector<std::string> TuningLog::measured_configs(const std::string& template
   return out;
 }
 
-std::vector<TaskSummary> TuningLog::tasks() const {
+std::vector<TaskSummary> TuningLog::tasks(const LogFilter& filter) const {
   std::lock_guard lock(impl_->mutex);
+  FilterSql f = filter_sql(filter);
   auto s = impl_->db->prepare(
       "SELECT template, problem_key, device_key, count(*), "
       "sum(status = 'ok'), min(CASE WHEN status = 'ok' AND " + std::string(kUsableMedian) +
-      " THEN median_ms END) FROM trials "
-      "GROUP BY template, problem_key, device_key ORDER BY template, problem_key, device_key");
+      " THEN median_ms END) FROM trials" + f.where +
+      " GROUP BY template, problem_key, device_key ORDER BY template, problem_key, device_key");
+  bind_filter(s, f);
   std::vector<TaskSummary> out;
   while (s.step()) {
     TaskSummary t;

@@ -20,10 +20,11 @@ std::vector<Config> nearest_shape_configs(const TuningLog& log, const KernelTemp
   const std::string device_key = device_key_of(device);
   const std::string own_key = problem.key();
   std::vector<std::tuple<double, std::string>> neighbours;  // distance, problem key
-  for (const TaskSummary& task : log.tasks()) {
-    if (task.template_name != tmpl.name() || task.device_key != device_key ||
-        task.problem_key == own_key || !task.best_ms)
-      continue;
+  LogFilter same_template_and_device;
+  same_template_and_device.template_name = tmpl.name();
+  same_template_and_device.device_key = device_key;
+  for (const TaskSummary& task : log.tasks(same_template_and_device)) {
+    if (task.problem_key == own_key || !task.best_ms) continue;
     try {
       if (auto d = shape_distance(problem, Problem::from_key(task.problem_key)))
         neighbours.emplace_back(*d, task.problem_key);
@@ -42,8 +43,14 @@ std::vector<Config> nearest_shape_configs(const TuningLog& log, const KernelTemp
     }
     return std::nullopt;
   };
-  for (const auto& [distance, key] : neighbours) {
-    if (out.size() == count) break;
+  // Neighbours often share their winner (a shape family): the nearest few are asked, not every
+  // tuned problem, so that a plan of thousands of shapes does not ask the log thousands of
+  // times per task.
+  const std::size_t asked = count >= neighbours.size()
+                               ? neighbours.size()
+                               : std::min(neighbours.size(), kNeighboursAskedPerConfig * count);
+  for (std::size_t i = 0; i < asked && out.size() < count; ++i) {
+    const std::string& key = std::get<1>(neighbours[i]);
     const auto best = log.best(tmpl.name(), key, device_key, source,
                                [&](const TrialRecord& r) { return carried(r).has_value(); });
     if (!best) continue;

@@ -89,6 +89,45 @@ TEST_CASE("TuningLog answers run history, runs, tasks and resume queries", "[log
   only_timeouts.status = Status::timeout;
   CHECK(log.count(only_timeouts) == 1);
   CHECK(log.count() == 5);
+
+  // Filtered tasks: those with a matching trial, counted over the matching trials.
+  log.append(make_record("BLOCK=128,VEC=1", 0.5, Status::ok, "run-3", "copy|n=4096|dtype=f32"));
+  log.append(make_record("BLOCK=128,VEC=1", 0.4, Status::ok, "run-3", "copy|n=1024|dtype=f32",
+                         "other"));
+  CHECK(log.tasks().size() == 3);
+  LogFilter copy_here;
+  copy_here.template_name = "copy";
+  copy_here.device_key = dk;
+  const auto copy_tasks = log.tasks(copy_here);
+  REQUIRE(copy_tasks.size() == 2);
+  CHECK(copy_tasks[0].problem_key == "copy|n=1024|dtype=f32");
+  CHECK(copy_tasks[1].problem_key == "copy|n=4096|dtype=f32");
+  CHECK(copy_tasks[1].trials == 1);
+  CHECK(log.tasks(only_timeouts).size() == 1);
+  CHECK(log.tasks(only_timeouts)[0].trials == 1);
+  CHECK_FALSE(log.tasks(only_timeouts)[0].best_ms);
+  LogFilter other_device = copy_here;
+  other_device.device_key = "NVIDIA A100|sm_80|108";
+  CHECK(log.tasks(other_device).empty());
+}
+
+TEST_CASE("TuningLog best() sees trials appended between its calls", "[log]") {
+  test::TempDir dir;
+  TuningLog log(dir.file("t.db"));
+  const auto dk = device_key_of(test::test_device());
+  log.append(make_record("BLOCK=128,VEC=1", 0.9));
+  REQUIRE(log.best("copy", "copy|n=1024|dtype=f32", dk)->config_text == "BLOCK=128,VEC=1");
+  // The same statement answers again (prepared once): it must not keep an old snapshot,
+  // neither after a complete read nor after a usable() refusal ended the ranking early.
+  log.append(make_record("BLOCK=256,VEC=1", 0.5));
+  CHECK(log.best("copy", "copy|n=1024|dtype=f32", dk)->config_text == "BLOCK=256,VEC=1");
+  CHECK_FALSE(log.best("copy", "copy|n=1024|dtype=f32", dk, "",
+                       [](const TrialRecord&) { return false; }));
+  // Another connection appends: this one sees it at the next call.
+  TuningLog writer(dir.file("t.db"));
+  writer.append(make_record("BLOCK=512,VEC=1", 0.2));
+  CHECK(log.best("copy", "copy|n=1024|dtype=f32", dk)->config_text == "BLOCK=512,VEC=1");
+  CHECK(log.best("copy", "copy|n=9|dtype=f32", dk) == std::nullopt);
 }
 
 TEST_CASE("TuningLog::for_each's visitor may query the same log", "[log]") {

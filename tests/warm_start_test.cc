@@ -124,3 +124,28 @@ TEST_CASE("cli: tune starts a new shape from the nearest tuned shape's winner; -
     CHECK((trials[1].config_text == winner->config_text) == (warm == 1));
   }
 }
+
+TEST_CASE("warm start: only the nearest problems are asked when their winners coincide",
+          "[warm_start]") {
+  TempDir dir;
+  TuningLog log(dir.file("t.db"));
+  const auto copy = find_template("copy");
+  const std::int64_t n = std::int64_t{1} << 20;
+  // Problems n + 1 ... n + 40 elements all share one winner; the farthest has its own.
+  std::vector<TrialRecord> records;
+  const std::int64_t far = n + 1 + static_cast<std::int64_t>(kNeighboursAskedPerConfig) * 2 + 10;
+  for (std::int64_t m = n + 1; m < far; ++m)
+    records.push_back(copy_record(m, "VEC=4,THREADS=256,ITEMS=1,GRID_STRIDE=0", 0.1));
+  records.push_back(copy_record(far, "VEC=2,THREADS=512,ITEMS=2,GRID_STRIDE=1", 0.1));
+  log.append_batch(records);
+  const Problem problem = make_problem(*copy, std::to_string(n), {{"dtype", "f32"}});
+  const SearchSpace space = copy->space(problem, Device::h200());
+  // Two configs wanted: the nearest 2 * kNeighboursAskedPerConfig problems are asked and give
+  // one; the far problem's winner is not reached.
+  CHECK(texts(nearest_shape_configs(log, *copy, problem, Device::h200(), space, 2)) ==
+        std::vector<std::string>{"VEC=4,THREADS=256,ITEMS=1,GRID_STRIDE=0"});
+  // Wanting as many configs as there are problems asks every one.
+  CHECK(texts(nearest_shape_configs(log, *copy, problem, Device::h200(), space, records.size())) ==
+        std::vector<std::string>{"VEC=4,THREADS=256,ITEMS=1,GRID_STRIDE=0",
+                                 "VEC=2,THREADS=512,ITEMS=2,GRID_STRIDE=1"});
+}

@@ -177,8 +177,10 @@ class TuningLog {
                                             const std::string& problem_key,
                                             const std::string& device_key,
                                             const std::string& source_hash = "") const;
-  /// All tasks, sorted by template, problem, device.
-  std::vector<TaskSummary> tasks() const;
+  /// All tasks, sorted by template, problem, device. With a filter, the tasks of the trials it
+  /// matches, counted over those trials (a template and device filter reads only that
+  /// template's part of the index, not the whole log).
+  std::vector<TaskSummary> tasks(const LogFilter& filter = {}) const;
   /// All runs, oldest first.
   std::vector<RunSummary> runs() const;
   /// Records matching a filter, in insertion order.

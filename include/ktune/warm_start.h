@@ -13,13 +13,18 @@
 
 namespace ktune {
 
+/// How many of the nearest tuned problems nearest_shape_configs asks per config wanted.
+inline constexpr std::size_t kNeighboursAskedPerConfig = 8;
+
 /// Up to `count` configs: the best config of each other problem of `tmpl` tuned on `device` in
 /// `log`, nearest first (shape_distance as the Dispatcher measures it: same operator,
 /// dimension names and attributes; ties by problem key). A neighbour's best is judged by
 /// typical trials, `tmpl`'s current source first (TuningLog::best), among its configs that
 /// are valid in `space` and that `tmpl` can implement for `problem` (parameters a record lacks
 /// at their defaults); a neighbour without one, or whose config is listed already, is passed
-/// over. Empty when the log holds no comparable problem.
+/// over. Only the kNeighboursAskedPerConfig * `count` nearest problems are asked, so fewer
+/// than `count` configs come back when their winners coincide. Empty when the log holds no
+/// comparable problem.
 std::vector<Config> nearest_shape_configs(const TuningLog& log, const KernelTemplate& tmpl,
                                           const Problem& problem, const Device& device,
                                           const SearchSpace& space, std::size_t count);

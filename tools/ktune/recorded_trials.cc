@@ -44,10 +44,16 @@ std::optional<Config> config_in_space(const SearchSpace& space, const std::strin
   return std::nullopt;
 }
 
-std::vector<TrialRecord> read_recorded_trials(const std::string& path) {
+RecordedTrials read_recorded_trials(const std::string& path) {
+  RecordedTrials out;
+  auto keep = [&](TrialRecord r) {
+    auto& task = out.by_task[{r.template_name, r.problem_key}];
+    task.push_back(std::move(r));
+  };
   if (is_jsonl(path)) {
     try {
-      return jsonl::read_file(path);
+      jsonl::for_each_in_file(path, keep);
+      return out;
     } catch (const Error&) {
       // A file import reads but replay does not: say so, instead of a JSON parser's message.
       std::optional<LogFormat> format;
@@ -65,7 +71,8 @@ std::vector<TrialRecord> read_recorded_trials(const std::string& path) {
     }
   }
   TuningLog log(path, LogMode::read_only);
-  return log.records();
+  for (auto& r : log.records()) keep(std::move(r));
+  return out;
 }
 
 Device device_of_record(const Device& recorded) {
@@ -83,19 +90,20 @@ Device device_of_record(const Device& recorded) {
   return d;
 }
 
-ReplayTask make_replay_task(const std::vector<TrialRecord>& records, const KernelTemplate& tmpl,
+ReplayTask make_replay_task(const RecordedTrials& recorded, const KernelTemplate& tmpl,
                             const Problem& problem, const std::string& origin) {
   const std::string key = problem.key();
+  static const std::vector<TrialRecord> none;
+  const auto found = recorded.by_task.find({tmpl.name(), key});
+  const std::vector<TrialRecord>& records = found == recorded.by_task.end() ? none : found->second;
   std::map<std::string, std::size_t> per_device;
   const TrialRecord* sample = nullptr;
   for (const auto& r : records)
-    if (r.template_name == tmpl.name() && r.problem_key == key)
-      if (++per_device[r.device_key()] == 1 && !sample) sample = &r;
+    if (++per_device[r.device_key()] == 1 && !sample) sample = &r;
   if (per_device.empty()) {
-    std::set<std::string> tasks;  // what the data has instead, named in the error
-    for (const auto& r : records) tasks.insert(r.template_name + " " + r.problem_key);
-    std::string known;
-    for (const auto& t : tasks) known += (known.empty() ? "" : "; ") + t;
+    std::string known;  // what the data has instead, named in the error
+    for (const auto& [task, trials] : recorded.by_task)
+      known += (known.empty() ? "" : "; ") + task.first + " " + task.second;
     throw Error(ErrorCode::not_found, origin + " has no recorded trials of template " +
                                           tmpl.name() + " on " + key +
                                           (known.empty() ? " (it has no records)" : " (it has: " + known + ")"));
@@ -103,7 +111,7 @@ ReplayTask make_replay_task(const std::vector<TrialRecord>& records, const Kerne
   const auto chosen = std::max_element(per_device.begin(), per_device.end(),
                                        [](const auto& a, const auto& b) { return a.second < b.second; })->first;
   for (const auto& r : records)
-    if (r.template_name == tmpl.name() && r.problem_key == key && r.device_key() == chosen) {
+    if (r.device_key() == chosen) {
       sample = &r;
       break;
     }
@@ -117,7 +125,7 @@ ReplayTask make_replay_task(const std::vector<TrialRecord>& records, const Kerne
   const std::string current = Builder::source_hash(tmpl.source());
   std::map<std::string, std::pair<Config, RecordedResult>> by_config;
   for (const auto& r : records) {
-    if (r.template_name != tmpl.name() || r.problem_key != key || r.device_key() != chosen) continue;
+    if (r.device_key() != chosen) continue;
     auto config = config_in_space(full, r.config_text);
     if (!config) continue;
     auto it = by_config.find(config->str());
@@ -141,7 +149,7 @@ ReplayTask make_replay_task(const std::vector<TrialRecord>& records, const Kerne
                                           key + " is a valid config of the template's space");
 
   // The space narrowed to recorded values (default kept) and to recorded configs.
-  auto recorded = std::make_shared<std::unordered_set<std::string>>();
+  auto recorded_texts = std::make_shared<std::unordered_set<std::string>>();
   SearchSpace::Builder narrowed;
   for (const auto& p : full.params()) {
     std::set<Value> seen{p.default_value};
@@ -151,9 +159,10 @@ ReplayTask make_replay_task(const std::vector<TrialRecord>& records, const Kerne
       if (seen.count(v)) values.push_back(v);
     narrowed.param(p.name, values, p.default_value);
   }
-  for (const auto& [text, entry] : by_config) recorded->insert(text);
-  narrowed.constraint("recorded in " + origin,
-                      [recorded](const Config& c) { return recorded->count(c.str()) > 0; });
+  for (const auto& [text, entry] : by_config) recorded_texts->insert(text);
+  narrowed.constraint("recorded in " + origin, [recorded_texts](const Config& c) {
+    return recorded_texts->count(c.str()) > 0;
+  });
   task.space = narrowed.build();
 
   std::vector<std::pair<Config, RecordedResult>> answers;

@@ -17,9 +17,15 @@
 
 namespace ktune::cli {
 
+/// Recorded trials grouped by task (template, problem key), in file order within a task, so
+/// that each of a plan's replays reads only its own task's records.
+struct RecordedTrials {
+  std::map<std::pair<std::string, std::string>, std::vector<TrialRecord>> by_task;
+};
+
 /// Every record of a ktune SQLite database or a ktune JSON-lines file (told apart by content).
 /// Throws Error(not_found) for a missing file, Error(database_error/parse_error) otherwise.
-std::vector<TrialRecord> read_recorded_trials(const std::string& path);
+RecordedTrials read_recorded_trials(const std::string& path);
 
 /// What replaying one task needs.
 struct ReplayTask {
@@ -33,10 +39,10 @@ struct ReplayTask {
   std::map<std::string, std::string> source_of;
 };
 
-/// Builds the replay of `tmpl` on `problem` from `records` (the device with the most records
+/// Builds the replay of `tmpl` on `problem` from `recorded` (the device with the most records
 /// of the task is used). Throws Error(not_found) naming `origin` and the task when the data
 /// has no usable record of it, listing the tasks it does have.
-ReplayTask make_replay_task(const std::vector<TrialRecord>& records, const KernelTemplate& tmpl,
+ReplayTask make_replay_task(const RecordedTrials& recorded, const KernelTemplate& tmpl,
                             const Problem& problem, const std::string& origin);
 
 /// The config a record's text names in `space` (its parameter order), or nullopt when it is
