@@ -495,6 +495,10 @@ struct UserSpec {
         throw Error(ErrorCode::invalid_argument,
                     origin + ": argument " + a.name + ": FillValue " + std::to_string(a.fill_value) +
                         " is not a " + (wide ? "64" : "32") + "-bit integer");
+      if (a.value && std::isnan(a.value->eval_real(values)))  // eval() would give 0
+        throw Error(ErrorCode::invalid_argument,
+                    origin + ": argument " + a.name + ": Value \"" + a.value->code.text() +
+                        "\" divides by zero for this problem");
       const std::int64_t v = a.value ? a.value->eval(values) : static_cast<std::int64_t>(a.fill_value);
       if (!wide && (v < -2147483648LL || v > 2147483647LL))
         throw Error(ErrorCode::invalid_argument,

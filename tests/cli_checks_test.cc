@@ -133,6 +133,36 @@ TEST_CASE("cli: compile --config builds the named changes of the default, or nam
       {"breaks a constraint", "fits in registers"});
 }
 
+TEST_CASE("cli: compile compiles only what the template can implement, and as many as asked",
+          "[cli]") {
+  TempDir dir;
+  // gemm_wgmma's problem left at its defaults is one it can do (layout NT), and it compiles.
+  const CliResult wgmma = run_ktune(dir, "compile --template gemm_wgmma --samples 0 -j 1");
+  INFO(wgmma.output);
+  CHECK(wgmma.status == 0);
+  CHECK(wgmma.output.find("layout=NT") != std::string::npos);
+  require_failure_mentioning(run_ktune(dir, "compile --template gemm_wgmma --layout NN --samples 0"),
+                             {"layout NN is not supported", "use gemm_mma"});
+  // A shape the template cannot do is named with its reason, not handed to NVRTC to stop at
+  // a static_assert.
+  const CliResult conv = run_ktune(dir, "compile --template conv2d_wgmma --shape 1x8x8x3x64x3x3 "
+                                        "--samples 0");
+  INFO(conv.output);
+  CHECK(conv.status != 0);
+  CHECK(conv.output.find("cannot implement") != std::string::npos);
+  CHECK(conv.output.find("C = 3 is not a multiple of 8") != std::string::npos);
+  CHECK(conv.output.find("static assertion") == std::string::npos);
+  // --samples N gives N distinct configs besides the default while the space has them, and
+  // says so when it has fewer (copy: 120 valid configs).
+  const CliResult some = run_ktune(dir, "compile --template copy --samples 7 -j 1");
+  CHECK(some.output.find("8 configs") != std::string::npos);
+  const CliResult all = run_ktune(dir, "compile --template copy --samples 200 -j 1");
+  INFO(all.output);
+  CHECK(all.status == 0);
+  CHECK(all.output.find("120 configs") != std::string::npos);
+  CHECK(all.output.find("119 of the 200 sampled configs") != std::string::npos);
+}
+
 TEST_CASE("cli: compile resolves --op as tune does; an unknown op lists each op once", "[cli]") {
   TempDir dir;
   const CliResult simt = run_ktune(dir, "compile --op gemm --dtype f32 --samples 0 -j 1");

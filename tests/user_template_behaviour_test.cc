@@ -140,6 +140,13 @@ TEST_CASE("user template: values of a problem at their boundaries", "[user_templ
     k["Arguments"][2]["FillValue"] = 2.5;
   });
   CHECK_THROWS_WITH(t->launch(kP, c, h200), Catch::Contains("FillValue"));
+  // An integer Value that divides by zero is refused by name, never passed as 0.
+  for (const char* division : {"rows // (cols - 3000)", "rows % (cols - 3000)", "rows / (cols - 3000)"}) {
+    INFO(division);
+    t = with_kernel_spec([&](Json& k, Json&) { k["Arguments"][2]["Value"] = division; });
+    CHECK_THROWS_WITH(t->launch(kP, c, h200), Catch::Contains("divides by zero") &&
+                                                  Catch::Contains(division));
+  }
   // A vector of no elements is refused for the problem.
   t = with_kernel_spec([](Json& k, Json&) { k["Arguments"][1]["Size"] = "rows - 4096"; });
   CHECK_THROWS_WITH(t->workload(kP), Catch::Contains("in") && Catch::Contains("0 elements"));

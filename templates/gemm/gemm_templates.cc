@@ -468,6 +468,21 @@ class GemmWgmmaTemplate final : public GemmTemplateBase {
            "alpha/beta, bias";
   }
   const std::string& source() const override { return embedded("gemm/gemm_wgmma.cu"); }
+  /// Layout NT only (both operands K-major, as the loader and the wgmma descriptors read
+  /// them), so that a problem left at its default layout is one this template can do.
+  std::map<std::string, std::vector<std::string>> attr_domains() const override {
+    auto domains = GemmTemplateBase::attr_domains();
+    domains["layout"] = {"NT"};
+    return domains;
+  }
+  void check_problem(const Problem& problem) const override {
+    if (auto it = problem.attrs.find("layout"); it != problem.attrs.end() && it->second != "NT")
+      throw Error(ErrorCode::unsupported,
+                  "problem " + problem.key() + ": layout " + it->second +
+                      " is not supported: gemm_wgmma reads both operands K-major (layout NT: A "
+                      "stored M x K, B stored N x K); use gemm_mma");
+    GemmTemplateBase::check_problem(problem);
+  }
   /// wgmma exists only in the architecture-specific sm_90a target.
   std::string target_arch(const Device&, const Config&) const override { return "sm_90a"; }
 

@@ -43,7 +43,9 @@ void add_compile_command(CLI::App& app) {
   auto seed = std::make_shared<std::uint64_t>(1);
   auto named = std::make_shared<std::vector<std::string>>();
   cmd->add_option("--arch", *arch, "Target architecture (sm_80, sm_90, sm_90a, ...)");
-  cmd->add_option("--samples", *samples, "Random valid configs compiled besides the default")
+  cmd->add_option("--samples", *samples,
+                  "Distinct random valid configs the template can implement, compiled besides "
+                  "the default (fewer when the space has fewer)")
       ->check(CLI::Range(0, 10000));
   cmd->add_option("-j,--jobs", *jobs, "Parallel compiles (0 = all cores)")
       ->check(count_in(0, kMaxJobs));
@@ -59,19 +61,54 @@ void add_compile_command(CLI::App& app) {
     std::vector<Config> configs;
     for (const std::string& changes : *named) configs.push_back(config_from_changes(space, changes));
     if (configs.empty()) configs.push_back(space.default_config());
+    // A config the template cannot implement for this problem is not compiled (its source
+    // would stop at a static_assert): it is named with the template's reason and counts as a
+    // failure.
+    std::vector<std::string> refused;
+    for (auto it = configs.begin(); it != configs.end();) {
+      std::string why;
+      if (tmpl->can_implement(p, *it, &why)) {
+        ++it;
+        continue;
+      }
+      refused.push_back(it->str() + ": " + why);
+      it = configs.erase(it);
+    }
+    // The sample: distinct valid configs the template can implement, drawn until there are
+    // as many as asked or the draws stop finding new ones (a small space).
+    const bool default_first = named->empty() && !configs.empty();
     std::mt19937_64 rng(*seed);
-    for (int i = 0; i < *samples; ++i) {
+    const std::size_t max_draws = 64 * static_cast<std::size_t>(*samples) + 64;
+    std::size_t sampled = 0;
+    for (std::size_t draw = 0; sampled < static_cast<std::size_t>(*samples) && draw < max_draws;
+         ++draw) {
       Config c = space.random(rng);
-      if (std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(c);
+      if (std::find(configs.begin(), configs.end(), c) != configs.end() ||
+          !tmpl->can_implement(p, c, nullptr))
+        continue;
+      configs.push_back(std::move(c));
+      ++sampled;
+    }
+    if (sampled < static_cast<std::size_t>(*samples))
+      std::printf("note: %zu of the %d sampled configs asked for were found (%zu draws gave no "
+                  "other distinct config this problem can use)\n",
+                  sampled, *samples, max_draws);
+    if (configs.empty()) {
+      std::string list;
+      for (const auto& r : refused) list += "\n  " + r;
+      throw Error(ErrorCode::unsupported,
+                  tmpl->name() + " cannot implement " + p.key() + " with the config" +
+                      (refused.size() == 1 ? "" : "s") + " asked for:" + list);
     }
     BuilderOptions options;
     options.threads = *jobs;
     options.compile_processes = *processes;
     Builder builder(options);
     auto results = builder.build_all(tmpl, p, configs, device);
-    std::printf("%s on %s (%s), %zu configs\n", tmpl->name().c_str(), p.key().c_str(),
-                device.arch().c_str(), configs.size());
-    int failures = 0;
+    std::printf("%s on %s (%s), %zu config%s\n", tmpl->name().c_str(), p.key().c_str(),
+                device.arch().c_str(), configs.size(), configs.size() == 1 ? "" : "s");
+    int failures = static_cast<int>(refused.size());
+    for (const auto& r : refused) std::printf("  CANNOT IMPLEMENT %s\n", r.c_str());
     for (std::size_t i = 0; i < configs.size(); ++i) {
       const auto& r = results[i];
       if (!r.ok) {
@@ -89,7 +126,7 @@ void add_compile_command(CLI::App& app) {
       std::printf("  ok  regs %3d  smem %6d + %6u dyn  spills %d/%d  %7.0f ms  %s%s\n",
                   r.resources.registers, r.resources.shared_bytes, dynamic,
                   r.resources.spill_stores, r.resources.spill_loads, r.compile_ms,
-                  configs[i].str().c_str(), i == 0 && named->empty() ? "  (default)" : "");
+                  configs[i].str().c_str(), i == 0 && default_first ? "  (default)" : "");
     }
     // The GPU reference of the workload (a user template's reference kernel) compiles too.
     if (auto ref = tmpl->workload(p)->device_reference()) {
@@ -103,7 +140,7 @@ void add_compile_command(CLI::App& app) {
     }
     if (failures)
       throw Error(ErrorCode::compile_error,
-                  std::to_string(failures) + " of " + std::to_string(configs.size()) +
+                  std::to_string(failures) + " of " + std::to_string(configs.size() + refused.size()) +
                       " configs (or the GPU reference) of " + tmpl->name() + " failed to compile");
   });
 }
