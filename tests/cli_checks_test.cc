@@ -569,3 +569,47 @@ TEST_CASE("cli: import names at most eight runs and counts the rest", "[cli]") {
     CHECK(r.output.find("and 0 more") == std::string::npos);
   }
 }
+
+TEST_CASE("cli: a missing input file is one not_found line and exit status 2, whatever the option",
+          "[cli]") {
+  TempDir dir;
+  const std::string nope = dir.file("nope.json");
+  for (const std::string& args :
+       {"tune --plan " + nope, "tune --space " + nope + " --dry-run", "import " + nope,
+        "vendor " + nope, "best --space " + nope, "report --space " + nope + " " + dir.file("r.html"),
+        "replay --data " + nope}) {
+    INFO(args);
+    const bool has_db = !args.starts_with("replay");
+    const CliResult r = run_ktune(dir, args + (has_db ? " --db " + dir.file("t.db") : ""));
+    INFO(r.output);
+    CHECK(r.status == 2);
+    CHECK(r.output.find("ktune: error (not_found): ") == 0);
+    CHECK(r.output.find("'" + nope + "' does not exist") != std::string::npos);
+    CHECK(r.output.find("Run with --help") == std::string::npos);
+  }
+  CHECK_FALSE(std::filesystem::exists(dir.file("t.db")));  // and no log is left behind
+}
+
+TEST_CASE("cli: attributes that contradict each other are refused; a plan's time 0 is no limit",
+          "[cli]") {
+  TempDir dir;
+  require_failure_mentioning(run_ktune(dir, "tune --template gemm_mma --dtype f16 --attr dtype=bf16 --dry-run"),
+                             {"--dtype f16 and --attr dtype=bf16 disagree"});
+  require_failure_mentioning(run_ktune(dir, "tune --template gemm_mma --layout NT --attr layout=TN --dry-run"),
+                             {"--layout NT and --attr layout=TN disagree"});
+  require_failure_mentioning(run_ktune(dir, "tune --template gemm_mma --attr bias=1 --attr bias=0 --dry-run"),
+                             {"--attr bias is given twice (1 and 0)"});
+  const CliResult same = run_ktune(dir, "tune --template gemm_mma --dtype f16 --attr dtype=f16 "
+                                        "--attr bias=1 --attr bias=1 --dry-run");
+  INFO(same.output);
+  CHECK(same.status == 0);
+  CHECK(same.output.find("bias=1,dtype=f16") != std::string::npos);
+
+  write_text(dir.file("plan.json"), R"([{"template": "copy", "time": 0}])");
+  const CliResult unlimited = run_ktune(dir, "tune --plan " + dir.file("plan.json") + " --dry-run");
+  INFO(unlimited.output);
+  CHECK(unlimited.status == 0);
+  write_text(dir.file("bad.json"), R"([{"template": "copy", "time": -1}])");
+  require_failure_mentioning(run_ktune(dir, "tune --plan " + dir.file("bad.json") + " --dry-run"),
+                             {"entry 1", "\"time\"", "seconds >= 0"});
+}

@@ -20,8 +20,7 @@ void add_best_command(CLI::App& app) {
   cmd->add_flag("--json", *json, "Print a JSON array instead of a table");
   auto spaces = std::make_shared<std::vector<std::string>>();
   cmd->add_option("--space", *spaces,
-                  "User template documents (T1 JSON) whose tasks the log holds (repeatable)")
-      ->check(CLI::ExistingFile);
+                  "User template documents (T1 JSON) whose tasks the log holds (repeatable)");
   cmd->callback([db, json, spaces] {
     for (const auto& s : *spaces) register_user_template({s, ""});
     TuningLog log(*db, LogMode::read_only);

@@ -25,11 +25,7 @@ void add_import_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "import", "Import JSON lines, T4 results or a Kernel Tuner cache into a tuning log");
   cmd->add_option("--db", args->db, "tuning log (SQLite; created when missing)");
-  cmd->add_option("input", args->input, "file to import ('-' = standard input)")
-      ->required()
-      ->check(CLI::Validator(
-          [](std::string& path) { return path == "-" ? std::string() : CLI::ExistingFile(path); },
-          "FILE", "an existing file or '-'"));
+  cmd->add_option("input", args->input, "file to import ('-' = standard input)")->required();
   cmd->add_option("--format", args->format, "jsonl, t4 or kernel_tuner (default: detect)");
   cmd->add_option("--template", args->template_name, "T4/Kernel Tuner: template name");
   cmd->add_option("--problem", args->problem, "T4/Kernel Tuner: problem key");

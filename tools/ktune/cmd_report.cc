@@ -24,8 +24,7 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--title", *title, "Page title");
   auto spaces = std::make_shared<std::vector<std::string>>();
   cmd->add_option("--space", *spaces,
-                  "User template documents (T1 JSON) whose tasks the log holds (repeatable)")
-      ->check(CLI::ExistingFile);
+                  "User template documents (T1 JSON) whose tasks the log holds (repeatable)");
   cmd->callback([db, out, title, spaces] {
     for (const auto& s : *spaces) register_user_template({s, ""});
     TuningLog log(*db, LogMode::read_only);

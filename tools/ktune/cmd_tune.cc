@@ -382,8 +382,7 @@ void add_tune_command(CLI::App& app) {
   args->problem.add_to(*cmd);
   cmd->add_option("--plan", args->plan,
                   "JSON list of problems, e.g. [{\"op\": \"gemm\", \"shape\": \"1024x1024x1024\", "
-                  "\"dtype\": \"f16\"}]")
-      ->check(CLI::ExistingFile);
+                  "\"dtype\": \"f16\"}]");
   cmd->add_option("--searcher", args->searcher, "Search strategy (see `ktune list`)");
   cmd->add_option("--options", args->options, "Searcher options name=value,... (see `ktune list`)");
   cmd->add_option("--budget", args->budget, "Trials per problem, resumed ones included (0 = no limit)")

@@ -63,8 +63,7 @@ void add_vendor_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "vendor", "Record vendor reference times (cuBLAS, cuDNN) that best/report compare with");
   cmd->add_option("files", args->files,
-                  "GPU benchmark result files (benchmarks/gpu_* JSON with <vendor>_ms per problem)")
-      ->check(CLI::ExistingFile);
+                  "GPU benchmark result files (benchmarks/gpu_* JSON with <vendor>_ms per problem)");
   cmd->add_option("--db", args->db, "Tuning log (SQLite; created when missing)");
   cmd->add_option("--name", args->name, "Vendor library of a hand-given time, e.g. cublas");
   cmd->add_option("--problem", args->problem,

@@ -26,10 +26,8 @@ void ProblemOptions::add_to(CLI::App& cmd) {
   cmd.add_option("--attr", attrs, "Other attribute name=value (repeatable)");
   cmd.add_option("--space", space,
                  "A user template: T1 JSON with ConfigurationSpace, KernelSpecification and "
-                 "KtuneExtensions (docs/custom_templates.md)")
-      ->check(CLI::ExistingFile);
-  cmd.add_option("--kernel", kernel, "The user template's kernel .cu (default: its KernelFile)")
-      ->check(CLI::ExistingFile);
+                 "KtuneExtensions (docs/custom_templates.md)");
+  cmd.add_option("--kernel", kernel, "The user template's kernel .cu (default: its KernelFile)");
 }
 
 std::shared_ptr<const KernelTemplate> ProblemOptions::resolve_template() const {
@@ -75,10 +73,19 @@ Problem ProblemOptions::resolve_problem(const KernelTemplate& tmpl) const {
     auto eq = a.find('=');
     if (eq == std::string::npos || eq == 0)
       throw Error(ErrorCode::parse_error, "--attr \"" + a + "\": expected name=value");
-    given[a.substr(0, eq)] = a.substr(eq + 1);
+    const std::string name = a.substr(0, eq), value = a.substr(eq + 1);
+    if (auto [it, fresh] = given.emplace(name, value); !fresh && it->second != value)
+      throw Error(ErrorCode::invalid_argument, "--attr " + name + " is given twice (" +
+                                                   it->second + " and " + value + ")");
   }
-  if (!dtype.empty()) given["dtype"] = dtype;
-  if (!layout.empty()) given["layout"] = layout;
+  // --dtype / --layout and an --attr of the same name must agree.
+  for (const auto& [name, value] : {std::pair{std::string("dtype"), dtype},
+                                    std::pair{std::string("layout"), layout}}) {
+    if (value.empty()) continue;
+    if (auto [it, fresh] = given.emplace(name, value); !fresh && it->second != value)
+      throw Error(ErrorCode::invalid_argument, "--" + name + " " + value + " and --attr " + name +
+                                                   "=" + it->second + " disagree");
+  }
   // Without --shape the example's dimensions, with the same attribute defaults as with one:
   // the same problem whether or not its shape is written out.
   std::string dims = shape;

@@ -3,6 +3,8 @@
 // would mean.
 #include "tuning_plan.h"
 
+#include <cmath>
+
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <tuple>
@@ -78,8 +80,10 @@ PlanEntry entry_from_json(const nlohmann::json& item, const std::string& where,
                         std::to_string(kMaxTrials) + ", got " + detail::json_excerpt(value));
       entry.budget = static_cast<std::size_t>(value.get<std::int64_t>());
     } else if (key == "time") {
-      if (!value.is_number() || value.get<double>() <= 0)
-        throw Error(ErrorCode::invalid_argument, field + ": expected seconds > 0");
+      // As --time, which the entry overrides (0: no time limit).
+      if (!value.is_number() || !(value.get<double>() >= 0) || !std::isfinite(value.get<double>()))
+        throw Error(ErrorCode::invalid_argument,
+                    field + ": expected seconds >= 0 (0: no limit), got " + detail::json_excerpt(value));
       entry.seconds = value.get<double>();
     } else {
       options.attrs.push_back(key + "=" + attribute_text(value, field));

@@ -20,7 +20,7 @@ struct PlanEntry {
   std::shared_ptr<const KernelTemplate> tmpl;  ///< what is tuned
   Problem problem;                             ///< for which problem (checked)
   std::optional<std::size_t> budget;           ///< "budget": trials for this task
-  std::optional<double> seconds;               ///< "time": wall-clock seconds for this task
+  std::optional<double> seconds;               ///< "time": wall-clock seconds for this task (0: no limit)
   std::string origin;                          ///< "plan.json entry 2" or "command line"
 };
 
