@@ -119,7 +119,8 @@ void run_replay(const ReplaySettings& s) {
   std::string space_path = s.space;
   std::error_code ec;
   if (!std::filesystem::exists(s.data, ec))  // named first: its T1 file is looked for beside it
-    throw Error(ErrorCode::not_found, "replay data '" + s.data + "' does not exist");
+    throw Error(ErrorCode::not_found, "replay data '" + s.data + "' " +
+                                          (ec ? "cannot be reached: " + ec.message() : "does not exist"));
   if (space_path.empty()) {
     auto found = find_t1_beside(s.data);
     if (!found) {
