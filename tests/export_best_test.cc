@@ -2,6 +2,8 @@
 // task and template source, the N configs best() ranks first with all their ok trials, plus
 // what also_keep asks for; and the property that makes it one: best(), the Dispatcher and
 // `ktune best` read back from the export what they read from the whole log.
+#include <fstream>
+#include <random>
 #include <sstream>
 
 #include <catch2/catch.hpp>
@@ -10,7 +12,9 @@
 #include "cli_fixtures.h"
 #include "jsonl_format.h"
 #include "ktune/dispatch.h"
+#include "ktune/build.h"
 #include "ktune/log.h"
+#include "ktune/user_template.h"
 
 using namespace ktune;
 using test::make_record;
@@ -198,4 +202,42 @@ TEST_CASE("cli: export --best keeps what best shows; --best 0 and a failed statu
   CHECK(failed.status != 0);
   CHECK(failed.output.find("--best keeps ok trials only") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir.file("failed.jsonl")));
+}
+
+TEST_CASE("cli: export --best --space keeps a user template's default; without it, says so",
+          "[cli][export][user_template]") {
+  TempDir dir;
+  const std::string spec = test::source_path("examples/custom_template/transpose.T1.json");
+  const auto tmpl = load_user_template({spec, ""});
+  const Problem problem = tmpl->example_problem();
+  const SearchSpace space = tmpl->space(problem, Device::h200());
+  const Config def = space.default_config();
+  std::mt19937_64 rng(5);
+  Config fast = space.random(rng);
+  while (fast == def) fast = space.random(rng);
+  auto record = [&](const Config& c, double ms) {
+    TrialRecord r = make_record(c.str(), ms, Status::ok, "run-u", problem.key(), tmpl->name(),
+                                Device::h200());
+    r.source_hash = Builder::source_hash(tmpl->source());
+    return r;
+  };
+  const std::string db = dir.file("t.db");
+  {
+    TuningLog log(db);
+    log.append_batch({record(def, 2.0), record(fast, 1.0), record(def, 2.1)});
+  }
+  auto kept = [&](const std::string& space_option, std::string* output) {
+    const std::string out = dir.file("out" + std::to_string(output->size()) + ".jsonl");
+    const auto run = test::run_ktune(dir, "export --db " + db + " --best 1 " + space_option + out);
+    *output = run.output;
+    REQUIRE(run.status == 0);
+    std::ifstream in(out);
+    return jsonl::read(in, out).size();
+  };
+  std::string with_output, without_output;
+  CHECK(kept("--space " + spec + " ", &with_output) == 3);  // the fast config and the default's two
+  CHECK(with_output.find("note:") == std::string::npos);
+  CHECK(kept("", &without_output) == 1);
+  CHECK(without_output.find("template " + tmpl->name() + " is not known") != std::string::npos);
+  CHECK(without_output.find("--space") != std::string::npos);
 }

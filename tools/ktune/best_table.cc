@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "ktune/build.h"
 #include "ktune/error.h"
@@ -205,11 +206,17 @@ ExportSelection best_configs_selection(std::size_t configs) {
     std::string default_text;
   };
   auto rules = std::make_shared<std::map<std::string, TaskRules>>();
-  auto rules_of = [rules](const TrialRecord& r) -> TaskRules& {
+  auto unknown = std::make_shared<std::set<std::string>>();  // templates warned about
+  auto rules_of = [rules, unknown](const TrialRecord& r) -> TaskRules& {
     const std::string key = r.template_name + '\x1f' + r.problem_key + '\x1f' + r.device_key();
     auto [it, fresh] = rules->try_emplace(key);
     if (fresh) {
       const auto tmpl = known_template(r.template_name);
+      if (!tmpl && !is_vendor_template(r.template_name) && unknown->insert(r.template_name).second)
+        std::fprintf(stderr,
+                     "note: template %s is not known to this build, so its tasks keep no default "
+                     "config's trials (a user template: name its document with --space)\n",
+                     r.template_name.c_str());
       it->second.usable = dispatchable(tmpl.get(), r.problem_key);
       if (tmpl) {
         try {

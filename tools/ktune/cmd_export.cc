@@ -4,11 +4,14 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "best_table.h"
 #include "commands.h"
 #include "ktune/error.h"
 #include "ktune/log.h"
+#include "ktune/user_template.h"
 
 namespace ktune::cli {
 
@@ -20,6 +23,7 @@ struct ExportArgs {
   std::string format = "jsonl";
   std::string template_name, problem, device, run, status;
   std::size_t best = 0;
+  std::vector<std::string> spaces;
 };
 
 }  // namespace
@@ -39,7 +43,11 @@ void add_export_command(CLI::App& app) {
                   "only the ok trials of each task's N fastest configs (those `best` could "
                   "name) and of its default: a compact log for deployment")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+  cmd->add_option("--space", args->spaces,
+                  "User template documents (T1 JSON) whose tasks the log holds (repeatable; "
+                  "--best keeps their default configs' trials)");
   cmd->callback([args] {
+    for (const auto& s : args->spaces) register_user_template({s, ""});
     TuningLog log(args->db, LogMode::read_only);
     LogFilter filter;
     if (!args->template_name.empty()) filter.template_name = args->template_name;
