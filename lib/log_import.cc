@@ -199,10 +199,38 @@ LogFormat detect_log_format(const std::string& path) {
 
 namespace {
 
+/// Throws Error(invalid_argument) for import options that cannot apply: any of them for JSON
+/// lines (whose records carry their own), a problem key that does not parse, a template name
+/// with spaces or control characters.
+void check_import_options(const ImportOptions& options, LogFormat format, const std::string& path) {
+  if (format == LogFormat::jsonl &&
+      (!options.template_name.empty() || !options.problem_key.empty() || options.device ||
+       !options.run_id.empty()))
+    throw Error(ErrorCode::invalid_argument,
+                "'" + path + "' is ktune JSON lines, whose records name their own template, "
+                "problem, device and run: the template, problem, device and run options apply "
+                "to T4 and Kernel Tuner files only");
+  if (!options.problem_key.empty()) {
+    try {
+      (void)Problem::from_key(options.problem_key);
+    } catch (const Error& e) {
+      throw Error(ErrorCode::invalid_argument,
+                  "problem key '" + options.problem_key + "' given for '" + path +
+                      "' is not one: " + e.what() + " (e.g. gemm|M=64,N=64,K=64|dtype=f16)");
+    }
+  }
+  for (const char c : options.template_name)
+    if (static_cast<unsigned char>(c) <= ' ' || c == '|' || c == 0x7f)
+      throw Error(ErrorCode::invalid_argument,
+                  "template name '" + options.template_name + "' given for '" + path +
+                      "' holds a space, a control character or '|'");
+}
+
 ImportSummary import_regular_file(TuningLog& log, const std::string& path,
                                   const ImportOptions& options) {
   ImportSummary summary;
   summary.format = options.format ? *options.format : detect_log_format(path);
+  check_import_options(options, summary.format, path);
   // Each record is checked under the name of its place in the file, not the log's.
   auto checked = [&](const TrialRecord& r, std::size_t position) {
     try {

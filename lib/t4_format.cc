@@ -188,10 +188,13 @@ TrialRecord from_result(const ordered_json& j, const std::string& where,
                 where + ": a T4 result without a \"ktune\" object needs the template and the "
                         "problem from the import options");
   }
-  if (context.device) {
-    r.device = *context.device;
-    if (r.device.name.empty()) r.device.name = Device::offline(r.device.arch()).name;
-  }
+  if (!context.device)  // else every such result lands on the nameless device "|sm_00|0"
+    throw Error(ErrorCode::invalid_argument,
+                where + ": a T4 result without a \"ktune\" object names no device; give its "
+                        "architecture (and name) in the import options (ktune import --arch "
+                        "sm_90 --device-name ...)");
+  r.device = *context.device;
+  if (r.device.name.empty()) r.device.name = Device::offline(r.device.arch()).name;
   r.run_id = run_id;
   r.ktune_version = "t4";
   Trial& t = r.trial;

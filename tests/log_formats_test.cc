@@ -10,6 +10,7 @@
 
 #include <thread>
 
+#include "jsonl_format.h"
 #include "ktune/error.h"
 #include "log_fixtures.h"
 #include "t4_format.h"
@@ -177,7 +178,22 @@ TEST_CASE("A foreign T4 file imports with the context given in the options", "[l
   ImportOptions options;
   options.template_name = "conv";
   options.problem_key = "conv|n=4096|";
+  // No device: every result would land on a nameless "|sm_00|0".
+  CHECK_THROWS_WITH(import_file(log, dir.file("foreign.json"), options),
+                    Catch::Contains("names no device") && Catch::Contains("--arch"));
+  // A problem key that is not one, a template name with a space: refused by name.
   options.device = test::test_device();
+  for (const char* bad : {"bad", "x|y"}) {
+    ImportOptions wrong = options;
+    wrong.problem_key = bad;
+    CHECK_THROWS_WITH(import_file(log, dir.file("foreign.json"), wrong),
+                      Catch::Contains(std::string("problem key '") + bad + "'"));
+  }
+  ImportOptions spaced = options;
+  spaced.template_name = "has space";
+  CHECK_THROWS_WITH(import_file(log, dir.file("foreign.json"), spaced),
+                    Catch::Contains("template name 'has space'"));
+  CHECK(log.count() == 0);
   options.run_id = "imported";
   auto summary = import_file(log, dir.file("foreign.json"), options);
   CHECK(summary.records == 2);
@@ -215,6 +231,28 @@ TEST_CASE("A foreign T4 file imports with the context given in the options", "[l
     });
   for (auto& t : importers) t.join();
   CHECK(TuningLog(dir.file("d.db"), LogMode::read_only).count() == 2);
+}
+
+TEST_CASE("JSON lines refuse the import options meant for T4 and Kernel Tuner files",
+          "[log][formats]") {
+  test::TempDir dir;
+  const std::string file = dir.file("t.jsonl");
+  {
+    std::ofstream out(file);
+    jsonl::write_header(out);
+    jsonl::write_record(out, test::make_record("BLOCK=1,VEC=1", 0.5));
+  }
+  TuningLog log(dir.file("a.db"));
+  ImportOptions run;
+  run.run_id = "mine";
+  ImportOptions device;
+  device.device = Device::offline("sm_90");
+  for (const ImportOptions& options : {run, device}) {
+    CHECK_THROWS_WITH(import_file(log, file, options),
+                      Catch::Contains("JSON lines") && Catch::Contains("T4 and Kernel Tuner files only"));
+  }
+  CHECK(log.count() == 0);
+  CHECK(import_file(log, file).records == 1);
 }
 
 TEST_CASE("T4 and Kernel Tuner timestamps parse to Unix microseconds", "[log][formats]") {
