@@ -15,6 +15,9 @@
 namespace ktune {
 
 void check_output_path(const TuningLog& log, const std::string& path) {
+  if (path.empty())
+    throw Error(ErrorCode::invalid_argument, "the output path is empty; name a file ('-' for "
+                                             "standard output where the command allows it)");
   std::error_code ec;
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
     if (std::filesystem::equivalent(path, log.path() + suffix, ec)) {

@@ -44,6 +44,9 @@ bool is_attr_value(const std::string& s) {
 std::int64_t parse_int(const std::string& text, const std::string& what) {
   std::int64_t v = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec == std::errc::result_out_of_range && ptr == text.data() + text.size())
+    throw Error(ErrorCode::parse_error,
+                what + ": \"" + text + "\" is out of range (at most 2^63 - 1)");
   if (ec != std::errc() || ptr != text.data() + text.size())
     throw Error(ErrorCode::parse_error, what + ": \"" + text + "\" is not an integer");
   return v;
@@ -137,7 +140,8 @@ std::vector<std::pair<std::string, std::int64_t>> parse_shape(
     for (std::size_t i = 0; i < names.size(); ++i) expected += (i ? "x" : "") + names[i];
     throw Error(ErrorCode::invalid_argument, "shape \"" + text + "\": expected " +
                                                  std::to_string(names.size()) +
-                                                 " dimensions " + expected);
+                                                 (names.size() == 1 ? " dimension " : " dimensions ") +
+                                                 expected);
   }
   std::vector<std::pair<std::string, std::int64_t>> dims;
   for (std::size_t i = 0; i < parts.size(); ++i) {

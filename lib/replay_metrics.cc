@@ -45,6 +45,13 @@ Interval mean_confidence_95(const std::vector<double>& values) {
   return out;
 }
 
+Interval mean_confidence_95(const std::vector<double>& values, double lowest, double highest) {
+  Interval out = mean_confidence_95(values);
+  out.low = std::clamp(out.low, lowest, highest);
+  out.high = std::clamp(out.high, lowest, highest);
+  return out;
+}
+
 RandomSearchExpectation::RandomSearchExpectation(std::vector<double> outcome_times)
     : times_(std::move(outcome_times)) {
   std::sort(times_.begin(), times_.end());

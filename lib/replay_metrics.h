@@ -21,6 +21,10 @@ struct Interval {
 
 /// Mean and 95% confidence interval of `values` (zero width for fewer than two values).
 Interval mean_confidence_95(const std::vector<double>& values);
+/// The same for a quantity known to lie in [`lowest`, `highest`] (a fraction of the optimum:
+/// [0, 1]): the interval is cut to that range, which keeps its coverage, since the true mean
+/// lies inside it.
+Interval mean_confidence_95(const std::vector<double>& values, double lowest, double highest);
 
 /// Exact statistics of random sampling without replacement from a finite set of outcomes.
 class RandomSearchExpectation {

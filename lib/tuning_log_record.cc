@@ -161,9 +161,11 @@ Config parse_config_text(const std::string& text) {
     Value v = 0;
     auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
     if (value.empty() || ec != std::errc() || end != value.data() + value.size()) {
+      const bool too_large = ec == std::errc::result_out_of_range && end == value.data() + value.size();
       throw Error(ErrorCode::parse_error, "config '" + text + "': value '" + std::string(value) +
                                               "' of '" + std::string(name) +
-                                              "' is not an integer");
+                                              (too_large ? "' is out of range (64-bit integers)"
+                                                         : "' is not an integer"));
     }
     for (const auto& n : names) {
       if (n == name) {

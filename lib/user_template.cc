@@ -6,6 +6,7 @@
 #include "ktune/user_template.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 #include <limits>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -346,6 +348,26 @@ std::optional<std::string> fill_value_problem(DType dtype, double value, bool ra
 /// True for a C identifier.
 bool is_identifier(const std::string& s) {
   return std::regex_match(s, std::regex("[A-Za-z_][A-Za-z0-9_]*"));
+}
+
+/// Why `name` cannot be a macro ktune defines for the kernel (-DNAME=value): a C++ keyword or
+/// type, a CUDA built-in variable, or a name the implementation reserves; nullopt when it can.
+std::optional<std::string> reserved_macro_name(const std::string& name) {
+  static const std::set<std::string> words = {
+      "alignas", "alignof", "asm", "auto", "bool", "break", "case", "catch", "char", "class",
+      "const", "constexpr", "const_cast", "continue", "decltype", "default", "delete", "do",
+      "double", "dynamic_cast", "else", "enum", "explicit", "extern", "false", "float", "for",
+      "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept",
+      "nullptr", "operator", "private", "protected", "public", "register", "reinterpret_cast",
+      "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
+      "switch", "template", "this", "throw", "true", "try", "typedef", "typeid", "typename",
+      "union", "unsigned", "using", "virtual", "void", "volatile", "while", "half", "size_t",
+      "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "NULL", "assert",
+      "min", "max", "abs"};
+  if (words.count(name)) return "a C++ keyword, type or CUDA built-in name";
+  if (name.starts_with("__") || (name.size() > 1 && name[0] == '_' && std::isupper(static_cast<unsigned char>(name[1]))))
+    return "reserved for the compiler (it starts with __ or _ and a capital)";
+  return std::nullopt;
 }
 
 ArgumentSpec parse_argument(const SpecReader& r, const Json& a, const std::string& field,
@@ -904,8 +926,15 @@ std::shared_ptr<const KernelTemplate> make_user_template(const std::string& spec
     }
   }
 
-  // Names of expressions: tunables, dimensions, ProblemSize_i.
-  for (const auto& p : spec->space.params()) spec->names.all.push_back(p.name);
+  // Names of expressions: tunables, dimensions, ProblemSize_i. Tunables reach the kernel as
+  // macros (-DNAME=value), which must not rewrite the language under it.
+  for (const auto& p : spec->space.params()) {
+    if (auto why = reserved_macro_name(p.name))
+      r.fail(ErrorCode::invalid_argument, "ConfigurationSpace.TuningParameters",
+             "parameter \"" + p.name + "\" is " + *why +
+                 ": it is passed to the kernel as the macro -D" + p.name + "=<value>; rename it");
+    spec->names.all.push_back(p.name);
+  }
   spec->names.tunables = spec->names.all.size();
   const Json* problem_size = r.find(kernel, "ProblemSize");
   if (problem_size && !problem_size->is_array())
@@ -918,6 +947,9 @@ std::shared_ptr<const KernelTemplate> make_user_template(const std::string& spec
       const std::string dim = r.text(r.member((*dims)[i], f, "Name"), f + ".Name");
       const Json& def = r.member((*dims)[i], f, "Default");
       if (!is_identifier(dim)) r.fail(ErrorCode::invalid_argument, f + ".Name", "\"" + dim + "\" is not an identifier");
+      if (auto why = reserved_macro_name(dim))
+        r.fail(ErrorCode::invalid_argument, f + ".Name",
+               "dimension \"" + dim + "\" is " + *why + ": it is passed to the kernel as a macro");
       for (const auto& [seen, unused] : spec->dims)
         if (seen == dim) r.fail(ErrorCode::invalid_argument, f + ".Name", "dimension \"" + dim + "\" is declared twice");
       if (!def.is_number_integer() || def.get<std::int64_t>() < 1)

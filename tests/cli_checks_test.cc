@@ -613,3 +613,15 @@ TEST_CASE("cli: attributes that contradict each other are refused; a plan's time
   require_failure_mentioning(run_ktune(dir, "tune --plan " + dir.file("bad.json") + " --dry-run"),
                              {"entry 1", "\"time\"", "seconds >= 0"});
 }
+
+TEST_CASE("cli: a number out of range, one dimension and an empty output path are named as such",
+          "[cli]") {
+  TempDir dir;
+  require_failure_mentioning(run_ktune(dir, "tune --template copy --shape 99999999999999999999 --dry-run"),
+                             {"\"99999999999999999999\" is out of range"});
+  require_failure_mentioning(run_ktune(dir, "tune --template copy --shape 2x3 --dry-run"),
+                             {"expected 1 dimension N"});
+  const std::string db = dir.file("t.db");
+  { ktune::TuningLog log(db); }
+  require_failure_mentioning(run_ktune(dir, "export --db " + db + " ''"), {"the output path is empty"});
+}

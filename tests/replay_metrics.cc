@@ -60,6 +60,12 @@ TEST_CASE("mean confidence interval", "[replay]") {
   // t(4) = 2.776, sd = sqrt(2.5), se = sd / sqrt(5)
   CHECK(ci.high - ci.mean == Approx(2.776 * std::sqrt(2.5 / 5)).epsilon(1e-3));
   CHECK(mean_confidence_95({2}).low == 2);
+  // Fractions of the optimum: the interval stays within [0, 1] (two runs give a wide one).
+  const auto wide = mean_confidence_95({0.2, 0.99}, 0.0, 1.0);
+  CHECK(wide.mean == Approx(0.595));
+  CHECK(wide.low == 0.0);
+  CHECK(wide.high == 1.0);
+  CHECK(mean_confidence_95({0.2, 0.99}).high > 1.0);  // unbounded, the t interval itself
 }
 
 TEST_CASE("methodology score is 0 for the random expectation and 1 at the optimum", "[replay]") {

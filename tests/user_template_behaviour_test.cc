@@ -294,3 +294,25 @@ TEST_CASE("user template: scalar kinds, reference default block, integer fills",
   CHECK(hi <= 100);
   CHECK(hi > 50);  // integers uniform in [0, FillValue]
 }
+
+TEST_CASE("user template: names that would become macros of the language are refused",
+          "[user_template]") {
+  // Tuning parameters and dimensions are defined for the kernel (-DNAME=value): `float` or
+  // `__CUDA_ARCH__` would rewrite CUDA itself and fail deep inside NVRTC's own headers.
+  for (const char* name : {"float", "threadIdx", "__CUDA_ARCH__", "_Tile"}) {
+    INFO(name);
+    Json d = example_json();
+    d["ConfigurationSpace"]["TuningParameters"].push_back({{"Name", name}, {"Values", "[1, 2]"}});
+    const std::string e = error_of([&] { make_example(d); });
+    CHECK_THAT(e, Catch::Contains(std::string("parameter \"") + name + "\"") &&
+                      Catch::Contains("-D" + std::string(name)));
+  }
+  Json d = example_json();
+  d["KtuneExtensions"]["Dimensions"][0]["Name"] = "blockDim";
+  CHECK_THAT(error_of([&] { make_example(d); }),
+             Catch::Contains("Dimensions[0].Name") && Catch::Contains("\"blockDim\""));
+  // Ordinary names, a leading underscore with a small letter included, stay usable.
+  Json fine = example_json();
+  fine["ConfigurationSpace"]["TuningParameters"].push_back({{"Name", "_unroll"}, {"Values", "[1, 2]"}});
+  CHECK(error_of([&] { make_example(fine); }).empty());
+}

@@ -69,8 +69,9 @@ void add_import_command(CLI::App& app) {
       }
       throw;
     }
-    std::printf("imported %zu records (%s) into %s, runs:", summary.records,
-                to_string(summary.format), args->db.c_str());
+    std::printf("imported %zu record%s (%s) into %s%s", summary.records,
+                summary.records == 1 ? "" : "s", to_string(summary.format), args->db.c_str(),
+                summary.run_ids.empty() ? "" : ", runs:");
     // A file of many runs: the first few named, the rest counted (one line however many).
     constexpr std::size_t kRunsNamed = 8;
     for (std::size_t i = 0; i < summary.run_ids.size() && i < kRunsNamed; ++i)

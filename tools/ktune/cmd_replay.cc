@@ -81,7 +81,7 @@ nlohmann::json replay_one(const ReplaySettings& s, const std::string& searcher_n
   j["seconds"] = seconds;
   j["runs"] = runs.size();
   for (std::size_t b : report_budgets(s.budget)) {
-    const auto ci = replay::mean_confidence_95(replay::fractions_at(runs, b, opt));
+    const auto ci = replay::mean_confidence_95(replay::fractions_at(runs, b, opt), 0.0, 1.0);
     const double expect = random.expected_fraction(b);
     std::fprintf(text, "  %7zu  %.3f [%.3f, %.3f]     %.3f\n", b, ci.mean, ci.low, ci.high, expect);
     j["budgets"].push_back({{"budget", b}, {"mean_fraction", ci.mean}, {"ci_low", ci.low},

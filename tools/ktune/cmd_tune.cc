@@ -231,8 +231,8 @@ void print_result(const PlanEntry& entry, const TuneResult& result, std::size_t 
   std::size_t failed = 0;
   for (const auto& [status, n] : result.status_counts)
     if (status != Status::ok) failed += n;
-  std::printf("; %zu trials recorded (%zu failed), %zu resumed, stop: %s, %s\n", recorded,
-              failed, resumed, result.stop_reason.empty() ? "-" : result.stop_reason.c_str(),
+  std::printf("; %zu trial%s recorded (%zu failed), %zu resumed, stop: %s, %s\n", recorded,
+              recorded == 1 ? "" : "s", failed, resumed, result.stop_reason.empty() ? "-" : result.stop_reason.c_str(),
               format_duration(result.elapsed_s).c_str());
   if (result.best && result.top_two_within_noise)
     std::printf("  note: the two fastest configs are within noise (%.1f%% apart)\n",
@@ -370,7 +370,14 @@ void run_tune(const TuneArgs& args) {
     std::fflush(stdout);
     throw CLI::RuntimeError(130);  // the shell's code for "ended by SIGINT"
   }
-  std::printf("done: `ktune best --db %s` shows the best config per problem\n", args.db.c_str());
+  // A user template's tasks need its document beside the log to show their default.
+  std::string spaces;
+  std::set<std::string> named;
+  for (const auto& entry : plan)
+    if (!entry.space_path.empty() && named.insert(entry.space_path).second)
+      spaces += " --space " + entry.space_path;
+  std::printf("done: `ktune best --db %s%s` shows the best config per problem\n", args.db.c_str(),
+              spaces.c_str());
 }
 
 }  // namespace

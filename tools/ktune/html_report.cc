@@ -275,8 +275,10 @@ std::string render_html_report(const TuningLog& log, const std::string& title) {
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>"
       << esc(title) << "</title><style>" << kStyle << "</style></head><body>\n";
   out << "<h1>" << esc(title) << "</h1>\n<p class=\"note\">Tuning log " << esc(log.path())
-      << ": " << total << " trials, " << tasks.size() << " tasks, " << runs.size()
-      << " runs. Generated " << stamp << " by ktune report.</p>\n";
+      << ": " << total << (total == 1 ? " trial, " : " trials, ") << tasks.size()
+      << (tasks.size() == 1 ? " task, " : " tasks, ") << runs.size()
+      << (runs.size() == 1 ? " run" : " runs") << ". Generated " << stamp
+      << " by ktune report.</p>\n";
   out << "<h2>Tuned vs default vs vendor</h2>\n" << best_table_html(rows)
       << "\n<p class=\"note\">tuned / default: each config's typical trial (the lower median of "
          "its trials' medians); speed-up: default / tuned; (older source): measured only with "

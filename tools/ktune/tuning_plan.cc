@@ -50,6 +50,7 @@ std::string shape_text(const nlohmann::json& v, const std::string& where) {
 /// The template and checked problem of the options (ProblemOptions::resolve).
 void resolve(const ProblemOptions& options, PlanEntry& entry) {
   std::tie(entry.tmpl, entry.problem) = options.resolve();
+  entry.space_path = options.space;
 }
 
 PlanEntry entry_from_json(const nlohmann::json& item, const std::string& where,

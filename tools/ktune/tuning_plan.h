@@ -22,6 +22,7 @@ struct PlanEntry {
   std::optional<std::size_t> budget;           ///< "budget": trials for this task
   std::optional<double> seconds;               ///< "time": wall-clock seconds for this task (0: no limit)
   std::string origin;                          ///< "plan.json entry 2" or "command line"
+  std::string space_path;                      ///< a user template's T1 document ("" otherwise)
 };
 
 /// Reads a plan file: a JSON array of objects with "template" or "op" (or "space", with an
