@@ -625,3 +625,24 @@ TEST_CASE("cli: a number out of range, one dimension and an empty output path ar
   { ktune::TuningLog log(db); }
   require_failure_mentioning(run_ktune(dir, "export --db " + db + " ''"), {"the output path is empty"});
 }
+
+TEST_CASE("cli: list shows the problem commands use without options when it is not the example",
+          "[cli]") {
+  TempDir dir;
+  const CliResult list = run_ktune(dir, "list");
+  INFO(list.output);
+  REQUIRE(list.status == 0);
+  const auto gemm = list.output.find("gemm_mma ");
+  REQUIRE(gemm != std::string::npos);
+  const std::string block = list.output.substr(gemm, list.output.find("space for", gemm) - gemm);
+  CHECK(block.find("example problem: gemm|M=1024,N=1024,K=1024|bias=0,dtype=f16,layout=NT") !=
+        std::string::npos);
+  CHECK(block.find("with no --shape or attributes: gemm|M=1024,N=1024,K=1024|bias=0,dtype=f16,"
+                   "layout=NN") != std::string::npos);
+  CHECK(block.find("layout: NN, NT, TN, TT (default NN)") != std::string::npos);
+  // gemm_wgmma's only layout is its example's: no second line.
+  const auto wgmma = list.output.find("gemm_wgmma ");
+  REQUIRE(wgmma != std::string::npos);
+  const std::string wg = list.output.substr(wgmma, list.output.find("space for", wgmma) - wgmma);
+  CHECK(wg.find("with no --shape") == std::string::npos);
+}

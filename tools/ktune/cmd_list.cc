@@ -18,13 +18,24 @@ void print_template(const KernelTemplate& t, const Device& device, bool verbose)
   if (!verbose) return;
   Problem example = t.example_problem();
   std::printf("  example problem: %s\n", example.key().c_str());
+  // Commands given no --shape or attributes use the example's dimensions with each
+  // attribute's default (the first value of its domain), which may differ from the example.
+  std::string example_shape;
+  for (const auto& [name, extent] : example.dims)
+    example_shape += (example_shape.empty() ? "" : "x") + std::to_string(extent);
+  try {
+    const Problem plain = make_problem(t, example_shape);
+    if (plain.key() != example.key())
+      std::printf("  with no --shape or attributes: %s\n", plain.key().c_str());
+  } catch (const Error&) {
+  }
   std::string dims;
   for (const auto& d : t.dim_names()) dims += (dims.empty() ? "" : "x") + d;
   std::printf("  shape: %s\n", dims.c_str());
   for (const auto& [attr, values] : t.attr_domains()) {
     std::string vs;
     for (const auto& v : values) vs += (vs.empty() ? "" : ", ") + v;
-    std::printf("  %s: %s\n", attr.c_str(), vs.c_str());
+    std::printf("  %s: %s (default %s)\n", attr.c_str(), vs.c_str(), values.empty() ? "-" : values.front().c_str());
   }
   SearchSpace space;
   try {
