@@ -269,6 +269,34 @@ TEST_CASE("cli: replay --json - keeps standard output pure JSON (the table goes 
   CHECK(text.str().find("fraction of optimum") != std::string::npos);
 }
 
+TEST_CASE("cli: replay of several searchers gives each the options it has; intervals stay in [0, 1]",
+          "[cli][replay]") {
+  TempDir dir;
+  const std::string data = std::string(KTUNE_DATASETS_DIR) + "/dedispersion_milo_A6000.json.gz";
+  const std::string json = dir.file("r.json");
+  const auto both = test::run_ktune(dir, "replay --data " + data + " --searcher genetic,random "
+                                         "--options population=6 --budget 30 --repeats 2 --json " + json);
+  INFO(both.output);
+  REQUIRE(both.status == 0);
+  std::ifstream in(json);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  CHECK(j["results"].size() == 2);
+  for (const auto& result : j["results"])
+    for (const auto& b : result["budgets"]) {
+      CHECK(b["ci_low"].get<double>() >= 0.0);
+      CHECK(b["ci_high"].get<double>() <= 1.0);
+    }
+  const auto none = test::run_ktune(dir, "replay --data " + data + " --searcher genetic,random "
+                                         "--options nope=1 --budget 30 --repeats 2");
+  CHECK(none.status != 0);
+  CHECK(none.output.find("--options nope: none of the searchers genetic, random") != std::string::npos);
+  // One searcher: an option it lacks is still its own error.
+  const auto one = test::run_ktune(dir, "replay --data " + data + " --searcher random "
+                                        "--options population=6 --budget 30 --repeats 2");
+  CHECK(one.status != 0);
+  CHECK(one.output.find("searcher 'random' has no option 'population'") != std::string::npos);
+}
+
 TEST_CASE("cli: report writes a self-contained page with plots and the best table", "[cli][report]") {
   TempDir dir;
   const std::string recorded = dir.file("recorded.db");

@@ -46,6 +46,36 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
+/// The options of --options meant for `searcher`. With one searcher listed, all of them (an
+/// unknown one is make_searcher's error); with several, each option goes to the listed
+/// searchers that have it, and one that none of them has is an error naming them.
+SearcherOptions options_for(const std::string& searcher, const std::string& text,
+                            const std::vector<std::string>& listed) {
+  const SearcherOptions all = SearcherOptions::parse(text);
+  if (listed.size() < 2) return all;
+  auto has = [](const std::string& name, const std::string& option) {
+    for (const auto& info : searcher_catalog())
+      if (info.name == name)
+        for (const auto& o : info.options)
+          if (o.name == option) return true;
+    return false;
+  };
+  SearcherOptions mine;
+  for (const auto& [option, value] : all.values()) {
+    if (has(searcher, option)) {
+      mine.set(option, value);
+      continue;
+    }
+    if (std::none_of(listed.begin(), listed.end(), [&](const std::string& n) { return has(n, option); })) {
+      std::string names;
+      for (const auto& n : listed) names += (names.empty() ? "" : ", ") + n;
+      throw Error(ErrorCode::unknown_name, "--options " + option + ": none of the searchers " +
+                                               names + " has that option (see `ktune list`)");
+    }
+  }
+  return mine;
+}
+
 std::vector<std::size_t> report_budgets(std::size_t budget) {
   std::vector<std::size_t> out;
   for (std::size_t b : {25, 50, 100, 200, 400}) {
@@ -58,7 +88,7 @@ std::vector<std::size_t> report_budgets(std::size_t budget) {
 nlohmann::json replay_one(const ReplaySettings& s, const std::string& searcher_name,
                           ReplayMeasurer& measurer, const replay::RandomSearchExpectation& random,
                           std::FILE* text) {
-  auto searcher = make_searcher(searcher_name, SearcherOptions::parse(s.options));
+  auto searcher = make_searcher(searcher_name, options_for(searcher_name, s.options, split_list(s.searchers)));
   std::vector<ReplayRun> runs;
   const auto start = std::chrono::steady_clock::now();
   for (std::size_t r = 0; r < s.repeats; ++r) {
@@ -137,7 +167,7 @@ void run_replay(const ReplaySettings& s) {
   const std::vector<std::string> searchers = split_list(s.searchers);
   if (searchers.empty())
     throw Error(ErrorCode::invalid_argument, "--searcher '" + s.searchers + "' names no searcher");
-  for (const auto& name : searchers) (void)make_searcher(name, SearcherOptions::parse(s.options));
+  for (const auto& name : searchers) (void)make_searcher(name, options_for(name, s.options, searchers));
   if (!s.json_path.empty() && s.json_path != "-") {
     const auto folder = std::filesystem::path(s.json_path).parent_path();
     std::error_code ec;
@@ -202,7 +232,7 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--data", s->data, "Kernel Tuner cache file (.json or .json.gz)")->required();
   cmd->add_option("--space", s->space, "T1 space file (default: the <name>.T1.json beside the data)");
   cmd->add_option("--searcher", s->searchers, "Searcher name, or several separated by commas");
-  cmd->add_option("--options", s->options, "Searcher options name=value,...");
+  cmd->add_option("--options", s->options, "Searcher options name=value,... (with several searchers, each option goes to those that have it)");
   cmd->add_option("--budget", s->budget, "Evaluations per run")->check(CLI::Range(1, 1000000));
   cmd->add_option("--repeats", s->repeats, "Runs per searcher (seeds seed .. seed+repeats-1)")
       ->check(CLI::Range(1, 100000));
