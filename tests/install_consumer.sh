@@ -23,4 +23,16 @@ for program in "$build/consumer-test/build"/example_*; do
 done
 test -f "$prefix/lib/cmake/ktune/ktuneConfig.cmake"
 test -x "$prefix/bin/ktune"
+# The prefix differs from the one the build was configured with: the installed ktune and a
+# program built against the package must still find $prefix/libexec/ktune-worker (their compile
+# helpers; no GPU needed), without KTUNE_WORKER.
+unset KTUNE_WORKER
+for run in "$prefix/bin/ktune compile --template copy --samples 0 --compile-processes 1 -j 1" \
+           "$build/consumer-test/build/example_compile_for_h200"; do
+  out=$(cd / && $run 2>&1) || { echo "$run failed: $out"; exit 1; }
+  if echo "$out" | grep -q "no compile helper"; then
+    echo "$run did not find $prefix/libexec/ktune-worker: $out"
+    exit 1
+  fi
+done
 echo "built $n example(s) against the installed package in $prefix"

@@ -13,6 +13,7 @@
 
 #include "ktune/config.h"
 #include "ktune/device.h"
+#include "ktune/package.h"
 #include "ktune/problem.h"
 #include "ktune/template.h"
 #include "ktune/trial.h"

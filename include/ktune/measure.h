@@ -12,6 +12,7 @@
 
 #include "ktune/config.h"
 #include "ktune/device.h"
+#include "ktune/package.h"
 #include "ktune/problem.h"
 #include "ktune/space.h"
 #include "ktune/trial.h"
@@ -76,8 +77,11 @@ struct RunnerOptions {
 };
 
 /// Finds the ktune-worker executable: `explicit_path` when given, else $KTUNE_WORKER, else
-/// next to the running executable (or its parent folder, for build trees), else the install
-/// libexec folder. Throws Error(not_found) listing the places tried.
+/// next to the running executable (or its parent folder, for build trees), else in the libexec
+/// folder beside the executable's folder (<prefix>/bin -> <prefix>/libexec), else in the
+/// libexec folder of the installed package the program was built against (ktune/package.h),
+/// else in the install libexec folder configured at build time. Throws Error(not_found)
+/// listing the places tried.
 std::string find_worker_executable(const std::string& explicit_path = "");
 
 /// Where a GpuMeasurer's wall time went, summed over the candidates it sent to its worker
