@@ -35,4 +35,7 @@ for run in "$prefix/bin/ktune compile --template copy --samples 0 --compile-proc
     exit 1
   fi
 done
+out=$(cd / && "$build/consumer-test/build/example_compile_for_h200" 2>&1)
+echo "$out" | grep -q "compiled in a helper process" ||
+  { echo "example_compile_for_h200 compiled without its helper: $out"; exit 1; }
 echo "built $n example(s) against the installed package in $prefix"
