@@ -234,6 +234,21 @@ std::optional<Config> Dispatcher::Impl::try_task(const KernelTemplate& tmpl, con
       return std::nullopt;
     }
   }
+  if (options.strict) {
+    // Strict: every record of the task is checked (steps 1 and 2), not only those ranked
+    // above the one that is used, so a hostile record cannot hide behind an honest best.
+    for (const Candidate& c : task.candidates) {
+      try {
+        Config parsed = parse_config_text(c.config_text);
+        std::map<std::string, Value> values;
+        for (std::size_t i = 0; i < parsed.size(); ++i) values[parsed.names()[i]] = parsed.values()[i];
+        (void)(own_space ? *own_space : space).make(values);
+      } catch (const Error& e) {
+        reject(c.record, std::string("config '") + c.config_text + "' is not in the space of " +
+                             tmpl.name() + ": " + e.what());
+      }
+    }
+  }
   for (int pass = 0; pass < 2; ++pass) {
     for (const Candidate& c : task.candidates) {
       if ((c.source_hash == current_source) != (pass == 0)) continue;

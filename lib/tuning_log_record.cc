@@ -115,6 +115,22 @@ std::size_t typical_trial_position(const std::vector<double>& medians) {
 
 void check_record(const TrialRecord& record, const std::string& where) {
   const Trial& t = record.trial;
+  // The config text is the authority (bind_record stores it): one that does not parse
+  // strictly could be stored but never imported again from the log's own export.
+  if (!record.config_text.empty()) {
+    Config parsed;
+    try {
+      parsed = parse_config_text(record.config_text);
+    } catch (const Error& e) {
+      throw Error(ErrorCode::invalid_argument, where + ": trial " + record.template_name + " " +
+                                                   record.problem_key + ": " + e.what());
+    }
+    if (t.config.size() > 0 && parsed != t.config)
+      throw Error(ErrorCode::invalid_argument,
+                  where + ": trial " + record.template_name + " " + record.problem_key +
+                      ": config text '" + record.config_text + "' and trial.config '" +
+                      t.config.str() + "' name different configs");
+  }
   if (t.status != Status::ok) return;
   if (!is_possible_time(t.median_ms)) {
     std::ostringstream median;

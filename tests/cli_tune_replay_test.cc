@@ -366,7 +366,7 @@ TEST_CASE("cli: best never names a config the dispatcher would refuse, however f
       hostile.config_text = text;
       hostile.trial.median_ms = hostile.trial.min_ms = 1e-6;
       hostile.trial.times_ms = {1e-6};
-      log.append(hostile);
+      test::append_edited(db, hostile);
     }
     // Without the check the hostile record would win: the test can fail.
     REQUIRE(log.best("copy", problem_key(kSmall), device_key_of(Device::h200()))->trial.median_ms == 1e-6);
@@ -421,6 +421,7 @@ TEST_CASE("cli: resume judges a config by its ok trials and leaves out configs o
     log.append(failed);
     TrialRecord outside = fastest;
     outside.config_text = "VEC=4,THREADS=256,ITEMS=8,GRID_STRIDE=0";
+    outside.trial.config = parse_config_text(outside.config_text);
     outside.trial.median_ms = outside.trial.min_ms = 1e-6;
     outside.trial.times_ms = {1e-6};
     log.append(outside);

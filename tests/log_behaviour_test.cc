@@ -192,3 +192,28 @@ TEST_CASE("log: append_absent recognises a record it stored from trial.config",
   CHECK(log.append_absent({r}).size() == 0);
   CHECK(log.count() == 1);
 }
+
+TEST_CASE("log: append refuses a config text import would refuse, or one trial.config contradicts",
+          "[log]") {
+  test::TempDir dir;
+  TuningLog log(dir.file("t.db"));
+  auto unparsable = make_record("BLOCK=1,VEC=1", 0.8);
+  unparsable.config_text = "BLOCK=1e3,VEC=1";
+  unparsable.trial.config = Config();
+  CHECK_THROWS_WITH(log.append(unparsable), Catch::Contains("'1e3'") && Catch::Contains("BLOCK"));
+  auto contradicting = make_record("BLOCK=1,VEC=1", 0.8);
+  contradicting.config_text = "BLOCK=2,VEC=1";
+  CHECK_THROWS_WITH(log.append_batch({make_record("BLOCK=4,VEC=1", 0.7), contradicting}),
+                    Catch::Contains("name different configs"));
+  CHECK(log.count() == 0);  // the batch is all or nothing
+  // A record with only trial.config (the text is derived) or matching ones goes in, and the
+  // log's own export imports again.
+  auto derived = make_record("BLOCK=8,VEC=1", 0.6);
+  derived.config_text.clear();
+  log.append(derived);
+  log.append(make_record("BLOCK=16,VEC=1", 0.5));
+  const std::string out = dir.file("x.jsonl");
+  export_file(log, out, LogFormat::jsonl);
+  TuningLog again(dir.file("again.db"));
+  CHECK(import_file(again, out).records == 2);
+}

@@ -128,4 +128,22 @@ inline void raw_sql(const std::string& path, const std::string& sql) {
   sqlite3_close(db);
 }
 
+/// Appends `record` to the log at `path` as a hand edit or another program could leave it: its
+/// config text goes in through SQL, past the checks TuningLog::append applies (a config text
+/// that does not parse strictly). Returns the row id.
+inline std::int64_t append_edited(const std::string& path, TrialRecord record) {
+  const std::string text = record.config_text;
+  record.config_text.clear();
+  record.trial.config = Config();
+  std::int64_t id = 0;
+  {
+    TuningLog log(path);
+    id = log.append(record);
+  }
+  std::string quoted;
+  for (char c : text) quoted += c == '\'' ? std::string("''") : std::string(1, c);
+  raw_sql(path, "UPDATE trials SET config = '" + quoted + "' WHERE id = " + std::to_string(id));
+  return id;
+}
+
 }  // namespace ktune::test

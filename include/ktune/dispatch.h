@@ -60,7 +60,9 @@ struct DispatcherOptions {
   bool allow_same_arch = true;
   /// A record whose config is not in the template's space (unknown parameter, value outside
   /// its domain, text where a number belongs) throws Error(invalid_argument) naming it when
-  /// true; when false it is skipped with a warning and listed by rejections().
+  /// true (text that does not parse: when the log is opened; a config outside the space: when
+  /// its task is first consulted, every record of the task); when false it is skipped with a
+  /// warning and listed by rejections().
   bool strict = false;
 };
 

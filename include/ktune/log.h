@@ -58,10 +58,12 @@ std::string new_run_id();
 /// naming the bad item. An empty text is a config without parameters.
 Config parse_config_text(const std::string& text);
 
-/// Checks what the log relies on when it picks a best config: an ok trial's median is a
-/// finite time above 0 ms. Throws Error(invalid_argument) naming
-/// `where`, the template, problem and config otherwise. TuningLog's appends and every import
-/// call it, so a negative, zero or infinite time never becomes a best config.
+/// Checks what the log relies on: a config text (when given) that parse_config_text accepts
+/// and that names the same config as trial.config (when that is set), so that the log's own
+/// exports always import again; and for an ok trial a median that is a finite time above 0 ms.
+/// Throws Error(invalid_argument) naming `where`, the template, problem and config otherwise.
+/// TuningLog's appends and every import call it, so a negative, zero or infinite time never
+/// becomes a best config.
 void check_record(const TrialRecord& record, const std::string& where);
 
 /// For ok trials of one task: per config and template source, the trial whose median is the
