@@ -10,7 +10,7 @@
 #include <set>
 #include <sstream>
 #include <tuple>
-#include <unordered_set>
+#include <unordered_map>
 #include <utility>
 
 #include <sqlite3.h>
@@ -172,7 +172,8 @@ IdentityKey identity_key(const std::string& identity) {
 struct IdentityKeyHash {
   std::size_t operator()(const IdentityKey& k) const noexcept { return k.first ^ (k.second << 1); }
 };
-using IdentitySet = std::unordered_set<IdentityKey, IdentityKeyHash>;
+/// How many records of each identity a log holds.
+using IdentityCounts = std::unordered_map<IdentityKey, std::size_t, IdentityKeyHash>;
 
 FilterSql filter_sql(const LogFilter& f) {
   FilterSql out;
@@ -315,7 +316,7 @@ std::size_t TuningLog::append_absent_streamed(
   sqlite::Transaction tx(*impl_->db);  // takes the write lock before reading what is held
   // What is held is read per group of the batch, through the task index: a log of many
   // earlier imports is not read whole for every new one.
-  IdentitySet held;
+  IdentityCounts held;
   // The family: every run id of that prefix, as the index range [prefix, prefix with its last
   // byte raised) and compared exactly (no LIKE wildcards).
   std::string family_end = run_family;
@@ -331,7 +332,7 @@ std::size_t TuningLog::append_absent_streamed(
     s.bind(3, problem_key);
     s.bind(4, device_key);
     if (family) s.bind(5, family_end);
-    while (s.step()) held.insert(identity_key(identity(read_record(s), run_family)));
+    while (s.step()) ++held[identity_key(identity(read_record(s), run_family))];
   }
   // Second read, inside the transaction: the records the log does not hold are inserted. A
   // batch that differs from the first read (a file rewritten meanwhile) could hold runs whose
@@ -350,7 +351,12 @@ std::size_t TuningLog::append_absent_streamed(
     check_record(r, where);
     const std::string id = identity(r, run_family);
     again = detail::fnv1a64(id + '\x1e', again);
-    if (held.insert(identity_key(id)).second) {  // not held, and not repeated in the batch
+    // Each record the log holds answers for one equal record of the batch: a batch's k equal
+    // records (trials that agree in everything compared) add k minus those held.
+    auto it = held.find(identity_key(id));
+    if (it != held.end() && it->second > 0) {
+      --it->second;
+    } else {
       bind_record(insert, r);
       insert.run();
       insert.reset();

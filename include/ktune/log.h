@@ -138,8 +138,10 @@ class TuningLog {
   /// Appends records in one transaction: all of them or none.
   void append_batch(const std::vector<TrialRecord>& records);
   /// Appends the records the log does not hold yet (held: a record of the same run, template,
-  /// problem, device, config, status, timestamp and median), checking and inserting in one
-  /// write transaction, so that processes importing one file at once add it once. With a
+  /// problem, device, config, status, timestamp and median; each record held answers for one
+  /// equal record of the batch, so k equal records of a batch add k minus those held),
+  /// checking and inserting in one write transaction, so that processes importing one file at
+  /// once add it once. With a
   /// `run_family` prefix, every run whose id starts with it counts as the same run (imports
   /// whose run ids derive from the file's content: a file that grew keeps its old records).
   /// Returns the positions in `records` of those appended.
