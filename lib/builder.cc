@@ -16,6 +16,7 @@
 
 #include "compile_helper.h"
 #include "cubin_cache.h"
+#include "ktune/error.h"
 #include "ktune/measure.h"
 #include "nvrtc_compile.h"
 #include "ptxas_report.h"
@@ -175,6 +176,15 @@ Builder::~Builder() {
 
 BuildResult Builder::build(const KernelTemplate& tmpl, const Problem& problem,
                            const Config& config, const Device& device) {
+  // A config of another space (other parameters, a value outside a domain) would compile with
+  // the kernel's own #ifndef defaults in place of what is missing: a binary nobody asked for.
+  if (const SearchSpace space = tmpl.space(problem, device); !space.contains(config)) {
+    std::string names;
+    for (const auto& p : space.params()) names += (names.empty() ? "" : ", ") + p.name;
+    throw Error(ErrorCode::invalid_argument,
+                "config '" + config.str() + "' is not a config of " + tmpl.name() + " on " +
+                    problem.key() + " (parameters " + names + ", each within its domain)");
+  }
   const std::string& source = tmpl.source();
   const std::string arch = tmpl.target_arch(device, config);
   device.check_runs(arch, "template " + tmpl.name());

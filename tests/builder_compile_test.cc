@@ -155,6 +155,26 @@ TEST_CASE("a config value that breaks compilation fails only that config", "[bui
   CHECK(results[0].key != results[1].key);
 }
 
+TEST_CASE("a config of another space is refused, not compiled with the kernel's defaults",
+          "[builder]") {
+  auto copy = make_copy_template();
+  const Problem problem = copy->example_problem();
+  Builder builder;
+  SearchSpace::Builder other;
+  other.param("X", {1});
+  for (const Config& foreign : {other.build().default_config(), Config()}) {
+    INFO(foreign.str());
+    CHECK_THROWS_WITH(builder.build(*copy, problem, foreign, Device::h200()),
+                      Catch::Contains("is not a config of copy") && Catch::Contains("VEC"));
+  }
+  // A value outside its domain, through a space that has it.
+  SearchSpace::Builder wide;
+  wide.param("VEC", {1, 2, 3, 4}).param("THREADS", {256}).param("ITEMS", {1}).param("GRID_STRIDE", {0});
+  CHECK_THROWS_AS(builder.build(*copy, problem, wide.build().parse("VEC=3,THREADS=256,ITEMS=1,GRID_STRIDE=0"),
+                                Device::h200()),
+                  Error);
+}
+
 TEST_CASE("an option NVRTC rejects is a failed result naming it", "[builder]") {
   auto copy = make_copy_template();
   Problem problem = copy->example_problem();

@@ -65,7 +65,9 @@ class Builder {
   Builder(const Builder&) = delete;
   Builder& operator=(const Builder&) = delete;
 
-  /// Compiles one config now (or returns it from the cache).
+  /// Compiles one config now (or returns it from the cache). A compile error is a failed
+  /// result; a config that is not one of the template's space for the problem (other
+  /// parameters, a value outside a domain) throws Error(invalid_argument).
   BuildResult build(const KernelTemplate& tmpl, const Problem& problem, const Config& config,
                     const Device& device);
   /// Queues a compile on the pool; the template must outlive the future.
