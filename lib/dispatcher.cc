@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -450,6 +451,11 @@ Dispatcher::Dispatcher(const std::string& path, DispatcherOptions options)
   std::ifstream probe(path);
   if (!probe) throw Error(ErrorCode::not_found, "dispatch: tuning log '" + path + "' does not exist");
   probe.close();
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(ErrorCode::invalid_argument,
+                "dispatch: tuning log '" + path + "' is a folder; expected an SQLite log or a "
+                "JSON-lines export");
   // An SQLite tuning log, else a JSON-lines export (whose reader names what a file of neither
   // kind lacks), as `ktune tune --replay` decides.
   if (!sqlite::is_sqlite_file(path)) {
@@ -457,7 +463,12 @@ Dispatcher::Dispatcher(const std::string& path, DispatcherOptions options)
         [&](const Impl::RecordSink& sink) {
           // Streamed; a config text that does not parse is kept, so that selection rejects
           // that record by name as it does an SQLite log's, instead of refusing the file.
-          jsonl::for_each_in_file(path, sink, jsonl::ConfigText::verbatim);
+          try {
+            jsonl::for_each_in_file(path, sink, jsonl::ConfigText::verbatim);
+          } catch (const Error&) {  // a T4 file or a cache: say so, not a JSON parser's message
+            refuse_foreign_log(path, "dispatch: tuning log");
+            throw;
+          }
         },
         true);
   } else {

@@ -279,6 +279,21 @@ ImportSummary import_regular_file(TuningLog& log, const std::string& path,
 
 }  // namespace
 
+void refuse_foreign_log(const std::string& path, const std::string& what) {
+  std::optional<LogFormat> format;
+  try {
+    format = detect_log_format(path);
+  } catch (const Error&) {
+    return;
+  }
+  if (format && *format != LogFormat::jsonl)
+    throw Error(ErrorCode::parse_error,
+                what + " '" + path + "' is a " +
+                    (*format == LogFormat::t4 ? "T4 results file" : "Kernel Tuner cache") +
+                    ", not a ktune database or JSON-lines export: import it first (ktune import "
+                    "--db recorded.db " + path + ") and use recorded.db");
+}
+
 ImportSummary import_file(TuningLog& log, const std::string& path, const ImportOptions& options) {
   const detail::RereadableInput input(path, "file to import");
   if (!input.copied()) return import_regular_file(log, path, options);

@@ -524,3 +524,13 @@ TEST_CASE("Dispatcher answers many threads at once as it answers one", "[dispatc
   }
   CHECK(shared.rejections().size() == 2);  // each hostile record named once
 }
+
+TEST_CASE("Dispatcher names a folder or a file of another format for what it is", "[dispatch]") {
+  test::TempDir dir;
+  CHECK_THROWS_WITH(Dispatcher(dir.path.string()), Catch::Contains("is a folder"));
+  const std::string cache = std::string(KTUNE_DATASETS_DIR) + "/convolution_milo_A6000.json.gz";
+  CHECK_THROWS_WITH(Dispatcher(cache),
+                    Catch::Contains("is a Kernel Tuner cache") && Catch::Contains("import it first"));
+  std::ofstream(dir.file("t4.json")) << R"({"schema_version": "1.0.0", "results": []})";
+  CHECK_THROWS_WITH(Dispatcher(dir.file("t4.json")), Catch::Contains("is a T4 results file"));
+}

@@ -236,6 +236,11 @@ struct ImportSummary {
   std::vector<std::string> run_ids;     ///< runs touched
 };
 
+/// Throws Error(parse_error) when `path` is a T4 results file or a Kernel Tuner cache, which a
+/// reader of ktune logs (`what` names it: "replay data") cannot use: the message says to
+/// import it first. Returns normally for anything else (the caller's own error stands).
+void refuse_foreign_log(const std::string& path, const std::string& what);
+
 /// Imports a file into a log in one transaction: either every new record is added or none
 /// (malformed input throws Error(parse_error) naming file, line and field). A record the log
 /// already holds (same run, task, config, status, timestamp and median) is not added again,

@@ -56,17 +56,7 @@ RecordedTrials read_recorded_trials(const std::string& path) {
       return out;
     } catch (const Error&) {
       // A file import reads but replay does not: say so, instead of a JSON parser's message.
-      std::optional<LogFormat> format;
-      try {
-        format = detect_log_format(path);
-      } catch (const Error&) {
-      }
-      if (format && *format != LogFormat::jsonl)
-        throw Error(ErrorCode::parse_error,
-                    "replay data '" + path + "' is a " +
-                        (*format == LogFormat::t4 ? "T4 results file" : "Kernel Tuner cache") +
-                        ", not a ktune database or JSON-lines export: import it first (ktune "
-                        "import --db recorded.db " + path + ") and replay recorded.db");
+      refuse_foreign_log(path, "replay data");
       throw;
     }
   }
