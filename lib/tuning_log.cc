@@ -203,6 +203,7 @@ struct TuningLog::Impl {
   int version = 0;
   std::unique_ptr<sqlite::Connection> db;
   mutable std::recursive_mutex mutex;  // for_each's visitor may query the log again
+  mutable int visiting = 0;            // for_each visits in progress (under the mutex)
   std::optional<sqlite::Statement> insert;  // prepared on first append
   std::optional<sqlite::Statement> best;    // prepared on first best()
 
@@ -211,6 +212,16 @@ struct TuningLog::Impl {
     if (!insert) insert.emplace(db->prepare(kInsert));
     insert->reset();
     return *insert;
+  }
+
+  /// Throws when an append comes from inside a for_each visitor (the caller holds the mutex:
+  /// only the visiting thread can get here then). SQLite cannot start the write while the
+  /// visit's read is open on the same connection: it would wait out the busy timeout.
+  void require_not_visiting() const {
+    if (visiting > 0)
+      throw Error(ErrorCode::invalid_argument,
+                  "tuning log '" + path + "': cannot append from inside a for_each visitor "
+                  "(collect the records and append them after it returns)");
   }
 
   void require_writable() const {
@@ -223,8 +234,8 @@ struct TuningLog::Impl {
 
 TuningLog::TuningLog(const std::string& path, LogMode mode) : impl_(std::make_unique<Impl>()) {
   if (path.empty()) throw Error(ErrorCode::invalid_argument, "the tuning log path is empty");
-  impl_->path = path;
-  impl_->mode = mode;
+  impl().path = path;
+  impl().mode = mode;
   // A folder, a FIFO or a device is never a log (opening a FIFO to read would wait forever).
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
@@ -247,9 +258,16 @@ TuningLog::TuningLog(const std::string& path, LogMode mode) : impl_(std::make_un
                     "-wal' does (left over from a log deleted without it): remove '" + path +
                     "-wal' and '" + path + "-shm' first, or name another file");
   sqlite::check_sqlite_header(path);
-  impl_->db = std::make_unique<sqlite::Connection>(path, mode == LogMode::read_only,
+  impl().db = std::make_unique<sqlite::Connection>(path, mode == LogMode::read_only,
                                                    kBusyTimeoutMs);
-  impl_->version = sqlite::prepare_schema(*impl_->db, mode == LogMode::read_only);
+  impl().version = sqlite::prepare_schema(*impl().db, mode == LogMode::read_only);
+}
+
+TuningLog::Impl& TuningLog::impl() const {
+  if (!impl_)
+    throw Error(ErrorCode::invalid_argument,
+                "this TuningLog was moved from; use the object it was moved to");
+  return *impl_;
 }
 
 TuningLog::~TuningLog() = default;
@@ -257,19 +275,20 @@ TuningLog::TuningLog(TuningLog&&) noexcept = default;
 TuningLog& TuningLog::operator=(TuningLog&&) noexcept = default;
 
 int TuningLog::current_schema_version() { return sqlite::latest_schema_version(); }
-int TuningLog::schema_version() const { return impl_->version; }
-const std::string& TuningLog::path() const { return impl_->path; }
-LogMode TuningLog::mode() const { return impl_->mode; }
+int TuningLog::schema_version() const { return impl().version; }
+const std::string& TuningLog::path() const { return impl().path; }
+LogMode TuningLog::mode() const { return impl().mode; }
 
 std::int64_t TuningLog::append(const TrialRecord& record) {
-  impl_->require_writable();
-  check_record(record, "tuning log '" + impl_->path + "'");
-  std::lock_guard lock(impl_->mutex);
-  sqlite::Transaction tx(*impl_->db);
-  auto& s = impl_->insert_statement();
+  impl().require_writable();
+  check_record(record, "tuning log '" + impl().path + "'");
+  std::lock_guard lock(impl().mutex);
+  impl().require_not_visiting();
+  sqlite::Transaction tx(*impl().db);
+  auto& s = impl().insert_statement();
   bind_record(s, record);
   s.run();
-  std::int64_t id = sqlite3_last_insert_rowid(impl_->db->handle());
+  std::int64_t id = sqlite3_last_insert_rowid(impl().db->handle());
   tx.commit();
   return id;
 }
@@ -289,8 +308,8 @@ std::size_t TuningLog::append_absent_streamed(
     const std::function<void(const std::function<void(const TrialRecord&)>&)>& source,
     const std::string& run_family,
     const std::function<void(std::size_t, const TrialRecord&)>& appended) {
-  impl_->require_writable();
-  const std::string where = "tuning log '" + impl_->path + "'";
+  impl().require_writable();
+  const std::string where = "tuning log '" + impl().path + "'";
   // A record's group: its run (or the run family) and task, the unit the held records are
   // read by.
   using Group = std::tuple<std::string, std::string, std::string, std::string>;
@@ -312,8 +331,9 @@ std::size_t TuningLog::append_absent_streamed(
   });
   if (count == 0) return 0;
 
-  std::lock_guard lock(impl_->mutex);
-  sqlite::Transaction tx(*impl_->db);  // takes the write lock before reading what is held
+  std::lock_guard lock(impl().mutex);
+  impl().require_not_visiting();
+  sqlite::Transaction tx(*impl().db);  // takes the write lock before reading what is held
   // What is held is read per group of the batch, through the task index: a log of many
   // earlier imports is not read whole for every new one.
   IdentityCounts held;
@@ -323,7 +343,7 @@ std::size_t TuningLog::append_absent_streamed(
   if (!family_end.empty()) ++family_end.back();
   for (const auto& [run, template_name, problem_key, device_key] : groups) {
     const bool family = run == run_family && !run_family.empty();
-    auto s = impl_->db->prepare(
+    auto s = impl().db->prepare(
         std::string("SELECT ") + kColumns +
         " FROM trials WHERE template = ?2 AND problem_key = ?3 AND device_key = ?4 AND " +
         (family ? "run_id >= ?1 AND run_id < ?5 AND substr(run_id, 1, length(?1)) = ?1" : "run_id = ?1"));
@@ -342,7 +362,7 @@ std::size_t TuningLog::append_absent_streamed(
                 "the records to add to " + where + " changed while they were read (" + what +
                     "); nothing was added");
   };
-  auto& insert = impl_->insert_statement();
+  auto& insert = impl().insert_statement();
   std::size_t position = 0;
   std::uint64_t again = empty_fingerprint;
   source([&](const TrialRecord& r) {
@@ -371,12 +391,13 @@ std::size_t TuningLog::append_absent_streamed(
 }
 
 void TuningLog::append_batch(const std::vector<TrialRecord>& records) {
-  impl_->require_writable();
+  impl().require_writable();
   if (records.empty()) return;
-  for (const auto& r : records) check_record(r, "tuning log '" + impl_->path + "'");
-  std::lock_guard lock(impl_->mutex);
-  sqlite::Transaction tx(*impl_->db);
-  auto& s = impl_->insert_statement();
+  for (const auto& r : records) check_record(r, "tuning log '" + impl().path + "'");
+  std::lock_guard lock(impl().mutex);
+  impl().require_not_visiting();
+  sqlite::Transaction tx(*impl().db);
+  auto& s = impl().insert_statement();
   for (const auto& r : records) {
     bind_record(s, r);
     s.run();
@@ -392,14 +413,14 @@ std::optional<TrialRecord> TuningLog::best(const std::string& template_name,
                                            const std::function<bool(const TrialRecord&)>& usable) const {
   std::vector<TrialRecord> ok;
   {
-    std::lock_guard lock(impl_->mutex);
+    std::lock_guard lock(impl().mutex);
     // Prepared once per log: warm starts and `best` tables ask for many tasks in a row.
-    if (!impl_->best)
-      impl_->best.emplace(impl_->db->prepare(std::string("SELECT ") + kColumns +
+    if (!impl().best)
+      impl().best.emplace(impl().db->prepare(std::string("SELECT ") + kColumns +
                                              " FROM trials WHERE template = ?1 AND problem_key = ?2 AND "
                                              "device_key = ?3 AND status = 'ok' AND " + kUsableMedian +
                                              " ORDER BY id"));
-    auto& s = *impl_->best;
+    auto& s = *impl().best;
     s.reset();
     // Reset however the reads end: a statement left mid-way would hold its read snapshot.
     struct ResetOnExit {
@@ -424,13 +445,13 @@ std::vector<std::string> TuningLog::measured_configs(const std::string& template
                                                      const std::string& problem_key,
                                                      const std::string& device_key,
                                                      const std::string& source_hash) const {
-  std::lock_guard lock(impl_->mutex);
+  std::lock_guard lock(impl().mutex);
   std::string sql =
       "SELECT DISTINCT config FROM trials WHERE template = ?1 AND problem_key = ?2 AND "
       "device_key = ?3";
   if (!source_hash.empty()) sql += " AND source_hash = ?4";
   sql += " ORDER BY config";
-  auto s = impl_->db->prepare(sql);
+  auto s = impl().db->prepare(sql);
   s.bind(1, template_name).bind(2, problem_key).bind(3, device_key);
   if (!source_hash.empty()) s.bind(4, source_hash);
   std::vector<std::string> out;
@@ -439,9 +460,9 @@ std::vector<std::string> TuningLog::measured_configs(const std::string& template
 }
 
 std::vector<TaskSummary> TuningLog::tasks(const LogFilter& filter) const {
-  std::lock_guard lock(impl_->mutex);
+  std::lock_guard lock(impl().mutex);
   FilterSql f = filter_sql(filter);
-  auto s = impl_->db->prepare(
+  auto s = impl().db->prepare(
       "SELECT template, problem_key, device_key, count(*), "
       "sum(status = 'ok'), min(CASE WHEN status = 'ok' AND " + std::string(kUsableMedian) +
       " THEN median_ms END) FROM trials" + f.where +
@@ -462,8 +483,8 @@ std::vector<TaskSummary> TuningLog::tasks(const LogFilter& filter) const {
 }
 
 std::vector<RunSummary> TuningLog::runs() const {
-  std::lock_guard lock(impl_->mutex);
-  auto s = impl_->db->prepare(
+  std::lock_guard lock(impl().mutex);
+  auto s = impl().db->prepare(
       "SELECT run_id, count(*), min(timestamp_us), max(timestamp_us), min(id) AS first_id "
       "FROM trials GROUP BY run_id ORDER BY first_id");
   std::vector<RunSummary> out;
@@ -475,11 +496,16 @@ std::vector<RunSummary> TuningLog::runs() const {
 
 void TuningLog::for_each(const LogFilter& filter,
                          const std::function<void(const TrialRecord&)>& visit) const {
-  std::lock_guard lock(impl_->mutex);
+  std::lock_guard lock(impl().mutex);
   FilterSql f = filter_sql(filter);
-  auto s = impl_->db->prepare(std::string("SELECT ") + kColumns + " FROM trials" + f.where +
+  auto s = impl().db->prepare(std::string("SELECT ") + kColumns + " FROM trials" + f.where +
                               " ORDER BY id");
   bind_filter(s, f);
+  struct Visiting {
+    int& depth;
+    explicit Visiting(int& d) : depth(d) { ++depth; }
+    ~Visiting() { --depth; }
+  } visiting(impl().visiting);
   while (s.step()) visit(read_record(s));
 }
 
@@ -490,9 +516,9 @@ std::vector<TrialRecord> TuningLog::records(const LogFilter& filter) const {
 }
 
 std::int64_t TuningLog::count(const LogFilter& filter) const {
-  std::lock_guard lock(impl_->mutex);
+  std::lock_guard lock(impl().mutex);
   FilterSql f = filter_sql(filter);
-  auto s = impl_->db->prepare("SELECT count(*) FROM trials" + f.where);
+  auto s = impl().db->prepare("SELECT count(*) FROM trials" + f.where);
   bind_filter(s, f);
   return s.step() ? s.integer(0) : 0;
 }

@@ -3,6 +3,7 @@
 // write-ahead-log and folder checks at open, and export's refusal of the log's own files.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -222,4 +223,24 @@ TEST_CASE("log: append refuses a config text import would refuse, or one trial.c
   export_file(log, out, LogFormat::jsonl);
   TuningLog again(dir.file("again.db"));
   CHECK(import_file(again, out).records == 2);
+}
+
+TEST_CASE("log: an append from a for_each visitor and a moved-from log are errors, not hangs",
+          "[log]") {
+  test::TempDir dir;
+  TuningLog log(dir.file("t.db"));
+  log.append(make_record("BLOCK=1,VEC=1", 0.8));
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH(log.for_each({}, [&](const TrialRecord& r) {
+    auto copy = r;
+    copy.trial.median_ms = 0.5;
+    log.append(copy);
+  }), Catch::Contains("from inside a for_each visitor"));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));  // not the busy wait
+  log.append(make_record("BLOCK=2,VEC=1", 0.7));  // after the visit, appends work again
+  CHECK(log.count() == 2);
+
+  TuningLog moved(std::move(log));
+  CHECK(moved.count() == 2);
+  CHECK_THROWS_WITH(log.count(), Catch::Contains("moved from"));  // NOLINT: use after move on purpose
 }

@@ -190,7 +190,8 @@ class TuningLog {
   /// Records matching a filter, in insertion order.
   std::vector<TrialRecord> records(const LogFilter& filter = {}) const;
   /// Streams records matching a filter in insertion order (no full copy in memory). The visitor
-  /// may query this log (count, best, records...) but not append to it while it is streamed.
+  /// may query this log (count, best, records...) but not append to it while it is streamed
+  /// (an append from the visitor throws Error(invalid_argument)).
   void for_each(const LogFilter& filter,
                 const std::function<void(const TrialRecord&)>& visit) const;
   /// Number of records matching a filter.
@@ -198,6 +199,8 @@ class TuningLog {
 
  private:
   struct Impl;
+  /// The open log; throws Error(invalid_argument) on a moved-from object.
+  Impl& impl() const;
   std::unique_ptr<Impl> impl_;
 };
 
