@@ -14,22 +14,13 @@
 #include <catch2/catch.hpp>
 
 #include "compile_helper.h"
-#include "ktune/error.h"
-#include "ktune/measure.h"
+#include "worker_fixtures.h"
 
 using namespace ktune;
 using namespace ktune::worker;
 
 namespace {
 
-/// The ktune-worker of this build (as worker_process.cc finds it).
-std::string real_worker() {
-  try {
-    return find_worker_executable();
-  } catch (const Error&) {
-    return std::string(KTUNE_BINARY_DIR) + "/ktune-worker";
-  }
-}
 
 /// A helper program that appends a line to `starts` each time it is started, then runs
 /// `then` (a shell command line; "$@" holds the helper's arguments).
@@ -68,7 +59,7 @@ std::string kernel_source(int k) {
 
 TEST_CASE("compile helper pool: never more helpers than allowed; busy threads compile here",
           "[worker][builder]") {
-  CountingHelper helper("exec '" + real_worker() + "' \"$@\"");
+  CountingHelper helper("exec '" + test::worker_program() + "' \"$@\"");
   CompileHelperPool pool(helper.script.string(), 2);
   constexpr int kThreads = 4, kEach = 3;
   std::atomic<int> answered{0}, declined{0}, failed{0};

@@ -27,6 +27,7 @@
 #include "ktune/template.h"
 #include "worker_client.h"
 #include "worker_process.h"
+#include "worker_fixtures.h"
 #include "worker_protocol.h"
 
 using namespace ktune;
@@ -34,15 +35,7 @@ using namespace ktune::worker;
 
 namespace {
 
-/// The ktune-worker of this build: found the way the library finds it (next to or one folder
-/// above the test binary), else in the configured build folder.
-std::string worker_program() {
-  try {
-    return find_worker_executable();
-  } catch (const Error&) {
-    return std::string(KTUNE_BINARY_DIR) + "/ktune-worker";
-  }
-}
+using test::worker_program;
 
 WorkerSpec fake_spec(const std::string& problem = "fake|N=1|") {
   WorkerSpec s;
