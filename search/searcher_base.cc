@@ -40,9 +40,16 @@ void SearcherBase::reset(const SearchSpace& space, std::uint64_t seed) {
 void SearcherBase::observe(const std::vector<Trial>& trials) {
   // A config observed but never proposed (the default, a resumed trial) is not proposed
   // later: it would only be answered from the tuner's memory and observed a second time.
-  for (const auto& t : trials)
-    if (space_.contains(t.config)) mark_proposed(t.config);
-  on_observe(trials);
+  // A trial of another space's config (names or values this space lacks) tells this search
+  // nothing: every searcher ignores it alike, instead of each failing in its own way.
+  std::vector<Trial> own;
+  own.reserve(trials.size());
+  for (const auto& t : trials) {
+    if (!space_.contains(t.config)) continue;
+    mark_proposed(t.config);
+    own.push_back(t);
+  }
+  on_observe(own);
 }
 
 bool SearcherBase::was_proposed(const Config& config) const {

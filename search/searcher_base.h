@@ -24,13 +24,15 @@ class SearcherBase : public Searcher {
  public:
   void reset(const SearchSpace& space, std::uint64_t seed) override;
   /// Marks every observed config of the space as proposed (the tuner also hands over trials
-  /// it measured on its own: the default config, resumed trials), then on_observe().
+  /// it measured on its own: the default config, resumed trials), then on_observe() with those
+  /// trials; trials whose config is not of the space are ignored.
   void observe(const std::vector<Trial>& trials) final;
 
  protected:
   /// Called by reset() after the common state is cleared; searchers clear their own state.
   virtual void on_reset() {}
-  /// Called by observe() with the same trials, after their configs are marked proposed.
+  /// Called by observe() with the trials of the space, after their configs are marked
+  /// proposed.
   virtual void on_observe(const std::vector<Trial>&) {}
   /// The space of the current run.
   const SearchSpace& space() const { return space_; }

@@ -100,6 +100,36 @@ TEST_CASE("every searcher exhausts a tiny space with valid, unique proposals", "
   }
 }
 
+TEST_CASE("every searcher ignores a trial of another space's config alike", "[search]") {
+  const SearchSpace space = tiny_space();
+  const SearchSpace other = SearchSpace::Builder().param("x", {1, 2}).build();
+  const std::uint64_t valid = space.count_valid();
+  for (const auto& name : names()) {
+    INFO(name);
+    auto s = make_searcher(name);
+    s->reset(space, 5);
+    Trial foreign;
+    foreign.config = other.default_config();
+    foreign.status = Status::ok;
+    foreign.median_ms = 0.001;  // faster than anything: it must not steer the search
+    foreign.times_ms = {0.001};
+    std::size_t proposed = 0;
+    std::set<Index> seen;
+    REQUIRE_NOTHROW(s->observe({foreign}));
+    for (auto batch = s->propose(3); !batch.empty(); batch = s->propose(3)) {
+      std::vector<Trial> trials{foreign};  // mixed into every batch
+      for (const auto& c : batch) {
+        REQUIRE(space.valid(c));
+        REQUIRE(seen.insert(space.index_of(c)).second);
+        trials.push_back(synthetic_trial(c));
+      }
+      proposed += batch.size();
+      REQUIRE_NOTHROW(s->observe(trials));
+    }
+    CHECK(proposed == valid);  // the search still runs to the end of the space
+  }
+}
+
 TEST_CASE("every searcher is deterministic for a seed", "[search]") {
   const SearchSpace space = tiny_space();
   for (const auto& name : names()) {

@@ -51,7 +51,8 @@ class Searcher {
   /// Results for proposed configs, in any order, failures included (they count as spent).
   /// The tuner also passes trials it measured on its own before the first proposal (the
   /// default config, trials resumed from a log): those configs count as proposed, and a
-  /// config proposed again is only answered from the tuner's memory.
+  /// config proposed again is only answered from the tuner's memory. The built-in searchers
+  /// ignore trials whose config is not of the space they were reset on.
   virtual void observe(const std::vector<Trial>& trials) = 0;
 };
 
