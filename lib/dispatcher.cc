@@ -235,39 +235,34 @@ std::optional<Config> Dispatcher::Impl::try_task(const KernelTemplate& tmpl, con
       return std::nullopt;
     }
   }
-  if (options.strict) {
-    // Strict: every record of the task is checked (steps 1 and 2), not only those ranked
-    // above the one that is used, so a hostile record cannot hide behind an honest best.
-    for (const Candidate& c : task.candidates) {
-      try {
-        Config parsed = parse_config_text(c.config_text);
-        std::map<std::string, Value> values;
-        for (std::size_t i = 0; i < parsed.size(); ++i) values[parsed.names()[i]] = parsed.values()[i];
-        (void)(own_space ? *own_space : space).make(values);
-      } catch (const Error& e) {
-        reject(c.record, std::string("config '") + c.config_text + "' is not in the space of " +
-                             tmpl.name() + ": " + e.what());
-      }
+  // Steps 1 and 2 of a record: its config text parsed strictly and checked against the space
+  // of the record's own problem; a record failing them is rejected (thrown when strict).
+  auto own_values = [&](const Candidate& c) -> std::optional<std::map<std::string, Value>> {
+    try {
+      std::map<std::string, Value> values;
+      Config parsed = parse_config_text(c.config_text);
+      for (std::size_t i = 0; i < parsed.size(); ++i) values[parsed.names()[i]] = parsed.values()[i];
+      // Throws for an unknown or missing parameter or a value outside its domain.
+      (own_space ? *own_space : space).make(values);
+      return values;
+    } catch (const Error& e) {
+      reject(c.record, std::string("config '") + c.config_text + "' is not in the space of " +
+                           tmpl.name() + ": " + e.what());
+      return std::nullopt;
     }
-  }
+  };
+  // Strict: every record of the task is checked, not only those ranked above the one that is
+  // used, so a hostile record cannot hide behind an honest best.
+  if (options.strict)
+    for (const Candidate& c : task.candidates) (void)own_values(c);
   for (int pass = 0; pass < 2; ++pass) {
     for (const Candidate& c : task.candidates) {
       if ((c.source_hash == current_source) != (pass == 0)) continue;
-      std::map<std::string, Value> values;
-      try {
-        Config parsed = parse_config_text(c.config_text);
-        for (std::size_t i = 0; i < parsed.size(); ++i)
-          values[parsed.names()[i]] = parsed.values()[i];
-        // Throws for an unknown or missing parameter or a value outside its domain.
-        (own_space ? *own_space : space).make(values);
-      } catch (const Error& e) {
-        reject(c.record, std::string("config '") + c.config_text + "' is not in the space of " +
-                             tmpl.name() + ": " + e.what());
-        continue;
-      }
+      const auto values = own_values(c);
+      if (!values) continue;
       Config config;
       try {
-        config = space.make(values);  // in the requested problem's space (order and domains)
+        config = space.make(*values);  // in the requested problem's space (order and domains)
       } catch (const Error& e) {
         spdlog::debug("dispatch: {}: config '{}' not in the space of {}: {}", c.record,
                       c.config_text, problem.key(), e.what());

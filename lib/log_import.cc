@@ -264,13 +264,10 @@ ImportSummary import_regular_file(TuningLog& log, const std::string& path,
     for (std::size_t i = 0; i < records.size(); ++i) checked(records[i], i);
     // Runs named after their file's content form one family: a file that grew (Kernel Tuner
     // extends its cache while tuning) adds only its new records.
-    const bool derived_runs = summary.format != LogFormat::jsonl && options.run_id.empty();
     visited = records.size();
-    log.append_absent_streamed(
-        [&](const std::function<void(const TrialRecord&)>& visit) {
-          for (const auto& r : records) visit(r);
-        },
-        derived_runs ? content_run_family(summary.format) : "", appended);
+    for (std::size_t i : log.append_absent(
+             records, options.run_id.empty() ? content_run_family(summary.format) : ""))
+      appended(i, records[i]);
   }
   summary.already_present = visited - summary.records;
   summary.run_ids.assign(runs.begin(), runs.end());

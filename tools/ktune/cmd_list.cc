@@ -4,6 +4,7 @@
 #include <string>
 
 #include "commands.h"
+#include "problem_options.h"
 #include "ktune/device.h"
 #include "ktune/error.h"
 #include "ktune/searcher.h"
@@ -20,11 +21,8 @@ void print_template(const KernelTemplate& t, const Device& device, bool verbose)
   std::printf("  example problem: %s\n", example.key().c_str());
   // Commands given no --shape or attributes use the example's dimensions with each
   // attribute's default (the first value of its domain), which may differ from the example.
-  std::string example_shape;
-  for (const auto& [name, extent] : example.dims)
-    example_shape += (example_shape.empty() ? "" : "x") + std::to_string(extent);
   try {
-    const Problem plain = make_problem(t, example_shape);
+    const Problem plain = ProblemOptions{}.resolve_problem(t);
     if (plain.key() != example.key())
       std::printf("  with no --shape or attributes: %s\n", plain.key().c_str());
   } catch (const Error&) {
