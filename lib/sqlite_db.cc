@@ -3,6 +3,7 @@
 #include "sqlite_db.h"
 
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -104,11 +105,47 @@ bool Statement::is_null(int column) const {
   return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
 }
 
-Connection::Connection(const std::string& path, bool read_only, int busy_timeout_ms)
+bool folder_is_writable(const std::string& file_path) {
+  std::filesystem::path folder = std::filesystem::path(file_path).parent_path();
+  if (folder.empty()) folder = ".";
+  return access(folder.c_str(), W_OK) == 0;
+}
+
+std::string immutable_uri(const std::string& path) {
+  // An absolute path, so that no part of it can read as a URI authority ("file://host/..."),
+  // with every byte outside [A-Za-z0-9/._~-] percent-encoded ('?', '#' and '%' above all).
+  std::string absolute = std::filesystem::absolute(path).string();
+  while (absolute.size() > 1 && absolute[0] == '/' && absolute[1] == '/') absolute.erase(0, 1);
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string uri = "file:";
+  for (unsigned char c : absolute) {
+    const bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                       c == '/' || c == '.' || c == '_' || c == '~' || c == '-';
+    if (plain) {
+      uri += static_cast<char>(c);
+    } else {
+      uri += '%';
+      uri += kHex[c >> 4];
+      uri += kHex[c & 15];
+    }
+  }
+  return uri + "?immutable=1";
+}
+
+Connection::Connection(const std::string& path, bool read_only, int busy_timeout_ms,
+                       bool immutable)
     : path_(path) {
+  if (immutable && !read_only)
+    throw Error(ErrorCode::invalid_argument,
+                "tuning log '" + path + "': an immutable connection must be read-only");
   int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   flags |= SQLITE_OPEN_NOMUTEX;  // callers serialize access to a connection
-  int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+  std::string name = path;
+  if (immutable) {
+    flags |= SQLITE_OPEN_URI;
+    name = immutable_uri(path);
+  }
+  int rc = sqlite3_open_v2(name.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string detail = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     if (db_) sqlite3_close_v2(db_);

@@ -58,11 +58,20 @@ class Statement {
   std::string sql_;
 };
 
+/// Whether this process may create files in the folder holding `file_path` (as SQLite must,
+/// for the -wal / -shm files of a WAL database).
+bool folder_is_writable(const std::string& file_path);
+
+/// The SQLite URI that opens `path` with `immutable=1` (absolute, percent-encoded).
+std::string immutable_uri(const std::string& path);
+
 /// One connection.
 class Connection {
  public:
-  /// Opens `path`; read_only does not create the file. Sets busy_timeout.
-  Connection(const std::string& path, bool read_only, int busy_timeout_ms);
+  /// Opens `path`; read_only does not create the file. Sets busy_timeout. immutable (read-only
+  /// connections only) opens the file as SQLite's `immutable=1`: no lock, no -wal / -shm file,
+  /// the file taken to be unchanging while open (a log in a folder this process cannot write).
+  Connection(const std::string& path, bool read_only, int busy_timeout_ms, bool immutable = false);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;

@@ -133,10 +133,14 @@ int prepare_schema(Connection& connection, bool read_only) {
     check = connection.query_text("PRAGMA quick_check(1)").value_or("");
   } catch (const Error& e) {
     const std::string why = e.what();
-    if (why.find("readonly") != std::string::npos || why.find("read-only") != std::string::npos)
+    // SQLite says "readonly" where it may not write the -shm file, and "unable to open" where
+    // it may not create one in a folder it cannot write.
+    if (why.find("readonly") != std::string::npos || why.find("read-only") != std::string::npos ||
+        (read_only && !folder_is_writable(connection.path())))
       refuse(connection, "cannot be read where it is: its folder (or its -wal / -shm files) is "
-                         "read-only, and SQLite must write the -shm file of a WAL database even "
-                         "to read it; copy the log to a writable folder (" + why + ")");
+                         "read-only, and SQLite must write the -shm file of a WAL database to "
+                         "read what its -wal file holds; copy the log with its -wal file to a "
+                         "writable folder, or let its last writer close it first (" + why + ")");
     refuse(connection, std::string("is corrupted or not a database: ") + e.what());
   }
   if (check != "ok") refuse(connection, "is corrupted (integrity check: " + check + ")");

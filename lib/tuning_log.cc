@@ -232,6 +232,23 @@ struct TuningLog::Impl {
   }
 };
 
+namespace {
+
+// A log deployed in a folder this process may not write (a read-only image or mount): SQLite
+// must create the -shm file of a WAL database even to read it, so a plain read-only open
+// fails. When no -wal file beside it holds frames (its last writer closed it and
+// checkpointed; a reader may have left an empty -wal and a -shm), the file alone is the whole
+// log and is read as an immutable snapshot, creating nothing. Otherwise SQLite decides (and
+// prepare_schema names a failure).
+bool readable_only_as_snapshot(const std::string& path) {
+  if (sqlite::folder_is_writable(path)) return false;
+  std::error_code ec;
+  const auto wal_size = std::filesystem::file_size(path + "-wal", ec);
+  return ec || wal_size <= kWalHeaderBytes;
+}
+
+}  // namespace
+
 TuningLog::TuningLog(const std::string& path, LogMode mode) : impl_(std::make_unique<Impl>()) {
   if (path.empty()) throw Error(ErrorCode::invalid_argument, "the tuning log path is empty");
   impl().path = path;
@@ -259,7 +276,9 @@ TuningLog::TuningLog(const std::string& path, LogMode mode) : impl_(std::make_un
                     "-wal' and '" + path + "-shm' first, or name another file");
   sqlite::check_sqlite_header(path);
   impl().db = std::make_unique<sqlite::Connection>(path, mode == LogMode::read_only,
-                                                   kBusyTimeoutMs);
+                                                   kBusyTimeoutMs,
+                                                   mode == LogMode::read_only &&
+                                                       readable_only_as_snapshot(path));
   impl().version = sqlite::prepare_schema(*impl().db, mode == LogMode::read_only);
 }
 

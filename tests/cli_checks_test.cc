@@ -24,6 +24,7 @@
 
 using ktune::test::CliResult;
 using ktune::test::run_ktune;
+using ktune::test::run_ktune_unprivileged;
 using ktune::test::source_path;
 using ktune::test::TempDir;
 using ktune::test::write_text;
@@ -195,24 +196,79 @@ TEST_CASE("cli: a folder, a FIFO or a read-only file as --db is refused when it 
   REQUIRE(run_ktune(dir, "import --db " + db + " " + recorded).status == 0);
   std::filesystem::permissions(db, std::filesystem::perms::owner_read | std::filesystem::perms::group_read |
                                        std::filesystem::perms::others_read);
-  std::string as_user;  // root may write any file: run as nobody where possible
-  if (geteuid() == 0) {
-    if (std::system("command -v setpriv > /dev/null 2>&1") != 0) {
-      WARN("skipped the read-only log check: running as root without setpriv");
-      return;
-    }
-    as_user = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+  const auto r = run_ktune_unprivileged(dir, "tune --plan " + plan + " --replay " + recorded + " --db " +
+                                                 db + " --budget 100 --progress 0");
+  if (!r) {
+    WARN("skipped the read-only log check: running as root without setpriv");
+    return;
   }
-  const std::string out = dir.file("ro-output.txt");
-  const std::string command = as_user + "'" + ktune::test::ktune_program() + "' tune --plan " + plan +
-                              " --replay " + recorded + " --db " + db + " --budget 100 --progress 0 > " +
-                              out + " 2>&1";
-  CliResult r;
-  r.status = WEXITSTATUS(std::system(command.c_str()));
-  std::ifstream in(out);
-  r.output.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  require_failure_mentioning(r, {"ro.db", "is read-only"});
-  CHECK(r.output.find("INSERT") == std::string::npos);  // refused at open, not at an insert
+  require_failure_mentioning(*r, {"ro.db", "is read-only"});
+  CHECK(r->output.find("INSERT") == std::string::npos);  // refused at open, not at an insert
+}
+
+TEST_CASE("cli: a log in a read-only folder is read where it is, with nothing created beside it",
+          "[cli]") {
+  namespace fs = std::filesystem;
+  TempDir dir;
+  const fs::path folder = dir.path / "image";  // a deployment: a read-only image or mount
+  fs::create_directory(folder);
+  const std::string db = (folder / "deploy.db").string();
+  const std::string recorded = source_path("benchmarks/results/2026-11-30-h200/demo-h200.jsonl");
+  const std::string source = dir.file("tuned.db");
+  REQUIRE(run_ktune(dir, "import --db " + source + " " + recorded).status == 0);
+  const CliResult writable = run_ktune(dir, "best --db " + source);
+  REQUIRE(writable.status == 0);
+  const CliResult exported_here = run_ktune(dir, "export --db " + source + " " + dir.file("y.jsonl"));
+  REQUIRE(exported_here.status == 0);
+  const auto count = exported_here.output.substr(0, exported_here.output.find(" records"));
+  fs::copy_file(source, db);  // the log file alone, as a deployment carries it
+  const auto listing = [](const fs::path& where) {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(where)) names.push_back(entry.path().filename());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  const fs::path out = dir.path / "out";
+  fs::create_directory(out);
+  fs::permissions(out, fs::perms::all);
+  fs::permissions(db, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  fs::permissions(folder, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                              fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+  const auto best = run_ktune_unprivileged(dir, "best --db " + db);
+  if (!best) {
+    WARN("skipped the read-only folder check: running as root without setpriv");
+    return;
+  }
+  INFO(best->output);
+  CHECK(best->status == 0);
+  CHECK(best->output == writable.output);
+  const auto exported = run_ktune_unprivileged(dir, "export --db " + db + " " + (out / "x.jsonl").string());
+  INFO(exported->output);
+  CHECK(exported->status == 0);
+  CHECK(exported->output.find(count + " records") != std::string::npos);
+  CHECK(listing(folder) == std::vector<std::string>{"deploy.db"});
+
+  // Trials still in a -wal file (copied while a writer had the log open) cannot be read without
+  // writing a -shm file there: refused by name rather than read as a snapshot without them.
+  const fs::path open_copy = dir.path / "open-copy";
+  fs::create_directory(open_copy);
+  {
+    const std::string live = dir.file("live.db");
+    REQUIRE(run_ktune(dir, "import --db " + live + " " + recorded).status == 0);
+    ktune::TuningLog writer(live, ktune::LogMode::read_write);
+    ktune::TrialRecord extra = *writer.records().begin();
+    extra.trial.timestamp_us += 1;
+    writer.append(extra);
+    REQUIRE(fs::file_size(live + "-wal") > 32);
+    fs::copy_file(live, open_copy / "deploy.db");
+    fs::copy_file(live + "-wal", open_copy / "deploy.db-wal");
+  }
+  fs::permissions(open_copy, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                                 fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+  const auto refused = run_ktune_unprivileged(dir, "best --db " + (open_copy / "deploy.db").string());
+  require_failure_mentioning(*refused, {"deploy.db", "cannot be read where it is"});
+  fs::permissions(folder, fs::perms::owner_all);  // TempDir removes both
+  fs::permissions(open_copy, fs::perms::owner_all);
 }
 
 TEST_CASE("cli: import --arch keeps a Kernel Tuner cache's device name, SM count unknown", "[cli]") {

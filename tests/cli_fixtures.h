@@ -4,10 +4,12 @@
 #pragma once
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -55,6 +57,24 @@ inline CliResult run_ktune(const TempDir& dir, const std::string& args) {
   CliResult r;
   if (raw != -1 && WIFEXITED(raw)) r.status = WEXITSTATUS(raw);
   else if (raw != -1 && WIFSIGNALED(raw)) r.status = 128 + WTERMSIG(raw);
+  std::ifstream in(out);
+  std::stringstream text;
+  text << in.rdbuf();
+  r.output = text.str();
+  return r;
+}
+
+/// run_ktune as an unprivileged user (nobody, through setpriv) when the tests run as root, who
+/// may write any file; as the current user otherwise. nullopt when root has no setpriv.
+inline std::optional<CliResult> run_ktune_unprivileged(const TempDir& dir, const std::string& args) {
+  if (geteuid() != 0) return run_ktune(dir, args);
+  if (std::system("command -v setpriv > /dev/null 2>&1") != 0) return std::nullopt;
+  const std::string out = dir.file("cli-output.txt");  // opened by the shell, as root
+  const std::string command = "setpriv --reuid=65534 --regid=65534 --clear-groups '" +
+                              ktune_program() + "' " + args + " > '" + out + "' 2>&1";
+  const int raw = std::system(command.c_str());
+  CliResult r;
+  if (raw != -1 && WIFEXITED(raw)) r.status = WEXITSTATUS(raw);
   std::ifstream in(out);
   std::stringstream text;
   text << in.rdbuf();
