@@ -2,7 +2,8 @@
 // (a fresh Builder without a disk cache, so every config is compiled) and cached (every
 // config already in the in-memory cache), cold with 1 to 16 compile threads (the GPU host has
 // 16 cores) and in 1 to 8 helper processes, cached with 1 and 2. Configs are distinct
-// points of the built-in copy template for sm_90.
+// points of the built-in copy template for sm_90. Also the space check each build makes before
+// its cache lookup, for four templates.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 
 #include "builtin_templates.h"
 #include "ktune/build.h"
+#include "ktune/template.h"
 
 namespace {
 
@@ -94,6 +96,24 @@ void BM_CompileCached(benchmark::State& state) {
   state.counters["threads"] = threads;
 }
 BENCHMARK(BM_CompileCached)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// What Builder::build spends before its cache lookup to refuse a config of another space: the
+// template's space for the problem and device, and contains() of the default config.
+void BM_SpaceCheck(benchmark::State& state, const std::string& name) {
+  const auto tmpl = ktune::find_template(name);
+  const ktune::Device device = ktune::Device::h200();
+  const ktune::Problem problem = tmpl->example_problem();
+  const ktune::Config config = tmpl->space(problem, device).default_config();
+  for (auto _ : state) {
+    const ktune::SearchSpace space = tmpl->space(problem, device);
+    if (!space.contains(config)) state.SkipWithError("the default config is not in its space");
+  }
+}
+BENCHMARK_CAPTURE(BM_SpaceCheck, copy, std::string("copy"))->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_SpaceCheck, gemm_mma, std::string("gemm_mma"))->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_SpaceCheck, layernorm, std::string("layernorm"))->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_SpaceCheck, conv2d_wgmma, std::string("conv2d_wgmma"))
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
