@@ -403,7 +403,13 @@ struct ExpressionCompiler {
         } else {
           t.kind = TokenKind::integer;
           auto [ptr, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), t.integer);
-          if (ec != std::errc()) fail(t.column, "integer literal " + t.text + " is too large");
+          if (ec != std::errc()) {
+            // Past 64 bits, as arithmetic that overflows: a double (so -9223372036854775808,
+            // the unary minus of 2^63, is -2^63 as in Python).
+            t.kind = TokenKind::real;
+            t.real = std::strtod(t.text.c_str(), nullptr);
+            if (!std::isfinite(t.real)) fail(t.column, "integer literal " + t.text + " is too large");
+          }
         }
       } else if (is_name_start(c)) {
         while (pos < text.size() && is_name_char(text[pos])) ++pos;

@@ -164,6 +164,12 @@ TEST_CASE("expression: functions and literals", "[expression]") {
   CHECK(eval("True + True") == 2);
   CHECK(eval("False") == 0);
   CHECK(eval("9223372036854775807") == 9223372036854775807LL);
+  // Past 64 bits a literal is a double, as overflowing arithmetic is: Python's
+  // -9223372036854775808 (the unary minus of 2^63) is the smallest 64-bit integer.
+  CHECK(holds("a == -9223372036854775808", -9223372036854775807LL - 1));
+  CHECK(holds("a > -9223372036854775808", -9223372036854775807LL));
+  CHECK_FALSE(holds("a > -9223372036854775808", -9223372036854775807LL - 1));
+  CHECK(holds("99999999999999999999 > a", 9223372036854775807LL));
 }
 
 TEST_CASE("expression: referenced parameters are positions, sorted", "[expression]") {
@@ -200,7 +206,7 @@ TEST_CASE("expression: malformed text reports the column and the token", "[expre
       {"a and", 6, "expected an operand"},
       {"and a", 1, "found name 'and'"},
       {"12abc", 3, "in number"},
-      {"99999999999999999999", 1, "too large"},
+      {"1" + std::string(400, '0'), 1, "too large"},
       {"min(a)", 1, "at least two arguments"},
       {"max(a, b", 9, "expected ',' or ')'"},
       {"a < < b", 5, "found '<'"},
