@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -163,6 +164,50 @@ struct Builder::Impl {
   }
 };
 
+namespace {
+
+bool is_identifier_char(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// A parameter reaches the kernel as the macro -DNAME=VALUE, which also replaces NAME in every
+// header the kernel includes: a parameter named like a CUDA function (printf, min) breaks a
+// CUDA header, and NVRTC's error points there, not at the parameter. When an error of a file
+// other than the kernel's quotes a line holding a parameter's name as a word, say so.
+std::string macro_collision_note(const std::string& log, const Config& config,
+                                 const std::string& kernel_file) {
+  std::vector<std::string> lines;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::vector<std::string> named;
+  for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    const auto mark = line.find("): error");
+    const auto open = line.rfind('(', mark);
+    if (mark == std::string::npos || open == std::string::npos || open == 0) continue;
+    if (line.compare(0, open, kernel_file) == 0 && open == kernel_file.size()) continue;
+    const std::string& quoted = lines[i + 1];
+    for (const auto& name : config.names()) {
+      for (auto at = quoted.find(name); at != std::string::npos; at = quoted.find(name, at + 1)) {
+        const bool starts = at == 0 || !is_identifier_char(quoted[at - 1]);
+        const bool ends = at + name.size() == quoted.size() || !is_identifier_char(quoted[at + name.size()]);
+        if (starts && ends && std::find(named.begin(), named.end(), name) == named.end()) {
+          named.push_back(name);
+          break;
+        }
+      }
+    }
+  }
+  std::string note;
+  for (const auto& name : named)
+    note += "\nnote: parameter '" + name + "' is passed as the macro -D" + name +
+            "=..., which also replaces '" + name + "' in the headers the kernel includes; the " +
+            "error above is in one of them: rename the parameter";
+  return note;
+}
+
+}  // namespace
+
 int compile_helper_count(const BuilderOptions& options) {
   return options.compile_processes == kHelperPerCompileThread ? compile_threads(options.threads)
                                                                : options.compile_processes;
@@ -231,6 +276,7 @@ BuildResult Builder::build(const KernelTemplate& tmpl, const Problem& problem,
   BuildResult result;
   result.ok = entry.ok;
   result.log = entry.log;
+  if (!entry.ok) result.log += macro_collision_note(entry.log, config, tmpl.source_name());
   result.cubin = entry.cubin;
   result.arch = entry.arch;
   result.key = key;

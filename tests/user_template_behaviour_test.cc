@@ -1,7 +1,8 @@
 // User templates at their edges (from a mutation audit of lib/user_template.cc): CUDA launch
 // limits at their boundaries, OpenCL global sizes, argument roles, types, tolerances and
 // fills, scalar kinds and values (a float scalar keeps its fraction), documents with four
-// dimensions and a GlobalSize, GridDiv over sizes beyond 2^31, and more mistakes named by field.
+// dimensions and a GlobalSize, GridDiv over sizes beyond 2^31, and more mistakes named by field;
+// a parameter whose macro breaks a CUDA header is named in the compile log.
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <random>
 
 #include "host_dtype.h"
+#include "ktune/build.h"
 #include "ktune/error.h"
 #include "ktune/user_template.h"
 #include "cli_fixtures.h"
@@ -315,4 +317,29 @@ TEST_CASE("user template: names that would become macros of the language are ref
   Json fine = example_json();
   fine["ConfigurationSpace"]["TuningParameters"].push_back({{"Name", "_unroll"}, {"Values", "[1, 2]"}});
   CHECK(error_of([&] { make_example(fine); }).empty());
+}
+
+TEST_CASE("user template: a parameter named like a CUDA function is named in the compile log",
+          "[user_template]") {
+  // printf is no keyword or reserved name, but -Dprintf=1 rewrites CUDA's declaration of it:
+  // NVRTC's error points into its own header, so the log says which parameter did it.
+  Json d = example_json();
+  d["ConfigurationSpace"]["TuningParameters"].push_back({{"Name", "printf"}, {"Values", "[1, 2]"}});
+  const auto tmpl = make_example(d);
+  const Problem problem = tmpl->example_problem();
+  const Device device = Device::h200();
+  Builder builder(BuilderOptions{1, "", {}});
+  const BuildResult bad = builder.build(*tmpl, problem, tmpl->space(problem, device).default_config(), device);
+  INFO(bad.log);
+  CHECK_FALSE(bad.ok);
+  CHECK_THAT(bad.log, Catch::Contains("parameter 'printf' is passed as the macro -Dprintf="));
+  // An error of the kernel's own file gets no such note, though it quotes a parameter.
+  const auto broken = make_user_template(example_json().dump(),
+                                         read_file(kDir + "transpose.cu") + "\nint oops = block_size_x +;\n",
+                                         read_file(kDir + "transpose_reference.cu"), "transpose.T1.json");
+  const BuildResult own = builder.build(*broken, problem, broken->space(problem, device).default_config(), device);
+  INFO(own.log);
+  CHECK_FALSE(own.ok);
+  CHECK_THAT(own.log, Catch::Contains("block_size_x"));
+  CHECK_THAT(own.log, !Catch::Contains("is passed as the macro"));
 }
