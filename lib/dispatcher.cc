@@ -237,13 +237,17 @@ std::optional<Config> Dispatcher::Impl::try_task(const KernelTemplate& tmpl, con
   }
   // Steps 1 and 2 of a record: its config text parsed strictly and checked against the space
   // of the record's own problem; a record failing them is rejected (thrown when strict).
+  // Parameters the template gained since the recording take their defaults there, as `ktune
+  // best` and --replay take them.
   auto own_values = [&](const Candidate& c) -> std::optional<std::map<std::string, Value>> {
     try {
+      std::map<std::string, Value> recorded;
+      const Config parsed = parse_config_text(c.config_text);
+      for (std::size_t i = 0; i < parsed.size(); ++i) recorded[parsed.names()[i]] = parsed.values()[i];
+      // Throws for an unknown parameter or a value outside its domain.
+      const Config own = (own_space ? *own_space : space).with_changes(recorded);
       std::map<std::string, Value> values;
-      Config parsed = parse_config_text(c.config_text);
-      for (std::size_t i = 0; i < parsed.size(); ++i) values[parsed.names()[i]] = parsed.values()[i];
-      // Throws for an unknown or missing parameter or a value outside its domain.
-      (own_space ? *own_space : space).make(values);
+      for (std::size_t i = 0; i < own.size(); ++i) values[own.names()[i]] = own.values()[i];
       return values;
     } catch (const Error& e) {
       reject(c.record, std::string("config '") + c.config_text + "' is not in the space of " +

@@ -682,10 +682,14 @@ std::map<std::string, Value> parse_pairs(const std::string& text) {
 Config SearchSpace::parse(const std::string& text) const { return make(parse_pairs(text)); }
 
 Config SearchSpace::with_changes(const std::string& changes) const {
+  return with_changes(parse_pairs(changes));
+}
+
+Config SearchSpace::with_changes(const std::map<std::string, Value>& changes) const {
   const Config base = default_config();
   std::map<std::string, Value> values;
   for (std::size_t i = 0; i < base.size(); ++i) values[base.names()[i]] = base.values()[i];
-  for (const auto& [name, value] : parse_pairs(changes)) {
+  for (const auto& [name, value] : changes) {
     if (!find(name)) {
       throw Error(ErrorCode::unknown_name,
                   "unknown parameter '" + name + "'; " + impl_->known_parameters());

@@ -204,6 +204,38 @@ TEST_CASE("cli: export --best keeps what best shows; --best 0 and a failed statu
   CHECK_FALSE(std::filesystem::exists(dir.file("failed.jsonl")));
 }
 
+TEST_CASE("The Dispatcher deploys what best shows, also configs recorded before the template "
+          "gained parameters", "[cli][export][dispatch]") {
+  // The recorded demo log predates parameters layernorm and reduction have since gained: best
+  // counts its configs with those at their defaults, and so must the deployed lookup.
+  TempDir dir;
+  const std::string db = dir.file("demo.db");
+  const std::string recorded = test::source_path("benchmarks/results/2026-11-30-h200/demo-h200.jsonl");
+  REQUIRE(test::run_ktune(dir, "import --db " + db + " " + recorded).status == 0);
+  const auto run = test::run_ktune(dir, "best --json --db " + db);
+  REQUIRE(run.status == 0);
+  const auto rows = nlohmann::json::parse(run.output);
+  REQUIRE(rows.size() == 4);
+  DispatcherOptions strict;
+  strict.strict = true;
+  for (const std::string& path : {db, recorded}) {
+    Dispatcher lenient(path), refusing(path, strict);
+    for (const auto& row : rows) {
+      const std::string name = row["template"];
+      INFO(path << ": " << name << " " << row["problem"].get<std::string>());
+      REQUIRE(row["device"] == Device::h200().key());
+      const auto tmpl = find_template(name);
+      const Problem problem = Problem::from_key(row["problem"]);
+      const Config shown = tmpl->space(problem, Device::h200()).with_changes(row["config"].get<std::string>());
+      const Selection s = lenient.select(name, problem, Device::h200());
+      CHECK(s.reason == SelectionReason::exact);
+      CHECK(s.config == shown);
+      CHECK(refusing.select(name, problem, Device::h200()).config == shown);
+    }
+    CHECK(lenient.rejections().empty());
+  }
+}
+
 TEST_CASE("cli: export --best --space keeps a user template's default; without it, says so",
           "[cli][export][user_template]") {
   TempDir dir;

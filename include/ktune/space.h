@@ -105,6 +105,10 @@ class SearchSpace {
   /// The default config with the parameters named in `changes` ("a=1,b=2", any subset, any
   /// order) set to the given values; valid or not (see violated()). Throws like parse().
   Config with_changes(const std::string& changes) const;
+  /// with_changes() from name=value pairs: a recorded config whose template has gained
+  /// parameters since takes their defaults (which keep the kernel as it was). Throws like make()
+  /// for an unknown parameter or an out-of-domain value.
+  Config with_changes(const std::map<std::string, Value>& changes) const;
   /// True when the config belongs to this space (names and domains), valid or not.
   bool contains(const Config& config) const;
 

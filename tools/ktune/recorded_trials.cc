@@ -32,12 +32,8 @@ std::optional<Config> config_in_space(const SearchSpace& space, const std::strin
     // parameter's default keeps the kernel as it was); unknown or out-of-domain ones drop it.
     const Config recorded = parse_config_text(text);
     std::map<std::string, Value> values;
-    for (const auto& p : space.params()) values[p.name] = p.default_value;
-    for (std::size_t i = 0; i < recorded.size(); ++i) {
-      if (!space.find(recorded.names()[i])) return std::nullopt;
-      values[recorded.names()[i]] = recorded.values()[i];
-    }
-    Config c = space.make(values);
+    for (std::size_t i = 0; i < recorded.size(); ++i) values[recorded.names()[i]] = recorded.values()[i];
+    Config c = space.with_changes(values);
     if (space.valid(c)) return c;
   } catch (const Error&) {
   }
