@@ -43,6 +43,16 @@ std::size_t GzipInput::read(char* out, std::size_t n) {
     const char* message = gzerror(file, &code);
     throw Error(ErrorCode::io_error, "cannot read '" + path_ + "': " + (message ? message : ""));
   }
+  if (got == 0) {
+    // zlib ends a stream cut short (an interrupted copy or `... | gzip`) like a whole one, with
+    // Z_BUF_ERROR left behind: without this, a truncated log would read as a shorter one.
+    int code = Z_OK;
+    gzerror(file, &code);
+    if (code == Z_BUF_ERROR)
+      throw Error(ErrorCode::parse_error,
+                  "'" + path_ + "' ends in the middle of its gzip stream (truncated, or still being "
+                  "written?): refused rather than read as a shorter file");
+  }
   out_bytes_ += static_cast<std::uint64_t>(got);
   // A plain file reads as itself (gzdirect); a compressed one may not inflate without bound.
   if (out_bytes_ > kInflationCheckedFrom && disk_bytes_ > 0 && !gzdirect(file) &&

@@ -14,6 +14,8 @@
 #include "cli_fixtures.h"
 #include "input_file.h"
 #include "json_input.h"
+#include "ktune/dispatch.h"
+#include "ktune/template.h"
 #include "ktune/error.h"
 #include "ktune/log.h"
 #include "ktune/space.h"
@@ -112,6 +114,28 @@ TEST_CASE("json input: gzip that inflates beyond any real log is refused early",
   // A real compressed log reads whole.
   write_gzip(dir.file("small.json.gz"), "{\"cache\": {}}");
   CHECK(detail::read_maybe_gzip(dir.file("small.json.gz"), "test file") == "{\"cache\": {}}");
+}
+
+TEST_CASE("json input: a gzip file cut short is refused, not read as a shorter file", "[log][formats]") {
+  test::TempDir dir;
+  const std::string recorded = test::source_path("benchmarks/results/2026-11-30-h200/demo-h200.jsonl");
+  std::ifstream in(recorded);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  write_gzip(dir.file("whole.jsonl.gz"), text);
+  const auto size = std::filesystem::file_size(dir.file("whole.jsonl.gz"));
+  std::filesystem::copy_file(dir.file("whole.jsonl.gz"), dir.file("cut.jsonl.gz"));
+  std::filesystem::resize_file(dir.file("cut.jsonl.gz"), size / 2);  // an interrupted copy
+  CHECK(detail::read_maybe_gzip(dir.file("whole.jsonl.gz"), "test file") == text);
+  CHECK_THAT(error_of([&] { detail::read_maybe_gzip(dir.file("cut.jsonl.gz"), "test file"); },
+                      ErrorCode::parse_error),
+             Catch::Contains("cut.jsonl.gz") && Catch::Contains("truncated"));
+  // The streamed readers: import and the Dispatcher refuse it by name, adding nothing.
+  const test::CliResult imported = test::run_ktune(dir, "import --db " + dir.file("t.db") + " " + dir.file("cut.jsonl.gz"));
+  CHECK(imported.status != 0);
+  CHECK_THAT(imported.output, Catch::Contains("truncated"));
+  CHECK_THROWS_WITH(Dispatcher(dir.file("cut.jsonl.gz")), Catch::Contains("truncated"));
+  CHECK(Dispatcher(dir.file("whole.jsonl.gz")).select("copy", make_problem(*find_template("copy"), "67108864", {{"dtype", "f32"}}),
+                                                        Device::h200()).reason == SelectionReason::exact);
 }
 
 TEST_CASE("json input: a path that cannot be followed is not_found with the reason", "[log][formats]") {
