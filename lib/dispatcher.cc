@@ -16,6 +16,7 @@
 #include <mutex>
 #include <set>
 #include <shared_mutex>
+#include <tuple>
 #include <unordered_map>
 
 #include "cuda_module.h"
@@ -58,6 +59,15 @@ struct Task {
   int cc_major = 0, cc_minor = 0;
   std::vector<Candidate> candidates;
 };
+
+/// The SM count a device key ends with ("NAME|sm_90|132"), -1 when it holds none.
+long sm_count_of(const std::string& device_key) {
+  const auto bar = device_key.rfind('|');
+  if (bar == std::string::npos) return -1;
+  char* end = nullptr;
+  const long count = std::strtol(device_key.c_str() + bar + 1, &end, 10);
+  return end != device_key.c_str() + bar + 1 && *end == '\0' ? count : -1;
+}
 
 std::string default_cache_dir() {
   if (const char* dir = std::getenv("KTUNE_CACHE_DIR"); dir && *dir) return dir;
@@ -311,9 +321,15 @@ Selection Dispatcher::Impl::compute(const KernelTemplate& tmpl, const Problem& p
         if (auto d = shape_distance(problem, *t.problem)) out.emplace_back(*d, &t);
       }
     }
-    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-      return a.first < b.first || (a.first == b.first && a.second->problem_key < b.second->problem_key);
-    });
+    // Ties (one problem tuned on several devices of the requested compute capability) go to
+    // the device whose SM count is nearest the requested one, then by device key: never to the
+    // order in which the records were imported.
+    auto order = [&](const std::pair<double, const Task*>& t) {
+      return std::make_tuple(t.first, std::cref(t.second->problem_key),
+                             std::abs(sm_count_of(t.second->device_key) - device.sm_count),
+                             std::cref(t.second->device_key));
+    };
+    std::sort(out.begin(), out.end(), [&](const auto& a, const auto& b) { return order(a) < order(b); });
     return out;
   };
   auto attempt = [&](const std::vector<std::pair<double, const Task*>>& group, bool other_device)

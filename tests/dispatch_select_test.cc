@@ -182,6 +182,35 @@ TEST_CASE("Dispatcher uses another device of the same compute capability, flagge
         SelectionReason::default_config);
 }
 
+TEST_CASE("Among other devices of the compute capability, the SM count decides, not record order",
+          "[dispatch]") {
+  // One problem tuned on two other sm_90 GPUs with different winners; a program on an H200
+  // NVL (132 SMs) takes the 132-SM device's config whichever log was imported first.
+  test::TempDir dir;
+  const Device h100_pcie = test::test_device("NVIDIA H100 PCIe", 114, 9, 0);
+  const Device h100_sxm = test::test_device("NVIDIA H100 80GB HBM3", 132, 9, 0);
+  const Device nvl = test::test_device("NVIDIA H200 NVL", 132, 9, 0);
+  const TrialRecord on_pcie = tile_record(1024, 1024, "BM=32,BN=32,SPLIT=1", 0.4, h100_pcie);
+  const TrialRecord on_sxm = tile_record(1024, 1024, "BM=64,BN=64,SPLIT=1", 0.6, h100_sxm);
+  for (const bool sxm_first : {true, false}) {
+    INFO("SXM records first: " << sxm_first);
+    const std::string path = dir.file(sxm_first ? "ab.db" : "ba.db");
+    {
+      TuningLog log(path);
+      log.append_batch(sxm_first ? std::vector<TrialRecord>{on_sxm, on_pcie}
+                                 : std::vector<TrialRecord>{on_pcie, on_sxm});
+    }
+    const auto s = Dispatcher(path).select(kTile, TileTemplate::problem(1024, 1024), nvl);
+    CHECK(s.reason == SelectionReason::same_arch);
+    CHECK(s.source_device == device_key_of(h100_sxm));
+    CHECK(s.config.str() == "BM=64,BN=64,SPLIT=1");
+    // A 114-SM program takes the PCIe card's config, also whichever came first.
+    const Device pcie_like = test::test_device("NVIDIA H800 PCIe", 114, 9, 0);
+    CHECK(Dispatcher(path).select(kTile, TileTemplate::problem(1024, 1024), pcie_like).source_device ==
+          device_key_of(h100_pcie));
+  }
+}
+
 TEST_CASE("Hostile log records are rejected by name before anything is compiled",
           "[dispatch][security]") {
   test::TempDir dir;
