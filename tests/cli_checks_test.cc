@@ -271,7 +271,8 @@ TEST_CASE("cli: a log in a read-only folder is read where it is, with nothing cr
   fs::permissions(open_copy, fs::perms::owner_all);
 }
 
-TEST_CASE("cli: import --arch keeps a Kernel Tuner cache's device name, SM count unknown", "[cli]") {
+TEST_CASE("cli: import --arch keeps a Kernel Tuner cache's device name, SM count unknown or given",
+          "[cli]") {
   TempDir dir;
   const std::string cache = std::string(KTUNE_DATASETS_DIR) + "/convolution_milo_A4000.json.gz";
   const CliResult imported = run_ktune(dir, "import --db " + dir.file("kt.db") + " " + cache +
@@ -281,6 +282,19 @@ TEST_CASE("cli: import --arch keeps a Kernel Tuner cache's device name, SM count
   const CliResult best = run_ktune(dir, "best --db " + dir.file("kt.db"));
   INFO(best.output);
   CHECK(best.output.find("NVIDIA RTX A4000|sm_86|0 ") != std::string::npos);
+  // --sm-count gives the device's SM count, so the records match that GPU exactly.
+  const CliResult counted = run_ktune(dir, "import --db " + dir.file("kt48.db") + " " + cache +
+                                               " --template conv --arch sm_86 --sm-count 48");
+  INFO(counted.output);
+  REQUIRE(counted.status == 0);
+  CHECK(run_ktune(dir, "best --db " + dir.file("kt48.db")).output.find("NVIDIA RTX A4000|sm_86|48 ") !=
+        std::string::npos);
+  require_failure_mentioning(run_ktune(dir, "import --db " + dir.file("x.db") + " " + cache +
+                                                " --template conv --sm-count 48"),
+                             {"--sm-count 48 needs --arch"});
+  require_failure_mentioning(run_ktune(dir, "import --db " + dir.file("x.db") + " " + cache +
+                                                " --template conv --arch sm_86 --sm-count 0"),
+                             {"--sm-count"});
 }
 
 TEST_CASE("cli: a Hopper-only template on another target is refused before any build", "[cli]") {

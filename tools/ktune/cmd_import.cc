@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "ktune/error.h"
 #include "ktune/log.h"
 
 namespace ktune::cli {
@@ -16,6 +17,7 @@ struct ImportArgs {
   std::string input;
   std::string format;
   std::string template_name, problem, device_name, arch, run;
+  int sm_count = 0;
 };
 
 }  // namespace
@@ -31,6 +33,10 @@ void add_import_command(CLI::App& app) {
   cmd->add_option("--problem", args->problem, "T4/Kernel Tuner: problem key");
   cmd->add_option("--device-name", args->device_name, "T4/Kernel Tuner: device name");
   cmd->add_option("--arch", args->arch, "T4/Kernel Tuner: device arch, e.g. sm_90 (the device keeps the file's name unless --device-name)");
+  cmd->add_option("--sm-count", args->sm_count,
+                  "T4/Kernel Tuner: the device's SM count (with --arch), so that its records match "
+                  "that GPU exactly when deployed (default: unknown, 0)")
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--run", args->run,
                   "T4/Kernel Tuner: run id (default: derived from the file's content, so a file "
                   "imported again adds nothing)");
@@ -40,12 +46,17 @@ void add_import_command(CLI::App& app) {
     options.template_name = args->template_name;
     options.problem_key = args->problem;
     options.run_id = args->run;
+    if (args->sm_count > 0 && args->arch.empty())
+      throw Error(ErrorCode::invalid_argument,
+                  "--sm-count " + std::to_string(args->sm_count) +
+                      " needs --arch (the device's architecture, e.g. sm_90)");
     if (!args->arch.empty() || !args->device_name.empty()) {
       Device device = args->arch.empty() ? Device{} : Device::offline(args->arch);
       // --arch alone keeps the device name the file gives (ImportOptions::device); the SM
-      // count stays unknown (0), not that of the architecture's typical part.
+      // count stays unknown (0) unless --sm-count gives it, not that of the architecture's
+      // typical part.
       device.name = args->device_name;
-      device.sm_count = 0;
+      device.sm_count = args->sm_count;
       options.device = device;
     }
     // A log this command creates and then fills with nothing (the file was refused) is
