@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include "cuda_module.h"
+#include "input_file.h"
 #include "jsonl_format.h"
 #include "ktune/build.h"
 #include "ktune/error.h"
@@ -463,6 +464,7 @@ Dispatcher::Dispatcher(const std::string& path, DispatcherOptions options)
     : impl_(std::make_unique<Impl>()) {
   impl_->path = path;
   impl_->options = std::move(options);
+  detail::require_read_permission(path, "dispatch: tuning log");
   std::ifstream probe(path);
   if (!probe) throw Error(ErrorCode::not_found, "dispatch: tuning log '" + path + "' does not exist");
   probe.close();

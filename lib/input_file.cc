@@ -27,6 +27,7 @@ GzipInput::GzipInput(const std::string& path, const std::string& what) : path_(p
   }
   const auto size = std::filesystem::file_size(path, ec);
   disk_bytes_ = ec ? 0 : static_cast<std::uint64_t>(size);
+  require_read_permission(path, what);
   file_ = gzopen(path.c_str(), "rb");
   if (!file_) throw Error(ErrorCode::io_error, "cannot open '" + path + "'");
 }
@@ -127,6 +128,12 @@ RereadableInput::~RereadableInput() {
   std::filesystem::remove(path_, ec);
 }
 
+void require_read_permission(const std::string& path, const std::string& what) {
+  if (::access(path.c_str(), R_OK) == 0 || errno == ENOENT) return;
+  throw Error(ErrorCode::io_error,
+              what + " '" + path + "' cannot be read: " + std::strerror(errno));
+}
+
 std::string read_text_file(const std::string& path, const std::string& what) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
@@ -138,6 +145,7 @@ std::string read_text_file(const std::string& path, const std::string& what) {
   }
   if (std::filesystem::is_directory(status))
     throw Error(ErrorCode::not_found, what + " '" + path + "' is a folder, not a file");
+  require_read_permission(path, what);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorCode::io_error, what + " '" + path + "' cannot be opened");
   std::ostringstream text;

@@ -65,6 +65,10 @@ class RereadableInput {
   bool copied_ = false;
 };
 
+/// Throws Error(io_error) naming `what` '`path`' and the system's reason ("Permission denied")
+/// when this process may not read the file; does nothing for a missing path (callers name it).
+void require_read_permission(const std::string& path, const std::string& what);
+
 /// The whole content of the plain file `path`; `what` names its role in messages ("plan
 /// file"). Throws Error: not_found (missing, unreachable, a folder), io_error (unreadable).
 std::string read_text_file(const std::string& path, const std::string& what);

@@ -164,6 +164,7 @@ void for_each(std::istream& in, const std::string& origin,
 
 void for_each_in_file(const std::string& path, const std::function<void(const TrialRecord&)>& visit,
                       ConfigText config) {
+  detail::require_read_permission(path, "JSON-lines file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorCode::not_found, "cannot open '" + path + "' for reading");
   char magic[2] = {};

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <thread>
 
+#include "input_file.h"
 #include "ktune/error.h"
 
 namespace ktune::sqlite {
@@ -102,6 +103,8 @@ void check_sqlite_header(const std::string& path) {
   if (!std::filesystem::exists(path, ec)) return;
   auto size = std::filesystem::file_size(path, ec);
   if (ec || size == 0) return;
+  // A file this process may not read would otherwise read as 0 bytes: a "wrong header".
+  detail::require_read_permission(path, "tuning log");
   static const char kHeader[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f',
                                    'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
   char head[16] = {};

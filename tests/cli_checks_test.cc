@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_fixtures.h"
+#include "ktune/dispatch.h"
 
 using ktune::test::CliResult;
 using ktune::test::run_ktune;
@@ -269,6 +270,57 @@ TEST_CASE("cli: a log in a read-only folder is read where it is, with nothing cr
   require_failure_mentioning(*refused, {"deploy.db", "cannot be read where it is"});
   fs::permissions(folder, fs::perms::owner_all);  // TempDir removes both
   fs::permissions(open_copy, fs::perms::owner_all);
+}
+
+TEST_CASE("A log the user may not read is named as such, not as missing or foreign", "[cli][dispatch]") {
+  namespace fs = std::filesystem;
+  TempDir dir;
+  fs::permissions(dir.path, fs::perms::all);  // the folder open to all, the files not
+  const std::string recorded = source_path("benchmarks/results/2026-11-30-h200/demo-h200.jsonl");
+  const std::string db = dir.file("secret.db"), jsonl = dir.file("secret.jsonl");
+  REQUIRE(run_ktune(dir, "import --db " + db + " " + recorded).status == 0);
+  fs::copy_file(recorded, jsonl);
+  for (const auto& f : {db, jsonl}) fs::permissions(f, fs::perms::owner_read | fs::perms::owner_write);
+  const auto best = run_ktune_unprivileged(dir, "best --db " + db);
+  if (!best) {
+    WARN("skipped the unreadable log check: running as root without setpriv");
+    return;
+  }
+  require_failure_mentioning(*best, {"secret.db", "cannot be read", "Permission denied"});
+  CHECK(best->output.find("header") == std::string::npos);
+  require_failure_mentioning(*run_ktune_unprivileged(dir, "import --db " + dir.file("x.db") + " " + jsonl),
+                             {"secret.jsonl", "cannot be read", "Permission denied"});
+  // The Dispatcher, as a deployed program running as another user would open them.
+  for (const auto& path : {db, jsonl}) {
+    int pipe_fds[2];
+    REQUIRE(pipe(pipe_fds) == 0);
+    const pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      close(pipe_fds[0]);
+      std::string message = "opened";
+      if (geteuid() != 0 || (setgid(65534) == 0 && setuid(65534) == 0)) {
+        try {
+          ktune::Dispatcher d(path);
+        } catch (const std::exception& e) {
+          message = e.what();
+        }
+      } else {
+        message = "setuid failed";
+      }
+      (void)!write(pipe_fds[1], message.data(), message.size());
+      _exit(0);
+    }
+    close(pipe_fds[1]);
+    std::string message;
+    char buffer[512];
+    for (ssize_t got; (got = read(pipe_fds[0], buffer, sizeof buffer)) > 0;) message.append(buffer, got);
+    close(pipe_fds[0]);
+    waitpid(child, nullptr, 0);
+    INFO(message);
+    CHECK_THAT(message, Catch::Contains(path) && Catch::Contains("cannot be read") &&
+                            Catch::Contains("Permission denied"));
+  }
 }
 
 TEST_CASE("cli: import --arch keeps a Kernel Tuner cache's device name, SM count unknown or given",
