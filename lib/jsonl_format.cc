@@ -135,21 +135,26 @@ void for_each(std::istream& in, const std::string& origin,
   std::string line;
   std::size_t number = 0;
   bool seen_header = false;
+  auto check_header = [](const json& j, const std::string& where) {
+    if (jf::text(j, "format", where) != kFormatName) {
+      jf::fail(where, "format", std::string("expected \"") + kFormatName + "\"");
+    }
+    auto version = jf::integer(j, "version", where);
+    if (version > kFormatVersion || version < 1) {
+      jf::fail(where, "version",
+               "version " + std::to_string(version) + " is not supported (this ktune reads " +
+                   std::to_string(kFormatVersion) + ")");
+    }
+  };
   while (std::getline(in, line)) {
     ++number;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     std::string where = origin + ":" + std::to_string(number);
     const json j = detail::parse_json_document(line, where);
-    if (!seen_header) {
-      if (jf::text(j, "format", where) != kFormatName) {
-        jf::fail(where, "format", std::string("expected \"") + kFormatName + "\"");
-      }
-      auto version = jf::integer(j, "version", where);
-      if (version > kFormatVersion || version < 1) {
-        jf::fail(where, "version",
-                 "version " + std::to_string(version) + " is not supported (this ktune reads " +
-                     std::to_string(kFormatVersion) + ")");
-      }
+    // The first line is the header; a later one (exports joined with cat, or gzip members
+    // joined) is checked like it and starts the next part.
+    if (!seen_header || (j.is_object() && j.contains("format") && !j.contains("template"))) {
+      check_header(j, where);
       seen_header = true;
       continue;
     }

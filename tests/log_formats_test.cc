@@ -1,6 +1,7 @@
 // Import/export of tuning logs: lossless JSON-lines and T4 round trips, foreign T4 results,
 // Kernel Tuner caches (the real benchmark-hub files), and malformed input that is reported
 // with file, line and field while the log stays untouched.
+#include <algorithm>
 #include <fstream>
 #include <map>
 
@@ -85,6 +86,39 @@ TEST_CASE("JSON lines export and import round-trip losslessly", "[log][formats]"
   LogFilter one_run;
   one_run.run_id = "run-2";
   CHECK(export_file(source, dir.file("run2.jsonl"), LogFormat::jsonl, one_run) == 2);
+}
+
+TEST_CASE("JSON lines exports joined with cat import as one; each header is checked",
+          "[log][formats]") {
+  test::TempDir dir;
+  // Two machines' exports: the sample, and the sample re-run under another run id.
+  export_sample(dir.file("a.jsonl"), LogFormat::jsonl);
+  std::vector<TrialRecord> rerun = sample_records();
+  for (auto& r : rerun) r.run_id = "rerun";
+  {
+    TuningLog tmp(dir.file("b.db"));
+    tmp.append_batch(rerun);
+    export_file(tmp, dir.file("b.jsonl"), LogFormat::jsonl);
+  }
+  std::vector<std::string> joined = read_lines(dir.file("a.jsonl"));
+  const std::size_t second_header = joined.size() + 1;
+  for (const auto& line : read_lines(dir.file("b.jsonl"))) joined.push_back(line);
+  write_lines(dir.file("joined.jsonl"), joined);
+  TuningLog log(dir.file("joined.db"));
+  const auto summary = import_file(log, dir.file("joined.jsonl"));
+  CHECK(summary.records == 2 * sample_records().size());
+  CHECK(log.count() == static_cast<std::int64_t>(2 * sample_records().size()));
+  const auto runs = log.runs();
+  CHECK(std::count_if(runs.begin(), runs.end(), [](const RunSummary& r) { return r.run_id == "rerun"; }) == 1);
+  // A later header of a version this ktune cannot read is refused by its line, as a first one.
+  auto future = joined;
+  future[second_header - 1] = R"({"format":"ktune-trials","version":99})";
+  write_lines(dir.file("future.jsonl"), future);
+  TuningLog other(dir.file("other.db"));
+  CHECK_THROWS_WITH(import_file(other, dir.file("future.jsonl")),
+                    Catch::Contains("future.jsonl:" + std::to_string(second_header)) &&
+                        Catch::Contains("version 99"));
+  CHECK(other.count() == 0);
 }
 
 TEST_CASE("T4 export and import round-trip losslessly and follow the T4 schema", "[log][formats]") {
