@@ -41,6 +41,14 @@ std::string create_temporary_beside(const std::string& path) {
       ::close(fd);
       return tmp;
     }
+    if (errno == EACCES || errno == EROFS) {  // the file may be writable, its folder is not
+      const int error = errno;
+      std::error_code ec;
+      const std::string folder = std::filesystem::absolute(path, ec).parent_path().string();
+      throw Error(ErrorCode::io_error, "cannot write '" + path + "': a whole-or-nothing write " +
+                                           "creates a temporary file beside it, and its folder '" +
+                                           folder + "' refuses that: " + std::strerror(error));
+    }
     if (errno != EEXIST)
       throw Error(ErrorCode::io_error, "cannot write '" + path + "': " + reason_for(path, errno));
   }

@@ -323,6 +323,30 @@ TEST_CASE("A log the user may not read is named as such, not as missing or forei
   }
 }
 
+TEST_CASE("cli: an output in a folder the user may not write names the folder", "[cli][export]") {
+  namespace fs = std::filesystem;
+  TempDir dir;
+  fs::permissions(dir.path, fs::perms::all);
+  const std::string recorded = source_path("benchmarks/results/2026-11-30-h200/demo-h200.jsonl");
+  const std::string db = dir.file("t.db");
+  REQUIRE(run_ktune(dir, "import --db " + db + " " + recorded).status == 0);
+  fs::permissions(db, fs::perms::all);
+  const fs::path locked = dir.path / "locked";
+  fs::create_directory(locked);
+  write_text((locked / "deploy.jsonl").string(), "old\n");
+  fs::permissions(locked / "deploy.jsonl", fs::perms::all);  // the file writable, its folder not
+  fs::permissions(locked, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                              fs::perms::others_read | fs::perms::others_exec);
+  const auto r = run_ktune_unprivileged(dir, "export --db " + db + " " + (locked / "deploy.jsonl").string());
+  if (!r) {
+    WARN("skipped the locked folder check: running as root without setpriv");
+    return;
+  }
+  require_failure_mentioning(*r, {"deploy.jsonl", "its folder '" + locked.string() + "'", "Permission denied"});
+  std::ifstream kept(locked / "deploy.jsonl");
+  CHECK(std::string(std::istreambuf_iterator<char>(kept), {}) == "old\n");
+}
+
 TEST_CASE("cli: import --arch keeps a Kernel Tuner cache's device name, SM count unknown or given",
           "[cli]") {
   TempDir dir;
