@@ -16,7 +16,6 @@
 #include <mutex>
 #include <set>
 #include <shared_mutex>
-#include <tuple>
 #include <unordered_map>
 
 #include "cuda_module.h"
@@ -325,12 +324,14 @@ Selection Dispatcher::Impl::compute(const KernelTemplate& tmpl, const Problem& p
     // Ties (one problem tuned on several devices of the requested compute capability) go to
     // the device whose SM count is nearest the requested one, then by device key: never to the
     // order in which the records were imported.
-    auto order = [&](const std::pair<double, const Task*>& t) {
-      return std::make_tuple(t.first, std::cref(t.second->problem_key),
-                             std::abs(sm_count_of(t.second->device_key) - device.sm_count),
-                             std::cref(t.second->device_key));
-    };
-    std::sort(out.begin(), out.end(), [&](const auto& a, const auto& b) { return order(a) < order(b); });
+    auto sm_gap = [&](const Task& t) { return std::abs(sm_count_of(t.device_key) - device.sm_count); };
+    std::sort(out.begin(), out.end(), [&](const auto& a, const auto& b) {
+      if (a.first != b.first) return a.first < b.first;
+      const Task &x = *a.second, &y = *b.second;
+      if (x.problem_key != y.problem_key) return x.problem_key < y.problem_key;
+      if (sm_gap(x) != sm_gap(y)) return sm_gap(x) < sm_gap(y);
+      return x.device_key < y.device_key;
+    });
     return out;
   };
   auto attempt = [&](const std::vector<std::pair<double, const Task*>>& group, bool other_device)
