@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -44,6 +45,27 @@ std::optional<std::vector<char>> read_file(const fs::path& path) {
   }
 }
 
+/// Temporary files of `path` older than kStaleTemporary: left by a writer killed between its
+/// write and its rename (no write takes that long), which nothing else would ever remove.
+/// Only `path`'s own, removed once its entry is written: the entry a killed writer never
+/// wrote is the one compiled and written again.
+constexpr auto kStaleTemporary = std::chrono::minutes(10);
+
+void remove_stale_temporaries(const fs::path& path) {
+  const std::string prefix = "." + path.filename().string() + ".";
+  std::error_code ec;
+  const auto now = fs::file_time_type::clock::now();
+  for (fs::directory_iterator it(path.parent_path(), ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= prefix.size() + 4 || name.compare(0, prefix.size(), prefix) != 0 ||
+        name.compare(name.size() - 4, 4, ".tmp") != 0)
+      continue;
+    std::error_code time_ec;
+    const auto written = fs::last_write_time(it->path(), time_ec);
+    if (!time_ec && now - written > kStaleTemporary) fs::remove(it->path(), time_ec);
+  }
+}
+
 /// Writes `bytes` to `path` through a unique temporary file and a rename, so readers see the
 /// old file, no file, or the whole new file. Returns false (and removes the temp) on failure.
 bool write_atomically(const fs::path& path, std::string_view bytes) {
@@ -65,8 +87,12 @@ bool write_atomically(const fs::path& path, std::string_view bytes) {
   }
   std::error_code ec;
   fs::rename(tmp, path, ec);
-  if (ec) fs::remove(tmp, ec);
-  return !ec;
+  if (ec) {
+    fs::remove(tmp, ec);
+    return false;
+  }
+  remove_stale_temporaries(path);
+  return true;
 }
 
 }  // namespace

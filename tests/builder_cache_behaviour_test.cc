@@ -4,6 +4,7 @@
 // source, the default C++ standard, and resources of the planned kernel.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -196,4 +197,24 @@ TEST_CASE("cubin cache: resources are the planned kernel's, not another kernel's
     CHECK(r.kernels.at("zz_helper").shared_bytes == 16384);
     CHECK(r.resources.shared_bytes == 0);
   }
+}
+
+TEST_CASE("cubin cache: a writer killed before its rename leaves a temporary file that the next "
+          "write of that entry removes", "[builder][cache]") {
+  TempDir dir;
+  auto leave = [&](const std::string& name, std::chrono::minutes age) {
+    std::ofstream(dir.path / name) << "partial";
+    fs::last_write_time(dir.path / name, fs::file_time_type::clock::now() - age);
+  };
+  leave(".eeee.cubin.4242.7.0.tmp", std::chrono::minutes(60));  // killed an hour ago
+  leave(".eeee.json.4242.7.1.tmp", std::chrono::minutes(60));
+  leave(".eeee.cubin.4243.7.0.tmp", std::chrono::minutes(0));   // a writer still at work
+  leave(".ffff.cubin.4242.7.2.tmp", std::chrono::minutes(60));  // another entry's
+  detail::CubinCache cache(dir.path.string());
+  REQUIRE(cache.get_or_compile("eeee", fake_compile).second == detail::CacheSource::miss);
+  CHECK(fs::exists(dir.path / "eeee.cubin"));
+  CHECK_FALSE(fs::exists(dir.path / ".eeee.cubin.4242.7.0.tmp"));
+  CHECK_FALSE(fs::exists(dir.path / ".eeee.json.4242.7.1.tmp"));
+  CHECK(fs::exists(dir.path / ".eeee.cubin.4243.7.0.tmp"));
+  CHECK(fs::exists(dir.path / ".ffff.cubin.4242.7.2.tmp"));
 }
