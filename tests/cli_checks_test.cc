@@ -211,7 +211,8 @@ TEST_CASE("cli: a log in a read-only folder is read where it is, with nothing cr
           "[cli]") {
   namespace fs = std::filesystem;
   TempDir dir;
-  const fs::path folder = dir.path / "image";  // a deployment: a read-only image or mount
+  // A deployment: a read-only image or mount, in a folder whose name SQLite's URIs must escape.
+  const fs::path folder = dir.path / "im age?#%20";
   fs::create_directory(folder);
   const std::string db = (folder / "deploy.db").string();
   const std::string recorded = source_path("benchmarks/results/2026-11-30-h200/demo-h200.jsonl");
@@ -235,7 +236,7 @@ TEST_CASE("cli: a log in a read-only folder is read where it is, with nothing cr
   fs::permissions(db, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
   fs::permissions(folder, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
                               fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
-  const auto best = run_ktune_unprivileged(dir, "best --db " + db);
+  const auto best = run_ktune_unprivileged(dir, "best --db '" + db + "'");
   if (!best) {
     WARN("skipped the read-only folder check: running as root without setpriv");
     return;
@@ -243,7 +244,7 @@ TEST_CASE("cli: a log in a read-only folder is read where it is, with nothing cr
   INFO(best->output);
   CHECK(best->status == 0);
   CHECK(best->output == writable.output);
-  const auto exported = run_ktune_unprivileged(dir, "export --db " + db + " " + (out / "x.jsonl").string());
+  const auto exported = run_ktune_unprivileged(dir, "export --db '" + db + "' " + (out / "x.jsonl").string());
   INFO(exported->output);
   CHECK(exported->status == 0);
   CHECK(exported->output.find(count + " records") != std::string::npos);
