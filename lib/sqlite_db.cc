@@ -21,6 +21,17 @@ void throw_sqlite_error(sqlite3* db, int rc, const std::string& origin, const st
   if (primary == SQLITE_CORRUPT) kind = " (the database file is corrupted)";
   if (primary == SQLITE_NOTADB) kind = " (the file is not an SQLite database)";
   if (primary == SQLITE_BUSY) kind = " (the database stayed locked past the busy timeout)";
+  if (primary == SQLITE_FULL || primary == SQLITE_IOERR) {
+    // The system's reason (no space, a file size limit, a failing disk) says what to fix. A
+    // short write leaves no errno: SQLite reports only that the write was cut short.
+    const int system_error = db ? sqlite3_system_errno(db) : 0;
+    const bool write = primary == SQLITE_FULL || rc == SQLITE_IOERR_WRITE || rc == SQLITE_IOERR_FSYNC;
+    kind = std::string(" (") +
+           (system_error ? std::strerror(system_error)
+                         : write ? "a write was cut short: is the disk full, or a file size limit reached?"
+                                 : "the system refused the file") +
+           (write ? "; the write was rolled back, and the log holds what it held before" : "") + ")";
+  }
   throw Error(ErrorCode::database_error,
               "tuning log '" + origin + "': " + what + " failed: " + detail + kind);
 }

@@ -348,6 +348,40 @@ TEST_CASE("cli: an output in a folder the user may not write names the folder", 
   CHECK(std::string(std::istreambuf_iterator<char>(kept), {}) == "old\n");
 }
 
+TEST_CASE("cli: a write cut short (no space, a file size limit) says so and keeps the log as it was",
+          "[cli][log]") {
+  TempDir dir;
+  const std::string recorded = source_path("benchmarks/results/2026-11-30-h200/demo-h200.jsonl");
+  const std::string db = dir.file("full.db");
+  REQUIRE(run_ktune(dir, "import --db " + db + " " + recorded).status == 0);
+  const auto before = ktune::TuningLog(db, ktune::LogMode::read_only).count();
+  // Another machine's records, under a file size limit the -wal file reaches first (SIGXFSZ
+  // ignored, so the write comes back short as on a full disk).
+  const std::string other = dir.file("other.jsonl");
+  {
+    std::ifstream in(recorded);
+    std::ofstream out(other);
+    for (std::string line; std::getline(in, line);) {
+      const auto at = line.find("\"run_id\":\"");
+      if (at != std::string::npos) line.insert(at + 10, "other-");
+      out << line << "\n";
+    }
+  }
+  const std::string out = dir.file("full-output.txt");
+  const std::string command = "bash -c \"ulimit -f 256; trap '' XFSZ; '" + ktune::test::ktune_program() +
+                              "' import --db " + db + " " + other + "\" > " + out + " 2>&1";
+  const int raw = std::system(command.c_str());
+  CliResult r;
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  std::ifstream in(out);
+  r.output.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  require_failure_mentioning(r, {"full.db", "holds what it held before"});
+  // The system's reason where SQLite kept it, else that the write came back short.
+  CHECK((r.output.find("File too large") != std::string::npos ||
+         r.output.find("cut short") != std::string::npos));
+  CHECK(ktune::TuningLog(db, ktune::LogMode::read_only).count() == before);
+}
+
 TEST_CASE("cli: import --arch keeps a Kernel Tuner cache's device name, SM count unknown or given",
           "[cli]") {
   TempDir dir;
