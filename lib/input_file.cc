@@ -129,9 +129,10 @@ RereadableInput::~RereadableInput() {
 }
 
 void require_read_permission(const std::string& path, const std::string& what) {
-  if (::access(path.c_str(), R_OK) == 0 || errno == ENOENT) return;
-  throw Error(ErrorCode::io_error,
-              what + " '" + path + "' cannot be read: " + std::strerror(errno));
+  if (::access(path.c_str(), R_OK) == 0) return;
+  const int error = errno;  // before any allocation below may change it
+  if (error == ENOENT) return;
+  throw Error(ErrorCode::io_error, what + " '" + path + "' cannot be read: " + std::strerror(error));
 }
 
 std::string read_text_file(const std::string& path, const std::string& what) {
