@@ -170,10 +170,33 @@ bool is_identifier_char(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
 }
 
+// The quoted source line without its string literals and // comment (a name there is text).
+std::string code_of(const std::string& line) {
+  std::string code;
+  bool in_string = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      code += ' ';
+      continue;
+    }
+    if (c == '/' && i + 1 < line.size() && line[i + 1] == '/') break;
+    code += c;
+  }
+  return code;
+}
+
 // A parameter reaches the kernel as the macro -DNAME=VALUE, which also replaces NAME in every
 // header the kernel includes: a parameter named like a CUDA function (printf, min) breaks a
-// CUDA header, and NVRTC's error points there, not at the parameter. When an error of a file
-// other than the kernel's quotes a line holding a parameter's name as a word, say so.
+// CUDA header, and NVRTC's error points there, not at the parameter. When an error of a CUDA
+// header (neither the kernel's file nor ktune's template headers, which use the parameters on
+// purpose) quotes code holding a parameter's name as a word, say so.
 std::string macro_collision_note(const std::string& log, const Config& config,
                                  const std::string& kernel_file) {
   std::vector<std::string> lines;
@@ -185,8 +208,16 @@ std::string macro_collision_note(const std::string& log, const Config& config,
     const auto mark = line.find("): error");
     const auto open = line.rfind('(', mark);
     if (mark == std::string::npos || open == std::string::npos || open == 0) continue;
-    if (line.compare(0, open, kernel_file) == 0 && open == kernel_file.size()) continue;
-    const std::string& quoted = lines[i + 1];
+    const std::string file = line.substr(0, open);
+    if (file == kernel_file) continue;
+    const auto& own = detail::template_headers();
+    if (std::any_of(own.begin(), own.end(), [&](const detail::NvrtcHeader& h) {
+          return file == h.name || (file.size() > h.name.size() &&
+                                    file.compare(file.size() - h.name.size(), h.name.size(), h.name) == 0 &&
+                                    file[file.size() - h.name.size() - 1] == '/');
+        }))
+      continue;
+    const std::string quoted = code_of(lines[i + 1]);
     for (const auto& name : config.names()) {
       for (auto at = quoted.find(name); at != std::string::npos; at = quoted.find(name, at + 1)) {
         const bool starts = at == 0 || !is_identifier_char(quoted[at - 1]);
@@ -201,8 +232,9 @@ std::string macro_collision_note(const std::string& log, const Config& config,
   std::string note;
   for (const auto& name : named)
     note += "\nnote: parameter '" + name + "' is passed as the macro -D" + name +
-            "=..., which also replaces '" + name + "' in the headers the kernel includes; the " +
-            "error above is in one of them: rename the parameter";
+            "=..., which also replaces '" + name + "' in the CUDA headers the kernel includes, " +
+            "and the error above is in one of them: if it names '" + name +
+            "', rename the parameter";
   return note;
 }
 

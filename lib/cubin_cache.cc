@@ -45,20 +45,17 @@ std::optional<std::vector<char>> read_file(const fs::path& path) {
   }
 }
 
-/// Temporary files of `path` older than kStaleTemporary: left by a writer killed between its
-/// write and its rename (no write takes that long), which nothing else would ever remove.
-/// Only `path`'s own, removed once its entry is written: the entry a killed writer never
-/// wrote is the one compiled and written again.
+/// Temporary files older than kStaleTemporary: left by a writer killed between its write and
+/// its rename (no write takes that long), which nothing else would ever remove.
 constexpr auto kStaleTemporary = std::chrono::minutes(10);
 
-void remove_stale_temporaries(const fs::path& path) {
-  const std::string prefix = "." + path.filename().string() + ".";
+void remove_stale_temporaries(const fs::path& directory) {
   std::error_code ec;
   const auto now = fs::file_time_type::clock::now();
-  for (fs::directory_iterator it(path.parent_path(), ec), end; !ec && it != end; it.increment(ec)) {
+  for (fs::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (name.size() <= prefix.size() + 4 || name.compare(0, prefix.size(), prefix) != 0 ||
-        name.compare(name.size() - 4, 4, ".tmp") != 0)
+    if (name.size() < 6 || name[0] != '.' || name.compare(name.size() - 4, 4, ".tmp") != 0 ||
+        (name.find(".cubin.") == std::string::npos && name.find(".json.") == std::string::npos))
       continue;
     std::error_code time_ec;
     const auto written = fs::last_write_time(it->path(), time_ec);
@@ -91,7 +88,6 @@ bool write_atomically(const fs::path& path, std::string_view bytes) {
     fs::remove(tmp, ec);
     return false;
   }
-  remove_stale_temporaries(path);
   return true;
 }
 
@@ -224,6 +220,9 @@ void CubinCache::store_to_disk(const std::string& key, const CompiledKernel& ent
             write_atomically(sidecar_path(key),
                              meta.dump(1, ' ', false, nlohmann::json::error_handler_t::replace));
   if (!ok) spdlog::warn("could not write cubin cache entry {} in {}", key, directory_);
+  // Once per cache object, after its first write: the folder is never pruned and may hold
+  // many entries, so a scan per write would make filling it quadratic.
+  if (ok) std::call_once(swept_, [&] { remove_stale_temporaries(directory_); });
 }
 
 }  // namespace ktune::detail

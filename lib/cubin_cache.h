@@ -82,6 +82,7 @@ class CubinCache {
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_future<CompiledKernel>> memory_;
   CacheStats stats_;
+  mutable std::once_flag swept_;  ///< stale temporary files removed (after the first write)
 };
 
 }  // namespace ktune::detail

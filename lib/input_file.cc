@@ -129,9 +129,9 @@ RereadableInput::~RereadableInput() {
 }
 
 void require_read_permission(const std::string& path, const std::string& what) {
-  if (::access(path.c_str(), R_OK) == 0) return;
+  if (::faccessat(AT_FDCWD, path.c_str(), R_OK, AT_EACCESS) == 0) return;
   const int error = errno;  // before any allocation below may change it
-  if (error == ENOENT) return;
+  if (error != EACCES && error != EPERM) return;  // missing, a loop...: the caller names those
   throw Error(ErrorCode::io_error, what + " '" + path + "' cannot be read: " + std::strerror(error));
 }
 

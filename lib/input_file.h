@@ -66,7 +66,8 @@ class RereadableInput {
 };
 
 /// Throws Error(io_error) naming `what` '`path`' and the system's reason ("Permission denied")
-/// when this process may not read the file; does nothing for a missing path (callers name it).
+/// when this process may not read the file; does nothing otherwise (a missing path, a symbolic
+/// link loop: callers name those).
 void require_read_permission(const std::string& path, const std::string& what);
 
 /// The whole content of the plain file `path`; `what` names its role in messages ("plan

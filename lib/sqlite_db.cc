@@ -2,6 +2,7 @@
 // transactions, and translation of SQLite result codes into ktune::Error.
 #include "sqlite_db.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -25,12 +26,14 @@ void throw_sqlite_error(sqlite3* db, int rc, const std::string& origin, const st
     // The system's reason (no space, a file size limit, a failing disk) says what to fix. A
     // short write leaves no errno: SQLite reports only that the write was cut short.
     const int system_error = db ? sqlite3_system_errno(db) : 0;
-    const bool write = primary == SQLITE_FULL || rc == SQLITE_IOERR_WRITE || rc == SQLITE_IOERR_FSYNC;
+    // A write that failed before its commit leaves the log as it was (the commit record is
+    // never written); a failed sync at the commit leaves its outcome unknown.
+    const bool write = primary == SQLITE_FULL || rc == SQLITE_IOERR_WRITE;
     kind = std::string(" (") +
            (system_error ? std::strerror(system_error)
                          : write ? "a write was cut short: is the disk full, or a file size limit reached?"
                                  : "the system refused the file") +
-           (write ? "; the write was rolled back, and the log holds what it held before" : "") + ")";
+           (write ? "; the change was not committed, and the log holds what it held before" : "") + ")";
   }
   throw Error(ErrorCode::database_error,
               "tuning log '" + origin + "': " + what + " failed: " + detail + kind);
@@ -116,16 +119,22 @@ bool Statement::is_null(int column) const {
   return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
 }
 
+std::string resolved_path(const std::string& path) {
+  std::error_code ec;
+  const auto resolved = std::filesystem::canonical(path, ec);
+  return ec ? path : resolved.string();
+}
+
 bool folder_is_writable(const std::string& file_path) {
-  std::filesystem::path folder = std::filesystem::path(file_path).parent_path();
+  std::filesystem::path folder = std::filesystem::path(resolved_path(file_path)).parent_path();
   if (folder.empty()) folder = ".";
-  return access(folder.c_str(), W_OK) == 0;
+  return ::faccessat(AT_FDCWD, folder.c_str(), W_OK, AT_EACCESS) == 0;
 }
 
 std::string immutable_uri(const std::string& path) {
   // An absolute path, so that no part of it can read as a URI authority ("file://host/..."),
   // with every byte outside [A-Za-z0-9/._~-] percent-encoded ('?', '#' and '%' above all).
-  std::string absolute = std::filesystem::absolute(path).string();
+  std::string absolute = std::filesystem::absolute(resolved_path(path)).string();
   while (absolute.size() > 1 && absolute[0] == '/' && absolute[1] == '/') absolute.erase(0, 1);
   static const char kHex[] = "0123456789ABCDEF";
   std::string uri = "file:";
@@ -145,7 +154,7 @@ std::string immutable_uri(const std::string& path) {
 
 Connection::Connection(const std::string& path, bool read_only, int busy_timeout_ms,
                        bool immutable)
-    : path_(path) {
+    : path_(path), immutable_(immutable) {
   if (immutable && !read_only)
     throw Error(ErrorCode::invalid_argument,
                 "tuning log '" + path + "': an immutable connection must be read-only");

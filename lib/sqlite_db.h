@@ -59,8 +59,11 @@ class Statement {
 };
 
 /// Whether this process may create files in the folder holding `file_path` (as SQLite must,
-/// for the -wal / -shm files of a WAL database).
+/// for the -wal / -shm files of a WAL database), symbolic links followed as SQLite follows them.
 bool folder_is_writable(const std::string& file_path);
+/// `path` with its symbolic links resolved (SQLite keeps -wal / -shm beside the target), or
+/// `path` itself when it cannot be resolved.
+std::string resolved_path(const std::string& path);
 
 /// The SQLite URI that opens `path` with `immutable=1` (absolute, percent-encoded).
 std::string immutable_uri(const std::string& path);
@@ -86,12 +89,15 @@ class Connection {
   std::optional<std::string> query_text(std::string_view sql) const;
   /// The raw handle.
   sqlite3* handle() const { return db_; }
+  /// Whether the file was opened as an immutable snapshot.
+  bool immutable() const { return immutable_; }
   /// The file path (for messages).
   const std::string& path() const { return path_; }
 
  private:
   sqlite3* db_ = nullptr;
   std::string path_;
+  bool immutable_ = false;
 };
 
 /// A write transaction (BEGIN IMMEDIATE ... COMMIT); rolls back unless committed.

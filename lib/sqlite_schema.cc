@@ -137,13 +137,19 @@ int prepare_schema(Connection& connection, bool read_only) {
   } catch (const Error& e) {
     const std::string why = e.what();
     // SQLite says "readonly" where it may not write the -shm file, and "unable to open" where
-    // it may not create one in a folder it cannot write.
-    if (why.find("readonly") != std::string::npos || why.find("read-only") != std::string::npos ||
-        (read_only && !folder_is_writable(connection.path())))
-      refuse(connection, "cannot be read where it is: its folder (or its -wal / -shm files) is "
-                         "read-only, and SQLite must write the -shm file of a WAL database to "
-                         "read what its -wal file holds; copy the log with its -wal file to a "
-                         "writable folder, or let its last writer close it first (" + why + ")");
+    // it may not create one in a folder it cannot write (an immutable connection creates none).
+    const bool cannot_write_beside =
+        why.find("readonly") != std::string::npos || why.find("read-only") != std::string::npos ||
+        (read_only && !connection.immutable() && why.find("unable to open") != std::string::npos &&
+         !folder_is_writable(connection.path()));
+    if (cannot_write_beside)
+      throw CannotReadInPlace(
+          ErrorCode::database_error,
+          "tuning log '" + connection.path() +
+              "': cannot be read where it is: its folder (or its -wal / -shm files) is "
+              "read-only, and SQLite must write the -shm file of a WAL database to read what "
+              "its -wal file holds; copy the log with its -wal file to a writable folder, or let "
+              "its last writer close it first (" + why + ")");
     refuse(connection, std::string("is corrupted or not a database: ") + e.what());
   }
   if (check != "ok") refuse(connection, "is corrupted (integrity check: " + check + ")");

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ktune/error.h"
 #include "sqlite_db.h"
 
 namespace ktune::sqlite {
@@ -20,6 +21,12 @@ int latest_schema_version();
 /// Refuses (Error(database_error)) a non-empty file that does not start with the SQLite
 /// header; never touches the file.
 void check_sqlite_header(const std::string& path);
+/// What prepare_schema throws when SQLite cannot read a log where it lies because it may not
+/// create the -wal / -shm files beside it (a folder this process cannot write).
+struct CannotReadInPlace : Error {
+  using Error::Error;
+};
+
 /// Verifies integrity (quick_check), identity (meta.format) and version; in read-write mode
 /// enables WAL and applies pending migrations in one transaction. Returns the schema version.
 int prepare_schema(Connection& connection, bool read_only);

@@ -236,14 +236,15 @@ namespace {
 
 // A log deployed in a folder this process may not write (a read-only image or mount): SQLite
 // must create the -shm file of a WAL database even to read it, so a plain read-only open
-// fails. When no -wal file beside it holds frames (its last writer closed it and
-// checkpointed; a reader may have left an empty -wal and a -shm), the file alone is the whole
-// log and is read as an immutable snapshot, creating nothing. Otherwise SQLite decides (and
-// prepare_schema names a failure).
-bool readable_only_as_snapshot(const std::string& path) {
-  if (sqlite::folder_is_writable(path)) return false;
+// fails (sqlite::CannotReadInPlace). When no -wal file beside it holds frames and no -journal
+// is left (its last writer closed it; a reader may have left an empty -wal), the file alone is
+// the whole log and is read as an immutable snapshot, creating nothing. Beside the link's
+// target, where SQLite keeps them, symbolic links followed.
+bool readable_as_snapshot(const std::string& path) {
+  const std::string target = sqlite::resolved_path(path);
   std::error_code ec;
-  const auto wal_size = std::filesystem::file_size(path + "-wal", ec);
+  if (std::filesystem::exists(target + "-journal", ec)) return false;
+  const auto wal_size = std::filesystem::file_size(target + "-wal", ec);
   return ec || wal_size <= kWalHeaderBytes;
 }
 
@@ -275,11 +276,18 @@ TuningLog::TuningLog(const std::string& path, LogMode mode) : impl_(std::make_un
                     "-wal' does (left over from a log deleted without it): remove '" + path +
                     "-wal' and '" + path + "-shm' first, or name another file");
   sqlite::check_sqlite_header(path);
-  impl().db = std::make_unique<sqlite::Connection>(path, mode == LogMode::read_only,
-                                                   kBusyTimeoutMs,
-                                                   mode == LogMode::read_only &&
-                                                       readable_only_as_snapshot(path));
-  impl().version = sqlite::prepare_schema(*impl().db, mode == LogMode::read_only);
+  const bool read_only = mode == LogMode::read_only;
+  auto open = [&](bool immutable) {
+    impl().db = std::make_unique<sqlite::Connection>(path, read_only, kBusyTimeoutMs, immutable);
+    impl().version = sqlite::prepare_schema(*impl().db, read_only);
+  };
+  try {
+    open(false);  // SQLite's own locking wherever it can read, a writer at work included
+  } catch (const sqlite::CannotReadInPlace&) {
+    if (!read_only || !readable_as_snapshot(path)) throw;
+    impl().db.reset();
+    open(true);
+  }
 }
 
 TuningLog::Impl& TuningLog::impl() const {

@@ -199,22 +199,26 @@ TEST_CASE("cubin cache: resources are the planned kernel's, not another kernel's
   }
 }
 
-TEST_CASE("cubin cache: a writer killed before its rename leaves a temporary file that the next "
-          "write of that entry removes", "[builder][cache]") {
+TEST_CASE("cubin cache: temporary files of writers killed before their rename are removed once "
+          "a cache writes", "[builder][cache]") {
   TempDir dir;
   auto leave = [&](const std::string& name, std::chrono::minutes age) {
     std::ofstream(dir.path / name) << "partial";
     fs::last_write_time(dir.path / name, fs::file_time_type::clock::now() - age);
   };
   leave(".eeee.cubin.4242.7.0.tmp", std::chrono::minutes(60));  // killed an hour ago
-  leave(".eeee.json.4242.7.1.tmp", std::chrono::minutes(60));
+  leave(".ffff.json.4242.7.1.tmp", std::chrono::minutes(60));   // another entry's
   leave(".eeee.cubin.4243.7.0.tmp", std::chrono::minutes(0));   // a writer still at work
-  leave(".ffff.cubin.4242.7.2.tmp", std::chrono::minutes(60));  // another entry's
+  leave(".notes.tmp", std::chrono::minutes(60));                // not a cache temporary
   detail::CubinCache cache(dir.path.string());
   REQUIRE(cache.get_or_compile("eeee", fake_compile).second == detail::CacheSource::miss);
   CHECK(fs::exists(dir.path / "eeee.cubin"));
   CHECK_FALSE(fs::exists(dir.path / ".eeee.cubin.4242.7.0.tmp"));
-  CHECK_FALSE(fs::exists(dir.path / ".eeee.json.4242.7.1.tmp"));
+  CHECK_FALSE(fs::exists(dir.path / ".ffff.json.4242.7.1.tmp"));
   CHECK(fs::exists(dir.path / ".eeee.cubin.4243.7.0.tmp"));
-  CHECK(fs::exists(dir.path / ".ffff.cubin.4242.7.2.tmp"));
+  CHECK(fs::exists(dir.path / ".notes.tmp"));
+  // Once per cache object: a later stale file waits for the next process's cache.
+  leave(".gggg.cubin.4242.7.3.tmp", std::chrono::minutes(60));
+  REQUIRE(cache.get_or_compile("hhhh", fake_compile).second == detail::CacheSource::miss);
+  CHECK(fs::exists(dir.path / ".gggg.cubin.4242.7.3.tmp"));
 }

@@ -269,7 +269,63 @@ TEST_CASE("cli: a log in a read-only folder is read where it is, with nothing cr
                                  fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
   const auto refused = run_ktune_unprivileged(dir, "best --db " + (open_copy / "deploy.db").string());
   require_failure_mentioning(*refused, {"deploy.db", "cannot be read where it is"});
-  fs::permissions(folder, fs::perms::owner_all);  // TempDir removes both
+
+  // Symbolic links: SQLite keeps -wal / -shm beside the link's target, and so does the snapshot
+  // decision. A link in the read-only folder to a log being written elsewhere reads the trials
+  // its -wal holds; a link in a writable folder to the read-only log reads it as a snapshot.
+  const fs::path live_folder = dir.path / "live";
+  fs::create_directory(live_folder);
+  fs::permissions(live_folder, fs::perms::all);
+  const std::string live = (live_folder / "tuned.db").string();
+  fs::copy_file(source, live);
+  fs::permissions(live, fs::perms::all);
+  fs::permissions(folder, fs::perms::owner_all);
+  fs::create_symlink(live, folder / "link.db");
+  fs::permissions(folder, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                              fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+  const fs::path open_folder = dir.path / "writable";
+  fs::create_directory(open_folder);
+  fs::permissions(open_folder, fs::perms::all);
+  fs::create_symlink(db, open_folder / "to-image.db");
+  {
+    ktune::TuningLog writer(live, ktune::LogMode::read_write);
+    ktune::TrialRecord extra = *writer.records().begin();
+    extra.trial.timestamp_us += 1;
+    writer.append(extra);  // in the -wal while the writer holds the log open
+    REQUIRE(fs::file_size(live + "-wal") > 32);
+    const auto through_link = run_ktune_unprivileged(
+        dir, "export --db '" + (folder / "link.db").string() + "' " + (out / "l.jsonl").string());
+    INFO(through_link->output);
+    CHECK(through_link->status == 0);
+    CHECK(through_link->output.find(std::to_string(std::stoll(count.substr(count.rfind(' ') + 1)) + 1) +
+                                    " records") != std::string::npos);
+  }
+  const auto to_image = run_ktune_unprivileged(dir, "best --db " + (open_folder / "to-image.db").string());
+  INFO(to_image->output);
+  CHECK(to_image->status == 0);
+  CHECK(to_image->output == writable.output);
+  CHECK(listing(folder) == std::vector<std::string>{"deploy.db", "link.db"});
+  // A link in a writable folder to the copy whose -wal holds trials: refused as that copy is,
+  // never read as a snapshot without them (the -wal is beside the target, not the link).
+  fs::create_symlink(open_copy / "deploy.db", open_folder / "to-open-copy.db");
+  const auto to_open_copy = run_ktune_unprivileged(dir, "best --db " + (open_folder / "to-open-copy.db").string());
+  require_failure_mentioning(*to_open_copy, {"to-open-copy.db", "cannot be read where it is"});
+  // A damaged log there is named as damaged, not as a folder it cannot write beside.
+  const fs::path damaged = dir.path / "damaged";
+  fs::create_directory(damaged);
+  fs::copy_file(source, damaged / "deploy.db");
+  {
+    std::fstream f(damaged / "deploy.db", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(100);
+    f.write("\xff\xff\xff\xff\xff\xff\xff\xff", 8);  // the first page's b-tree header
+  }
+  fs::permissions(damaged, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read |
+                               fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+  const auto broken = run_ktune_unprivileged(dir, "best --db " + (damaged / "deploy.db").string());
+  require_failure_mentioning(*broken, {"deploy.db", "corrupted"});
+  CHECK(broken->output.find("cannot be read where it is") == std::string::npos);
+  fs::permissions(damaged, fs::perms::owner_all);
+  fs::permissions(folder, fs::perms::owner_all);  // TempDir removes them
   fs::permissions(open_copy, fs::perms::owner_all);
 }
 
