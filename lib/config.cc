@@ -63,6 +63,13 @@ Value Config::get_or(std::string_view name, Value fallback) const {
   return fallback;
 }
 
+std::map<std::string, Value> Config::values_by_name() const {
+  std::map<std::string, Value> out;
+  const auto& n = names();
+  for (std::size_t i = 0; i < n.size(); ++i) out[n[i]] = values_[i];
+  return out;
+}
+
 bool Config::has(std::string_view name) const {
   const auto& n = names();
   return std::find(n.begin(), n.end(), name) != n.end();

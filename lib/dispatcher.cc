@@ -251,14 +251,10 @@ std::optional<Config> Dispatcher::Impl::try_task(const KernelTemplate& tmpl, con
   // best` and --replay take them.
   auto own_values = [&](const Candidate& c) -> std::optional<std::map<std::string, Value>> {
     try {
-      std::map<std::string, Value> recorded;
-      const Config parsed = parse_config_text(c.config_text);
-      for (std::size_t i = 0; i < parsed.size(); ++i) recorded[parsed.names()[i]] = parsed.values()[i];
       // Throws for an unknown parameter or a value outside its domain.
-      const Config own = (own_space ? *own_space : space).with_changes(recorded);
-      std::map<std::string, Value> values;
-      for (std::size_t i = 0; i < own.size(); ++i) values[own.names()[i]] = own.values()[i];
-      return values;
+      return (own_space ? *own_space : space)
+          .with_changes(parse_config_text(c.config_text).values_by_name())
+          .values_by_name();
     } catch (const Error& e) {
       reject(c.record, std::string("config '") + c.config_text + "' is not in the space of " +
                            tmpl.name() + ": " + e.what());

@@ -686,9 +686,7 @@ Config SearchSpace::with_changes(const std::string& changes) const {
 }
 
 Config SearchSpace::with_changes(const std::map<std::string, Value>& changes) const {
-  const Config base = default_config();
-  std::map<std::string, Value> values;
-  for (std::size_t i = 0; i < base.size(); ++i) values[base.names()[i]] = base.values()[i];
+  std::map<std::string, Value> values = default_config().values_by_name();
   for (const auto& [name, value] : changes) {
     if (!find(name)) {
       throw Error(ErrorCode::unknown_name,

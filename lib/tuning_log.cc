@@ -234,6 +234,14 @@ struct TuningLog::Impl {
 
 namespace {
 
+// Whether the write-ahead log beside the database `path` holds frames: one that is absent,
+// empty or only its 32-byte header (what a read-only open leaves) holds nothing.
+bool wal_holds_frames(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path + "-wal", ec);
+  return !ec && size > kWalHeaderBytes;
+}
+
 // A log deployed in a folder this process may not write (a read-only image or mount): SQLite
 // must create the -shm file of a WAL database even to read it, so a plain read-only open
 // fails (sqlite::CannotReadInPlace). When no -wal file beside it holds frames and no -journal
@@ -243,9 +251,7 @@ namespace {
 bool readable_as_snapshot(const std::string& path) {
   const std::string target = sqlite::resolved_path(path);
   std::error_code ec;
-  if (std::filesystem::exists(target + "-journal", ec)) return false;
-  const auto wal_size = std::filesystem::file_size(target + "-wal", ec);
-  return ec || wal_size <= kWalHeaderBytes;
+  return !std::filesystem::exists(target + "-journal", ec) && !wal_holds_frames(target);
 }
 
 }  // namespace
@@ -269,8 +275,7 @@ TuningLog::TuningLog(const std::string& path, LogMode mode) : impl_(std::make_un
   // log). One with no frame (empty, or only its 32-byte header: what a read-only open leaves)
   // holds nothing to replay.
   const bool fresh = !std::filesystem::exists(status) || std::filesystem::file_size(path, ec) == 0;
-  const auto wal_size = std::filesystem::file_size(path + "-wal", ec);
-  if (fresh && !ec && wal_size > kWalHeaderBytes)
+  if (fresh && wal_holds_frames(path))
     throw Error(ErrorCode::invalid_argument,
                 "tuning log '" + path + "' does not exist but its write-ahead log '" + path +
                     "-wal' does (left over from a log deleted without it): remove '" + path +

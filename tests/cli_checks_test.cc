@@ -423,14 +423,9 @@ TEST_CASE("cli: a write cut short (no space, a file size limit) says so and keep
       out << line << "\n";
     }
   }
-  const std::string out = dir.file("full-output.txt");
-  const std::string command = "bash -c \"ulimit -f 256; trap '' XFSZ; '" + ktune::test::ktune_program() +
-                              "' import --db " + db + " " + other + "\" > " + out + " 2>&1";
-  const int raw = std::system(command.c_str());
-  CliResult r;
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  std::ifstream in(out);
-  r.output.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  const CliResult r = ktune::test::run_shell(dir, "bash -c \"ulimit -f 256; trap '' XFSZ; '" +
+                                                        ktune::test::ktune_program() + "' import --db " +
+                                                        db + " " + other + "\"");
   require_failure_mentioning(r, {"full.db", "holds what it held before"});
   // The system's reason where SQLite kept it, else that the write came back short.
   CHECK((r.output.find("File too large") != std::string::npos ||

@@ -48,12 +48,11 @@ inline std::string source_path(const std::string& relative) {
   return std::filesystem::exists(in_tree) ? in_tree : std::filesystem::absolute(relative).string();
 }
 
-/// Runs `ktune_program() <args>` through the shell (args are inserted verbatim, so quote
-/// them) with its output captured in a file of `dir`.
-inline CliResult run_ktune(const TempDir& dir, const std::string& args) {
+/// Runs the shell command `command` with its output captured in a file of `dir` (the
+/// redirection is the shell's own, opened as the current user).
+inline CliResult run_shell(const TempDir& dir, const std::string& command) {
   const std::string out = dir.file("cli-output.txt");
-  const std::string command = "'" + ktune_program() + "' " + args + " > '" + out + "' 2>&1";
-  const int raw = std::system(command.c_str());
+  const int raw = std::system((command + " > '" + out + "' 2>&1").c_str());
   CliResult r;
   if (raw != -1 && WIFEXITED(raw)) r.status = WEXITSTATUS(raw);
   else if (raw != -1 && WIFSIGNALED(raw)) r.status = 128 + WTERMSIG(raw);
@@ -64,22 +63,19 @@ inline CliResult run_ktune(const TempDir& dir, const std::string& args) {
   return r;
 }
 
+/// Runs `ktune_program() <args>` through the shell (args are inserted verbatim, so quote
+/// them) with its output captured in a file of `dir`.
+inline CliResult run_ktune(const TempDir& dir, const std::string& args) {
+  return run_shell(dir, "'" + ktune_program() + "' " + args);
+}
+
 /// run_ktune as an unprivileged user (nobody, through setpriv) when the tests run as root, who
 /// may write any file; as the current user otherwise. nullopt when root has no setpriv.
 inline std::optional<CliResult> run_ktune_unprivileged(const TempDir& dir, const std::string& args) {
   if (geteuid() != 0) return run_ktune(dir, args);
   if (std::system("command -v setpriv > /dev/null 2>&1") != 0) return std::nullopt;
-  const std::string out = dir.file("cli-output.txt");  // opened by the shell, as root
-  const std::string command = "setpriv --reuid=65534 --regid=65534 --clear-groups '" +
-                              ktune_program() + "' " + args + " > '" + out + "' 2>&1";
-  const int raw = std::system(command.c_str());
-  CliResult r;
-  if (raw != -1 && WIFEXITED(raw)) r.status = WEXITSTATUS(raw);
-  std::ifstream in(out);
-  std::stringstream text;
-  text << in.rdbuf();
-  r.output = text.str();
-  return r;
+  return run_shell(dir, "setpriv --reuid=65534 --regid=65534 --clear-groups '" + ktune_program() +
+                            "' " + args);
 }
 
 /// Writes a text file.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -33,6 +34,8 @@ class Config {
   Value get_or(std::string_view name, Value fallback) const;
   /// True when the config has a parameter of that name.
   bool has(std::string_view name) const;
+  /// name -> value of every parameter (the form SearchSpace::make / with_changes take).
+  std::map<std::string, Value> values_by_name() const;
   /// Stable text form "a=1,b=2" in parameter order.
   std::string str() const;
   /// NVRTC options "-Da=1", one per parameter.

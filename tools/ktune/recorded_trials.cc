@@ -30,10 +30,7 @@ std::optional<Config> config_in_space(const SearchSpace& space, const std::strin
   try {
     // Parameters the template gained after the recording take their defaults (a new
     // parameter's default keeps the kernel as it was); unknown or out-of-domain ones drop it.
-    const Config recorded = parse_config_text(text);
-    std::map<std::string, Value> values;
-    for (std::size_t i = 0; i < recorded.size(); ++i) values[recorded.names()[i]] = recorded.values()[i];
-    Config c = space.with_changes(values);
+    Config c = space.with_changes(parse_config_text(text).values_by_name());
     if (space.valid(c)) return c;
   } catch (const Error&) {
   }
