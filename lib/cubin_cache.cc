@@ -3,9 +3,7 @@
 #include "cubin_cache.h"
 
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -13,8 +11,8 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <thread>
 
+#include "atomic_file.h"
 #include "ktune/error.h"
 
 namespace ktune::detail {
@@ -61,34 +59,6 @@ void remove_stale_temporaries(const fs::path& directory) {
     const auto written = fs::last_write_time(it->path(), time_ec);
     if (!time_ec && now - written > kStaleTemporary) fs::remove(it->path(), time_ec);
   }
-}
-
-/// Writes `bytes` to `path` through a unique temporary file and a rename, so readers see the
-/// old file, no file, or the whole new file. Returns false (and removes the temp) on failure.
-bool write_atomically(const fs::path& path, std::string_view bytes) {
-  static std::atomic<std::uint64_t> counter{0};
-  std::ostringstream tmp_name;
-  tmp_name << "." << path.filename().string() << "." << ::getpid() << "."
-           << std::hash<std::thread::id>{}(std::this_thread::get_id()) << "." << counter++
-           << ".tmp";
-  fs::path tmp = path.parent_path() / tmp_name.str();
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      return false;
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -216,13 +186,21 @@ void CubinCache::store_to_disk(const std::string& key, const CompiledKernel& ent
   };
   // The cubin goes first: a sidecar is only ever next to the cubin it describes (the checksum
   // catches a concurrent writer's cubin of the same key, which is identical anyway).
-  bool ok = write_atomically(cubin_path(key), std::string_view(cubin.data(), cubin.size())) &&
-            write_atomically(sidecar_path(key),
-                             meta.dump(1, ' ', false, nlohmann::json::error_handler_t::replace));
-  if (!ok) spdlog::warn("could not write cubin cache entry {} in {}", key, directory_);
+  // Each file is written whole or not at all (atomic_file.h): readers never see a torn one.
+  try {
+    write_file_atomically(cubin_path(key), [&](std::ostream& out) {
+      out.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
+    }, NonRegularTarget::replace);
+    write_file_atomically(sidecar_path(key), [&](std::ostream& out) {
+      out << meta.dump(1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }, NonRegularTarget::replace);
+  } catch (const Error& e) {
+    spdlog::warn("could not write cubin cache entry {} in {}: {}", key, directory_, e.what());
+    return;
+  }
   // Once per cache object, after its first write: the folder is never pruned and may hold
   // many entries, so a scan per write would make filling it quadratic.
-  if (ok) std::call_once(swept_, [&] { remove_stale_temporaries(directory_); });
+  std::call_once(swept_, [&] { remove_stale_temporaries(directory_); });
 }
 
 }  // namespace ktune::detail

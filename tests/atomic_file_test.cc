@@ -114,3 +114,30 @@ TEST_CASE("atomic file: permissions kept, links followed, FIFOs written through"
   CHECK(received == "streamed\n");
   CHECK(fs::is_fifo(fifo));
 }
+
+TEST_CASE("atomic file: replace mode puts a regular file in place of a link or a FIFO", "[io]") {
+  namespace fs = std::filesystem;
+  test::TempDir dir;
+  auto replace = [](const std::string& path, const std::string& text) {
+    detail::write_file_atomically(path, [&](std::ostream& out) { out << text; },
+                                  detail::NonRegularTarget::replace);
+  };
+  // A link is replaced, not followed: the file it pointed at keeps its content.
+  const std::string outside = dir.file("outside.txt"), link = dir.file("entry.cubin");
+  std::ofstream(outside) << "not the cache's\n";
+  fs::create_symlink(outside, link);
+  replace(link, "entry\n");
+  CHECK_FALSE(fs::is_symlink(link));
+  CHECK(read_all(link) == "entry\n");
+  CHECK(read_all(outside) == "not the cache's\n");
+  // A FIFO is replaced without waiting for a reader (a write through it would block).
+  const std::string fifo = dir.file("entry.json");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  replace(fifo, "{}\n");
+  CHECK(fs::is_regular_file(fifo));
+  CHECK(read_all(fifo) == "{}\n");
+  // Temporaries are hidden and gone: the folder holds the three names and nothing else.
+  std::size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(dir.path)) (void)entry, ++files;
+  CHECK(files == 3);
+}

@@ -179,6 +179,22 @@ TEST_CASE("cubin cache: a FIFO in place of a cubin is no entry (and does not blo
   CHECK(fut.get() == detail::CacheSource::miss);
 }
 
+TEST_CASE("cubin cache: a link planted at an entry's name is replaced, its target untouched", "[builder][cache]") {
+  TempDir dir;
+  const fs::path outside = dir.path / "precious.txt";
+  std::ofstream(outside) << "someone else's file\n";
+  fs::create_symlink(outside, dir.path / "hhhh.cubin");
+  fs::create_symlink(outside, dir.path / "hhhh.json");
+  detail::CubinCache cache(dir.path.string());
+  CHECK(cache.get_or_compile("hhhh", fake_compile).second == detail::CacheSource::miss);
+  std::ifstream in(outside);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text == "someone else's file\n");
+  CHECK_FALSE(fs::is_symlink(dir.path / "hhhh.cubin"));
+  detail::CubinCache reader(dir.path.string());
+  CHECK(reader.get_or_compile("hhhh", fake_compile).second == detail::CacheSource::disk);
+}
+
 TEST_CASE("cubin cache: resources are the planned kernel's, not another kernel's of the source", "[builder][nvrtc]") {
   const std::string d = test::source_path("examples/custom_template") + "/";
   const std::string helper =
