@@ -131,6 +131,10 @@ bool folder_is_writable(const std::string& file_path) {
   return ::faccessat(AT_FDCWD, folder.c_str(), W_OK, AT_EACCESS) == 0;
 }
 
+bool file_is_writable(const std::string& file_path) {
+  return ::faccessat(AT_FDCWD, resolved_path(file_path).c_str(), W_OK, AT_EACCESS) == 0;
+}
+
 std::string immutable_uri(const std::string& path) {
   // An absolute path, so that no part of it can read as a URI authority ("file://host/..."),
   // with every byte outside [A-Za-z0-9/._~-] percent-encoded ('?', '#' and '%' above all).
@@ -152,16 +156,14 @@ std::string immutable_uri(const std::string& path) {
   return uri + "?immutable=1";
 }
 
-Connection::Connection(const std::string& path, bool read_only, int busy_timeout_ms,
-                       bool immutable)
-    : path_(path), immutable_(immutable) {
-  if (immutable && !read_only)
-    throw Error(ErrorCode::invalid_argument,
-                "tuning log '" + path + "': an immutable connection must be read-only");
-  int flags = read_only ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+Connection::Connection(const std::string& path, Access access, int busy_timeout_ms)
+    : path_(path), immutable_(access == Access::immutable) {
+  int flags = access == Access::read_write ? (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+              : access == Access::read_only_tidy ? SQLITE_OPEN_READWRITE
+                                                 : SQLITE_OPEN_READONLY;
   flags |= SQLITE_OPEN_NOMUTEX;  // callers serialize access to a connection
   std::string name = path;
-  if (immutable) {
+  if (immutable_) {
     flags |= SQLITE_OPEN_URI;
     name = immutable_uri(path);
   }
@@ -174,9 +176,16 @@ Connection::Connection(const std::string& path, bool read_only, int busy_timeout
   }
   sqlite3_extended_result_codes(db_, 1);
   sqlite3_busy_timeout(db_, busy_timeout_ms);
+  if (access == Access::read_only_tidy &&
+      sqlite3_exec(db_, "PRAGMA query_only = ON", nullptr, nullptr, nullptr) != SQLITE_OK) {
+    const std::string detail = sqlite3_errmsg(db_);
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    throw Error(ErrorCode::database_error, "tuning log '" + path + "': cannot open: " + detail);
+  }
   // SQLite falls back to read-only when the file is not writable; a writer would then fail only
   // at its first insert, after measuring a batch it cannot keep. Refuse at open instead.
-  if (!read_only && sqlite3_db_readonly(db_, "main") == 1) {
+  if (access == Access::read_write && sqlite3_db_readonly(db_, "main") == 1) {
     sqlite3_close_v2(db_);
     db_ = nullptr;
     throw Error(ErrorCode::io_error, "tuning log '" + path +

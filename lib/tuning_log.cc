@@ -254,6 +254,16 @@ bool readable_as_snapshot(const std::string& path) {
   return !std::filesystem::exists(target + "-journal", ec) && !wal_holds_frames(target);
 }
 
+// How a read-only log opens when SQLite may read it in place. Where this process may write
+// the file and its folder and nothing waits to be replayed, the connection is opened read-write
+// with writes refused, so that as the file's last connection it removes the -wal / -shm files
+// reading created (a plain read-only connection leaves them behind in the user's folder).
+sqlite::Connection::Access read_only_access(const std::string& path) {
+  const bool may_write = sqlite::file_is_writable(path) && sqlite::folder_is_writable(path);
+  return may_write && readable_as_snapshot(path) ? sqlite::Connection::Access::read_only_tidy
+                                                 : sqlite::Connection::Access::read_only;
+}
+
 }  // namespace
 
 TuningLog::TuningLog(const std::string& path, LogMode mode) : impl_(std::make_unique<Impl>()) {
@@ -282,16 +292,18 @@ TuningLog::TuningLog(const std::string& path, LogMode mode) : impl_(std::make_un
                     "-wal' and '" + path + "-shm' first, or name another file");
   sqlite::check_sqlite_header(path);
   const bool read_only = mode == LogMode::read_only;
-  auto open = [&](bool immutable) {
-    impl().db = std::make_unique<sqlite::Connection>(path, read_only, kBusyTimeoutMs, immutable);
+  using Access = sqlite::Connection::Access;
+  auto open = [&](Access access) {
+    impl().db = std::make_unique<sqlite::Connection>(path, access, kBusyTimeoutMs);
     impl().version = sqlite::prepare_schema(*impl().db, read_only);
   };
   try {
-    open(false);  // SQLite's own locking wherever it can read, a writer at work included
+    // SQLite's own locking wherever it can read, a writer at work included.
+    open(read_only ? read_only_access(path) : Access::read_write);
   } catch (const sqlite::CannotReadInPlace&) {
     if (!read_only || !readable_as_snapshot(path)) throw;
     impl().db.reset();
-    open(true);
+    open(Access::immutable);
   }
 }
 
