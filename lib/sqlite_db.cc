@@ -11,6 +11,8 @@
 #include <fstream>
 #include <utility>
 
+#include <spdlog/spdlog.h>
+
 #include "ktune/error.h"
 
 namespace ktune::sqlite {
@@ -176,6 +178,7 @@ Connection::Connection(const std::string& path, Access access, int busy_timeout_
   }
   sqlite3_extended_result_codes(db_, 1);
   sqlite3_busy_timeout(db_, busy_timeout_ms);
+  busy_timeout_ms_ = busy_timeout_ms;
   if (access == Access::read_only_tidy &&
       sqlite3_exec(db_, "PRAGMA query_only = ON", nullptr, nullptr, nullptr) != SQLITE_OK) {
     const std::string detail = sqlite3_errmsg(db_);
@@ -238,6 +241,30 @@ Transaction::~Transaction() {
 void Transaction::commit() {
   connection_.exec("COMMIT");
   done_ = true;
+  connection_.keep_wal_bounded();
+}
+
+void Connection::set_wal_bound(std::uint64_t limit_bytes, int wait_ms) {
+  wal_limit_bytes_ = limit_bytes;
+  wal_wait_ms_ = wait_ms;
+  next_wal_check_bytes_ = limit_bytes;
+}
+
+void Connection::keep_wal_bounded() {
+  if (immutable_ || wal_limit_bytes_ == 0) return;
+  const char* wal = sqlite3_filename_wal(sqlite3_db_filename(db_, "main"));
+  if (wal == nullptr || *wal == '\0') return;  // an in-memory or rollback-journal database
+  std::error_code ec;
+  const std::uint64_t size = std::filesystem::file_size(wal, ec);
+  if (ec || size < next_wal_check_bytes_) return;
+  sqlite3_busy_timeout(db_, wal_wait_ms_);
+  int frames = 0, copied = 0;
+  const int rc = sqlite3_wal_checkpoint_v2(db_, "main", SQLITE_CHECKPOINT_TRUNCATE, &frames, &copied);
+  sqlite3_busy_timeout(db_, busy_timeout_ms_);
+  // Busy (readers or another writer outlasted the wait): the frames stay and are as safe there.
+  next_wal_check_bytes_ = rc == SQLITE_OK ? wal_limit_bytes_ : size + wal_limit_bytes_;
+  spdlog::debug("tuning log '{}': -wal of {} bytes checkpointed ({}): {} of {} frames copied",
+                path_, size, rc == SQLITE_OK ? "truncated" : sqlite3_errstr(rc), copied, frames);
 }
 
 bool is_sqlite_file(const std::string& path) {

@@ -107,10 +107,23 @@ class Connection {
   /// The file path (for messages).
   const std::string& path() const { return path_; }
 
+  /// Called after each commit. SQLite rewinds a -wal file only when no reader is using it, so
+  /// under a steady stream of readers (a `watch ktune best` beside a tuning job) it would grow
+  /// with every trial, to many times the log's size. Past `limit_bytes` this checkpoints it in
+  /// TRUNCATE mode, waiting at most `wait_ms` for the readers of the moment; when they outlast
+  /// that, the next try waits until the file has grown by another `limit_bytes`.
+  void keep_wal_bounded();
+  /// The bound keep_wal_bounded keeps (default 64 MiB, waiting up to 1 s); 0 turns it off.
+  void set_wal_bound(std::uint64_t limit_bytes, int wait_ms);
+
  private:
   sqlite3* db_ = nullptr;
   std::string path_;
   bool immutable_ = false;
+  int busy_timeout_ms_ = 0;
+  std::uint64_t wal_limit_bytes_ = std::uint64_t{64} << 20;
+  int wal_wait_ms_ = 1000;
+  std::uint64_t next_wal_check_bytes_ = wal_limit_bytes_;
 };
 
 /// A write transaction (BEGIN IMMEDIATE ... COMMIT); rolls back unless committed.

@@ -1,5 +1,6 @@
 // Tuning-log robustness: several processes appending at once, a writer killed with SIGKILL,
-// corrupted and foreign files (reported, never overwritten), and a newer schema refused.
+// a -wal kept bounded beside readers, corrupted and foreign files (reported, never
+// overwritten), and a newer schema refused.
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -13,6 +14,7 @@
 
 #include "ktune/error.h"
 #include "log_fixtures.h"
+#include "sqlite_db.h"
 
 using namespace ktune;
 using ktune::test::make_record;
@@ -212,4 +214,39 @@ TEST_CASE("A foreign SQLite database and a newer schema are refused", "[log][cor
     test::raw_sql(path, "PRAGMA user_version = " + std::to_string(TuningLog::current_schema_version() + 1));
     require_refused(path, "newer than this ktune understands");
   }
+}
+
+TEST_CASE("A -wal that readers kept from rewinding is truncated once they let go", "[log][durability]") {
+  namespace fs = std::filesystem;
+  using sqlite::Connection;
+  test::TempDir dir;
+  const std::string path = dir.file("w.db");
+  Connection writer(path, Connection::Access::read_write, 1000);
+  writer.exec("PRAGMA journal_mode=WAL");
+  writer.exec("CREATE TABLE t(x BLOB)");
+  writer.set_wal_bound(256 << 10, 50);
+  int commits = 0;
+  auto commit_64k = [&] {
+    ++commits;
+    sqlite::Transaction tx(writer);
+    writer.exec("INSERT INTO t VALUES (randomblob(16000)), (randomblob(16000)), "
+                "(randomblob(16000)), (randomblob(16000))");
+    tx.commit();
+  };
+  auto wal_size = [&] { return fs::file_size(path + "-wal"); };
+  // A reader inside its read transaction at every commit: SQLite cannot rewind the -wal, and
+  // the bound's checkpoint gives up after its wait (the commits go on, nothing is lost).
+  Connection reader(path, Connection::Access::read_only, 1000);
+  reader.exec("BEGIN");
+  CHECK(reader.query_int("SELECT count(*) FROM t") == 0);
+  for (int i = 0; i < 40; ++i) commit_64k();
+  const auto held = wal_size();
+  CHECK(held > (2u << 20));
+  CHECK(reader.query_int("SELECT count(*) FROM t") == 0);  // its snapshot stayed whole
+  reader.exec("COMMIT");
+  // Once the reader lets go, a commit soon finds the -wal past the bound and truncates it
+  // (SQLite alone would keep the file at its size, and grow it under the next reader).
+  for (int i = 0; i < 16 && wal_size() > held / 2; ++i) commit_64k();
+  CHECK(wal_size() < (512u << 10));
+  CHECK(reader.query_int("SELECT count(*) FROM t") == 4 * commits);
 }
