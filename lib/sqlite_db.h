@@ -78,11 +78,9 @@ class Connection {
   enum class Access {
     read_write,  ///< created when missing; refused when the file is write-protected
     read_only,   ///< never created or written; may leave the -wal / -shm that reading needs
-    /// Never written through (`PRAGMA query_only`), but opened read-write so that, as the
+    /// Never created or written (`PRAGMA query_only`), but opened read-write so that, as the
     /// file's last connection, it removes the -wal / -shm files reading created, as a writer
-    /// does (by a checkpoint: commits a writer made and closed on meanwhile are folded into
-    /// the file, as that writer would have); for a file this process may write whose -wal held
-    /// no frames when it opened.
+    /// does; for a file this process may write whose -wal nobody else has open.
     read_only_tidy,
     /// SQLite's `immutable=1`: no lock, no -wal / -shm file, the file taken to be unchanging
     /// while open (a log in a folder this process cannot write).
