@@ -133,10 +133,6 @@ bool folder_is_writable(const std::string& file_path) {
   return ::faccessat(AT_FDCWD, folder.c_str(), W_OK, AT_EACCESS) == 0;
 }
 
-bool file_is_writable(const std::string& file_path) {
-  return ::faccessat(AT_FDCWD, resolved_path(file_path).c_str(), W_OK, AT_EACCESS) == 0;
-}
-
 std::string immutable_uri(const std::string& path) {
   // An absolute path, so that no part of it can read as a URI authority ("file://host/..."),
   // with every byte outside [A-Za-z0-9/._~-] percent-encoded ('?', '#' and '%' above all).
@@ -161,8 +157,7 @@ std::string immutable_uri(const std::string& path) {
 Connection::Connection(const std::string& path, Access access, int busy_timeout_ms)
     : path_(path), immutable_(access == Access::immutable) {
   int flags = access == Access::read_write ? (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
-              : access == Access::read_only_tidy ? SQLITE_OPEN_READWRITE
-                                                 : SQLITE_OPEN_READONLY;
+                                           : SQLITE_OPEN_READONLY;
   flags |= SQLITE_OPEN_NOMUTEX;  // callers serialize access to a connection
   std::string name = path;
   if (immutable_) {
@@ -179,13 +174,6 @@ Connection::Connection(const std::string& path, Access access, int busy_timeout_
   sqlite3_extended_result_codes(db_, 1);
   sqlite3_busy_timeout(db_, busy_timeout_ms);
   busy_timeout_ms_ = busy_timeout_ms;
-  if (access == Access::read_only_tidy &&
-      sqlite3_exec(db_, "PRAGMA query_only = ON", nullptr, nullptr, nullptr) != SQLITE_OK) {
-    const std::string detail = sqlite3_errmsg(db_);
-    sqlite3_close_v2(db_);
-    db_ = nullptr;
-    throw Error(ErrorCode::database_error, "tuning log '" + path + "': cannot open: " + detail);
-  }
   // SQLite falls back to read-only when the file is not writable; a writer would then fail only
   // at its first insert, after measuring a batch it cannot keep. Refuse at open instead.
   if (access == Access::read_write && sqlite3_db_readonly(db_, "main") == 1) {

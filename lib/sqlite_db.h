@@ -61,9 +61,6 @@ class Statement {
 /// Whether this process may create files in the folder holding `file_path` (as SQLite must,
 /// for the -wal / -shm files of a WAL database), symbolic links followed as SQLite follows them.
 bool folder_is_writable(const std::string& file_path);
-/// Whether this process may write the file `file_path` (its link target), as SQLite's
-/// read-write open needs.
-bool file_is_writable(const std::string& file_path);
 /// `path` with its symbolic links resolved (SQLite keeps -wal / -shm beside the target), or
 /// `path` itself when it cannot be resolved.
 std::string resolved_path(const std::string& path);
@@ -77,11 +74,7 @@ class Connection {
   /// How a connection opens its file.
   enum class Access {
     read_write,  ///< created when missing; refused when the file is write-protected
-    read_only,   ///< never created or written; may leave the -wal / -shm that reading needs
-    /// Never created or written (`PRAGMA query_only`), but opened read-write so that, as the
-    /// file's last connection, it removes the -wal / -shm files reading created, as a writer
-    /// does; for a file this process may write whose -wal nobody else has open.
-    read_only_tidy,
+    read_only,   ///< never created or written (SQLite may leave an empty -wal and a -shm)
     /// SQLite's `immutable=1`: no lock, no -wal / -shm file, the file taken to be unchanging
     /// while open (a log in a folder this process cannot write).
     immutable,

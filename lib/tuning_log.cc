@@ -254,16 +254,6 @@ bool readable_as_snapshot(const std::string& path) {
   return !std::filesystem::exists(target + "-journal", ec) && !wal_holds_frames(target);
 }
 
-// How a read-only log opens when SQLite may read it in place. Where this process may write
-// the file and its folder and nothing waits to be replayed, the connection is opened read-write
-// with writes refused, so that as the file's last connection it removes the -wal / -shm files
-// reading created (a plain read-only connection leaves them behind in the user's folder).
-sqlite::Connection::Access read_only_access(const std::string& path) {
-  const bool may_write = sqlite::file_is_writable(path) && sqlite::folder_is_writable(path);
-  return may_write && readable_as_snapshot(path) ? sqlite::Connection::Access::read_only_tidy
-                                                 : sqlite::Connection::Access::read_only;
-}
-
 }  // namespace
 
 TuningLog::TuningLog(const std::string& path, LogMode mode) : impl_(std::make_unique<Impl>()) {
@@ -299,7 +289,7 @@ TuningLog::TuningLog(const std::string& path, LogMode mode) : impl_(std::make_un
   };
   try {
     // SQLite's own locking wherever it can read, a writer at work included.
-    open(read_only ? read_only_access(path) : Access::read_write);
+    open(read_only ? Access::read_only : Access::read_write);
   } catch (const sqlite::CannotReadInPlace&) {
     if (!read_only || !readable_as_snapshot(path)) throw;
     impl().db.reset();
