@@ -29,15 +29,18 @@ std::string reason_for(const std::string& path, int error) {
   return std::strerror(error);
 }
 
-/// Creates a new, empty temporary file beside `path` that no other writer shares (a hidden
-/// name, `.<file name>.<process>.<counter>.tmp`, created exclusively); returns its name.
-std::string create_temporary_beside(const std::string& path) {
+/// Creates a new, empty temporary file beside `path` that no other writer shares (its name
+/// carries this process and a counter, as `target` says; created exclusively); returns it.
+std::string create_temporary_beside(const std::string& path, AtomicTarget target) {
   static std::atomic<unsigned> counter{0};
-  const std::filesystem::path target(path);
-  const std::string prefix = (target.parent_path() / ("." + target.filename().string())).string();
+  const std::filesystem::path file(path);
   for (int attempt = 0; attempt < 100; ++attempt) {
-    const std::string tmp = prefix + "." + std::to_string(::getpid()) + "." +
-                            std::to_string(counter.fetch_add(1)) + ".tmp";
+    const std::string pid = std::to_string(::getpid()), n = std::to_string(counter.fetch_add(1));
+    const std::string tmp =
+        target == AtomicTarget::user_file
+            ? path + ".tmp-" + pid + "-" + n
+            : (file.parent_path() / ("." + file.filename().string() + "." + pid + "." + n + ".tmp"))
+                  .string();
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) {
       ::close(fd);
@@ -89,9 +92,9 @@ void write_through(const std::string& path, const std::function<void(std::ostrea
 
 void write_file_atomically(const std::string& requested,
                            const std::function<void(std::ostream&)>& write,
-                           NonRegularTarget non_regular) {
+                           AtomicTarget target) {
   namespace fs = std::filesystem;
-  const bool replace = non_regular == NonRegularTarget::replace;
+  const bool replace = target == AtomicTarget::library_file;
   const std::string path = replace ? requested : link_target(requested);
   std::error_code ec;
   const fs::file_status existing = replace ? fs::symlink_status(path, ec) : fs::status(path, ec);
@@ -99,7 +102,7 @@ void write_file_atomically(const std::string& requested,
     throw Error(ErrorCode::io_error, "cannot write '" + requested + "': it is a folder");
   if (fs::exists(existing) && !fs::is_regular_file(existing) && !replace)
     return write_through(path, write);
-  const std::string tmp = create_temporary_beside(path);
+  const std::string tmp = create_temporary_beside(path, target);
   // The replacement keeps the permissions of the file it replaces (a private file stays so).
   if (fs::is_regular_file(existing)) fs::permissions(tmp, existing.permissions(), ec);
   {

@@ -9,18 +9,27 @@
 
 namespace ktune::detail {
 
-/// Calls `write` on a stream into a new temporary file beside `path` (its own, hidden:
-/// `.<file name>.<process>.<counter>.tmp`, so concurrent writers of one path never mix their
-/// bytes, and no file of the user's is touched) and renames
+/// Whose file an atomic write replaces: it decides what happens to a link or a FIFO at the
+/// path and how the temporary file is named.
+enum class AtomicTarget {
+  /// A file the user named (an export, a report): a symbolic link is followed (its target
+  /// gets the content, the link stays), an existing file that is not a regular one (a FIFO,
+  /// /dev/stdout) is written to directly, and the temporary is `<path>.tmp-<process>-<n>`,
+  /// in plain sight should a killed write leave it.
+  user_file,
+  /// A file the library owns (a cache entry), where a link or a FIFO is damage or a trap: it
+  /// is replaced, never followed or written through, and the temporary is hidden,
+  /// `.<file name>.<process>.<n>.tmp`, for the owner to sweep.
+  library_file,
+};
+
+/// Calls `write` on a stream into a new temporary file beside `path` (its own, so concurrent
+/// writers of one path never mix their bytes, and no file of the user's is touched) and renames
 /// it to `path`, keeping the permissions of the file it replaces; throws Error(io_error) naming
 /// `path` and why (a missing folder, a folder in the way, the system's reason) when it cannot
-/// be created, written or moved (the temporary file is removed then). A symbolic link is
-/// followed (its target gets the content, the link stays); an existing file that is not a
-/// regular one (a FIFO, /dev/stdout) is written to directly. With NonRegularTarget::replace
-/// (files the library owns, such as cache entries, where a FIFO or a link is damage or a trap)
-/// whatever sits at `path`, link or FIFO, is replaced by the new regular file instead.
-enum class NonRegularTarget { write_through, replace };
+/// be created, written or moved (the temporary file is removed then). `target` says how links,
+/// FIFOs and the temporary's name are handled.
 void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write,
-                           NonRegularTarget non_regular = NonRegularTarget::write_through);
+                           AtomicTarget target = AtomicTarget::user_file);
 
 }  // namespace ktune::detail

@@ -190,10 +190,10 @@ void CubinCache::store_to_disk(const std::string& key, const CompiledKernel& ent
   try {
     write_file_atomically(cubin_path(key), [&](std::ostream& out) {
       out.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
-    }, NonRegularTarget::replace);
+    }, AtomicTarget::library_file);
     write_file_atomically(sidecar_path(key), [&](std::ostream& out) {
       out << meta.dump(1, ' ', false, nlohmann::json::error_handler_t::replace);
-    }, NonRegularTarget::replace);
+    }, AtomicTarget::library_file);
   } catch (const Error& e) {
     spdlog::warn("could not write cubin cache entry {} in {}: {}", key, directory_, e.what());
     return;

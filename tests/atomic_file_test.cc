@@ -115,12 +115,12 @@ TEST_CASE("atomic file: permissions kept, links followed, FIFOs written through"
   CHECK(fs::is_fifo(fifo));
 }
 
-TEST_CASE("atomic file: replace mode puts a regular file in place of a link or a FIFO", "[io]") {
+TEST_CASE("atomic file: a library file replaces a link or a FIFO at its path, through a hidden temporary", "[io]") {
   namespace fs = std::filesystem;
   test::TempDir dir;
   auto replace = [](const std::string& path, const std::string& text) {
     detail::write_file_atomically(path, [&](std::ostream& out) { out << text; },
-                                  detail::NonRegularTarget::replace);
+                                  detail::AtomicTarget::library_file);
   };
   // A link is replaced, not followed: the file it pointed at keeps its content.
   const std::string outside = dir.file("outside.txt"), link = dir.file("entry.cubin");
