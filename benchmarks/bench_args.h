@@ -25,6 +25,19 @@ inline std::string output_argument(int argc, char** argv, const std::string& usa
   return argv[1];
 }
 
+/// Throws Error(invalid_argument) when a tuning would never end: `--budget=0` gives the tuner
+/// no trial limit, so without a wall-time cap (`seconds` 0) it would measure every config of
+/// each shape's space. `cap_option` names the program's time-cap option, if it has one.
+inline void check_budget_ends(std::size_t budget, double seconds, const std::string& cap_option = "") {
+  if (budget > 0 || seconds > 0) return;
+  throw Error(ErrorCode::invalid_argument,
+              "--budget=0 sets no trial limit" +
+                  (cap_option.empty() ? std::string() : " and no " + cap_option + " cap is set") +
+                  ", so every config of each shape's space would be measured; give --budget=N "
+                  "(--budget=1 measures the default config alone)" +
+                  (cap_option.empty() ? std::string() : " or " + cap_option + "=S"));
+}
+
 /// Throws Error(invalid_argument) naming `option`, the value and the accepted ones when a value
 /// is not one of `allowed` (checked before any GPU work, so a typo is not "no CUDA device").
 inline void check_choices(const std::string& option, const std::vector<std::string>& values,

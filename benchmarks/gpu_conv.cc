@@ -136,6 +136,7 @@ Settings parse_settings(int argc, char** argv) {
     else throw Error(ErrorCode::invalid_argument, "unknown option " + arg);
   }
   bench::check_choices("--dtypes", s.dtypes, {"f16", "bf16", "f32"});
+  bench::check_budget_ends(s.budget, 0);
   for (const auto& name : s.layers) {
     const auto& all = resnet50_layers();
     if (std::none_of(all.begin(), all.end(), [&](const Layer& l) { return name == l.name; }))

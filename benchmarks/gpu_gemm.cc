@@ -11,7 +11,8 @@
 //                          [--shapes=MxNxK,...] [--layout=NT] [--seed=S]
 //                          [--template=NAME] [--variants="K=V,K=V;K=V"] [--rounds=N]
 //                          [--loop-ms=T]
-// --budget is the trial budget per shape, --seconds a tuning wall-time cap per shape (0 =
+// --budget is the trial budget per shape (1: the default config alone; 0: none, only with a
+// --seconds cap), --seconds a tuning wall-time cap per shape (0 =
 // none), --shapes keeps only the listed shapes of the chosen groups, so a long suite can be
 // split into device calls of a few minutes. The targets (SIMT fp32 >= 0.85x cuBLAS on
 // 4096^3 / 8192^3, mma f16/bf16 >= 0.70x at 4096^3, judged only on rows gemm_mma ran, since
@@ -132,6 +133,7 @@ Settings parse_args(int argc, char** argv) {
   }
   bench::check_choices("--dtypes", s.dtypes, {"f32", "f16", "bf16"});
   bench::check_choices("--groups", s.groups, {"square", "llm", "skinny", "kheavy", "odd"});
+  bench::check_budget_ends(s.budget, s.seconds, "--seconds");
   return s;
 }
 

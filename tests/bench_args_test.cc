@@ -26,3 +26,13 @@ TEST_CASE("benchmark arguments: a value outside an option's choices is named", "
   CHECK_THROWS_WITH(bench::check_choices("--dtypes", {"f16", "f64"}, {"f32", "f16", "bf16"}),
                     "--dtypes takes f32, f16, bf16, not f64");
 }
+
+TEST_CASE("benchmark arguments: a budget of 0 without a time cap is refused, naming the way out", "[bench]") {
+  CHECK_NOTHROW(bench::check_budget_ends(1, 0));
+  CHECK_NOTHROW(bench::check_budget_ends(0, 30, "--seconds"));  // time-capped: ends
+  CHECK_THROWS_WITH(bench::check_budget_ends(0, 0, "--seconds"),
+                    Catch::Contains("--budget=0") && Catch::Contains("--budget=1 measures the default") &&
+                        Catch::Contains("--seconds=S"));
+  CHECK_THROWS_WITH(bench::check_budget_ends(0, 0), Catch::Contains("--budget=0") &&
+                                                         !Catch::Contains("--seconds"));
+}
