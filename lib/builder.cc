@@ -212,9 +212,7 @@ std::string macro_collision_note(const std::string& log, const Config& config,
     if (file == kernel_file) continue;
     const auto& own = detail::template_headers();
     if (std::any_of(own.begin(), own.end(), [&](const detail::NvrtcHeader& h) {
-          return file == h.name || (file.size() > h.name.size() &&
-                                    file.compare(file.size() - h.name.size(), h.name.size(), h.name) == 0 &&
-                                    file[file.size() - h.name.size() - 1] == '/');
+          return file == h.name || file.ends_with("/" + h.name);
         }))
       continue;
     const std::string quoted = code_of(lines[i + 1]);

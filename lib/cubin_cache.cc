@@ -52,7 +52,7 @@ void remove_stale_temporaries(const fs::path& directory) {
   const auto now = fs::file_time_type::clock::now();
   for (fs::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (name.size() < 6 || name[0] != '.' || name.compare(name.size() - 4, 4, ".tmp") != 0 ||
+    if (name.size() < 6 || !name.starts_with('.') || !name.ends_with(".tmp") ||
         (name.find(".cubin.") == std::string::npos && name.find(".json.") == std::string::npos))
       continue;
     std::error_code time_ec;
