@@ -176,6 +176,14 @@ inline const nvml::GpuSensor& device0_sensor() {
   return sensor;
 }
 
+/// What the sensor's power readings are, for the JSON and the printed rows: "instantaneous",
+/// "one-second average" (nvmlDeviceGetPowerUsage on a driver without the instantaneous field:
+/// it lags a timing loop shorter than a second, so it understates a loop's draw) or "none".
+inline const char* power_reading_kind(const nvml::GpuSensor& sensor) {
+  if (!sensor.available()) return "none";
+  return sensor.power_is_instant() ? "instantaneous" : "one-second average";
+}
+
 /// `loop()` with the GPU's sensors sampled on a second thread while it runs (`Sensor`: an
 /// nvml::GpuSensor, or anything with available(), sm_clock_mhz() and power_w()).
 template <class Sensor, class Loop>

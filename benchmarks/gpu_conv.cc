@@ -508,6 +508,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
     out["date_utc"] = date;
     out["device"] = device.key();
+    out["power_reading"] = bench::power_reading_kind(bench::device0_sensor());
     out["command"] = command;
     out["batch"] = kBatch;
     out["budget_trials"] = settings.budget;

@@ -24,7 +24,8 @@
 // shape's default config, timed in the same event loop after cuBLAS and checked against it
 // (skipped where a name or value is outside the space or the config cannot run the shape).
 // Each row records the median SM clock and board power (NVML) sampled while ktune's and
-// cuBLAS's loops ran (ktune_sm_mhz, cublas_power_w, ...; -1 without NVML). --rounds=N (default
+// cuBLAS's loops ran (ktune_sm_mhz, cublas_power_w, ...; -1 without NVML; "power_reading":
+// instantaneous, or the one-second average that lags short loops). --rounds=N (default
 // 1) times the ktune / cuBLAS pair N times in alternating order and reports the medians (the
 // ratio: the median of the rounds' ratios, each round kept under "rounds"). Each loop samples
 // at least 100 ms or 300 samples, whichever comes first (a faster kernel runs a shorter loop);
@@ -517,6 +518,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
     out["date_utc"] = date;
     out["device"] = device.key();
+    out["power_reading"] = bench::power_reading_kind(bench::device0_sensor());
     out["command"] = command;
     out["budget_trials"] = settings.budget;
     out["budget_seconds_per_shape"] = settings.seconds;
@@ -557,9 +559,10 @@ int main(int argc, char** argv) {
                       (row["template"].get<std::string>() + " " +
                        row["best_config"].get<std::string>()).c_str());
           if (row["ktune_sm_mhz"].get<int>() >= 0)
-            std::printf("    sampled while timed: ktune %d MHz %.0f W, cuBLAS %d MHz %.0f W\n",
+            std::printf("    sampled while timed: ktune %d MHz %.0f W, cuBLAS %d MHz %.0f W (power: %s)\n",
                         row["ktune_sm_mhz"].get<int>(), row["ktune_power_w"].get<double>(),
-                        row["cublas_sm_mhz"].get<int>(), row["cublas_power_w"].get<double>());
+                        row["cublas_sm_mhz"].get<int>(), row["cublas_power_w"].get<double>(),
+                        out["power_reading"].get<std::string>().c_str());
           if (row.contains("rounds")) {
             std::printf("    ratio per round:");
             for (const auto& r : row["rounds"]) std::printf(" %.3f", r["ratio"].get<double>());

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "benchmarks/gpu_bench_support.h"
@@ -29,6 +30,45 @@ TEST_CASE("sensor readings are -1 and the loop runs once when the GPU cannot be 
   // An exception from the loop reaches the caller.
   CHECK_THROWS_WITH(bench::sample_sensors(missing, [] { throw std::runtime_error("boom"); }),
                     "boom");
+}
+
+TEST_CASE("an NVML field value is read through the member its value type names",
+          "[bench][nvml]") {
+  nvml::FieldValue f;
+  f.value_type = 1;  // unsigned int: the instantaneous power field's milliwatts
+  f.value.ui = 612345;
+  CHECK(nvml::field_number(f) == 612345.0);
+  f.value_type = 0;
+  f.value.d = 0.5;
+  CHECK(nvml::field_number(f) == 0.5);
+  f.value_type = 3;
+  f.value.ull = 1ull << 40;
+  CHECK(nvml::field_number(f) == static_cast<double>(1ull << 40));
+  f.value_type = 4;
+  f.value.sll = -7;
+  CHECK(nvml::field_number(f) == -7.0);
+  f.value_type = 5;
+  f.value.ull = 0;
+  f.value.si = -3;
+  CHECK(nvml::field_number(f) == -3.0);
+  f.value_type = 6;
+  f.value.ull = 0;
+  f.value.us = 65535;
+  CHECK(nvml::field_number(f) == 65535.0);
+  f.value_type = 2;
+  f.value.ul = 42;
+  CHECK(nvml::field_number(f) == 42.0);
+  f.value_type = 7;  // not a documented nvmlValueType_t
+  CHECK_FALSE(nvml::field_number(f).has_value());
+  f.value_type = 1;
+  f.nvml_return = 3;  // NVML_ERROR_NOT_SUPPORTED: the driver lacks the field
+  CHECK_FALSE(nvml::field_number(f).has_value());
+}
+
+TEST_CASE("the benchmarks say which power reading they record", "[bench][nvml]") {
+  const nvml::GpuSensor missing("");
+  CHECK_FALSE(missing.power_is_instant());
+  CHECK(std::string(bench::power_reading_kind(missing)) == "none");
 }
 
 namespace {
