@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ktune/error.h"
+#include "ktune/searcher.h"
 
 namespace ktune::bench {
 
@@ -48,6 +49,40 @@ inline void check_choices(const std::string& option, const std::vector<std::stri
       for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
       throw Error(ErrorCode::invalid_argument, option + " takes " + list + ", not " + v);
     }
+}
+
+/// Throws Error naming `option` and the registered searchers when `name` is not one of them
+/// (checked before any GPU work, instead of failing every row of the run later).
+inline void check_searcher(const std::string& option, const std::string& name) {
+  for (const auto& info : searcher_catalog())
+    if (info.name == name) return;
+  std::string list;
+  for (const auto& info : searcher_catalog()) list += (list.empty() ? "" : ", ") + info.name;
+  throw Error(ErrorCode::invalid_argument, option + " takes " + list + ", not " + name);
+}
+
+/// Throws Error naming `option`, each of `requested` that is not in `available` and the
+/// available ones (a shape list that matches nothing must not shrink the run silently).
+inline void check_subset(const std::string& option, const std::vector<std::string>& requested,
+                         const std::vector<std::string>& available) {
+  std::string missing, list;
+  for (const auto& r : requested)
+    if (std::find(available.begin(), available.end(), r) == available.end())
+      missing += (missing.empty() ? "" : ", ") + r;
+  if (missing.empty()) return;
+  for (const auto& a : available) list += (list.empty() ? "" : ", ") + a;
+  throw Error(ErrorCode::invalid_argument,
+              option + ": " + missing + " not in the chosen suite (" +
+                  (list.empty() ? std::string("empty") : list) + ")");
+}
+
+/// The exit status of a benchmark run: 1 (after naming them on stderr) when any of its rows
+/// failed, so that a script running it sees the failure; the JSON keeps every row either way.
+inline int exit_status(const char* program, std::size_t failed_rows, std::size_t rows) {
+  if (failed_rows == 0 && rows > 0) return 0;
+  std::fprintf(stderr, "%s: %zu of %zu rows failed (their \"error\" is in the JSON)\n", program,
+               failed_rows, rows);
+  return 1;
 }
 
 }  // namespace ktune::bench

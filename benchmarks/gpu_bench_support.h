@@ -65,21 +65,25 @@ T parse_number(const std::string& flag, const std::string& text, T min = T{}) {
   T value{};
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc() || ptr != end || value < min) {
+  bool finite = true;
+  if constexpr (std::is_floating_point_v<T>) finite = std::isfinite(value);
+  if (text.empty() || ec != std::errc() || ptr != end || !finite || value < min) {
     std::ostringstream expected;
-    expected << (std::is_integral_v<T> ? "an integer" : "a number") << " >= " << min;
+    expected << (std::is_integral_v<T> ? "an integer" : "a finite number") << " >= " << min;
     throw Error(ErrorCode::invalid_argument,
                 flag + "=" + text + ": expected " + expected.str());
   }
   return value;
 }
 
-/// Median of `values` (the upper one of the middle pair for an even count); 0 when empty.
+/// Median of `values` (the mean of the middle pair for an even count); 0 when empty.
 template <class T = double>
 T median(std::vector<T> values) {
   if (values.empty()) return T{};
   std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
+  const std::size_t mid = values.size() / 2;
+  if (values.size() % 2 == 1) return values[mid];
+  return static_cast<T>((values[mid - 1] + values[mid]) / 2);
 }
 
 /// How event_median_ms samples.
@@ -114,6 +118,26 @@ inline double event_median_ms(const std::function<void()>& run, const EventLoop&
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   return median(std::move(per_call));
+}
+
+/// Device-to-device copy bandwidth in GB/s (read + written over the median time) of
+/// cudaMemcpyAsync moving `bytes` from `src` to `dst`, `calls` back to back between two CUDA
+/// events per sample, as the measurer chains a candidate's timed runs.
+inline double memcpy_gbps(void* dst, const void* src, std::size_t bytes, int calls, int samples) {
+  const double ms = event_median_ms(
+      [&] {
+        detail::check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice),
+                           "cudaMemcpyAsync");
+      },
+      {3, calls, samples, 0, samples});
+  return 2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
+}
+
+/// memcpy_gbps of `bytes` between two fresh allocations.
+inline double copy_bandwidth_gbps(std::size_t bytes, int calls, int samples) {
+  detail::DeviceMemory src(bytes), dst(bytes);
+  detail::check_cuda(cudaMemset(src.get(), 0x3c, bytes), "cudaMemset");
+  return memcpy_gbps(dst.get(), src.get(), bytes, calls, samples);
 }
 
 /// event_median_ms with each sample's `loop.calls_per_sample` calls of `run(stream)` recorded
@@ -292,8 +316,11 @@ nlohmann::json variant_rows(const std::vector<std::string>& variants, const Sear
     try {
       v.update(measure(*config));
       const double ms = v.at("ms").get<double>();
+      // A variant timed another way than the reference (e.g. streamed where the reference
+      // ran as a graph) names its own reference time, measured the same way.
+      const double ref = v.contains("reference_ms") ? v["reference_ms"].get<double>() : ref_ms;
       v["tflops"] = flops / ms / 1e9;
-      v["ratio"] = ref_ms / ms;
+      v["ratio"] = ref / ms;
     } catch (const std::exception& e) {
       v["error"] = e.what();
     }

@@ -26,8 +26,11 @@
 // Each row records the median SM clock and board power (NVML) sampled while ktune's and
 // cuBLAS's loops ran (ktune_sm_mhz, cublas_power_w, ...; -1 without NVML; "power_reading":
 // instantaneous, or the one-second average that lags short loops). --rounds=N (default
-// 1) times the ktune / cuBLAS pair N times in alternating order and reports the medians (the
-// ratio: the median of the rounds' ratios, each round kept under "rounds"). Each loop samples
+// 1) times the ktune / cuBLAS pair N times in alternating order and reports the round whose
+// ratio is the median (the lower middle one for even N; every round is kept under "rounds").
+// HBM % is against the copy bandwidth measured at start ("copy_gbps"); the per-dtype
+// geometric mean counts a shape once (4096^3 is in two groups). The program exits 1 when a
+// row failed (its "error" is in the JSON) or the selection named no shape. Each loop samples
 // at least 100 ms or 300 samples, whichever comes first (a faster kernel runs a shorter loop);
 // --loop-ms=T makes every loop sample for T ms, so that both sides run equally long (the GPU's
 // clock under its power limit moves with how long a loop has run); the row records it.
@@ -48,6 +51,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -72,9 +76,6 @@ using detail::check_cuda;
 using nlohmann::json;
 
 namespace {
-
-/// Measured device-to-device copy bandwidth of the H200 (../shared/device/README.md), GB/s.
-constexpr double kCopyGBps = 4160;
 
 /// Command-line settings.
 struct Settings {
@@ -134,6 +135,9 @@ Settings parse_args(int argc, char** argv) {
   }
   bench::check_choices("--dtypes", s.dtypes, {"f32", "f16", "bf16"});
   bench::check_choices("--groups", s.groups, {"square", "llm", "skinny", "kheavy", "odd"});
+  bench::check_choices("--layout", {s.layout}, {"NN", "NT", "TN", "TT"});
+  bench::check_choices("--template", s.mma_templates, {"gemm_mma", "gemm_wgmma"});
+  bench::check_searcher("--searcher", s.searcher);
   bench::check_budget_ends(s.budget, s.seconds, "--seconds");
   return s;
 }
@@ -162,6 +166,18 @@ std::vector<Shape> suite(const std::vector<std::string>& groups,
          std::find(shapes.begin(), shapes.end(), shape_text(s.M, s.N, s.K)) != shapes.end()))
       chosen.push_back(s);
   return chosen;
+}
+
+/// Throws Error naming every --shapes entry that is not a shape of the chosen groups.
+void check_shapes(const Settings& settings) {
+  if (settings.shapes.empty()) return;
+  std::vector<std::string> available;
+  for (const auto& s : suite(settings.groups, {})) {
+    const std::string text = shape_text(s.M, s.N, s.K);
+    if (std::find(available.begin(), available.end(), text) == available.end())
+      available.push_back(text);  // 4096^3 is in two groups
+  }
+  bench::check_subset("--shapes", settings.shapes, available);
 }
 
 /// A target of issue 8: the geometric mean of the ratio to cuBLAS over the rows it judges.
@@ -317,7 +333,7 @@ class LoadedConfig {
 
 /// Tunes one shape and times the winner and the default config next to cuBLAS.
 json run_shape(const Settings& settings, const std::string& dtype, const Shape& shape,
-               const Device& device, Builder& builder, cublasHandle_t handle) {
+               const Device& device, Builder& builder, cublasHandle_t handle, double copy_gbps) {
   const std::string dims = shape_text(shape.M, shape.N, shape.K);
   json row = {{"dtype", dtype}, {"group", shape.group}, {"shape", dims}, {"M", shape.M},
               {"N", shape.N}, {"K", shape.K}};
@@ -429,10 +445,11 @@ json run_shape(const Settings& settings, const std::string& dtype, const Shape& 
 
   // Each loop with the SM clock and board power sampled: a ratio between loops that ran at
   // different clocks (the power limit) says so in the JSON. --rounds=N times the pair N
-  // times, the order alternating (ktune first in even rounds); the row keeps the medians
-  // and its ratio is the median of the rounds' ratios (cuBLAS's own clock moved by +-5 %
-  // between device calls in session 6, which one pair of loops cannot separate from ktune).
-  // The row's sensor readings are the medians over the rounds.
+  // times, the order alternating (ktune first in even rounds); the row is the round whose
+  // ratio is the median (the lower of the middle two for an even count, never the better
+  // one), so its times, TFLOP/s and ratio come from one side-by-side pair (cuBLAS's own
+  // clock moved by +-5 % between device calls in session 6, which one pair of loops cannot
+  // separate from ktune). The row's sensor readings are the medians over the rounds.
   std::vector<double> ktune_rounds, cublas_rounds, ratio_rounds, ktune_w, cublas_w;
   std::vector<int> ktune_mhz, cublas_mhz;
   const auto& sensor = bench::device0_sensor();
@@ -459,9 +476,14 @@ json run_shape(const Settings& settings, const std::string& dtype, const Shape& 
                       {"ktune_sm_mhz", ks.sm_mhz}, {"cublas_sm_mhz", cs.sm_mhz},
                       {"ktune_power_w", ks.power_w}, {"cublas_power_w", cs.power_w}});
   }
-  const double ktune_ms = bench::median(ktune_rounds), cublas_ms = bench::median(cublas_rounds);
+  std::vector<std::size_t> by_ratio(ratio_rounds.size());
+  for (std::size_t i = 0; i < by_ratio.size(); ++i) by_ratio[i] = i;
+  std::sort(by_ratio.begin(), by_ratio.end(),
+            [&](std::size_t a, std::size_t b) { return ratio_rounds[a] < ratio_rounds[b]; });
+  const std::size_t median_round = by_ratio[(by_ratio.size() - 1) / 2];
+  const double ktune_ms = ktune_rounds[median_round], cublas_ms = cublas_rounds[median_round];
   const double default_ms = bench::event_median_ms(run_default, settings.loop);
-  if (settings.rounds > 1) row["rounds"] = rounds;
+  if (settings.rounds > 1) row["rounds"] = rounds, row["median_round"] = median_round;
   row["loop_min_ms"] = settings.loop.min_total_ms;
   row["loop_max_samples"] = settings.loop.max_samples;
   row["ktune_sm_mhz"] = bench::median(ktune_mhz);
@@ -475,10 +497,10 @@ json run_shape(const Settings& settings, const std::string& dtype, const Shape& 
   row["ktune_tflops"] = flops / ktune_ms / 1e9;
   row["default_tflops"] = flops / default_ms / 1e9;
   row["cublas_tflops"] = flops / cublas_ms / 1e9;
-  row["ratio"] = bench::median(ratio_rounds);
+  row["ratio"] = ratio_rounds[median_round];
   row["default_ratio"] = cublas_ms / default_ms;
-  row["ktune_hbm_fraction"] = bytes / ktune_ms / 1e6 / kCopyGBps;
-  row["cublas_hbm_fraction"] = bytes / cublas_ms / 1e6 / kCopyGBps;
+  row["ktune_hbm_fraction"] = bytes / ktune_ms / 1e6 / copy_gbps;
+  row["cublas_hbm_fraction"] = bytes / cublas_ms / 1e6 / copy_gbps;
 
   // 3. Variants of the default config: checked against cuBLAS, timed in the same loop.
   const json variants = bench::variant_rows(
@@ -488,7 +510,7 @@ json run_shape(const Settings& settings, const std::string& dtype, const Shape& 
         loaded.run();
         check_cuda(cudaDeviceSynchronize(), "variant run");
         return json{{"rel_l2_vs_cublas", bench::rel_l2(download_c(), theirs)},
-                    {"ms", bench::event_median_ms([&] { loaded.run(); })}};
+                    {"ms", bench::event_median_ms([&] { loaded.run(); }, settings.loop)}};
       });
   row["variants"] = variants;
   return row;
@@ -499,6 +521,7 @@ json run_shape(const Settings& settings, const std::string& dtype, const Shape& 
 int main(int argc, char** argv) {
   try {
     const Settings settings = parse_args(argc, argv);
+    check_shapes(settings);
     if (auto why = cuda_unavailable_reason()) {
       std::fprintf(stderr, "gpu_gemm: %s\n", why->c_str());
       return 77;
@@ -519,6 +542,11 @@ int main(int argc, char** argv) {
     out["date_utc"] = date;
     out["device"] = device.key();
     out["power_reading"] = bench::power_reading_kind(bench::device0_sensor());
+    // HBM % of each row: bytes over time against this device's copy rate, measured here
+    // (cudaMemcpyAsync of 2 GiB, read + written bytes, 20 samples).
+    const double copy_gbps = bench::copy_bandwidth_gbps(std::size_t{2} << 30, 1, 20);
+    out["copy_gbps"] = copy_gbps;
+    std::printf("device copy bandwidth (cudaMemcpyAsync, 2 GiB): %.0f GB/s\n", copy_gbps);
     out["command"] = command;
     out["budget_trials"] = settings.budget;
     out["budget_seconds_per_shape"] = settings.seconds;
@@ -528,7 +556,9 @@ int main(int argc, char** argv) {
     out["beta"] = gemm::kBeta;
     out["results"] = json::array();
     std::map<std::string, std::vector<double>> ratios;  // "dtype" and "dtype/group"
+    std::set<std::string> in_dtype_mean;  // "dtype shape": 4096^3 is in two groups, one vote
     std::vector<std::vector<double>> target_ratios(issue_targets().size());
+    std::size_t failed_rows = 0, rows = 0;
     std::printf("%-5s %-7s %-18s %10s %10s %10s %8s %7s %8s %10s  %s\n", "dtype", "group",
                 "shape", "ktune TF/s", "default", "cuBLAS TF/s", "ratio", "target", "HBM %",
                 "rel_l2", "best config");
@@ -536,14 +566,16 @@ int main(int argc, char** argv) {
       for (const auto& shape : suite(settings.groups, settings.shapes)) {
         json row;
         try {
-          row = run_shape(settings, dtype, shape, device, builder, handle);
+          row = run_shape(settings, dtype, shape, device, builder, handle, copy_gbps);
         } catch (const std::exception& e) {
           row = {{"dtype", dtype}, {"group", shape.group}, {"M", shape.M}, {"N", shape.N},
                  {"K", shape.K}, {"error", e.what()}};
         }
         out["results"].push_back(row);
+        ++rows;
         if (row.contains("ratio")) {
-          ratios[dtype].push_back(row["ratio"].get<double>());
+          if (in_dtype_mean.insert(dtype + " " + shape_text(shape.M, shape.N, shape.K)).second)
+            ratios[dtype].push_back(row["ratio"].get<double>());
           ratios[dtype + "/" + shape.group].push_back(row["ratio"].get<double>());
           for (std::size_t t = 0; t < issue_targets().size(); ++t)
             if (issue_targets()[t].judges(dtype, shape, row["template"].get<std::string>()))
@@ -570,6 +602,7 @@ int main(int argc, char** argv) {
           }
           bench::print_variant_rows(row["variants"], "rel_l2_vs_cublas");
         } else {
+          ++failed_rows;
           std::printf("%-5s %-7s %lldx%lldx%lld failed: %s\n", dtype.c_str(), shape.group.c_str(),
                       static_cast<long long>(shape.M), static_cast<long long>(shape.N),
                       static_cast<long long>(shape.K), row.value("error", std::string("?")).c_str());
@@ -601,7 +634,7 @@ int main(int argc, char** argv) {
     out["targets"] = targets;
     bench::write_json(settings.out_path, out);
     CublasApi::get().destroy(handle);
-    return 0;
+    return bench::exit_status("gpu_gemm", failed_rows, rows);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpu_gemm: %s\n", e.what());
     return 1;

@@ -5,7 +5,10 @@
 // [8192, 16384], [4096, 65536], each in f32 and f16, with a searcher at a stated trial budget
 // through the isolated GPU measurer. Reports the effective bandwidth (workload bytes: each
 // input read once, each output written once, over the median time) of the tuned winner and of
-// the untuned default config as % of the copy bandwidth, and writes OUT_DIR/memory_bound.json
+// the untuned default config as % of the copy bandwidth, both re-timed after the tuning side
+// by side with the 2 GiB copy in three alternating rounds (medians over the rounds; the row's
+// "copy_gbps" is that side-by-side reference, the tuner's own times stay as search_*_ms); exits
+// 1 when a task found no valid config; and writes OUT_DIR/memory_bound.json
 // (memory_bound_<families>[_<norms>][_<dtypes>].json when a selection is given), rewritten after
 // every task. Large shapes are verified by the workloads' GPU references
 // (Workload::device_reference), so the trial budget, not the host reference, bounds each task.
@@ -71,6 +74,9 @@ using detail::check_cuda;
 using nlohmann::json;
 
 namespace {
+
+/// Rounds of the side-by-side timing of each task's winner, default and reference copy.
+constexpr int kSideBySideRounds = 3;
 
 /// Command-line settings.
 struct Settings {
@@ -139,6 +145,7 @@ Settings parse_args(int argc, char** argv) {
   bench::check_choices("--families", s.families, {"elementwise", "reduction", "layernorm"});
   bench::check_choices("--norms", s.norms, {"layernorm", "rmsnorm"});
   bench::check_choices("--dtypes", s.dtypes, {"f32", "f16", "bf16"});
+  bench::check_searcher("--searcher", s.searcher);
   return s;
 }
 
@@ -173,23 +180,6 @@ std::vector<Task> suite(const Settings& s) {
   return tasks;
 }
 
-/// Device-to-device copy bandwidth in GB/s (read + written over the median time) of
-/// cudaMemcpyAsync moving `bytes` from `src` to `dst`, `calls` back to back between two CUDA
-/// events per sample, as the measurer chains a candidate's timed runs.
-double memcpy_gbps(void* dst, const void* src, std::size_t bytes, int calls, int samples) {
-  const double ms = bench::event_median_ms(
-      [&] { check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice), "cudaMemcpyAsync"); },
-      {3, calls, samples, 0, samples});
-  return 2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
-}
-
-/// memcpy_gbps of `bytes` between two fresh allocations.
-double copy_bandwidth_gbps(std::size_t bytes, int calls, int samples) {
-  detail::DeviceMemory src(bytes), dst(bytes);
-  check_cuda(cudaMemset(src.get(), 0x3c, bytes), "cudaMemset");
-  return memcpy_gbps(dst.get(), src.get(), bytes, calls, samples);
-}
-
 /// --memcpy-placement: memcpy_gbps of `bytes` (10 calls per sample) from
 /// the start of one allocation to a destination `gap` bytes past the source's end, for several
 /// gaps, then between fresh allocations three times; prints and returns the rates.
@@ -203,14 +193,14 @@ json memcpy_placement(std::size_t bytes, double copy_gbps) {
   json rows = json::array();
   for (const std::size_t gap : gaps) {
     char* base = static_cast<char*>(block.get());
-    const double gbps = memcpy_gbps(base + bytes + gap, base, bytes, 10, 15);
+    const double gbps = bench::memcpy_gbps(base + bytes + gap, base, bytes, 10, 15);
     rows.push_back({{"gap_bytes", gap}, {"distance_bytes", bytes + gap}, {"gbps", gbps},
                     {"pct_of_copy", 100.0 * gbps / copy_gbps}});
     std::printf("memcpy %zu bytes to %zu bytes further on: %7.0f GB/s (%5.1f%%)\n", bytes,
                 bytes + gap, gbps, 100.0 * gbps / copy_gbps);
   }
   for (int i = 0; i < 3; ++i) {
-    const double gbps = copy_bandwidth_gbps(bytes, 10, 15);
+    const double gbps = bench::copy_bandwidth_gbps(bytes, 10, 15);
     rows.push_back({{"fresh_allocations", i}, {"gbps", gbps}, {"pct_of_copy", 100.0 * gbps / copy_gbps}});
     std::printf("memcpy %zu bytes between fresh allocations: %7.0f GB/s (%5.1f%%)\n", bytes, gbps,
                 100.0 * gbps / copy_gbps);
@@ -235,6 +225,48 @@ double trial_gbps(double bytes, const Trial& t) {
 /// trial_gbps of a trial that may be missing (0 then).
 double trial_gbps(double bytes, const std::optional<Trial>& t) {
   return t ? trial_gbps(bytes, *t) : 0.0;
+}
+
+/// The tuned winner, the default config and the 2 GiB device copy (the reference) timed
+/// side by side after the tuning, in `rounds` alternating rounds (the winner and the default by
+/// the task's measurer as during the tuning, the copy as at start): medians over the rounds,
+/// so that the task's % of copy compares two figures measured together with one median
+/// definition rather than a tuner's pick against an earlier reference.
+struct SideBySide {
+  double tuned_ms = 0;    ///< median of the winner's rounds (0 without a winner)
+  double default_ms = 0;  ///< median of the default's rounds (0 when it did not run)
+  double copy_gbps = 0;   ///< median of the reference copy's rounds
+  json rounds = json::array();
+};
+
+SideBySide time_side_by_side(Measurer& measurer, const std::optional<Config>& best,
+                             const std::optional<Config>& fallback, int runs_per_sample,
+                             int rounds) {
+  SideBySide out;
+  std::vector<double> tuned, defaults, copies;
+  auto time = [&](const std::optional<Config>& c, std::vector<double>& into) -> double {
+    if (!c) return 0.0;
+    const Trial t = measurer.measure({*c}).at(0);
+    if (!t.ok()) return 0.0;
+    into.push_back(t.median_ms);
+    return t.median_ms;
+  };
+  for (int r = 0; r < rounds; ++r) {
+    json round;
+    auto copy = [&] {
+      copies.push_back(bench::copy_bandwidth_gbps(std::size_t{2} << 30, runs_per_sample, 20));
+      round["copy_gbps"] = copies.back();
+    };
+    if (r % 2 == 1) copy();  // the order alternates: neither side always follows the other
+    round["tuned_ms"] = time(best, tuned);
+    round["default_ms"] = time(fallback, defaults);
+    if (r % 2 == 0) copy();
+    out.rounds.push_back(round);
+  }
+  out.tuned_ms = bench::median(tuned);
+  out.default_ms = bench::median(defaults);
+  out.copy_gbps = bench::median(copies);
+  return out;
 }
 
 /// Each "K=V,K=V" override of `space`'s default that gives a valid config (bench::variant_of),
@@ -321,7 +353,7 @@ json copy_sweep(const Device& device, double copy_gbps, const Settings& settings
     // cudaMemcpyAsync chained as in "copy of the same bytes"; it rotates no buffers, so only
     // sizes beyond twice the L2 say anything about DRAM.
     const bool beyond_l2 = bytes >= 2.0 * device.l2_bytes;
-    const double memcpy = beyond_l2 ? copy_bandwidth_gbps(static_cast<std::size_t>(bytes / 2), 10, 15) : 0.0;
+    const double memcpy = beyond_l2 ? bench::copy_bandwidth_gbps(static_cast<std::size_t>(bytes / 2), 10, 15) : 0.0;
     rows.push_back({{"bytes", bytes}, {"kernel_gbps", k.gbps},
                     {"kernel_pct_of_copy", 100.0 * k.gbps / copy_gbps},
                     {"kernel_fixed_us", fixed_us(bytes, k.gbps)}, {"kernel_config", k.config},
@@ -355,7 +387,7 @@ int main(int argc, char** argv) {
     const Device device = query_device(0);
     check_cuda(cudaSetDevice(0), "cudaSetDevice");
     // The reference: timed as the candidates are (runs_per_sample copies per event pair).
-    const double copy_gbps = copy_bandwidth_gbps(std::size_t{2} << 30, settings.runs_per_sample, 20);
+    const double copy_gbps = bench::copy_bandwidth_gbps(std::size_t{2} << 30, settings.runs_per_sample, 20);
     std::printf("%s: device-to-device copy %.0f GB/s (2 GiB, read + write)\n", device.name.c_str(),
                 copy_gbps);
 
@@ -389,6 +421,7 @@ int main(int argc, char** argv) {
                 {"results", json::array()}};
     if (settings.memcpy_placement) doc["memcpy_placement"] = placement;
 
+    std::size_t rows = 0, failed_rows = 0;  // tasks, and tasks without a valid winner
     for (const Task& task : suite(settings)) {
       const auto tmpl = find_template(task.family);
       const Problem problem = make_problem(*tmpl, task.shape, task.attrs);
@@ -401,16 +434,29 @@ int main(int argc, char** argv) {
                                     ? tune(measurer, *tmpl, problem, device, settings, settings.trials)
                                     : TuneResult{};
 
-      const double tuned = trial_gbps(bytes, result.best);
-      const double fallback = trial_gbps(bytes, result.default_trial);
+      // The winner and the default re-timed beside the reference copy (SideBySide); the
+      // tuner's own figures stay in the row as search_*.
+      const std::optional<Config> best_config =
+          result.best ? std::optional<Config>(result.best->config) : std::nullopt;
+      const std::optional<Config> default_config =
+          result.default_trial ? std::optional<Config>(result.default_trial->config) : std::nullopt;
+      const SideBySide side = time_side_by_side(measurer, best_config, default_config,
+                                                settings.runs_per_sample, kSideBySideRounds);
+      const double row_copy = side.copy_gbps > 0 ? side.copy_gbps : copy_gbps;
+      const double tuned = side.tuned_ms > 0 ? bytes / (side.tuned_ms * 1e-3) / 1e9 : 0.0;
+      const double fallback = side.default_ms > 0 ? bytes / (side.default_ms * 1e-3) / 1e9 : 0.0;
       json row = {{"family", task.family}, {"shape", task.shape}, {"attrs", task.attrs},
                   {"problem", problem.key()}, {"bytes", bytes},
-                  {"tuned_ms", result.best ? result.best->median_ms : 0.0},
-                  {"tuned_gbps", tuned}, {"tuned_pct_of_copy", 100.0 * tuned / copy_gbps},
+                  {"copy_gbps", row_copy},
+                  {"side_by_side_rounds", side.rounds},
+                  {"tuned_ms", side.tuned_ms},
+                  {"tuned_gbps", tuned}, {"tuned_pct_of_copy", 100.0 * tuned / row_copy},
                   {"tuned_config", result.best ? result.best->config.str() : ""},
-                  {"default_ms", result.default_trial ? result.default_trial->median_ms : 0.0},
+                  {"search_tuned_ms", result.best ? result.best->median_ms : 0.0},
+                  {"default_ms", side.default_ms},
                   {"default_gbps", fallback},
-                  {"default_pct_of_copy", 100.0 * fallback / copy_gbps},
+                  {"default_pct_of_copy", 100.0 * fallback / row_copy},
+                  {"search_default_ms", result.default_trial ? result.default_trial->median_ms : 0.0},
                   {"default_status", result.default_trial ? to_string(result.default_trial->status) : "none"},
                   {"trials", result.trials.size()}, {"stop_reason", result.stop_reason},
                   {"verified_by", verified_by},
@@ -418,42 +464,44 @@ int main(int argc, char** argv) {
       std::printf("%-12s %-12s %-26s tuned %7.0f GB/s (%5.1f%%)  default %7.0f GB/s (%5.1f%%)  "
                   "%zu trials %.0f s  %s\n",
                   task.family.c_str(), task.shape.c_str(), problem.key().c_str(), tuned,
-                  100.0 * tuned / copy_gbps, fallback, 100.0 * fallback / copy_gbps,
+                  100.0 * tuned / row_copy, fallback, 100.0 * fallback / row_copy,
                   result.trials.size(), result.elapsed_s,
                   result.best ? result.best->config.str().c_str() : "(no valid trial)");
       // The ceiling of a kernel moving these bytes: a device copy of the same size (half read,
       // half written), chained 10 per event pair as the measurer chains a candidate's runs.
       const std::size_t half = (static_cast<std::size_t>(bytes / 2) + 15) / 16 * 16;
-      const double same_copy = copy_bandwidth_gbps(half, 10, 15);
+      const double same_copy = bench::copy_bandwidth_gbps(half, 10, 15);
       row["same_bytes_copy_gbps"] = same_copy;
-      row["same_bytes_copy_pct_of_copy"] = 100.0 * same_copy / copy_gbps;
+      row["same_bytes_copy_pct_of_copy"] = 100.0 * same_copy / row_copy;
       std::printf("    copy of the same bytes                           %7.0f GB/s (%5.1f%%)\n",
-                  same_copy, 100.0 * same_copy / copy_gbps);
+                  same_copy, 100.0 * same_copy / row_copy);
       // ... and ktune's own copy kernel tuned on those bytes (N f32 elements read, N written),
       // measured like the task: is the same-size ceiling cudaMemcpyAsync's or the size's?
       if (settings.copy_kernel_trials > 0 && static_cast<std::int64_t>(bytes) % 8 == 0) {
         const CopyKernelResult k = copy_kernel_gbps(bytes, device, builder, runner, settings,
-                                                    settings.copy_kernel_trials, copy_gbps,
+                                                    settings.copy_kernel_trials, row_copy,
                                                     settings.copy_variants);
         row["same_bytes_copy_kernel_gbps"] = k.gbps;
-        row["same_bytes_copy_kernel_pct_of_copy"] = 100.0 * k.gbps / copy_gbps;
+        row["same_bytes_copy_kernel_pct_of_copy"] = 100.0 * k.gbps / row_copy;
         row["same_bytes_copy_kernel_config"] = k.config;
         std::printf("    copy kernel of the same bytes (%2zu trials) %13.0f GB/s (%5.1f%%)  %s\n",
-                    k.trials, k.gbps, 100.0 * k.gbps / copy_gbps,
+                    k.trials, k.gbps, 100.0 * k.gbps / row_copy,
                     k.config.empty() ? "(no valid trial)" : k.config.c_str());
         print_variants(k.variants, "copy kernel variant");
         if (!k.variants.empty()) row["same_bytes_copy_kernel_variants"] = k.variants;
       }
       // Variants of the default config, timed by the same measurer after the tuning.
       row["variants"] = measure_variants(settings.variants, tmpl->space(problem, device), *tmpl,
-                                         problem, measurer, bytes, copy_gbps);
+                                         problem, measurer, bytes, row_copy);
       print_variants(row["variants"], "variant");
       std::fflush(stdout);
       doc["results"].push_back(row);
       bench::write_json(out_path, doc);
+      ++rows;
+      if (settings.trials > 0 && tuned <= 0) ++failed_rows;
     }
     std::printf("wrote %s\n", out_path.c_str());
-    return 0;
+    return bench::exit_status("gpu_memory_bound", failed_rows, rows);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpu_memory_bound: %s\n", e.what());
     return 1;

@@ -36,3 +36,26 @@ TEST_CASE("benchmark arguments: a budget of 0 without a time cap is refused, nam
   CHECK_THROWS_WITH(bench::check_budget_ends(0, 0), Catch::Contains("--budget=0") &&
                                                          !Catch::Contains("--seconds"));
 }
+
+TEST_CASE("benchmark arguments: an unknown searcher is named with the registered ones", "[bench]") {
+  CHECK_NOTHROW(bench::check_searcher("--searcher", "genetic"));
+  CHECK_NOTHROW(bench::check_searcher("--searcher", "bayesian"));
+  CHECK_THROWS_WITH(bench::check_searcher("--searcher", "genetik"),
+                    Catch::Contains("--searcher takes") && Catch::Contains("genetic") &&
+                        Catch::Contains("not genetik"));
+}
+
+TEST_CASE("benchmark arguments: a listed shape outside the suite is named, never dropped", "[bench]") {
+  const std::vector<std::string> suite = {"4096x4096x4096", "8192x8192x8192"};
+  CHECK_NOTHROW(bench::check_subset("--shapes", {"4096x4096x4096"}, suite));
+  CHECK_THROWS_WITH(bench::check_subset("--shapes", {"4096x4096x409", "4096x4096x4096", "1x2x3"}, suite),
+                    Catch::Contains("--shapes: 4096x4096x409, 1x2x3 not in the chosen suite") &&
+                        Catch::Contains("8192x8192x8192"));
+  CHECK_THROWS_WITH(bench::check_subset("--shapes", {"1x2x3"}, {}), Catch::Contains("(empty)"));
+}
+
+TEST_CASE("benchmark runs with a failed row exit 1", "[bench]") {
+  CHECK(bench::exit_status("prog", 0, 3) == 0);
+  CHECK(bench::exit_status("prog", 1, 3) == 1);
+  CHECK(bench::exit_status("prog", 0, 0) == 1);  // nothing measured is not a success
+}

@@ -114,5 +114,11 @@ TEST_CASE("benchmark flags take whole numbers within bounds and name what was wr
   CHECK_THROWS_WITH(bench::parse_number<int>("--runs-per-sample", "0", 1),
                     Catch::Contains("--runs-per-sample=0: expected an integer >= 1"));
   CHECK_THROWS_WITH(bench::parse_number<double>("--seconds", "1.5s"),
-                    Catch::Contains("a number >= 0"));
+                    Catch::Contains("a finite number >= 0"));
+  // from_chars reads these as numbers; a loop of NaN milliseconds ends after its minimum
+  for (const char* bad : {"nan", "inf", "-inf", "infinity"}) {
+    INFO(bad);
+    CHECK_THROWS_WITH(bench::parse_number<double>("--loop-ms", bad, 1.0),
+                      Catch::Contains(std::string("--loop-ms=") + bad));
+  }
 }
