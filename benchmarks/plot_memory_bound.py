@@ -5,10 +5,13 @@ the tuned ktune kernel, its untuned default config and PyTorch (issue 6).
 Usage: python3 benchmarks/plot_memory_bound.py OUT.png KTUNE.json [KTUNE2.json ...]
            [--torch TORCH.json [TORCH2.json ...]] [--table]
 KTUNE*.json come from gpu_memory_bound (several when it ran in parts); TORCH*.json from
-benchmarks/peers/torch_memory_bound.py (one per part, same device call as its ktune part).
-Each side is normalized by the copy bandwidth its own program measured. --table also prints a
-Markdown table (tuned / default / torch % of copy, tuned/torch ratio and, where the run timed
-it, a device copy of the task's own bytes: the ceiling at that size) for the results README.
+benchmarks/peers/torch_memory_bound.py (one per part, same device call as its ktune part); a
+task in several files of one side keeps the last file's row. Each side's % is normalized by the
+copy bandwidth its own program measured. --table also prints a Markdown table (tuned / default /
+torch % of copy, the tuned / torch speed ratio and, where the run timed it, a device copy of the
+task's own bytes: the ceiling at that size) for the results README. The speed ratio comes from
+the two programs' times (torch_ms / tuned_ms); where a file lacks them it falls back to the ratio
+of the two % figures (marked, and off by torch's copy / ktune's copy bandwidth).
 Without matplotlib only the table is printed.
 """
 import argparse
@@ -28,6 +31,33 @@ def order(row):
     ops = ["gelu_tanh", "sum", "layernorm", "rmsnorm"]
     dims = [int(v) for v in shape.split("x")]
     return (ops.index(op) if op in ops else len(ops), dtype != "f32", dims[-1], dims[0])
+
+
+def last_rows(paths):
+    """The "results" rows of the files, the last file winning per key(), and the "copy_gbps" and
+    "device" of each file."""
+    rows, docs = {}, []
+    for path in paths:
+        with open(path) as f:
+            doc = json.load(f)
+        docs.append(doc)
+        for row in doc["results"]:
+            rows[key(row)] = row
+    return list(rows.values()), docs
+
+
+def speed_ratio(row, peer):
+    """(tuned / torch speed, True when from the two times; False: from the two % of copy, which
+    each program measured against its own copy bandwidth); (None, True) without both figures."""
+    if peer is None:
+        return None, True
+    if "tuned_ms" in row and "torch_ms" in peer:
+        if row["tuned_ms"] and peer["torch_ms"]:
+            return peer["torch_ms"] / row["tuned_ms"], True
+        return None, True
+    if row["tuned_pct_of_copy"] and peer["torch_pct_of_copy"]:
+        return row["tuned_pct_of_copy"] / peer["torch_pct_of_copy"], False
+    return None, True
 
 
 def draw(out_png, rows, torch_vals, title):
@@ -69,20 +99,15 @@ def main():
     parser.add_argument("--table", action="store_true")
     args = parser.parse_args()
 
-    rows, copy, device = [], [], "GPU"
-    for path in args.ktune_json:
-        with open(path) as f:
-            doc = json.load(f)
-        rows += doc["results"]
-        copy.append(doc["copy_gbps"])
+    rows, docs = last_rows(args.ktune_json)
+    copy = [doc["copy_gbps"] for doc in docs]
+    device = "GPU"
+    for doc in docs:
         device = doc.get("device", device)
-    torch_pct = {}
-    for path in args.torch_json:
-        with open(path) as f:
-            for r in json.load(f)["results"]:
-                torch_pct[key(r)] = r["torch_pct_of_copy"]
+    torch_rows = {key(r): r for r in last_rows(args.torch_json)[0]}
     rows.sort(key=order)
-    torch_vals = [torch_pct.get(key(r), 0.0) for r in rows]
+    peers = [torch_rows.get(key(r)) for r in rows]
+    torch_vals = [p["torch_pct_of_copy"] if p else 0.0 for p in peers]
 
     title = "Memory-bound templates on {} (copy {:.0f} GB/s)".format(device, sum(copy) / len(copy))
     if draw(args.out_png, rows, torch_vals, title):
@@ -90,15 +115,21 @@ def main():
     else:
         print("matplotlib is not installed: no chart")
     if args.table:
-        print("| op | shape | dtype | tuned | default | torch | tuned / torch | copy of the same bytes | trials |")
+        print("| op | shape | dtype | tuned | default | torch | tuned / torch speed | copy of the same bytes | trials |")
         print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-        for r, t in zip(rows, torch_vals):
-            ratio = "{:.2f}x".format(r["tuned_pct_of_copy"] / t) if t else "-"
+        from_pct = False
+        for r, p, t in zip(rows, peers, torch_vals):
+            value, timed = speed_ratio(r, p)
+            ratio = "-" if value is None else "{:.2f}x{}".format(value, "" if timed else " *")
+            from_pct = from_pct or not timed
             same = r.get("same_bytes_copy_pct_of_copy")
             print("| {} | {} | {} | {:.1f} % | {:.1f} % | {} | {} | {} | {} |".format(
                 key(r)[1], r["shape"], r["attrs"]["dtype"], r["tuned_pct_of_copy"],
                 r["default_pct_of_copy"], "{:.1f} %".format(t) if t else "-", ratio,
                 "{:.1f} %".format(same) if same else "-", r["trials"]))
+        if from_pct:
+            print("\n\\* no time in one of the files: the ratio of the two % of copy, each of its "
+                  "own program's copy bandwidth (off from the speed ratio by torch / ktune copy)")
 
 
 if __name__ == "__main__":

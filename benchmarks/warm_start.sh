@@ -4,7 +4,9 @@
 # twice, into two logs that both start from the first shape's trials: once with the warm start
 # (the winners of the nearest shapes tuned before are measured right after the default) and
 # once without (--warm-start 0), alternating which goes first. Prints and writes
-# (OUTDIR/warm_start.md) the best time each found per shape and their ratio.
+# (OUTDIR/warm_start.md) the best time each found per shape and their ratio; where both runs
+# ended on the same config, the ratio counts as 1.000 (the difference in time is then the noise
+# between two measurements of one config, not something the warm start found).
 #   usage: benchmarks/warm_start.sh KTUNE OUTDIR   (env: KTUNE_WS_FIRST=48, KTUNE_WS_BUDGET=12,
 #          KTUNE_WS_GEMM / KTUNE_WS_NORM: "FIRST SHAPE..." for gemm_mma f16 NT / LayerNorm f16)
 set -euo pipefail
@@ -56,24 +58,31 @@ python3 - "$R" "$budget" "$first_budget" <<'PY'
 import json, math, sys
 out, budget, first = sys.argv[1], sys.argv[2], sys.argv[3]
 lines = [f"Warm start: best time found with a budget of {budget} trials per shape, after a first "
-         f"shape tuned with {first} (ms; ratio = without / with, > 1: the warm start found faster)", "",
+         f"shape tuned with {first} (ms; ratio = without / with, > 1: the warm start found faster; "
+         "where both ended on the same config the ratio counts as 1.000, the timed ratio is noise)", "",
          "| template | problem | with warm start | without | ratio |", "| --- | --- | --- | --- | --- |"]
 for name in ("gemm", "layernorm"):
     try:
         rows = {m: {r["problem"]: r for r in json.load(open(f"{out}/ws-{name}-{m}.json"))} for m in ("warm", "cold")}
     except FileNotFoundError:
         continue  # not measured in this run
-    ratios = []
+    ratios, differ = [], 0
     for key, warm in sorted(rows["warm"].items()):
         cold = rows["cold"].get(key)
         if cold is None or warm["trials"] == cold["trials"] and warm["run"] == cold["run"]:
             continue  # the first shape: the same trials in both logs
         ratio = cold["median_ms"] / warm["median_ms"]
+        shown = f"{ratio:.3f}"
+        if warm["template"] == cold["template"] and warm["config"] == cold["config"]:
+            shown = f"same config: 1.000 (timed {ratio:.3f})"
+            ratio = 1.0  # two timings of one config: their ratio is run-to-run noise
+        else:
+            differ += 1
         ratios.append(ratio)
-        lines.append(f"| {warm['template']} | {key} | {warm['median_ms']:.5g} | {cold['median_ms']:.5g} | {ratio:.3f} |")
+        lines.append(f"| {warm['template']} | {key} | {warm['median_ms']:.5g} | {cold['median_ms']:.5g} | {shown} |")
     if ratios:
         geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
-        lines.append(f"| {name} | geometric mean of {len(ratios)} shapes | | | {geo:.3f} |")
+        lines.append(f"| {name} | geometric mean of {len(ratios)} shapes ({differ} on different configs) | | | {geo:.3f} |")
 text = "\n".join(lines) + "\n"
 open(f"{out}/warm_start.md", "w").write(text)
 print(text)

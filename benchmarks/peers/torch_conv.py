@@ -11,11 +11,13 @@ per call), so host launch overhead is not counted; the same way gpu_conv times i
 
 Usage: python3 benchmarks/peers/torch_conv.py GPU_CONV.json OUT.json [--samples 30]
 Reads the "results" of GPU_CONV.json (the problems it tuned) and writes, per layer, torch's
-median ms and TFLOP/s next to gpu_conv's figures.
+median ms and TFLOP/s next to gpu_conv's figures. A row gpu_conv wrote for a layer that failed
+before its problem was known (an "error", no "problem") is skipped with a line on stderr.
 """
 import argparse
 import datetime
 import json
+import sys
 
 import torch
 import torch.nn.functional as F
@@ -32,6 +34,19 @@ def parse_problem(key):
                 name, value = item.split("=", 1)
                 fields[name] = value
     return fields
+
+
+def layer_rows(results):
+    """The rows of gpu_conv's results that name a problem; each other row (a layer that failed
+    before its problem was known) is skipped with a line on stderr naming the layer."""
+    rows = []
+    for r in results:
+        if "problem" in r:
+            rows.append(r)
+        else:
+            print(f"skipped {r.get('dtype', '?')} {r.get('layer', '?')}: no problem in the gpu_conv "
+                  f"row ({r.get('error', 'no error given')})", file=sys.stderr, flush=True)
+    return rows
 
 
 def time_graph_ms(fn, samples):
@@ -81,7 +96,7 @@ def main():
     dtypes = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
     source = json.load(open(args.gpu_conv_json))
     rows = []
-    for r in source["results"]:
+    for r in layer_rows(source["results"]):
         p = parse_problem(r["problem"])
         n, h, w, c, k = (int(p[x]) for x in ("N", "H", "W", "C", "K"))
         rr, ss = int(p["R"]), int(p["S"])
