@@ -186,8 +186,10 @@ inline std::optional<double> graph_median_ms(const std::function<void(cudaStream
 /// by the power limit. -1 when NVML is not there.
 struct SensorReading {
   int sm_mhz = -1;       ///< median SM clock
-  double power_w = -1;   ///< median board power
+  double power_w = -1;   ///< median board power; -1 when the loop was shorter than the
+                         ///< sensor's power window (the readings would be of before it)
   int samples = 0;       ///< readings taken
+  double loop_ms = 0;    ///< how long the loop ran (wall time)
 };
 
 /// The sensor of CUDA device 0 (found by its PCI bus id on first use).
@@ -209,7 +211,8 @@ inline const char* power_reading_kind(const nvml::GpuSensor& sensor) {
 }
 
 /// `loop()` with the GPU's sensors sampled on a second thread while it runs (`Sensor`: an
-/// nvml::GpuSensor, or anything with available(), sm_clock_mhz() and power_w()).
+/// nvml::GpuSensor, or anything with available(), sm_clock_mhz(), power_w() and
+/// power_window_ms()). The power is kept only for a loop at least power_window_ms() long.
 template <class Sensor, class Loop>
 SensorReading sample_sensors(const Sensor& sensor, const Loop& loop) {
   SensorReading r;
@@ -227,6 +230,7 @@ SensorReading sample_sensors(const Sensor& sensor, const Loop& loop) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
   });
+  const auto start = std::chrono::steady_clock::now();
   try {
     loop();
   } catch (...) {
@@ -234,12 +238,13 @@ SensorReading sample_sensors(const Sensor& sensor, const Loop& loop) {
     poll.join();
     throw;
   }
+  r.loop_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   done = true;
   poll.join();
   r.samples = static_cast<int>(mhz.size());
   if (!mhz.empty()) {
     r.sm_mhz = median(std::move(mhz));
-    r.power_w = median(std::move(watts));
+    if (r.loop_ms >= sensor.power_window_ms()) r.power_w = median(std::move(watts));
   }
   return r;
 }

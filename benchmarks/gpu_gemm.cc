@@ -25,7 +25,8 @@
 // (skipped where a name or value is outside the space or the config cannot run the shape).
 // Each row records the median SM clock and board power (NVML) sampled while ktune's and
 // cuBLAS's loops ran (ktune_sm_mhz, cublas_power_w, ...; -1 without NVML; "power_reading":
-// instantaneous, or the one-second average that lags short loops). --rounds=N (default
+// instantaneous, or the one-second average; the power is -1 for a loop shorter than the
+// reading's refresh, 200 ms / 1 s, since it would show what ran before). --rounds=N (default
 // 1) times the ktune / cuBLAS pair N times in alternating order and reports the round whose
 // ratio is the median (the lower middle one for even N; every round is kept under "rounds").
 // HBM % is against the copy bandwidth measured at start ("copy_gbps"); the per-dtype
@@ -590,11 +591,14 @@ int main(int argc, char** argv) {
                       row["rel_l2_vs_cublas"].get<double>(),
                       (row["template"].get<std::string>() + " " +
                        row["best_config"].get<std::string>()).c_str());
-          if (row["ktune_sm_mhz"].get<int>() >= 0)
-            std::printf("    sampled while timed: ktune %d MHz %.0f W, cuBLAS %d MHz %.0f W (power: %s)\n",
-                        row["ktune_sm_mhz"].get<int>(), row["ktune_power_w"].get<double>(),
-                        row["cublas_sm_mhz"].get<int>(), row["cublas_power_w"].get<double>(),
-                        out["power_reading"].get<std::string>().c_str());
+          if (row["ktune_sm_mhz"].get<int>() >= 0) {
+            auto watts = [](double w) { return w >= 0 ? std::to_string(std::lround(w)) + " W" : std::string("- W"); };
+            std::printf("    sampled while timed: ktune %d MHz %s, cuBLAS %d MHz %s (power: %s%s)\n",
+                        row["ktune_sm_mhz"].get<int>(), watts(row["ktune_power_w"].get<double>()).c_str(),
+                        row["cublas_sm_mhz"].get<int>(), watts(row["cublas_power_w"].get<double>()).c_str(),
+                        out["power_reading"].get<std::string>().c_str(),
+                        row["ktune_power_w"].get<double>() < 0 ? ", not shown for loops shorter than its refresh" : "");
+          }
           if (row.contains("rounds")) {
             std::printf("    ratio per round:");
             for (const auto& r : row["rounds"]) std::printf(" %.3f", r["ratio"].get<double>());

@@ -79,6 +79,8 @@ struct RampSensor {
   bool available() const { return true; }
   int sm_clock_mhz() const { return 1000 + 10 * reads++; }
   double power_w() const { return 100.0 + reads.load(); }
+  double window = 10.0;  // ms
+  double power_window_ms() const { return window; }
 };
 
 }  // namespace
@@ -92,8 +94,22 @@ TEST_CASE("sensor readings are the medians of what was sampled while the loop ra
   // Clocks 1000, 1010, ... : the median is the middle reading, not the first or the last.
   CHECK(r.sm_mhz == 1000 + 10 * (r.samples / 2));
   CHECK(r.power_w > 100.0);
+  CHECK(r.loop_ms >= 60.0);
   CHECK_THROWS_WITH(bench::sample_sensors(sensor, [] { throw std::runtime_error("late"); }),
                     "late");
+}
+
+TEST_CASE("board power is not reported for a loop shorter than the sensor's power window",
+          "[bench][nvml]") {
+  RampSensor sensor;
+  sensor.window = 1000.0;  // the one-second average: a 30 ms loop would show what ran before it
+  const bench::SensorReading r = bench::sample_sensors(
+      sensor, [] { std::this_thread::sleep_for(std::chrono::milliseconds(30)); });
+  CHECK(r.samples >= 1);
+  CHECK(r.sm_mhz >= 1000);  // the clock is still read
+  CHECK(r.power_w == -1);
+  const nvml::GpuSensor missing("");
+  CHECK(missing.power_window_ms() == 1000.0);
 }
 
 TEST_CASE("benchmark flags take whole numbers within bounds and name what was wrong", "[bench]") {
