@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "child_environment.h"
 #include "expression.h"
 #include "host_dtype.h"
 #include "ktune/error.h"
@@ -1089,21 +1090,25 @@ std::shared_ptr<const KernelTemplate> register_user_template(const UserTemplateF
                   files.spec_path + ": the name \"" + tmpl->name() +
                       "\" is a built-in template's; set General.BenchmarkName to another name");
   register_template(tmpl);
-  // Announce it to worker processes started from now on.
-  Json list = Json::array();
-  if (const char* current = std::getenv(kEnvironmentVariable)) {
-    try {
-      list = Json::parse(current);
-    } catch (const Json::exception&) {
-      list = Json::array();
-    }
-  }
+  // Announce it to worker processes started from now on: their environment's list gains the
+  // entry (one lock for the read-modify-write; this process's own environment is not written).
   auto absolute = [](const std::string& p) {
     return p.empty() ? p : std::filesystem::absolute(p).lexically_normal().string();
   };
   const Json entry = {{"spec", absolute(files.spec_path)}, {"kernel", absolute(files.kernel_path)}};
-  if (std::find(list.begin(), list.end(), entry) == list.end()) list.push_back(entry);
-  ::setenv(kEnvironmentVariable, list.dump().c_str(), 1);
+  detail::update_child_variable(kEnvironmentVariable, [&](const std::optional<std::string>& current) {
+    Json list = Json::array();
+    if (current) {
+      try {
+        list = Json::parse(*current);
+      } catch (const Json::exception&) {
+        list = Json::array();
+      }
+      if (!list.is_array()) list = Json::array();
+    }
+    if (std::find(list.begin(), list.end(), entry) == list.end()) list.push_back(entry);
+    return list.dump();
+  });
   return tmpl;
 }
 

@@ -12,9 +12,8 @@
 #include <cstring>
 #include <thread>
 
+#include "child_environment.h"
 #include "ktune/error.h"
-
-extern char** environ;
 
 namespace ktune::worker {
 
@@ -61,8 +60,13 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  // The parent's environment plus what ktune announces to its children (user templates).
+  const std::vector<std::string> env_entries = detail::child_environment();
+  std::vector<char*> env;
+  for (const auto& e : env_entries) env.push_back(const_cast<char*>(e.c_str()));
+  env.push_back(nullptr);
   pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
+  int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, nullptr, args.data(), env.data());
   posix_spawn_file_actions_destroy(&actions);
   ::close(sv[1]);
   if (rc != 0) {

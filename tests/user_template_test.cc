@@ -10,6 +10,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
+#include <unistd.h>
 
 #include "host_dtype.h"
 #include "ktune/build.h"
@@ -18,11 +20,27 @@
 #include "cli_fixtures.h"
 #include "device_reference.h"
 #include "nvrtc_compile.h"
+#include "worker_process.h"
 
 using namespace ktune;
 using Json = nlohmann::json;
 
 namespace {
+
+/// What `argv` (a child started like ktune-worker, with ktune's child environment) writes
+/// to its stdout before it exits.
+std::string child_output(const std::vector<std::string>& argv) {
+  worker::ChildProcess child(argv);
+  std::string out;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(child.fd(), buffer, sizeof buffer);
+    if (n <= 0) break;
+    out.append(buffer, static_cast<std::size_t>(n));
+  }
+  child.reap(5000);
+  return out;
+}
 
 /// A file of examples/custom_template.
 std::string example_file(const std::string& name) {
@@ -261,31 +279,67 @@ TEST_CASE("user template: plain T1 documents of the benchmark hub are read or re
   CHECK(tmpl->workload(p)->buffers().at(1).elements == 4110u * 4110u);
 }
 
+TEST_CASE("user template: templates registered from several threads at once are all announced",
+          "[user_template]") {
+  test::TempDir dir;
+  std::filesystem::copy_file(example_file("transpose.cu"), dir.file("transpose.cu"));
+  std::filesystem::copy_file(example_file("transpose_reference.cu"), dir.file("transpose_reference.cu"));
+  constexpr int kThreads = 8;
+  for (int i = 0; i < kThreads; ++i) {
+    Json doc = example_json();
+    doc["General"]["BenchmarkName"] = "threaded_transpose_" + std::to_string(i);
+    std::ofstream(dir.file("t" + std::to_string(i) + ".T1.json")) << doc.dump();
+  }
+  std::vector<std::thread> threads;
+  std::vector<std::string> errors(kThreads);
+  for (int i = 0; i < kThreads; ++i)
+    threads.emplace_back([&, i] {
+      try {
+        register_user_template({dir.file("t" + std::to_string(i) + ".T1.json"), ""});
+      } catch (const std::exception& e) {
+        errors[i] = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors) CHECK(e.empty());
+  const Json list = Json::parse(child_output({"/bin/sh", "-c", "printf %s \"$KTUNE_USER_TEMPLATES\""}));
+  for (int i = 0; i < kThreads; ++i) {
+    const std::string spec = "t" + std::to_string(i) + ".T1.json";
+    INFO(spec);
+    CHECK(std::count_if(list.begin(), list.end(), [&](const Json& e) {
+            return e.value("spec", "").size() >= spec.size() &&
+                   e.value("spec", "").compare(e.value("spec", "").size() - spec.size(), spec.size(), spec) == 0;
+          }) == 1);
+    CHECK(find_template("threaded_transpose_" + std::to_string(i)) != nullptr);
+  }
+}
+
 TEST_CASE("user template: registering announces it to worker processes", "[user_template]") {
-  // Later tests of this process start ktune and worker processes: leave the variable as found.
-  struct RestoreEnvironment {
-    std::optional<std::string> saved;
-    RestoreEnvironment() {
-      if (const char* v = std::getenv("KTUNE_USER_TEMPLATES")) saved = v;
-    }
-    ~RestoreEnvironment() {
-      if (saved) ::setenv("KTUNE_USER_TEMPLATES", saved->c_str(), 1);
-      else ::unsetenv("KTUNE_USER_TEMPLATES");
-    }
-  } restore;
+  const std::optional<std::string> own_before = [] {
+    const char* v = std::getenv("KTUNE_USER_TEMPLATES");
+    return v ? std::optional<std::string>(v) : std::nullopt;
+  }();
   auto tmpl = register_user_template({example_file("transpose.T1.json"), ""});
   CHECK(find_template("my_transpose") == tmpl);
-  const char* env = std::getenv("KTUNE_USER_TEMPLATES");
-  REQUIRE(env);
-  const Json list = Json::parse(env);
+  // The process's own environment is left alone (other threads may be reading it) ...
+  const char* own = std::getenv("KTUNE_USER_TEMPLATES");
+  CHECK(own_before == (own ? std::optional<std::string>(own) : std::nullopt));
+  // ... and a child process started now sees the announcement in its environment.
+  const std::string seen = child_output({"/bin/sh", "-c", "printf %s \"$KTUNE_USER_TEMPLATES\""});
+  REQUIRE_FALSE(seen.empty());
+  const Json list = Json::parse(seen);
   REQUIRE(list.is_array());
   bool found = false;
   for (const auto& e : list)
     found |= e.value("spec", "").find("examples/custom_template/transpose.T1.json") != std::string::npos &&
              std::filesystem::path(e.value("spec", "")).is_absolute();
   CHECK(found);
-  // What a worker does at start-up: the entry loads again into an equal template.
+  // What a worker does at start-up with that environment: the entry loads again into an
+  // equal template (the variable set here for the call only, single-threaded).
+  ::setenv("KTUNE_USER_TEMPLATES", seen.c_str(), 1);
   register_user_templates_from_environment();
+  if (own_before) ::setenv("KTUNE_USER_TEMPLATES", own_before->c_str(), 1);
+  else ::unsetenv("KTUNE_USER_TEMPLATES");
   auto again = find_template("my_transpose");
   CHECK(again->source() == tmpl->source());
   CHECK(again.get() != tmpl.get());

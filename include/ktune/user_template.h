@@ -7,8 +7,9 @@
 // docs/custom_templates.md.
 //
 // A registered user template is also announced to ktune-worker processes started later
-// (through the KTUNE_USER_TEMPLATES environment variable, read when the worker registers its
-// built-in templates), so GpuMeasurer works with it like with a built-in one.
+// (through the KTUNE_USER_TEMPLATES variable of their environment, read when the worker
+// registers its built-in templates; the registering process's own environment is left as it
+// is), so GpuMeasurer works with it like with a built-in one.
 #pragma once
 
 #include <memory>
@@ -41,7 +42,8 @@ std::shared_ptr<const KernelTemplate> make_user_template(const std::string& spec
                                                          const std::string& kernel_name = "");
 
 /// Loads a user template, registers it (find_template finds it by its name) and announces it
-/// to worker processes started afterwards; returns it. Throws like load_user_template, and
+/// to worker processes started afterwards; returns it. Thread-safe: templates registered from
+/// several threads at once are all announced. Throws like load_user_template, and
 /// Error(invalid_argument) when the name is that of a built-in template.
 std::shared_ptr<const KernelTemplate> register_user_template(const UserTemplateFiles& files);
 
