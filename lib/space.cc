@@ -151,10 +151,13 @@ struct SearchSpace::Impl {
   bool has_predicates = false;
   WalkPlan full_plan;   // declared order, every parameter
   WalkPlan count_plan;  // only constrained parameters (unless there are predicates)
-  mutable std::once_flag valid_list_once;
+  // Built on first use under their own locks (not std::call_once: a predicate that throws
+  // must leave the next call free to try again, which call_once does not do everywhere).
+  mutable std::mutex valid_list_mutex;
+  mutable bool valid_list_built = false;
   mutable std::vector<Index> valid_list;  // valid indices of small spaces, built on demand
-  mutable std::once_flag rejection_probe_once;
-  mutable bool rejection_fails = false;  // set by rejection_hopeless()
+  mutable std::mutex rejection_probe_mutex;
+  mutable std::optional<bool> rejection_fails;  // set by rejection_hopeless()
 
   // ---- lookups -----------------------------------------------------------------------------
 
@@ -310,9 +313,10 @@ struct SearchSpace::Impl {
   }
 
   const std::vector<Index>& valid_indices() const {
-    std::call_once(valid_list_once, [&] {
+    std::lock_guard<std::mutex> lock(valid_list_mutex);
+    if (!valid_list_built) {
       // Built aside and moved in: a predicate that throws half-way leaves nothing behind for
-      // call_once's retry to append to.
+      // the next call's retry to append to.
       std::vector<Index> listed;
       WalkState s = start_walk();
       auto leaf = [&](WalkState& st) {
@@ -321,19 +325,21 @@ struct SearchSpace::Impl {
       };
       walk(full_plan, s, 0, leaf);
       valid_list = std::move(listed);
-    });
-    return valid_list;
+      valid_list_built = true;
+    }
+    return valid_list;  // never changes once built
   }
 
   /// Whether uniform draws are hopeless for this space: kRejectionTries draws from a generator
   /// of fixed seed found no valid config. Decided once, from the space alone, so that
   /// random(rng) depends only on the state of rng, never on earlier calls.
   bool rejection_hopeless() const {
-    std::call_once(rejection_probe_once, [&] {
+    std::lock_guard<std::mutex> lock(rejection_probe_mutex);
+    if (!rejection_fails) {
       std::mt19937_64 probe(kRejectionProbeSeed);
       rejection_fails = !random_by_rejection(probe).has_value();
-    });
-    return rejection_fails;
+    }
+    return *rejection_fails;
   }
 
   [[noreturn]] void throw_unsatisfiable(const std::string& why) const {
