@@ -116,6 +116,24 @@ Comparison compare_with(const HostBuffer& got, const HostBuffer& expected, const
 
 }  // namespace
 
+Tolerance with_element_bound(const Tolerance& tol, const HostBuffer& expected) {
+  if (tol.max_abs >= 0 || expected.spec.elements == 0) return tol;
+  double sum2 = 0;
+  std::size_t finite = 0;
+  for (std::size_t i = 0; i < expected.spec.elements; ++i) {
+    const double e = element(expected.bytes.data(), expected.spec.dtype, i);
+    if (!std::isfinite(e)) continue;
+    sum2 += e * e;
+    ++finite;
+  }
+  const double rms = finite > 0 ? std::sqrt(sum2 / static_cast<double>(finite)) : 0.0;
+  if (!(rms > 0) || !std::isfinite(rms)) return tol;
+  Tolerance bounded = tol;
+  bounded.rel_elem = kElementBoundFactor * tol.rel_l2;
+  bounded.max_abs = bounded.rel_elem * rms;
+  return bounded;
+}
+
 Comparison compare(const HostBuffer& got, const HostBuffer& expected, const Tolerance& tol) {
   switch (expected.spec.dtype) {
     case DType::f32:

@@ -35,6 +35,17 @@ struct Comparison {
   std::string message;   ///< why it failed, naming the buffer and first bad element
 };
 
+/// Factor of the per-element bound with_element_bound adds (see there).
+constexpr double kElementBoundFactor = 32;
+
+/// `tol` with a per-element bound added where the workload set none (max_abs < 0):
+/// |out - ref| <= kElementBoundFactor * rel_l2 * (rms(ref) + |ref|). The relative L2 norm
+/// alone hides a few wrong elements among millions (one wrong element of a 4096^2 output moves
+/// it by ~2.5e-4); this bound catches any element off by more than 32x the error the norm
+/// allows on average, which rounding and accumulation order never reach. Unchanged when the
+/// reference's RMS is 0 or not finite (the norm is absolute then).
+Tolerance with_element_bound(const Tolerance& tol, const HostBuffer& expected);
+
 /// Compares output `got` with `expected` (same spec) under `tol`.
 Comparison compare(const HostBuffer& got, const HostBuffer& expected, const Tolerance& tol);
 

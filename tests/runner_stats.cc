@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <random>
 #include <cuda_runtime_api.h>
 
 #include "stats.h"
@@ -140,6 +141,41 @@ TEST_CASE("verify: outputs within tolerance pass and report their error norm", "
   CHECK(c.ok);
   CHECK(c.rel_l2 > 0);
   CHECK(c.rel_l2 < 1e-6);
+}
+
+TEST_CASE("verify: the element bound catches a few wrong elements the L2 norm hides", "[runner]") {
+  // A 2048^2-element output with the tolerance of an f16 GEMM (rel_l2 2.2e-3).
+  const std::size_t n = std::size_t{1} << 22;
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  std::vector<float> ref_values(n), near(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    ref_values[i] = normal(rng);
+    // rounding as an f16 output would: relative error up to 2^-11
+    near[i] = ref_values[i] * (1.0f + std::ldexp(static_cast<float>(i % 3) - 1.0f, -11));
+  }
+  const auto ref = floats("c", ref_values);
+  const Tolerance tol{2.2e-3};
+  const Tolerance bounded = verify::with_element_bound(tol, ref);
+  CHECK(bounded.rel_l2 == tol.rel_l2);
+  CHECK(bounded.rel_elem == Approx(verify::kElementBoundFactor * 2.2e-3));
+  CHECK(bounded.max_abs == Approx(verify::kElementBoundFactor * 2.2e-3 * 3.0).epsilon(0.01));
+  // Rounding-size errors everywhere pass both ways.
+  CHECK(verify::compare(floats("c", near), ref, tol).ok);
+  CHECK(verify::compare(floats("c", near), ref, bounded).ok);
+  // Three elements replaced by garbage (a race in an epilogue, a tile corner written twice):
+  // the norm moves to ~1.8e-3, under the tolerance; the element bound names the first.
+  std::vector<float> broken = near;
+  for (std::size_t i : {std::size_t{12345}, std::size_t{600000}, n - 1}) broken[i] = ref_values[i] + 6.0f;
+  const auto hidden = verify::compare(floats("c", broken), ref, tol);
+  CHECK(hidden.ok);
+  const auto caught = verify::compare(floats("c", broken), ref, bounded);
+  CHECK_FALSE(caught.ok);
+  CHECK_THAT(caught.message, Catch::Contains("c[12345]"));
+  // A workload's own per-element bound is kept; an all-zero reference gets none (the norm is
+  // absolute there).
+  CHECK(verify::with_element_bound(Tolerance{1e-3, 0.5, 0.1}, ref).max_abs == 0.5);
+  CHECK(verify::with_element_bound(tol, floats("z", std::vector<float>(16, 0.0f))).max_abs < 0);
 }
 
 TEST_CASE("verify: a wrong value, a NaN and an unwritten element are named", "[runner]") {
