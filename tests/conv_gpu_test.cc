@@ -125,7 +125,7 @@ TEST_CASE("conv GPU reference agrees with the fp64 host reference", "[gpu][conv]
     // Both accumulate in fp64; they differ only where a rounding to the dtype flips.
     Tolerance tight;
     tight.rel_l2 = host[2].spec.dtype == DType::f32 ? 1e-6 : 2e-3;
-    const verify::Comparison cmp = verify::compare(got, expected[2], tight);
+    const verify::Comparison cmp = verify::compare(got, expected[2], verify::with_element_bound(tight, expected[2]));
     INFO(cmp.message);
     CHECK(cmp.ok);
   }

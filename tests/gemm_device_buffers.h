@@ -76,7 +76,8 @@ inline std::string run_and_compare(const KernelTemplate& tmpl, const Problem& pr
       if (got.bytes != host[i].bytes) failure += "input " + host[i].spec.name + " changed; ";
       continue;
     }
-    verify::Comparison cmp = verify::compare(got, expected[i], workload.tolerance(host[i].spec));
+    verify::Comparison cmp = verify::compare(
+        got, expected[i], verify::with_element_bound(workload.tolerance(host[i].spec), expected[i]));
     if (!cmp.ok) failure += cmp.message + " (rel_l2 " + std::to_string(cmp.rel_l2) + "); ";
   }
   return failure;
