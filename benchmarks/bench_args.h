@@ -76,12 +76,17 @@ inline void check_subset(const std::string& option, const std::vector<std::strin
                   (list.empty() ? std::string("empty") : list) + ")");
 }
 
-/// The exit status of a benchmark run: 1 (after naming them on stderr) when any of its rows
-/// failed, so that a script running it sees the failure; the JSON keeps every row either way.
-inline int exit_status(const char* program, std::size_t failed_rows, std::size_t rows) {
+/// The exit status of a benchmark run: 1 (after saying so on stderr) when any of its rows
+/// failed, `failure` saying what a failed row is and where it shows, or when it measured no
+/// row at all, so that a script running it sees the failure; the JSON keeps every row either
+/// way.
+inline int exit_status(const char* program, std::size_t failed_rows, std::size_t rows,
+                       const char* failure) {
   if (failed_rows == 0 && rows > 0) return 0;
-  std::fprintf(stderr, "%s: %zu of %zu rows failed (their \"error\" is in the JSON)\n", program,
-               failed_rows, rows);
+  if (rows == 0)
+    std::fprintf(stderr, "%s: no rows measured\n", program);
+  else
+    std::fprintf(stderr, "%s: %zu of %zu rows failed: %s\n", program, failed_rows, rows, failure);
   return 1;
 }
 

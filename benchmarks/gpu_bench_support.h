@@ -186,11 +186,20 @@ inline std::optional<double> graph_median_ms(const std::function<void(cudaStream
 /// by the power limit. -1 when NVML is not there.
 struct SensorReading {
   int sm_mhz = -1;       ///< median SM clock
-  double power_w = -1;   ///< median board power; -1 when the loop was shorter than the
-                         ///< sensor's power window (the readings would be of before it)
+  double power_w = -1;   ///< median board power over the readings taken at least one power
+                         ///< window after the loop started (earlier ones still show what ran
+                         ///< before it); -1 when there are none (a loop shorter than that)
   int samples = 0;       ///< readings taken
   double loop_ms = 0;    ///< how long the loop ran (wall time)
 };
+
+/// Median of the known readings (>= 0); -1 when there are none (a sensor's "unknown").
+template <class T>
+T known_median(std::vector<T> values) {
+  values.erase(std::remove_if(values.begin(), values.end(), [](T v) { return !(v >= 0); }),
+               values.end());
+  return values.empty() ? T(-1) : median(std::move(values));
+}
 
 /// The sensor of CUDA device 0 (found by its PCI bus id on first use).
 inline const nvml::GpuSensor& device0_sensor() {
@@ -212,7 +221,8 @@ inline const char* power_reading_kind(const nvml::GpuSensor& sensor) {
 
 /// `loop()` with the GPU's sensors sampled on a second thread while it runs (`Sensor`: an
 /// nvml::GpuSensor, or anything with available(), sm_clock_mhz(), power_w() and
-/// power_window_ms()). The power is kept only for a loop at least power_window_ms() long.
+/// power_window_ms()). The power is the median of the readings taken power_window_ms() or more
+/// after the loop started, so it is -1 for a loop shorter than that.
 template <class Sensor, class Loop>
 SensorReading sample_sensors(const Sensor& sensor, const Loop& loop) {
   SensorReading r;
@@ -221,16 +231,20 @@ SensorReading sample_sensors(const Sensor& sensor, const Loop& loop) {
     return r;
   }
   std::vector<int> mhz;
-  std::vector<double> watts;
+  std::vector<double> watts;  // readings taken a whole power window after the loop started
   std::atomic<bool> done{false};
+  const auto start = std::chrono::steady_clock::now();
   std::thread poll([&] {
     while (!done.load()) {
       mhz.push_back(sensor.sm_clock_mhz());
-      watts.push_back(sensor.power_w());
+      const double w = sensor.power_w();
+      // Earlier readings still show (part of) what ran before the loop.
+      if (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() >=
+          sensor.power_window_ms())
+        watts.push_back(w);
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
   });
-  const auto start = std::chrono::steady_clock::now();
   try {
     loop();
   } catch (...) {
@@ -242,10 +256,8 @@ SensorReading sample_sensors(const Sensor& sensor, const Loop& loop) {
   done = true;
   poll.join();
   r.samples = static_cast<int>(mhz.size());
-  if (!mhz.empty()) {
-    r.sm_mhz = median(std::move(mhz));
-    if (r.loop_ms >= sensor.power_window_ms()) r.power_w = median(std::move(watts));
-  }
+  if (!mhz.empty()) r.sm_mhz = median(std::move(mhz));
+  r.power_w = known_median(std::move(watts));
   return r;
 }
 

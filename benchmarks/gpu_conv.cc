@@ -564,7 +564,8 @@ int main(int argc, char** argv) {
     out["geomeans"] = means;
     bench::write_json(settings.out_path, out);
     CudnnApi::get().destroy(handle);
-    return bench::exit_status("gpu_conv", failed_rows, rows);
+    return bench::exit_status("gpu_conv", failed_rows, rows,
+                              "their \"error\" is in the JSON and printed above");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpu_conv: %s\n", e.what());
     return 1;

@@ -25,8 +25,9 @@
 // (skipped where a name or value is outside the space or the config cannot run the shape).
 // Each row records the median SM clock and board power (NVML) sampled while ktune's and
 // cuBLAS's loops ran (ktune_sm_mhz, cublas_power_w, ...; -1 without NVML; "power_reading":
-// instantaneous, or the one-second average; the power is -1 for a loop shorter than the
-// reading's refresh, 200 ms / 1 s, since it would show what ran before). --rounds=N (default
+// instantaneous, or the one-second average; only readings taken one refresh window, 200 ms /
+// 1 s, after a loop started count, since earlier ones show what ran before it: -1 for shorter
+// loops; the row's medians skip rounds without a reading). --rounds=N (default
 // 1) times the ktune / cuBLAS pair N times in alternating order and reports the round whose
 // ratio is the median (the lower middle one for even N; every round is kept under "rounds").
 // HBM % is against the copy bandwidth measured at start ("copy_gbps"); the per-dtype
@@ -487,10 +488,10 @@ json run_shape(const Settings& settings, const std::string& dtype, const Shape& 
   if (settings.rounds > 1) row["rounds"] = rounds, row["median_round"] = median_round;
   row["loop_min_ms"] = settings.loop.min_total_ms;
   row["loop_max_samples"] = settings.loop.max_samples;
-  row["ktune_sm_mhz"] = bench::median(ktune_mhz);
-  row["ktune_power_w"] = bench::median(ktune_w);
-  row["cublas_sm_mhz"] = bench::median(cublas_mhz);
-  row["cublas_power_w"] = bench::median(cublas_w);
+  row["ktune_sm_mhz"] = bench::known_median(ktune_mhz);
+  row["ktune_power_w"] = bench::known_median(ktune_w);
+  row["cublas_sm_mhz"] = bench::known_median(cublas_mhz);
+  row["cublas_power_w"] = bench::known_median(cublas_w);
   const double flops = workload->flops(), bytes = workload->bytes();
   row["ktune_ms"] = ktune_ms;
   row["default_same_loop_ms"] = default_ms;
@@ -638,7 +639,8 @@ int main(int argc, char** argv) {
     out["targets"] = targets;
     bench::write_json(settings.out_path, out);
     CublasApi::get().destroy(handle);
-    return bench::exit_status("gpu_gemm", failed_rows, rows);
+    return bench::exit_status("gpu_gemm", failed_rows, rows,
+                              "their \"error\" is in the JSON and printed above");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpu_gemm: %s\n", e.what());
     return 1;

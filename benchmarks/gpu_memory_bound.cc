@@ -8,7 +8,8 @@
 // the untuned default config as % of the copy bandwidth, both re-timed after the tuning side
 // by side with the 2 GiB copy in three alternating rounds (medians over the rounds; the row's
 // "copy_gbps" is that side-by-side reference, the tuner's own times stay as search_*_ms); exits
-// 1 when a task found no valid config; and writes OUT_DIR/memory_bound.json
+// 1 when a task has no valid time for its winner (no config passed, or the re-timing failed);
+// and writes OUT_DIR/memory_bound.json
 // (memory_bound_<families>[_<norms>][_<dtypes>].json when a selection is given), rewritten after
 // every task. Large shapes are verified by the workloads' GPU references
 // (Workload::device_reference), so the trial budget, not the host reference, bounds each task.
@@ -501,7 +502,10 @@ int main(int argc, char** argv) {
       if (settings.trials > 0 && tuned <= 0) ++failed_rows;
     }
     std::printf("wrote %s\n", out_path.c_str());
-    return bench::exit_status("gpu_memory_bound", failed_rows, rows);
+    return bench::exit_status(
+        "gpu_memory_bound", failed_rows, rows,
+        "no valid time for the winner (no config passed, or its side-by-side re-timing "
+        "failed): tuned_ms is 0 in the JSON and on the task's line above");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpu_memory_bound: %s\n", e.what());
     return 1;

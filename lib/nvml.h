@@ -51,9 +51,10 @@ class GpuSensor {
   double power_w() const;
   /// Whether power_w() reads the instantaneous field (false: the one-second average, or none).
   bool power_is_instant() const;
-  /// How long a loop must run before power_w() reflects it (ms): the one-second average needs
-  /// a second; the instantaneous field is refreshed far less often than it is asked (an H100
-  /// read 125 W through most 10 ms GEMM loops and 730-820 W in later ones), so 200 ms.
+  /// How long after a change of load power_w() may still show the earlier load (ms): the
+  /// one-second average needs a second; the instantaneous field is refreshed far less often
+  /// than it is asked (an H100 read 125 W through most 10 ms GEMM loops and 730-820 W in later
+  /// ones), so 200 ms.
   double power_window_ms() const { return instant_ ? 200.0 : 1000.0; }
 
  private:

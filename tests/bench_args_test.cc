@@ -55,7 +55,7 @@ TEST_CASE("benchmark arguments: a listed shape outside the suite is named, never
 }
 
 TEST_CASE("benchmark runs with a failed row exit 1", "[bench]") {
-  CHECK(bench::exit_status("prog", 0, 3) == 0);
-  CHECK(bench::exit_status("prog", 1, 3) == 1);
-  CHECK(bench::exit_status("prog", 0, 0) == 1);  // nothing measured is not a success
+  CHECK(bench::exit_status("prog", 0, 3, "x") == 0);
+  CHECK(bench::exit_status("prog", 1, 3, "x") == 1);
+  CHECK(bench::exit_status("prog", 0, 0, "x") == 1);  // nothing measured is not a success
 }

@@ -100,6 +100,42 @@ TEST_CASE("sensor readings are the medians of what was sampled while the loop ra
                     "late");
 }
 
+namespace {
+
+/// A sensor whose power still shows the earlier load (100 W) for its window after the loop
+/// starts, then the loop's (700 W), as a trailing average would.
+struct LaggingSensor {
+  std::chrono::steady_clock::time_point loop_start = std::chrono::steady_clock::now();
+  bool available() const { return true; }
+  int sm_clock_mhz() const { return 1980; }
+  double power_window_ms() const { return 40.0; }
+  double power_w() const {
+    const double since = std::chrono::duration<double, std::milli>(
+                             std::chrono::steady_clock::now() - loop_start).count();
+    return since < power_window_ms() ? 100.0 : 700.0;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("board power counts only readings taken a whole window after the loop started",
+          "[bench][nvml]") {
+  LaggingSensor sensor;
+  sensor.loop_start = std::chrono::steady_clock::now();
+  // 60 ms: half of the readings would still be of the earlier load.
+  const bench::SensorReading r = bench::sample_sensors(
+      sensor, [] { std::this_thread::sleep_for(std::chrono::milliseconds(60)); });
+  CHECK(r.power_w == 700.0);
+  CHECK(r.sm_mhz == 1980);
+}
+
+TEST_CASE("round medians of sensor readings skip the rounds that read nothing", "[bench]") {
+  CHECK(bench::known_median<double>({-1.0, 700.0}) == 700.0);
+  CHECK(bench::known_median<double>({-1.0, -1.0, 700.0, 710.0}) == Approx(705.0));
+  CHECK(bench::known_median<double>({-1.0, -1.0}) == -1.0);
+  CHECK(bench::known_median<int>({1980, -1, 1755}) == 1867);
+}
+
 TEST_CASE("board power is not reported for a loop shorter than the sensor's power window",
           "[bench][nvml]") {
   RampSensor sensor;
