@@ -1,4 +1,4 @@
-// Variables for child processes, kept beside the process environment (see child_environment.h).
+// Variables composed for child processes at spawn time (see child_environment.h).
 #include "child_environment.h"
 
 #include <cstdlib>
@@ -11,14 +11,14 @@ namespace ktune::detail {
 
 namespace {
 
-struct Overrides {
+struct Composers {
   std::mutex mutex;
-  std::map<std::string, std::string> values;  // name -> value for children
+  std::map<std::string, ChildValue> by_name;
 };
 
-Overrides& overrides() {
-  static Overrides o;
-  return o;
+Composers& composers() {
+  static Composers c;
+  return c;
 }
 
 std::optional<std::string> process_value(const std::string& name) {
@@ -28,34 +28,29 @@ std::optional<std::string> process_value(const std::string& name) {
 
 }  // namespace
 
-void update_child_variable(
-    const std::string& name,
-    const std::function<std::string(const std::optional<std::string>& current)>& update) {
-  Overrides& o = overrides();
-  std::lock_guard<std::mutex> lock(o.mutex);
-  auto it = o.values.find(name);
-  const std::optional<std::string> current =
-      it != o.values.end() ? std::optional<std::string>(it->second) : process_value(name);
-  o.values[name] = update(current);
+void set_child_variable(const std::string& name, ChildValue compose) {
+  Composers& c = composers();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.by_name[name] = std::move(compose);
 }
 
 std::optional<std::string> child_variable(const std::string& name) {
-  Overrides& o = overrides();
-  std::lock_guard<std::mutex> lock(o.mutex);
-  auto it = o.values.find(name);
-  return it != o.values.end() ? std::optional<std::string>(it->second) : process_value(name);
+  Composers& c = composers();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto it = c.by_name.find(name);
+  return it != c.by_name.end() ? it->second(process_value(name)) : process_value(name);
 }
 
 std::vector<std::string> child_environment() {
-  Overrides& o = overrides();
-  std::lock_guard<std::mutex> lock(o.mutex);
+  Composers& c = composers();
+  std::lock_guard<std::mutex> lock(c.mutex);
   std::vector<std::string> env;
   for (char** e = environ; e && *e; ++e) {
     const std::string entry = *e;
-    const std::string name = entry.substr(0, entry.find('='));
-    if (!o.values.count(name)) env.push_back(entry);
+    if (!c.by_name.count(entry.substr(0, entry.find('=')))) env.push_back(entry);
   }
-  for (const auto& [name, value] : o.values) env.push_back(name + "=" + value);
+  for (const auto& [name, compose] : c.by_name)
+    if (const auto value = compose(process_value(name))) env.push_back(name + "=" + *value);
   return env;
 }
 

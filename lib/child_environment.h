@@ -1,8 +1,9 @@
 // The environment ktune's child processes (ktune-worker, compile helpers) start with: the
-// parent's own, with the variables ktune sets for its children (the user templates announced
-// by register_user_template) laid over it. ktune never writes its own process environment:
-// setenv while another thread reads it (getenv, posix_spawn's copy of environ) is undefined
-// behaviour, and two threads announcing at once lost each other's entries.
+// parent's own at the moment of the spawn, with the variables ktune composes for its children
+// (the user templates announced by register_user_template) laid over it. ktune never writes
+// its own process environment: setenv while another thread reads it (getenv, posix_spawn's
+// copy of environ) is undefined behaviour, and two threads announcing at once lost each
+// other's entries.
 #pragma once
 
 #include <functional>
@@ -12,18 +13,20 @@
 
 namespace ktune::detail {
 
-/// Replaces the children's value of `name` with `update(current)` under one lock, where
-/// `current` is the value set before by this function or else the process's own value
-/// (nullopt when neither exists). Thread-safe; the process environment is not touched.
-void update_child_variable(
-    const std::string& name,
-    const std::function<std::string(const std::optional<std::string>& current)>& update);
+/// How a child's value of a variable is made from the process's own value at spawn time
+/// (nullopt: the process has none); returning nullopt leaves the child without the variable.
+using ChildValue = std::function<std::optional<std::string>(const std::optional<std::string>&)>;
 
-/// The children's value of `name`: the one set by update_child_variable, else the process's.
+/// Makes every child's value of `name` `compose(the process's value at the spawn)` from now on
+/// (replacing an earlier composer of that name). Thread-safe; the process environment is not
+/// touched. `compose` runs under this module's lock: it must not call back into it.
+void set_child_variable(const std::string& name, ChildValue compose);
+
+/// The value of `name` a child started now would get.
 std::optional<std::string> child_variable(const std::string& name);
 
-/// "NAME=value" entries for a child process: the process environment with every variable set
-/// by update_child_variable replaced. Thread-safe.
+/// "NAME=value" entries for a child process: the process environment as it is now, with each
+/// variable given to set_child_variable composed. Thread-safe.
 std::vector<std::string> child_environment();
 
 }  // namespace ktune::detail

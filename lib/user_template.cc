@@ -14,6 +14,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -1082,6 +1083,56 @@ std::shared_ptr<const KernelTemplate> load_user_template(const UserTemplateFiles
   return load(files);
 }
 
+namespace {
+
+/// The user templates this process announced to its children, in order.
+struct Announcements {
+  std::mutex mutex;
+  std::vector<Json> entries;
+  std::once_flag composer_installed;
+};
+
+Announcements& announcements() {
+  static Announcements a;
+  return a;
+}
+
+/// A child's KTUNE_USER_TEMPLATES: the process's own list at the spawn (`own`: a parent's
+/// announcements, or what the program set) plus this process's announcements.
+std::optional<std::string> compose_announcements(const std::optional<std::string>& own) {
+  Json list = Json::array();
+  if (own) {
+    try {
+      list = Json::parse(*own);
+    } catch (const Json::exception&) {
+      list = Json::array();
+    }
+    if (!list.is_array()) list = Json::array();
+  }
+  Announcements& a = announcements();
+  std::lock_guard<std::mutex> lock(a.mutex);
+  for (const auto& e : a.entries)
+    if (std::find(list.begin(), list.end(), e) == list.end()) list.push_back(e);
+  return list.dump();
+}
+
+/// Adds `entry` to what every child started from now on finds in KTUNE_USER_TEMPLATES.
+void announce_to_children(const Json& entry) {
+  Announcements& a = announcements();
+  {
+    std::lock_guard<std::mutex> lock(a.mutex);
+    if (std::find(a.entries.begin(), a.entries.end(), entry) == a.entries.end())
+      a.entries.push_back(entry);
+  }
+  // Outside the entries' lock: the composer takes it under child_environment's lock, so
+  // holding it while set_child_variable waits for that lock could deadlock. Every announcer
+  // passes here, so none returns before the composer is in place.
+  std::call_once(a.composer_installed,
+                 [] { detail::set_child_variable(kEnvironmentVariable, compose_announcements); });
+}
+
+}  // namespace
+
 std::shared_ptr<const KernelTemplate> register_user_template(const UserTemplateFiles& files) {
   auto tmpl = load(files);
   for (const auto& existing : all_templates())
@@ -1090,25 +1141,12 @@ std::shared_ptr<const KernelTemplate> register_user_template(const UserTemplateF
                   files.spec_path + ": the name \"" + tmpl->name() +
                       "\" is a built-in template's; set General.BenchmarkName to another name");
   register_template(tmpl);
-  // Announce it to worker processes started from now on: their environment's list gains the
-  // entry (one lock for the read-modify-write; this process's own environment is not written).
+  // Announce it to worker processes started from now on (this process's environment is not
+  // written: see child_environment.h).
   auto absolute = [](const std::string& p) {
     return p.empty() ? p : std::filesystem::absolute(p).lexically_normal().string();
   };
-  const Json entry = {{"spec", absolute(files.spec_path)}, {"kernel", absolute(files.kernel_path)}};
-  detail::update_child_variable(kEnvironmentVariable, [&](const std::optional<std::string>& current) {
-    Json list = Json::array();
-    if (current) {
-      try {
-        list = Json::parse(*current);
-      } catch (const Json::exception&) {
-        list = Json::array();
-      }
-      if (!list.is_array()) list = Json::array();
-    }
-    if (std::find(list.begin(), list.end(), entry) == list.end()) list.push_back(entry);
-    return list.dump();
-  });
+  announce_to_children({{"spec", absolute(files.spec_path)}, {"kernel", absolute(files.kernel_path)}});
   return tmpl;
 }
 

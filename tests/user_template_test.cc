@@ -344,6 +344,17 @@ TEST_CASE("user template: registering announces it to worker processes", "[user_
   CHECK(again->source() == tmpl->source());
   CHECK(again.get() != tmpl.get());
 
+  // What the program sets in its own variable later still reaches the children, with this
+  // process's announcements added (single-threaded here, restored below).
+  ::setenv("KTUNE_USER_TEMPLATES", R"([{"spec":"/elsewhere/other.T1.json","kernel":""}])", 1);
+  const Json merged = Json::parse(child_output({"/bin/sh", "-c", "printf %s \"$KTUNE_USER_TEMPLATES\""}));
+  CHECK(merged.size() >= 2);
+  CHECK(merged.at(0).value("spec", "") == "/elsewhere/other.T1.json");
+  ::unsetenv("KTUNE_USER_TEMPLATES");
+  const Json ours = Json::parse(child_output({"/bin/sh", "-c", "printf %s \"$KTUNE_USER_TEMPLATES\""}));
+  for (const auto& e : ours) CHECK(e.value("spec", "") != "/elsewhere/other.T1.json");
+  if (own_before) ::setenv("KTUNE_USER_TEMPLATES", own_before->c_str(), 1);
+
   // A user template may not take a built-in's name.
   test::TempDir dir;
   Json doc = example_json();
