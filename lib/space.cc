@@ -280,9 +280,12 @@ struct SearchSpace::Impl {
     return s;
   }
 
-  /// Walks the subtree below `level`; `leaf(state)` returns true to stop the whole walk.
+  /// Walks the subtree below `level`; `leaf(state)` returns true to stop the whole walk. With
+  /// `from` (per-parameter positions; not with a random order), the walk starts there: each
+  /// level starts at from's position while every level above is still at its own.
   template <class Leaf>
-  bool walk(const WalkPlan& plan, WalkState& s, std::size_t level, Leaf& leaf) const {
+  bool walk(const WalkPlan& plan, WalkState& s, std::size_t level, Leaf& leaf,
+            const std::vector<std::uint32_t>* from = nullptr) const {
     for (std::size_t c : plan.checks[level]) {
       if (!check(constraints[c], s.values)) return false;
     }
@@ -296,12 +299,13 @@ struct SearchSpace::Impl {
       std::iota(perm.begin(), perm.end(), 0u);
       for (std::uint32_t k = n; k > 1; --k) std::swap(perm[k - 1], perm[uniform_below(*s.rng, k)]);
     }
-    for (std::uint32_t k = 0; k < n; ++k) {
+    const std::uint32_t first = from ? (*from)[p] : 0;
+    for (std::uint32_t k = first; k < n; ++k) {
       const std::uint32_t pos = s.rng ? s.shuffled[level][k] : k;
       s.positions[p] = pos;
       s.values[p] = domain[pos];
       if (++s.nodes > s.node_limit) return true;
-      if (walk(plan, s, level + 1, leaf)) return true;
+      if (walk(plan, s, level + 1, leaf, k == first ? from : nullptr)) return true;
     }
     return false;
   }
@@ -826,6 +830,22 @@ std::uint64_t SearchSpace::count_valid(Index limit) const {
     throw Error(ErrorCode::invalid_argument, "the number of valid configs exceeds 2^64");
   }
   return count * plan.multiplier;
+}
+
+std::optional<Index> SearchSpace::next_valid(Index from) const {
+  const Index total = size();  // throws above 2^63 points
+  if (from >= total) return std::nullopt;
+  std::vector<std::uint32_t> start(impl_->params.size());
+  for (std::size_t i = 0; i < start.size(); ++i)
+    start[i] = static_cast<std::uint32_t>((from / impl_->strides[i]) % impl_->params[i].values.size());
+  WalkState s = impl_->start_walk();
+  std::optional<Index> found;
+  auto leaf = [&](WalkState& st) {
+    found = impl_->index_from_positions(st.positions);
+    return true;
+  };
+  impl_->walk(impl_->full_plan, s, 0, leaf, &start);
+  return found;
 }
 
 void SearchSpace::for_each_valid(const std::function<void(Index, const Config&)>& visit,

@@ -1,6 +1,7 @@
 // `exhaustive`: every valid config in index order, the ground truth of small spaces. It is
 // the one searcher that enumerates: spaces up to 2^22 points are listed once by the pruning
-// walk, larger ones are walked lazily, one batch at a time, so the first batch comes at once.
+// walk, larger ones are walked lazily by the same pruning walk (SearchSpace::next_valid), one
+// batch at a time, so the first batch comes without listing the whole space.
 #include "ktune/error.h"
 #include "searcher_base.h"
 #include "searchers.h"
@@ -21,10 +22,16 @@ class ExhaustiveSearcher : public SearcherBase {
         Config c = space().at(valid_[next_++]);
         if (mark_proposed(c)) batch.push_back(std::move(c));
       }
-    } else {  // large spaces: the Cartesian indices in order, each checked as it comes
+    } else {  // large spaces: the valid indices in order, found by the pruning walk
       while (batch.size() < max_batch && cursor_ < size_) {
-        Config c = space().at(cursor_++);
-        if (space().valid(c) && mark_proposed(c)) batch.push_back(std::move(c));
+        const std::optional<Index> next = space().next_valid(cursor_);
+        if (!next) {
+          cursor_ = size_;
+          break;
+        }
+        cursor_ = *next + 1;
+        Config c = space().at(*next);
+        if (mark_proposed(c)) batch.push_back(std::move(c));
       }
     }
     if (batch.empty() && proposed_count() == 0) {

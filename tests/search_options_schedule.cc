@@ -4,6 +4,8 @@
 // from the best of the whole sample; the Bayesian model is refitted before its first pick).
 #include <catch2/catch.hpp>
 
+#include <chrono>
+
 #include <cmath>
 #include <cstdlib>
 #include <set>
@@ -102,6 +104,49 @@ TEST_CASE("exhaustive walks large spaces lazily in index order and names unsatis
     CHECK(e.code() == ErrorCode::unsatisfiable);
     CHECK_THAT(e.what(), Catch::Contains("a + b > 5"));
   }
+}
+
+TEST_CASE("next_valid is the first valid index at or after any index", "[search][space]") {
+  SearchSpace::Builder b;
+  b.param("a", {1, 2, 3, 4}).param("b", {0, 5, 10}).param("c", {1, 2, 4, 8}).param("d", {0, 1});
+  b.constraint("a * c <= 8").constraint("b != 5 or d == 1").constraint("a + b + c != 11");
+  b.constraint("c >= a unless d", [](const Config& c) { return c["d"] == 1 || c["c"] >= c["a"]; });
+  const SearchSpace space = b.build();
+  for (Index from = 0; from <= space.size(); ++from) {
+    std::optional<Index> expected;
+    for (Index i = from; i < space.size() && !expected; ++i)
+      if (space.valid(space.at(i))) expected = i;
+    INFO("from " << from);
+    CHECK(space.next_valid(from) == expected);
+  }
+}
+
+TEST_CASE("exhaustive finds the few valid configs at the end of a huge space quickly",
+          "[search]") {
+  // 2^30 points; a chain p0 >= p1 >= ... >= p24 and their sum 25: only p0..p24 = 1 remain, 32
+  // configs at the top of the index order. Counting would walk 2^25 points (it gives up); a
+  // scan of the indices from 0 would check ~2^30 configs; the pruning walk visits a few
+  // hundred prefixes.
+  SearchSpace::Builder b;
+  std::string sum = "p0";
+  for (int i = 0; i < 30; ++i) b.param("p" + std::to_string(i), {0, 1});
+  for (int i = 0; i < 24; ++i)
+    b.constraint("p" + std::to_string(i) + " >= p" + std::to_string(i + 1));
+  for (int i = 1; i < 25; ++i) sum += " + p" + std::to_string(i);
+  const SearchSpace space = b.constraint(sum + " == 25").build();
+  auto s = make_searcher("exhaustive");
+  s->reset(space, 1);
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<Config> all;
+  for (int round = 0; round < 5; ++round)
+    for (auto& c : s->propose(10)) all.push_back(std::move(c));
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 5);
+  REQUIRE(all.size() == 32);
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    CHECK(space.valid(all[k]));
+    if (k > 0) CHECK(space.index_of(all[k]) > space.index_of(all[k - 1]));
+  }
+  CHECK(space.index_of(all.back()) == space.size() - 1);
 }
 
 TEST_CASE("annealing starts its walk from the best of the whole initial sample", "[search]") {

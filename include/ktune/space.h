@@ -133,6 +133,10 @@ class SearchSpace {
   /// Numeric features for models: per parameter, the value's position scaled to [0, 1].
   std::vector<double> encode(const Config& config) const;
 
+  /// The smallest Cartesian index >= `from` whose config is valid, or nullopt when there is
+  /// none: a depth-first walk in index order that skips every subtree a constraint on the
+  /// parameters set so far rules out. Throws like size() above 2^63 points.
+  std::optional<Index> next_valid(Index from) const;
   /// Counts valid configs by depth-first enumeration with constraint pruning. Parameters no
   /// constraint mentions are counted, not enumerated (unless there are C++ predicates);
   /// throws Error(invalid_argument) when more than `limit` points would need enumerating.
