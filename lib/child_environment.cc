@@ -34,13 +34,6 @@ void set_child_variable(const std::string& name, ChildValue compose) {
   c.by_name[name] = std::move(compose);
 }
 
-std::optional<std::string> child_variable(const std::string& name) {
-  Composers& c = composers();
-  std::lock_guard<std::mutex> lock(c.mutex);
-  auto it = c.by_name.find(name);
-  return it != c.by_name.end() ? it->second(process_value(name)) : process_value(name);
-}
-
 std::vector<std::string> child_environment() {
   Composers& c = composers();
   std::lock_guard<std::mutex> lock(c.mutex);

@@ -22,9 +22,6 @@ using ChildValue = std::function<std::optional<std::string>(const std::optional<
 /// touched. `compose` runs under this module's lock: it must not call back into it.
 void set_child_variable(const std::string& name, ChildValue compose);
 
-/// The value of `name` a child started now would get.
-std::optional<std::string> child_variable(const std::string& name);
-
 /// "NAME=value" entries for a child process: the process environment as it is now, with each
 /// variable given to set_child_variable composed. Thread-safe.
 std::vector<std::string> child_environment();
