@@ -244,6 +244,7 @@ SideBySide time_side_by_side(Measurer& measurer, const std::optional<Config>& be
                              const std::optional<Config>& fallback, int runs_per_sample,
                              int rounds) {
   SideBySide out;
+  if (!best && !fallback) return out;  // nothing to time beside the copy (--trials=0)
   std::vector<double> tuned, defaults, copies;
   auto time = [&](const std::optional<Config>& c, std::vector<double>& into) -> double {
     if (!c) return 0.0;
