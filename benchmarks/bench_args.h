@@ -11,6 +11,7 @@
 
 #include "ktune/error.h"
 #include "ktune/searcher.h"
+#include "ktune/space.h"
 
 namespace ktune::bench {
 
@@ -74,6 +75,29 @@ inline void check_subset(const std::string& option, const std::vector<std::strin
   throw Error(ErrorCode::invalid_argument,
               option + ": " + missing + " not in the chosen suite (" +
                   (list.empty() ? std::string("empty") : list) + ")");
+}
+
+/// Throws Error(invalid_argument) naming `option` and the override when one of `variants`
+/// ("K=V,K=V") is not a list of name=value items or names a parameter that none of `spaces`
+/// (one per template and problem of the run, built for an offline device) has: checked before
+/// any GPU work. Values are not judged here: a variant is measured wherever they are valid.
+inline void check_variant_names(const std::string& option, const std::vector<std::string>& variants,
+                                const std::vector<SearchSpace>& spaces) {
+  for (const auto& v : variants) {
+    std::string reason = "the run has no task";
+    bool names_known = false;
+    for (std::size_t i = 0; i < spaces.size() && !names_known; ++i) {
+      try {
+        (void)spaces[i].with_changes(v);
+        names_known = true;
+      } catch (const Error& e) {
+        // A value outside this space's domain, or an invalid config: the names are known.
+        names_known = e.code() != ErrorCode::unknown_name && e.code() != ErrorCode::parse_error;
+        if (i == 0) reason = e.what();
+      }
+    }
+    if (!names_known) throw Error(ErrorCode::invalid_argument, option + " '" + v + "': " + reason);
+  }
 }
 
 /// The exit status of a benchmark run: 1 (after saying so on stderr) when any of its rows

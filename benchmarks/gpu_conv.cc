@@ -326,6 +326,22 @@ Problem layer_problem(const KernelTemplate& tmpl, const Layer& l, const std::str
                                     {"pad", std::to_string(l.pad)}});
 }
 
+/// Throws Error naming a --variants item that names no parameter of the run's templates (those
+/// of each dtype, with conv2d_mma, the fallback), checked on the first layer before the device.
+void check_variants(const Settings& s) {
+  std::vector<SearchSpace> spaces;
+  for (const std::string& dtype : s.dtypes) {
+    const std::vector<std::string> names =
+        dtype == "f32" ? std::vector<std::string>{"conv2d_simt"}
+                       : std::vector<std::string>{s.mma_template, "conv2d_mma"};
+    for (const std::string& name : names) {
+      const auto tmpl = find_template(name);
+      spaces.push_back(tmpl->space(layer_problem(*tmpl, resnet50_layers().front(), dtype), Device::h200()));
+    }
+  }
+  bench::check_variant_names("--variants", s.variants, spaces);
+}
+
 /// Device buffers of a workload (inputs uploaded) followed by a plan's scratch.
 struct DeviceBuffers {
   std::vector<detail::DeviceMemory> memory;
@@ -495,6 +511,7 @@ json run_layer(const Settings& settings, const Layer& layer, const std::string& 
 int main(int argc, char** argv) {
   try {
     const Settings settings = parse_settings(argc, argv);
+    check_variants(settings);
     if (auto why = cuda_unavailable_reason()) {
       std::fprintf(stderr, "gpu_conv: %s\n", why->c_str());
       return 77;

@@ -300,6 +300,18 @@ std::vector<std::shared_ptr<const KernelTemplate>> gemm_templates_for(
   return list;
 }
 
+/// Throws Error naming a --variants item that names no parameter of the templates the run tunes
+/// (checked on a 1024^3 problem of each dtype, before the device).
+void check_variants(const Settings& settings) {
+  std::vector<SearchSpace> spaces;
+  for (const std::string& dtype : settings.dtypes)
+    for (const auto& tmpl : gemm_templates_for(dtype, settings.mma_templates))
+      spaces.push_back(tmpl->space(
+          make_problem(*tmpl, "1024x1024x1024", {{"dtype", dtype}, {"layout", settings.layout}}),
+          Device::h200()));
+  bench::check_variant_names("--variants", settings.variants, spaces);
+}
+
 /// One config compiled, loaded and bound to the shared workload buffers plus its own scratch
 /// (split-K workspace), ready to be launched repeatedly.
 class LoadedConfig {
@@ -524,6 +536,7 @@ int main(int argc, char** argv) {
   try {
     const Settings settings = parse_args(argc, argv);
     check_shapes(settings);
+    check_variants(settings);
     if (auto why = cuda_unavailable_reason()) {
       std::fprintf(stderr, "gpu_gemm: %s\n", why->c_str());
       return 77;

@@ -172,13 +172,39 @@ std::vector<Task> suite(const Settings& s) {
           tasks.push_back({"layernorm", shape, {{"dtype", dtype}, {"norm", norm}}});
     }
   }
+  std::vector<std::string> available;
+  for (const Task& t : tasks)
+    if (!in(available, t.shape)) available.push_back(t.shape);
+  bench::check_subset("--shapes", s.shapes, available);  // a typo is named, never dropped
   if (!s.shapes.empty())
     tasks.erase(std::remove_if(tasks.begin(), tasks.end(),
                                [&](const Task& t) { return !in(s.shapes, t.shape); }),
                 tasks.end());
   if (tasks.empty())
-    throw Error(ErrorCode::invalid_argument, "gpu_memory_bound: the selection names no task");
+    throw Error(ErrorCode::invalid_argument, "the selection names no task");
   return tasks;
+}
+
+/// The run's tasks (suite(), which names a --shapes entry outside the suite), with every
+/// --variants item checked to name a parameter of a task's template (spaces built for an
+/// offline H200) before any GPU work.
+std::vector<Task> checked_suite(const Settings& s) {
+  std::vector<Task> tasks = suite(s);
+  std::vector<SearchSpace> spaces;
+  for (const Task& t : tasks) {
+    const auto tmpl = find_template(t.family);
+    spaces.push_back(tmpl->space(make_problem(*tmpl, t.shape, t.attrs), Device::h200()));
+  }
+  bench::check_variant_names("--variants", s.variants, spaces);
+  return tasks;
+}
+
+/// Throws Error naming a --copy-variants item that names no parameter of the copy template.
+void check_copy_variants(const Settings& s) {
+  const auto copy = find_template("copy");
+  bench::check_variant_names(
+      "--copy-variants", s.copy_variants,
+      {copy->space(make_problem(*copy, "1048576", {{"dtype", "f32"}}), Device::h200())});
 }
 
 /// --memcpy-placement: memcpy_gbps of `bytes` (10 calls per sample) from
@@ -382,6 +408,9 @@ std::string today() {
 int main(int argc, char** argv) {
   try {
     const Settings settings = parse_args(argc, argv);
+    // A copy sweep runs no task; otherwise the selection is checked before the device.
+    const std::vector<Task> tasks = settings.copy_sweep ? std::vector<Task>{} : checked_suite(settings);
+    check_copy_variants(settings);
     if (auto why = cuda_unavailable_reason()) {
       std::fprintf(stderr, "gpu_memory_bound: %s\n", why->c_str());
       return 77;
@@ -424,7 +453,7 @@ int main(int argc, char** argv) {
     if (settings.memcpy_placement) doc["memcpy_placement"] = placement;
 
     std::size_t rows = 0, failed_rows = 0;  // tasks, and tasks without a valid winner
-    for (const Task& task : suite(settings)) {
+    for (const Task& task : tasks) {
       const auto tmpl = find_template(task.family);
       const Problem problem = make_problem(*tmpl, task.shape, task.attrs);
       const auto workload = tmpl->workload(problem);

@@ -14,10 +14,19 @@
 
 namespace ktune {
 
-void check_output_path(const TuningLog& log, const std::string& path) {
+void check_output_not_database(const std::string& path) {
   if (path.empty())
     throw Error(ErrorCode::invalid_argument, "the output path is empty; name a file ('-' for "
                                              "standard output where the command allows it)");
+  if (sqlite::is_sqlite_file(path)) {
+    throw Error(ErrorCode::invalid_argument,
+                "output '" + path + "' is an SQLite database (a tuning log?); refusing to "
+                "replace it: choose another file or remove it first");
+  }
+}
+
+void check_output_path(const TuningLog& log, const std::string& path) {
+  if (path.empty()) check_output_not_database(path);  // names the empty path
   std::error_code ec;
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
     if (std::filesystem::equivalent(path, log.path() + suffix, ec)) {
@@ -27,11 +36,7 @@ void check_output_path(const TuningLog& log, const std::string& path) {
                       "; choose another file");
     }
   }
-  if (sqlite::is_sqlite_file(path)) {
-    throw Error(ErrorCode::invalid_argument,
-                "output '" + path + "' is an SQLite database (a tuning log?); refusing to "
-                "replace it: choose another file or remove it first");
-  }
+  check_output_not_database(path);
 }
 
 namespace {

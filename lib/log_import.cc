@@ -160,16 +160,17 @@ std::string content_run_id(LogFormat format, const std::string& content) {
 
 std::vector<TrialRecord> read_records(const std::string& path, LogFormat format,
                                       const ImportOptions& options) {
-  ImportOptions with_run = options;
   switch (format) {
     case LogFormat::jsonl: break;  // streamed by import_regular_file, never held
     case LogFormat::t4:
     case LogFormat::kernel_tuner: {
       const std::string content =  // read once: run id and records
           detail::read_maybe_gzip(path, format == LogFormat::t4 ? "T4 results file" : "Kernel Tuner cache file");
+      // The options as given: a T4 result written by ktune refuses any it would override.
+      if (format == LogFormat::t4) return t4::read(content, path, options, content_run_id(format, content));
+      ImportOptions with_run = options;
       if (with_run.run_id.empty()) with_run.run_id = content_run_id(format, content);
-      if (format == LogFormat::kernel_tuner) return read_kernel_tuner(path, content, with_run);
-      return t4::read(content, path, with_run);
+      return read_kernel_tuner(path, content, with_run);
     }
   }
   return {};
@@ -201,7 +202,7 @@ namespace {
 
 /// Throws Error(invalid_argument) for import options that cannot apply: any of them for JSON
 /// lines (whose records carry their own), a problem key that does not parse, a template name
-/// with spaces or control characters.
+/// with spaces, control characters or '|'.
 void check_import_options(const ImportOptions& options, LogFormat format, const std::string& path) {
   if (format == LogFormat::jsonl &&
       (!options.template_name.empty() || !options.problem_key.empty() || options.device ||

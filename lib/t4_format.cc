@@ -176,6 +176,13 @@ void check_ktune_agrees(const ordered_json& j, const TrialRecord& r, const std::
 TrialRecord from_result(const ordered_json& j, const std::string& where,
                         const ImportOptions& context, const std::string& run_id) {
   if (j.contains("ktune")) {
+    // Silently keeping the record's own identity would drop what the user asked for.
+    if (!context.template_name.empty() || !context.problem_key.empty() || context.device ||
+        !context.run_id.empty())
+      throw Error(ErrorCode::invalid_argument,
+                  where + ": a T4 result written by ktune (it holds a \"ktune\" record) names its "
+                          "own template, problem, device and run: the template, problem, device "
+                          "and run options apply to T4 results without one");
     TrialRecord r = jsonl::from_json(nlohmann::json::parse(j["ktune"].dump()), where + " (ktune)");
     check_ktune_agrees(j, r, where);
     return r;
@@ -241,7 +248,7 @@ TrialRecord from_result(const ordered_json& j, const std::string& where,
 }  // namespace
 
 std::vector<TrialRecord> read(std::string_view text, const std::string& origin,
-                              const ImportOptions& context) {
+                              const ImportOptions& context, const std::string& default_run_id) {
   const ordered_json doc = detail::parse_json_document<ordered_json>(text, origin);
   std::string version = jf::text(doc, "schema_version", origin);
   if (version.substr(0, 2) != "1.") {
@@ -249,7 +256,7 @@ std::vector<TrialRecord> read(std::string_view text, const std::string& origin,
   }
   const auto& results = jf::member(doc, "results", origin);
   if (!results.is_array()) jf::fail(origin, "results", "expected an array");
-  std::string run_id = context.run_id.empty() ? new_run_id() : context.run_id;
+  const std::string& run_id = context.run_id.empty() ? default_run_id : context.run_id;
   std::vector<TrialRecord> out;
   out.reserve(results.size());
   for (std::size_t i = 0; i < results.size(); ++i) {

@@ -38,10 +38,12 @@ class Writer {
 };
 
 /// Reads a T4 results document (its whole text); `context` supplies what T4 does not carry
-/// (template, problem, device, run id) for results without a "ktune" object. Errors name
+/// (template, problem, device, run id) for results without a "ktune" object, whose run is
+/// `default_run_id` when `context` names none. A result with a "ktune" object keeps its own,
+/// and refuses a `context` that names any of them (Error(invalid_argument)). Errors name
 /// origin, result, field.
 std::vector<TrialRecord> read(std::string_view text, const std::string& origin,
-                              const ImportOptions& context);
+                              const ImportOptions& context, const std::string& default_run_id);
 
 /// "2024-01-02T03:04:05.123456+00:00" for Unix microseconds (UTC).
 std::string iso_timestamp(std::int64_t unix_us);

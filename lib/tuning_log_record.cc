@@ -131,6 +131,13 @@ void check_record(const TrialRecord& record, const std::string& where) {
                       ": config text '" + record.config_text + "' and trial.config '" +
                       t.config.str() + "' name different configs");
   }
+  // The device key is "name|sm_XY|SMs": a '|' in the name makes a key nothing can parse back.
+  for (const char c : record.device.name)
+    if (static_cast<unsigned char>(c) < ' ' || c == '|' || c == 0x7f)
+      throw Error(ErrorCode::invalid_argument,
+                  where + ": trial " + record.template_name + " " + record.problem_key +
+                      ": device name '" + record.device.name +
+                      "' holds a control character or '|' (a device key is name|sm_XY|SMs)");
   if (t.status != Status::ok) return;
   if (!is_possible_time(t.median_ms)) {
     std::ostringstream median;

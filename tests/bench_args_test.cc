@@ -7,6 +7,7 @@
 
 #include "benchmarks/bench_args.h"
 #include "ktune/error.h"
+#include "ktune/template.h"
 
 using namespace ktune;
 
@@ -58,4 +59,22 @@ TEST_CASE("benchmark runs with a failed row exit 1", "[bench]") {
   CHECK(bench::exit_status("prog", 0, 3, "x") == 0);
   CHECK(bench::exit_status("prog", 1, 3, "x") == 1);
   CHECK(bench::exit_status("prog", 0, 0, "x") == 1);  // nothing measured is not a success
+}
+
+TEST_CASE("benchmark arguments: an override naming no parameter of the run is named", "[bench]") {
+  const auto copy = find_template("copy");
+  const auto space = copy->space(make_problem(*copy, "1048576", {{"dtype", "f32"}}), Device::h200());
+  const auto ln = find_template("layernorm");
+  const auto norm = ln->space(make_problem(*ln, "32768x1024", {{"dtype", "f16"}}), Device::h200());
+  CHECK_NOTHROW(bench::check_variant_names("--variants", {"VEC=2", "THREADS=128,VEC=1"}, {space}));
+  // A value outside the domain is left to the run (measured where valid); a name known to any
+  // of the run's templates passes.
+  CHECK_NOTHROW(bench::check_variant_names("--variants", {"VEC=3"}, {space}));
+  CHECK_NOTHROW(bench::check_variant_names("--variants", {"ROW_MODE=3"}, {space, norm}));
+  CHECK_THROWS_WITH(bench::check_variant_names("--variants", {"VEC=2", "VEC=2,FOO=1"}, {space, norm}),
+                    Catch::Contains("--variants 'VEC=2,FOO=1'") && Catch::Contains("unknown parameter 'FOO'"));
+  CHECK_THROWS_WITH(bench::check_variant_names("--copy-variants", {"VEC"}, {space}),
+                    Catch::Contains("--copy-variants 'VEC'"));
+  CHECK_THROWS_WITH(bench::check_variant_names("--variants", {"VEC=1"}, {}),
+                    Catch::Contains("no task"));
 }

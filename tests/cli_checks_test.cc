@@ -88,6 +88,14 @@ TEST_CASE("cli: contradicting or empty choices are refused", "[cli]") {
   require_failure_mentioning(
       run_ktune(dir, "replay --data " + data + " --budget 2 --json " + dir.file("no/such/x.json")),
       {"no/such"});
+  // A mistyped --json naming a tuning log must not replace it.
+  ktune::test::write_recorded_copy_db(dir.file("log.db"), {4096});
+  const auto before = std::filesystem::file_size(dir.file("log.db"));
+  require_failure_mentioning(
+      run_ktune(dir, "replay --data " + data + " --budget 2 --json " + dir.file("log.db")),
+      {"log.db", "SQLite database"});
+  CHECK(std::filesystem::file_size(dir.file("log.db")) == before);
+  CHECK(ktune::TuningLog(dir.file("log.db"), ktune::LogMode::read_only).count() > 0);
 }
 
 TEST_CASE("cli: shapes too large for a memory-bound template are refused", "[cli]") {

@@ -227,6 +227,14 @@ TEST_CASE("A foreign T4 file imports with the context given in the options", "[l
   spaced.template_name = "has space";
   CHECK_THROWS_WITH(import_file(log, dir.file("foreign.json"), spaced),
                     Catch::Contains("template name 'has space'"));
+  // A device name with '|' would give every record a key that never parses back.
+  for (const char* bad : {"A|B", "tab\there"}) {
+    ImportOptions piped = options;
+    piped.device->name = bad;
+    CHECK_THROWS_WITH(import_file(log, dir.file("foreign.json"), piped),
+                      Catch::Contains(std::string("device name '") + bad + "'") &&
+                          Catch::Contains("foreign.json"));
+  }
   CHECK(log.count() == 0);
   options.run_id = "imported";
   auto summary = import_file(log, dir.file("foreign.json"), options);
@@ -287,6 +295,32 @@ TEST_CASE("JSON lines refuse the import options meant for T4 and Kernel Tuner fi
   }
   CHECK(log.count() == 0);
   CHECK(import_file(log, file).records == 1);
+}
+
+TEST_CASE("A T4 file written by ktune refuses the import options its records override",
+          "[log][formats]") {
+  test::TempDir dir;
+  TuningLog source(dir.file("s.db"));
+  source.append_batch(sample_records());
+  export_file(source, dir.file("out.t4.json"), LogFormat::t4);
+  TuningLog log(dir.file("a.db"));
+  ImportOptions named;
+  named.template_name = "mycopy";
+  ImportOptions problem;
+  problem.problem_key = "copy|N=1|dtype=f32";
+  ImportOptions device;
+  device.device = Device::offline("sm_80");
+  ImportOptions run;
+  run.run_id = "myrun";
+  for (const ImportOptions& options : {named, problem, device, run}) {
+    CHECK_THROWS_WITH(import_file(log, dir.file("out.t4.json"), options),
+                      Catch::Contains("out.t4.json") && Catch::Contains("written by ktune") &&
+                          Catch::Contains("without one"));
+  }
+  CHECK(log.count() == 0);
+  // Without options its records keep their own template, problem, device and run.
+  REQUIRE(import_file(log, dir.file("out.t4.json")).records == source.count());
+  CHECK(log.records().front().template_name == source.records().front().template_name);
 }
 
 TEST_CASE("T4 and Kernel Tuner timestamps parse to Unix microseconds", "[log][formats]") {

@@ -60,7 +60,8 @@ Config parse_config_text(const std::string& text);
 
 /// Checks what the log relies on: a config text (when given) that parse_config_text accepts
 /// and that names the same config as trial.config (when that is set), so that the log's own
-/// exports always import again; and for an ok trial a median that is a finite time above 0 ms.
+/// exports always import again; a device name without '|' or control characters (its key
+/// must parse back); and for an ok trial a median that is a finite time above 0 ms.
 /// Throws Error(invalid_argument) naming `where`, the template, problem and config otherwise.
 /// TuningLog's appends and every import call it, so a negative, zero or infinite time never
 /// becomes a best config.
@@ -256,6 +257,9 @@ ImportSummary import_file(TuningLog& log, const std::string& path,
 /// report) would replace the log itself, its WAL / shared-memory / journal companions, or any
 /// other SQLite database: tuning logs are never overwritten by their own outputs.
 void check_output_path(const TuningLog& log, const std::string& path);
+/// Throws Error(invalid_argument) naming `path` when it is empty or an SQLite database (a
+/// tuning log, perhaps): what any output file of ktune is checked against before it is written.
+void check_output_not_database(const std::string& path);
 
 /// What an export keeps of the records its filter matches.
 struct ExportSelection {

@@ -7,11 +7,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "atomic_file.h"
 #include "commands.h"
 #include "ktune/error.h"
+#include "ktune/log.h"
 #include "ktune/replay.h"
 #include "ktune/searcher.h"
 #include "replay_metrics.h"
@@ -169,6 +170,7 @@ void run_replay(const ReplaySettings& s) {
     throw Error(ErrorCode::invalid_argument, "--searcher '" + s.searchers + "' names no searcher");
   for (const auto& name : searchers) (void)make_searcher(name, options_for(name, s.options, searchers));
   if (!s.json_path.empty() && s.json_path != "-") {
+    check_output_not_database(s.json_path);  // a mistyped path must not destroy a tuning log
     const auto folder = std::filesystem::path(s.json_path).parent_path();
     std::error_code ec;
     if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
@@ -217,9 +219,8 @@ void run_replay(const ReplaySettings& s) {
     if (s.json_path == "-") {
       std::printf("%s\n", out.dump(1).c_str());
     } else {
-      std::ofstream f(s.json_path);
-      if (!f) throw Error(ErrorCode::io_error, "cannot write '" + s.json_path + "'");
-      f << out.dump(1) << "\n";
+      // Whole or not at all, with the reason when it cannot be written.
+      detail::write_file_atomically(s.json_path, [&](std::ostream& f) { f << out.dump(1) << "\n"; });
     }
   }
 }
