@@ -167,6 +167,18 @@ Connection::Connection(const std::string& path, Access access, int busy_timeout_
   int rc = sqlite3_open_v2(name.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string detail = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+    // SQLite's "unable to open database file" hides the system's reason (its last system
+    // errno may be a probe's, not the open's): a file to be created names its folder's.
+    std::error_code ec;
+    if (access == Access::read_write && !std::filesystem::exists(path, ec)) {
+      const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+      const std::filesystem::path folder = parent.empty() ? std::filesystem::path(".") : parent;
+      if (::access(folder.c_str(), W_OK | X_OK) != 0) {
+        const std::string reason = std::strerror(errno);
+        detail.append(" (creating it in folder '").append(folder.string()).append("': ");
+        detail.append(reason).append(")");
+      }
+    }
     if (db_) sqlite3_close_v2(db_);
     db_ = nullptr;
     throw Error(ErrorCode::database_error, "tuning log '" + path + "': cannot open: " + detail);

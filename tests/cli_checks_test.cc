@@ -79,7 +79,7 @@ TEST_CASE("cli: contradicting or empty choices are refused", "[cli]") {
   TempDir dir;
   require_failure_mentioning(run_ktune(dir, "tune --dry-run --op conv2d --template gemm_mma"),
                              {"gemm_mma", "conv2d"});
-  require_failure_mentioning(run_ktune(dir, "nope"), {"unknown subcommand 'nope'", "tune"});
+  require_failure_mentioning(run_ktune(dir, "nope"), {"ktune: error (unknown_name): unknown subcommand 'nope'", "tune"});
   require_failure_mentioning(run_ktune(dir, "best --db ''"), {"path is empty"});
   const std::string data =
       std::string(KTUNE_DATASETS_DIR) + "/convolution_milo_A4000.json.gz";
@@ -213,6 +213,24 @@ TEST_CASE("cli: a folder, a FIFO or a read-only file as --db is refused when it 
   }
   require_failure_mentioning(*r, {"ro.db", "is read-only"});
   CHECK(r->output.find("INSERT") == std::string::npos);  // refused at open, not at an insert
+}
+
+TEST_CASE("cli: a new log in a folder the user cannot write names the folder and the reason",
+          "[cli]") {
+  TempDir dir;
+  const std::filesystem::path folder = dir.path / "locked";
+  std::filesystem::create_directory(folder);
+  std::filesystem::permissions(folder, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec |
+                                           std::filesystem::perms::group_read | std::filesystem::perms::group_exec |
+                                           std::filesystem::perms::others_read | std::filesystem::perms::others_exec);
+  const std::string recorded = source_path("benchmarks/results/2026-11-30-h200/demo-h200.jsonl");
+  const auto r = run_ktune_unprivileged(dir, "import --db " + (folder / "new.db").string() + " " + recorded);
+  if (!r) {
+    WARN("skipped the unwritable-folder check: running as root without setpriv");
+    return;
+  }
+  require_failure_mentioning(*r, {"new.db", "creating it in folder", "locked", "Permission denied"});
+  CHECK_FALSE(std::filesystem::exists(folder / "new.db"));
 }
 
 TEST_CASE("cli: a log in a read-only folder is read where it is, with nothing created beside it",

@@ -37,7 +37,8 @@ int main(int argc, char** argv) {
     if (argc > 1 && argv[1][0] != '-' && app.get_subcommands().empty()) {
       std::string known;
       for (const auto* sub : app.get_subcommands({})) known += (known.empty() ? "" : ", ") + sub->get_name();
-      std::fprintf(stderr, "ktune: unknown subcommand '%s' (known: %s)\n", argv[1], known.c_str());
+      std::fprintf(stderr, "ktune: error (%s): unknown subcommand '%s' (known: %s)\n",
+                   ktune::to_string(ktune::ErrorCode::unknown_name), argv[1], known.c_str());
       return 2;
     }
     return app.exit(e);
