@@ -329,6 +329,7 @@ Problem layer_problem(const KernelTemplate& tmpl, const Layer& l, const std::str
 /// Throws Error naming a --variants item that names no parameter of the run's templates (those
 /// of each dtype, with conv2d_mma, the fallback), checked on the first layer before the device.
 void check_variants(const Settings& s) {
+  if (s.variants.empty()) return;
   std::vector<SearchSpace> spaces;
   for (const std::string& dtype : s.dtypes) {
     const std::vector<std::string> names =
@@ -336,7 +337,10 @@ void check_variants(const Settings& s) {
                        : std::vector<std::string>{s.mma_template, "conv2d_mma"};
     for (const std::string& name : names) {
       const auto tmpl = find_template(name);
-      spaces.push_back(tmpl->space(layer_problem(*tmpl, resnet50_layers().front(), dtype), Device::h200()));
+      try {
+        spaces.push_back(tmpl->space(layer_problem(*tmpl, resnet50_layers().front(), dtype), Device::h200()));
+      } catch (const Error&) {  // a template that cannot take this layer or dtype: the run says so
+      }
     }
   }
   bench::check_variant_names("--variants", s.variants, spaces);

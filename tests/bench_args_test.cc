@@ -75,6 +75,5 @@ TEST_CASE("benchmark arguments: an override naming no parameter of the run is na
                     Catch::Contains("--variants 'VEC=2,FOO=1'") && Catch::Contains("unknown parameter 'FOO'"));
   CHECK_THROWS_WITH(bench::check_variant_names("--copy-variants", {"VEC"}, {space}),
                     Catch::Contains("--copy-variants 'VEC'"));
-  CHECK_THROWS_WITH(bench::check_variant_names("--variants", {"VEC=1"}, {}),
-                    Catch::Contains("no task"));
+  CHECK_NOTHROW(bench::check_variant_names("--variants", {"FOO=1"}, {}));  // nothing to check against
 }
