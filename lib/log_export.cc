@@ -27,9 +27,18 @@ void check_output_not_database(const std::string& path) {
 
 void check_output_path(const TuningLog& log, const std::string& path) {
   if (path.empty()) check_output_not_database(path);  // names the empty path
-  std::error_code ec;
+  namespace fs = std::filesystem;
+  // The same file, or (for a companion that does not exist yet: a WAL log has no -journal, and
+  // no -wal / -shm once closed) the same path after resolving links and dots.
+  auto same_file = [](const std::string& a, const std::string& b) {
+    std::error_code ec, ec_a, ec_b;
+    if (fs::equivalent(a, b, ec)) return true;
+    const fs::path ca = fs::weakly_canonical(fs::absolute(a, ec_a), ec_a);
+    const fs::path cb = fs::weakly_canonical(fs::absolute(b, ec_b), ec_b);
+    return !ec_a && !ec_b && ca == cb;
+  };
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
-    if (std::filesystem::equivalent(path, log.path() + suffix, ec)) {
+    if (same_file(path, log.path() + suffix)) {
       throw Error(ErrorCode::invalid_argument,
                   "output '" + path + "' is the tuning log '" + log.path() + "' being read" +
                       (*suffix ? std::string(" (its ") + suffix + " file)" : "") +

@@ -309,6 +309,15 @@ TEST_CASE("Exports and reports never replace the log they read nor another datab
   CHECK_THROWS_WITH(export_file(log, other, LogFormat::t4),
                     Catch::Contains("other.db") && Catch::Contains("SQLite database"));
   CHECK_THROWS_WITH(check_output_path(log, dir.file("./t.db")), Catch::Contains("t.db"));
+  // Companions that do not exist now (a WAL log has no -journal; a closed one no -wal / -shm)
+  // would still be taken for the log's by SQLite at its next open.
+  for (const char* suffix : {"-journal", "-wal", "-shm"}) {
+    const std::string companion = dir.file(std::string("sub/../t.db") + suffix);
+    std::filesystem::create_directories(dir.file("sub"));
+    CHECK_THROWS_WITH(export_file(log, companion, LogFormat::jsonl),
+                      Catch::Contains("is the tuning log") && Catch::Contains(suffix));
+  }
+  CHECK_FALSE(std::filesystem::exists(path + "-journal"));
   CHECK_NOTHROW(export_file(log, dir.file("out.jsonl"), LogFormat::jsonl));
   CHECK(TuningLog(other, LogMode::read_only).count() == 1);
   CHECK(log.count() == 1);
