@@ -112,9 +112,20 @@ struct Constraint {
 /// An order in which a depth-first walk assigns parameters, and which constraints become
 /// checkable after each step: checks[k] holds the constraints whose parameters are all among
 /// order[0..k).
+/// The fewest combinations of the parameters between a constraint's last two that make
+/// looking ahead to the last one worthwhile (see WalkPlan::lookaheads).
+constexpr Index kLookaheadMinGap = 64;
+
 struct WalkPlan {
   std::vector<std::size_t> order;
   std::vector<std::vector<std::size_t>> checks;
+  /// Per level, (constraint, parameter) pairs: an expression all of whose parameters but
+  /// `parameter` are assigned at this level, and `parameter` further down, past parameters of
+  /// at least kLookaheadMinGap combinations.
+  /// The walk descends only if some value of `parameter` satisfies it (forward checking), so a
+  /// prefix that no completion can satisfy is cut at once instead of under every combination
+  /// of the parameters in between.
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> lookaheads;
   Index points = 1;         // product of the walked domain sizes (saturating)
   Index multiplier = 1;     // product of the domain sizes left out of the walk (saturating)
 };
@@ -210,6 +221,22 @@ struct SearchSpace::Impl {
 
   bool satisfied(const std::vector<Value>& values) const { return all_hold(check_order, values); }
 
+  /// Whether `c` holds for some value of parameter `q`, the others as in `values` (which is
+  /// left as it was).
+  bool some_value_satisfies(const Constraint& c, std::size_t q, std::vector<Value>& values) const {
+    const Value kept = values[q];
+    bool found = false;
+    for (const Value v : params[q].values) {
+      values[q] = v;
+      if (check(c, values)) {
+        found = true;
+        break;
+      }
+    }
+    values[q] = kept;
+    return found;
+  }
+
   bool all_hold(const std::vector<std::size_t>& which, const std::vector<Value>& values) const {
     for (std::size_t k : which) {
       if (!check(constraints[k], values)) return false;
@@ -249,11 +276,26 @@ struct SearchSpace::Impl {
     std::vector<std::size_t> rank(params.size(), params.size() + 1);
     for (std::size_t k = 0; k < order.size(); ++k) rank[order[k]] = k;
     plan.checks.resize(order.size() + 1);
+    plan.lookaheads.resize(order.size() + 1);
     for (std::size_t c = 0; c < constraints.size(); ++c) {
       if (constraints[c].predicate && !with_predicates) continue;
       std::size_t ready = 0;
       for (std::size_t p : constraints[c].params) ready = std::max(ready, rank[p] + 1);
       plan.checks[ready].push_back(c);
+      // The last parameter and the level where every other one is assigned.
+      if (!constraints[c].expression || constraints[c].params.size() < 2 || ready > order.size())
+        continue;
+      std::size_t last = constraints[c].params[0], before = 0;
+      for (std::size_t p : constraints[c].params)
+        if (rank[p] > rank[last]) last = p;
+      for (std::size_t p : constraints[c].params)
+        if (p != last) before = std::max(before, rank[p] + 1);
+      // Worth a look only over a wide gap: the look costs up to one evaluation per value of
+      // `last` at every node of its level, and saves the gap's subtrees when the prefix fails.
+      Index gap = 1;
+      for (std::size_t level = before; level < rank[last]; ++level)
+        gap = saturating_mul(gap, params[order[level]].values.size());
+      if (rank[last] > before && gap >= kLookaheadMinGap) plan.lookaheads[before].emplace_back(c, last);
     }
     for (auto& level : plan.checks) {
       std::stable_sort(level.begin(), level.end(), [&](std::size_t a, std::size_t b) {
@@ -288,6 +330,9 @@ struct SearchSpace::Impl {
             const std::vector<std::uint32_t>* from = nullptr) const {
     for (std::size_t c : plan.checks[level]) {
       if (!check(constraints[c], s.values)) return false;
+    }
+    for (const auto& [c, q] : plan.lookaheads[level]) {
+      if (!some_value_satisfies(constraints[c], q, s.values)) return false;
     }
     if (level == plan.order.size()) return leaf(s);
     const std::size_t p = plan.order[level];

@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <numeric>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -119,6 +121,58 @@ TEST_CASE("next_valid is the first valid index at or after any index", "[search]
     INFO("from " << from);
     CHECK(space.next_valid(from) == expected);
   }
+}
+
+TEST_CASE("the walk cuts a prefix no value of a later parameter can complete, and only that",
+          "[search][space]") {
+  // Constraints between a parameter and one several levels further down, in every shape:
+  // the walk's valid configs are exactly those a check of every point accepts.
+  const std::vector<std::vector<std::string>> constraint_sets = {
+      {"a * e <= 6", "b + d != 4"},
+      {"a == e", "c % 2 == b % 2 or d > 1"},
+      {"a + b + e == 5", "a < d"},
+      {"e > 10"},  // never: every prefix is cut at once
+      {"a + c + e >= 2 * d", "b * e != 6"}};
+  for (const auto& constraints : constraint_sets) {
+    SearchSpace::Builder b;
+    // b, c, d: 64 combinations, the walk's threshold for looking ahead from a to e.
+    b.param("a", {0, 1, 2, 3}).param("b", {0, 1, 2, 3}).param("c", {1, 2, 3, 4}).param("d", {0, 1, 2, 3});
+    b.param("e", {0, 1, 2, 3, 4});
+    for (const auto& c : constraints) b.constraint(c);
+    const SearchSpace space = b.build();
+    INFO(constraints.front());
+    std::vector<Index> expected, walked;
+    for (Index i = 0; i < space.size(); ++i)
+      if (space.valid(space.at(i))) expected.push_back(i);
+    space.for_each_valid([&](Index i, const Config&) { walked.push_back(i); });
+    CHECK(walked == expected);
+    CHECK(space.count_valid() == expected.size());
+    CHECK(space.next_valid(0) == (expected.empty() ? std::nullopt : std::optional<Index>(expected.front())));
+  }
+}
+
+TEST_CASE("a prefix that the last parameter cannot complete is cut before the parameters between",
+          "[search][space]") {
+  // 30^8 points; only p0 = p7 = 29 satisfy p0 + p7 == 58. Without looking ahead, the first
+  // valid config sits behind 29 * 30^7 (~6e11) completions that each fail at p7.
+  SearchSpace::Builder b;
+  std::vector<Value> domain(30);
+  std::iota(domain.begin(), domain.end(), Value{0});
+  for (int i = 0; i < 8; ++i) b.param("p" + std::to_string(i), domain);
+  const SearchSpace space = b.constraint("p0 + p7 == 58").build();
+  const auto start = std::chrono::steady_clock::now();
+  const std::optional<Index> first = space.next_valid(0);
+  auto s = make_searcher("exhaustive");
+  s->reset(space, 1);
+  const std::vector<Config> proposed = s->propose(4);
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 5);
+  REQUIRE(first);
+  const Config c = space.at(*first);
+  CHECK(c["p0"] == 29);
+  CHECK(c["p7"] == 29);
+  for (int i = 1; i < 7; ++i) CHECK(c["p" + std::to_string(i)] == 0);
+  REQUIRE(proposed.size() == 4);
+  CHECK(space.index_of(proposed.front()) == *first);
 }
 
 TEST_CASE("exhaustive finds the few valid configs at the end of a huge space quickly",
