@@ -10,3 +10,5 @@ scripts/gpu-suite info membound-a membound-b
   call3/memory_bound_layernorm_f32.json call2/memory_bound_layernorm_f16.json \
   --torch call3/torch_memory_bound_elementwise_reduction.json call3/torch_memory_bound_layernorm_f32.json \
   call2/torch_memory_bound_layernorm_f16.json --table > memory_bound_table.md
+# call 4 (bundle f585edb)
+KTUNE_PHASE_TIMEOUT=300 scripts/gpu-suite info tests-core tests-demo demo deploy-readonly membound-norms
