@@ -12,3 +12,5 @@ scripts/gpu-suite info membound-a membound-b
   call2/torch_memory_bound_layernorm_f16.json --table > memory_bound_table.md
 # call 4 (bundle f585edb)
 KTUNE_PHASE_TIMEOUT=300 scripts/gpu-suite info tests-core tests-demo demo deploy-readonly membound-norms
+# call 5 (bundle f585edb)
+scripts/gpu-suite info membound-norms
