@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -78,28 +79,41 @@ inline void check_subset(const std::string& option, const std::vector<std::strin
 }
 
 /// Throws Error(invalid_argument) naming `option` and the override when one of `variants`
-/// ("K=V,K=V") is not a list of name=value items or names a parameter that none of `spaces`
-/// (one per template and problem of the run, built for an offline device) has: checked before
-/// any GPU work. Values are not judged here: a variant is measured wherever they are valid.
-/// Without spaces (no template of the run takes its selection) there is nothing to check
-/// against, and the run itself reports why.
+/// ("K=V,K=V") is not a list of name=integer items, names a parameter twice, or names one that
+/// none of `spaces` (one per template and problem of the run, built for an offline device)
+/// has: checked before any GPU work. Whether the values are valid is not judged here: a
+/// variant is measured wherever they are. Without spaces (no template of the run takes its
+/// selection) there is nothing to check against, and the run itself reports why.
 inline void check_variant_names(const std::string& option, const std::vector<std::string>& variants,
                                 const std::vector<SearchSpace>& spaces) {
   if (spaces.empty()) return;
   for (const auto& v : variants) {
-    std::string reason;
-    bool names_known = false;
-    for (std::size_t i = 0; i < spaces.size() && !names_known; ++i) {
-      try {
-        (void)spaces[i].with_changes(v);
-        names_known = true;
-      } catch (const Error& e) {
-        // A value outside this space's domain, or an invalid config: the names are known.
-        names_known = e.code() != ErrorCode::unknown_name && e.code() != ErrorCode::parse_error;
-        if (i == 0) reason = e.what();
+    auto refuse = [&](const std::string& why) {
+      throw Error(ErrorCode::invalid_argument, option + " '" + v + "': " + why);
+    };
+    std::vector<std::string> seen;
+    std::size_t pos = 0;
+    while (pos <= v.size()) {
+      const std::size_t comma = std::min(v.find(',', pos), v.size());
+      const std::string item = v.substr(pos, comma - pos);
+      const std::size_t eq = item.find('=');
+      if (eq == std::string::npos) refuse("item '" + item + "' is not name=value");
+      const std::string name = item.substr(0, eq), value = item.substr(eq + 1);
+      char* end = nullptr;
+      errno = 0;
+      (void)std::strtoll(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || errno == ERANGE)
+        refuse("value '" + value + "' of " + name + " is not an integer");
+      if (std::find(seen.begin(), seen.end(), name) != seen.end())
+        refuse("parameter '" + name + "' is given twice");
+      seen.push_back(name);
+      if (std::none_of(spaces.begin(), spaces.end(), [&](const SearchSpace& s) { return s.find(name).has_value(); })) {
+        std::string known;
+        for (const auto& p : spaces.front().params()) known += (known.empty() ? "" : ", ") + p.name;
+        refuse("unknown parameter '" + name + "' (the first template's: " + known + ")");
       }
+      pos = comma + 1;
     }
-    if (!names_known) throw Error(ErrorCode::invalid_argument, option + " '" + v + "': " + reason);
   }
 }
 

@@ -39,7 +39,8 @@ std::string create_temporary_beside(const std::string& path, AtomicTarget target
     const std::string tmp =
         target == AtomicTarget::user_file
             ? path + ".tmp-" + pid + "-" + n
-            : (file.parent_path() / ("." + file.filename().string() + "." + pid + "." + n + ".tmp"))
+            : (file.parent_path() /
+               std::string(".").append(file.filename().string()).append(".").append(pid).append(".").append(n).append(".tmp"))
                   .string();
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) {
@@ -60,8 +61,8 @@ std::string create_temporary_beside(const std::string& path, AtomicTarget target
   throw Error(ErrorCode::io_error, "cannot write '" + path + "': no free temporary name beside it");
 }
 
-/// The file a write to `path` is meant for: `path` itself, or where its chain of symbolic
-/// links leads (so that the link stays a link and its target gets the content).
+}  // namespace
+
 std::string link_target(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -75,6 +76,8 @@ std::string link_target(const std::string& path) {
   }
   return p.string();
 }
+
+namespace {
 
 /// Streams `write` straight into an existing file that is not a regular one (a FIFO, a device
 /// such as /dev/stdout): there is nothing to replace, so nothing to do atomically.
@@ -95,8 +98,15 @@ void write_file_atomically(const std::string& requested,
                            AtomicTarget target) {
   namespace fs = std::filesystem;
   const bool replace = target == AtomicTarget::library_file;
-  const std::string path = replace ? requested : link_target(requested);
   std::error_code ec;
+  // A device or a pipe (/dev/stdout is a link to /proc/self/fd/1, whose "target" is no path)
+  // is opened by the name given: the system follows such links, a path walk cannot.
+  if (!replace) {
+    const fs::file_status final = fs::status(requested, ec);
+    if (fs::exists(final) && !fs::is_regular_file(final) && !fs::is_directory(final))
+      return write_through(requested, write);
+  }
+  const std::string path = replace ? requested : link_target(requested);
   const fs::file_status existing = replace ? fs::symlink_status(path, ec) : fs::status(path, ec);
   if (fs::is_directory(existing))
     throw Error(ErrorCode::io_error, "cannot write '" + requested + "': it is a folder");

@@ -23,6 +23,11 @@ enum class AtomicTarget {
   library_file,
 };
 
+/// The file a write of a user's file to `path` goes to: `path` itself, or where its chain of
+/// symbolic links leads, existing or not (so that the link stays a link and its target gets
+/// the content); throws Error(io_error) when the links loop.
+std::string link_target(const std::string& path);
+
 /// Calls `write` on a stream into a new temporary file beside `path` (its own, so concurrent
 /// writers of one path never mix their bytes, and no file of the user's is touched) and renames
 /// it to `path`, keeping the permissions of the file it replaces; throws Error(io_error) naming

@@ -28,17 +28,23 @@ void check_output_not_database(const std::string& path) {
 void check_output_path(const TuningLog& log, const std::string& path) {
   if (path.empty()) check_output_not_database(path);  // names the empty path
   namespace fs = std::filesystem;
-  // The same file, or (for a companion that does not exist yet: a WAL log has no -journal, and
-  // no -wal / -shm once closed) the same path after resolving links and dots.
-  auto same_file = [](const std::string& a, const std::string& b) {
-    std::error_code ec, ec_a, ec_b;
-    if (fs::equivalent(a, b, ec)) return true;
-    const fs::path ca = fs::weakly_canonical(fs::absolute(a, ec_a), ec_a);
-    const fs::path cb = fs::weakly_canonical(fs::absolute(b, ec_b), ec_b);
-    return !ec_a && !ec_b && ca == cb;
+  // Where the write would land (through the output's links, as the writer follows them), and
+  // the log's companions beside the file SQLite opens (it resolves a linked log's path).
+  // Comparing resolved paths also catches companions that do not exist yet: a WAL log has no
+  // -journal, a closed one no -wal / -shm.
+  auto resolved = [](const std::string& p) {
+    std::error_code ec;
+    const fs::path r = fs::weakly_canonical(fs::absolute(p, ec), ec);
+    return ec ? fs::path() : r;
   };
+  const fs::path written = resolved(detail::link_target(path));
+  std::error_code ec;
+  const fs::path log_file = fs::canonical(log.path(), ec);
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
-    if (same_file(path, log.path() + suffix)) {
+    const bool same = fs::equivalent(path, log.path() + suffix, ec) ||
+                      (!written.empty() && (written == resolved(log.path() + suffix) ||
+                                            (!log_file.empty() && written == resolved(log_file.string() + suffix))));
+    if (same) {
       throw Error(ErrorCode::invalid_argument,
                   "output '" + path + "' is the tuning log '" + log.path() + "' being read" +
                       (*suffix ? std::string(" (its ") + suffix + " file)" : "") +

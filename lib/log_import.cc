@@ -202,7 +202,7 @@ namespace {
 
 /// Throws Error(invalid_argument) for import options that cannot apply: any of them for JSON
 /// lines (whose records carry their own), a problem key that does not parse, a template name
-/// with spaces, control characters or '|'.
+/// with spaces, control characters or '|', a device name that does not fit a device key.
 void check_import_options(const ImportOptions& options, LogFormat format, const std::string& path) {
   if (format == LogFormat::jsonl &&
       (!options.template_name.empty() || !options.problem_key.empty() || options.device ||
@@ -225,6 +225,10 @@ void check_import_options(const ImportOptions& options, LogFormat format, const 
       throw Error(ErrorCode::invalid_argument,
                   "template name '" + options.template_name + "' given for '" + path +
                       "' holds a space, a control character or '|'");
+  if (options.device && !fits_device_key(options.device->name))
+    throw Error(ErrorCode::invalid_argument,
+                "device name '" + options.device->name + "' given for '" + path +
+                    "' holds a control character or '|' (a device key is name|sm_XY|SMs)");
 }
 
 ImportSummary import_regular_file(TuningLog& log, const std::string& path,

@@ -1,6 +1,7 @@
 // Export to and import from the T4 results format (see t4_format.h).
 #include "t4_format.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <ostream>
@@ -176,13 +177,6 @@ void check_ktune_agrees(const ordered_json& j, const TrialRecord& r, const std::
 TrialRecord from_result(const ordered_json& j, const std::string& where,
                         const ImportOptions& context, const std::string& run_id) {
   if (j.contains("ktune")) {
-    // Silently keeping the record's own identity would drop what the user asked for.
-    if (!context.template_name.empty() || !context.problem_key.empty() || context.device ||
-        !context.run_id.empty())
-      throw Error(ErrorCode::invalid_argument,
-                  where + ": a T4 result written by ktune (it holds a \"ktune\" record) names its "
-                          "own template, problem, device and run: the template, problem, device "
-                          "and run options apply to T4 results without one");
     TrialRecord r = jsonl::from_json(nlohmann::json::parse(j["ktune"].dump()), where + " (ktune)");
     check_ktune_agrees(j, r, where);
     return r;
@@ -256,6 +250,19 @@ std::vector<TrialRecord> read(std::string_view text, const std::string& origin,
   }
   const auto& results = jf::member(doc, "results", origin);
   if (!results.is_array()) jf::fail(origin, "results", "expected an array");
+  // Options that no result would use (every one names its own identity in a "ktune" record)
+  // are refused rather than silently dropped; in a mixed file they go to the others.
+  const bool options_given = !context.template_name.empty() || !context.problem_key.empty() ||
+                             context.device || !context.run_id.empty();
+  if (options_given && !results.empty() &&
+      std::all_of(results.begin(), results.end(), [](const ordered_json& r) {
+        return r.is_object() && r.contains("ktune");
+      }))
+    throw Error(ErrorCode::invalid_argument,
+                "'" + origin + "' was written by ktune: each of its results names its own "
+                "template, problem, device and run (its \"ktune\" record), so the template, "
+                "problem, device and run options would apply to none; they are for T4 results "
+                "without a \"ktune\" record");
   const std::string& run_id = context.run_id.empty() ? default_run_id : context.run_id;
   std::vector<TrialRecord> out;
   out.reserve(results.size());

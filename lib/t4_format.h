@@ -39,9 +39,9 @@ class Writer {
 
 /// Reads a T4 results document (its whole text); `context` supplies what T4 does not carry
 /// (template, problem, device, run id) for results without a "ktune" object, whose run is
-/// `default_run_id` when `context` names none. A result with a "ktune" object keeps its own,
-/// and refuses a `context` that names any of them (Error(invalid_argument)). Errors name
-/// origin, result, field.
+/// `default_run_id` when `context` names none. A result with a "ktune" object keeps its own;
+/// a document whose every result has one refuses a `context` naming any of them
+/// (Error(invalid_argument)), which would apply to none. Errors name origin, result, field.
 std::vector<TrialRecord> read(std::string_view text, const std::string& origin,
                               const ImportOptions& context, const std::string& default_run_id);
 

@@ -113,6 +113,12 @@ std::size_t typical_trial_position(const std::vector<double>& medians) {
   return order[(order.size() - 1) / 2];  // the lower median: a measured trial
 }
 
+bool fits_device_key(const std::string& name) {
+  return std::none_of(name.begin(), name.end(), [](char c) {
+    return static_cast<unsigned char>(c) < ' ' || c == '|' || c == 0x7f;
+  });
+}
+
 void check_record(const TrialRecord& record, const std::string& where) {
   const Trial& t = record.trial;
   // The config text is the authority (bind_record stores it): one that does not parse
@@ -131,10 +137,8 @@ void check_record(const TrialRecord& record, const std::string& where) {
                       ": config text '" + record.config_text + "' and trial.config '" +
                       t.config.str() + "' name different configs");
   }
-  // The device key is "name|sm_XY|SMs": a '|' in the name makes a key nothing can parse back.
-  for (const char c : record.device.name)
-    if (static_cast<unsigned char>(c) < ' ' || c == '|' || c == 0x7f)
-      throw Error(ErrorCode::invalid_argument,
+  if (!fits_device_key(record.device.name))
+    throw Error(ErrorCode::invalid_argument,
                   where + ": trial " + record.template_name + " " + record.problem_key +
                       ": device name '" + record.device.name +
                       "' holds a control character or '|' (a device key is name|sm_XY|SMs)");

@@ -74,6 +74,12 @@ TEST_CASE("benchmark arguments: an override naming no parameter of the run is na
   CHECK_THROWS_WITH(bench::check_variant_names("--variants", {"VEC=2", "VEC=2,FOO=1"}, {space, norm}),
                     Catch::Contains("--variants 'VEC=2,FOO=1'") && Catch::Contains("unknown parameter 'FOO'"));
   CHECK_THROWS_WITH(bench::check_variant_names("--copy-variants", {"VEC"}, {space}),
-                    Catch::Contains("--copy-variants 'VEC'"));
+                    Catch::Contains("--copy-variants 'VEC'") && Catch::Contains("not name=value"));
+  CHECK_THROWS_WITH(bench::check_variant_names("--variants", {"VEC=1,VEC=2"}, {space}),
+                    Catch::Contains("'VEC' is given twice"));
+  CHECK_THROWS_WITH(bench::check_variant_names("--variants", {"VEC=two"}, {space}),
+                    Catch::Contains("'two' of VEC is not an integer"));
+  CHECK_THROWS_WITH(bench::check_variant_names("--variants", {"VEC=2,"}, {space}),
+                    Catch::Contains("item '' is not name=value"));
   CHECK_NOTHROW(bench::check_variant_names("--variants", {"FOO=1"}, {}));  // nothing to check against
 }

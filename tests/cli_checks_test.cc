@@ -88,6 +88,11 @@ TEST_CASE("cli: contradicting or empty choices are refused", "[cli]") {
   require_failure_mentioning(
       run_ktune(dir, "replay --data " + data + " --budget 2 --json " + dir.file("no/such/x.json")),
       {"no/such"});
+  // /dev/stdout, a link to the pipe the output goes into, is written through.
+  const auto piped = run_ktune(dir, "replay --data " + data + " --budget 2 --repeats 1 --json /dev/stdout");
+  INFO(piped.output);
+  CHECK(piped.status == 0);
+  CHECK(piped.output.find("\"random_expectation_curve\"") != std::string::npos);
   // A mistyped --json naming a tuning log must not replace it.
   ktune::test::write_recorded_copy_db(dir.file("log.db"), {4096});
   const auto before = std::filesystem::file_size(dir.file("log.db"));

@@ -318,9 +318,33 @@ TEST_CASE("Exports and reports never replace the log they read nor another datab
                       Catch::Contains("is the tuning log") && Catch::Contains(suffix));
   }
   CHECK_FALSE(std::filesystem::exists(path + "-journal"));
+  // Through a link the writer would follow, dangling or not, and to a log opened by a link
+  // (SQLite keeps the companions beside the file the link names).
+  std::filesystem::create_symlink(path + "-journal", dir.file("dangling.jsonl"));
+  CHECK_THROWS_WITH(export_file(log, dir.file("dangling.jsonl"), LogFormat::jsonl),
+                    Catch::Contains("-journal"));
+  std::filesystem::create_directories(dir.file("links"));
+  std::filesystem::create_symlink(path, dir.file("links/linked.db"));
+  TuningLog linked(dir.file("links/linked.db"), LogMode::read_only);
+  CHECK_THROWS_WITH(export_file(linked, path + "-journal", LogFormat::jsonl),
+                    Catch::Contains("-journal"));
+  CHECK_FALSE(std::filesystem::exists(path + "-journal"));
   CHECK_NOTHROW(export_file(log, dir.file("out.jsonl"), LogFormat::jsonl));
   CHECK(TuningLog(other, LogMode::read_only).count() == 1);
   CHECK(log.count() == 1);
+}
+
+TEST_CASE("A record whose device name would break its key is refused", "[log]") {
+  test::TempDir dir;
+  TuningLog log(dir.file("t.db"));
+  TrialRecord r = make_record("BLOCK=1,VEC=1", 1.0);
+  for (const char* bad : {"A|B", "new\nline"}) {
+    r.device.name = bad;
+    CHECK_THROWS_WITH(log.append(r), Catch::Contains(std::string("device name '") + bad + "'"));
+  }
+  CHECK(log.count() == 0);
+  CHECK(fits_device_key("NVIDIA H200"));
+  CHECK_FALSE(fits_device_key("A|B"));
 }
 
 TEST_CASE("best() judges a config measured several times by its typical trial", "[log]") {

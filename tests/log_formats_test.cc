@@ -227,13 +227,19 @@ TEST_CASE("A foreign T4 file imports with the context given in the options", "[l
   spaced.template_name = "has space";
   CHECK_THROWS_WITH(import_file(log, dir.file("foreign.json"), spaced),
                     Catch::Contains("template name 'has space'"));
-  // A device name with '|' would give every record a key that never parses back.
+  // A device name with '|' would give every record a key that never parses back: the option
+  // is named, before any record is read.
   for (const char* bad : {"A|B", "tab\there"}) {
     ImportOptions piped = options;
     piped.device->name = bad;
-    CHECK_THROWS_WITH(import_file(log, dir.file("foreign.json"), piped),
-                      Catch::Contains(std::string("device name '") + bad + "'") &&
-                          Catch::Contains("foreign.json"));
+    try {
+      import_file(log, dir.file("foreign.json"), piped);
+      FAIL("device name " << bad << " was accepted");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::invalid_argument);
+      CHECK_THAT(e.what(), Catch::Contains(std::string("device name '") + bad + "' given for") &&
+                               Catch::Contains("foreign.json"));
+    }
   }
   CHECK(log.count() == 0);
   options.run_id = "imported";
@@ -315,9 +321,24 @@ TEST_CASE("A T4 file written by ktune refuses the import options its records ove
   for (const ImportOptions& options : {named, problem, device, run}) {
     CHECK_THROWS_WITH(import_file(log, dir.file("out.t4.json"), options),
                       Catch::Contains("out.t4.json") && Catch::Contains("written by ktune") &&
-                          Catch::Contains("without one"));
+                          Catch::Contains("would apply to none"));
   }
   CHECK(log.count() == 0);
+  // A file mixing ktune's results with foreign ones: the options go to the foreign ones.
+  auto doc = nlohmann::json::parse(std::ifstream(dir.file("out.t4.json")));
+  doc["results"].push_back({{"configuration", {{"bx", 32}}}, {"times", {{"runtimes", {1.5}}}},
+                            {"invalidity", "correct"}, {"correctness", 1}});
+  std::ofstream(dir.file("mixed.t4.json")) << doc.dump();
+  ImportOptions foreign;
+  foreign.template_name = "conv";
+  foreign.problem_key = "conv|n=4096|";
+  foreign.device = test::test_device();
+  TuningLog mixed(dir.file("m.db"));
+  REQUIRE(import_file(mixed, dir.file("mixed.t4.json"), foreign).records == source.count() + 1);
+  const auto records = mixed.records();
+  CHECK(records.front().template_name == source.records().front().template_name);
+  CHECK(records.back().template_name == "conv");
+  CHECK(records.back().config_text == "bx=32");
   // Without options its records keep their own template, problem, device and run.
   REQUIRE(import_file(log, dir.file("out.t4.json")).records == source.count());
   CHECK(log.records().front().template_name == source.records().front().template_name);

@@ -66,6 +66,9 @@ Config parse_config_text(const std::string& text);
 /// TuningLog's appends and every import call it, so a negative, zero or infinite time never
 /// becomes a best config.
 void check_record(const TrialRecord& record, const std::string& where);
+/// Whether `name` can stand in a device key ("name|sm_XY|SMs", which must parse back): it
+/// holds no '|' and no control character.
+bool fits_device_key(const std::string& name);
 
 /// For ok trials of one task: per config and template source, the trial whose median is the
 /// lower median of that config's trial medians, in order of first appearance. This is how
