@@ -220,6 +220,26 @@ TEST_CASE("cli: a folder, a FIFO or a read-only file as --db is refused when it 
   CHECK(r->output.find("INSERT") == std::string::npos);  // refused at open, not at an insert
 }
 
+TEST_CASE("cli: standard output that cannot take what a command prints fails the command",
+          "[cli]") {
+  if (!std::filesystem::exists("/dev/full")) {
+    WARN("skipped: this system has no /dev/full");
+    return;
+  }
+  TempDir dir;
+  const std::string recorded = source_path("benchmarks/results/2026-11-30-h200/demo-h200.jsonl");
+  REQUIRE(run_ktune(dir, "import --db " + dir.file("s.db") + " " + recorded).status == 0);
+  for (const std::string args : {std::string("list"), "best --db " + dir.file("s.db"),
+                                 "best --json --db " + dir.file("s.db")}) {
+    INFO(args);
+    // The group's own redirect wins for stdout; stderr still reaches the captured output.
+    const CliResult r =
+        ktune::test::run_shell(dir, "{ '" + ktune::test::ktune_program() + "' " + args + " > /dev/full; }");
+    CHECK(r.status == 2);
+    CHECK(r.output.find("writing to standard output failed") != std::string::npos);
+  }
+}
+
 TEST_CASE("cli: a new log in a folder the user cannot write names the folder and the reason",
           "[cli]") {
   TempDir dir;

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
 #include <string>
 
 #include "commands.h"
@@ -51,6 +52,13 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ktune: error: %s\n", e.what());
     return 3;
+  }
+  // What a command printed must have arrived: a full disk or a closed pipe behind `> file`
+  // would otherwise leave a truncated table or JSON and a success status.
+  std::cout.flush();
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout) {
+    std::fprintf(stderr, "ktune: error (io_error): writing to standard output failed\n");
+    return 2;
   }
   return 0;
 }
