@@ -484,6 +484,31 @@ TEST_CASE("cli: a write cut short (no space, a file size limit) says so and keep
   CHECK(ktune::TuningLog(db, ktune::LogMode::read_only).count() == before);
 }
 
+TEST_CASE("cli: a new log whose first write is cut short is removed again", "[cli][log]") {
+  TempDir dir;
+  const std::string recorded = source_path("benchmarks/results/2026-11-30-h200/demo-h200.jsonl");
+  // 4 KiB: room for SQLite's header page, not for the schema and records (as on a full disk).
+  const auto limited = [&](const std::string& args) {
+    return ktune::test::run_shell(dir, "bash -c \"ulimit -f 4; trap '' XFSZ; '" +
+                                           ktune::test::ktune_program() + "' " + args + "\"");
+  };
+  require_failure_mentioning(limited("import --db " + dir.file("new.db") + " " + recorded),
+                             {"new.db", "File too large"});
+  require_failure_mentioning(
+      limited("vendor --db " + dir.file("v.db") + " --name cublas --problem "
+              "'gemm|M=64,N=64,K=64|bias=0,dtype=f16,layout=NT,out=same' --device 'NVIDIA H200|sm_90|132' "
+              "--ms 1"),
+      {"v.db"});
+  require_failure_mentioning(limited("tune --template copy --shape 67108864 --replay " + recorded +
+                                     " --db " + dir.file("t.db") + " --budget 4 --progress 0"),
+                             {"t.db"});
+  for (const char* name : {"new.db", "v.db", "t.db"})
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+      INFO(name << suffix);
+      CHECK_FALSE(std::filesystem::exists(dir.file(std::string(name) + suffix)));
+    }
+}
+
 TEST_CASE("cli: import --arch keeps a Kernel Tuner cache's device name, SM count unknown or given",
           "[cli]") {
   TempDir dir;

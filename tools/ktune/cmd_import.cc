@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "created_log.h"
 #include "ktune/error.h"
 #include "ktune/log.h"
 
@@ -59,25 +60,17 @@ void add_import_command(CLI::App& app) {
       device.sm_count = args->sm_count;
       options.device = device;
     }
-    // A log this command creates and then fills with nothing (the file was refused) is
-    // removed again, so that a failed import leaves no empty database behind.
-    std::error_code ec;
-    const bool existed = std::filesystem::exists(std::filesystem::symlink_status(args->db, ec));
-    auto log = std::make_unique<TuningLog>(args->db, LogMode::read_write);
+    // A log this command creates and then fills with nothing (the file was refused, the disk
+    // was full) is removed again, so that a failed import leaves no empty database behind.
+    const CreatedLog created(args->db);
+    std::unique_ptr<TuningLog> log;
     ImportSummary summary;
     try {
+      log = std::make_unique<TuningLog>(args->db, LogMode::read_write);  // may write its schema
       summary = import_file(*log, args->input, options);
     } catch (...) {
-      bool empty = false;
-      try {
-        empty = !existed && log->count({}) == 0;
-      } catch (...) {  // the import's own error is the one to report
-      }
-      if (empty) {
-        log.reset();
-        for (const char* suffix : {"", "-wal", "-shm", "-journal"})
-          std::filesystem::remove(args->db + suffix, ec);
-      }
+      log.reset();
+      created.remove_if_left_empty();
       throw;
     }
     std::printf("imported %zu record%s (%s) into %s%s", summary.records,

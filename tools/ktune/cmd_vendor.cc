@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "created_log.h"
 #include "ktune/error.h"
 #include "ktune/log.h"
 #include "option_checks.h"
@@ -47,8 +48,16 @@ void run_vendor(const VendorArgs& args) {
                   "give benchmark result files, or --name, --problem, --device and --ms");
     records.push_back(make_vendor_record(args.name, args.problem, args.device, args.ms, {}, run_id));
   }
-  TuningLog log(args.db, LogMode::read_write);
-  log.append_batch(records);
+  const CreatedLog created(args.db);
+  std::unique_ptr<TuningLog> log;
+  try {
+    log = std::make_unique<TuningLog>(args.db, LogMode::read_write);  // may write its schema
+    log->append_batch(records);
+  } catch (...) {
+    log.reset();
+    created.remove_if_left_empty();
+    throw;
+  }
   for (const auto& r : records)
     std::printf("%s %s on %s: %.5g ms\n", r.template_name.c_str(), r.problem_key.c_str(),
                 r.device_key().c_str(), r.trial.median_ms);
