@@ -10,6 +10,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <memory>
+#include <streambuf>
 
 #include "ktune/error.h"
 
@@ -79,6 +82,68 @@ std::string link_target(const std::string& path) {
 
 namespace {
 
+/// The descriptor of this process that `path` names (/dev/stdout, /dev/stderr, /dev/fd/N,
+/// /proc/self/fd/N), or -1.
+int named_descriptor(const std::string& path) {
+  if (path == "/dev/stdout") return 1;
+  if (path == "/dev/stderr") return 2;
+  for (const char* prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    const std::string p = prefix;
+    if (path.size() > p.size() && path.compare(0, p.size(), p) == 0 &&
+        path.find_first_not_of("0123456789", p.size()) == std::string::npos && path.size() - p.size() < 9)
+      return std::stoi(path.substr(p.size()));
+  }
+  return -1;
+}
+
+/// An output stream buffer over an open descriptor (shared offset and mode: what the shell
+/// redirected, appended or piped stays as it set it up).
+class DescriptorBuffer : public std::streambuf {
+ public:
+  explicit DescriptorBuffer(int fd) : fd_(fd) { setp(buffer_, buffer_ + sizeof buffer_); }
+  ~DescriptorBuffer() override { sync(); }
+
+ protected:
+  int overflow(int c) override {
+    if (sync() != 0) return traits_type::eof();
+    if (c != traits_type::eof()) {
+      *pptr() = static_cast<char>(c);
+      pbump(1);
+    }
+    return traits_type::not_eof(c);
+  }
+  int sync() override {
+    const char* p = pbase();
+    while (p < pptr()) {
+      const ssize_t n = ::write(fd_, p, static_cast<std::size_t>(pptr() - p));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return -1;
+      p += n;
+    }
+    setp(buffer_, buffer_ + sizeof buffer_);
+    return 0;
+  }
+
+ private:
+  int fd_;
+  char buffer_[1 << 16];
+};
+
+/// Streams `write` into descriptor `fd` of this process, after what the process printed so far.
+void write_to_descriptor(const std::string& path, int fd, const std::function<void(std::ostream&)>& write) {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  auto buffer = std::make_unique<DescriptorBuffer>(fd);
+  std::ostream out(buffer.get());
+  errno = 0;
+  write(out);
+  out.flush();
+  if (!out)
+    throw Error(ErrorCode::io_error, "writing '" + path + "' failed: " +
+                                         (errno != 0 ? std::strerror(errno) : "the descriptor refused it"));
+}
+
 /// Streams `write` straight into an existing file that is not a regular one (a FIFO, a device
 /// such as /dev/stdout): there is nothing to replace, so nothing to do atomically.
 void write_through(const std::string& path, const std::function<void(std::ostream&)>& write) {
@@ -102,6 +167,10 @@ void write_file_atomically(const std::string& requested,
   // A device or a pipe (/dev/stdout is a link to /proc/self/fd/1, whose "target" is no path)
   // is opened by the name given: the system follows such links, a path walk cannot.
   if (!replace) {
+    // A descriptor the process holds (/dev/stdout redirected to a file, appended to, a pipe):
+    // written through it, never replaced, so what the shell set up stays as it was.
+    if (const int fd = named_descriptor(requested); fd >= 0 && ::fcntl(fd, F_GETFD) != -1)
+      return write_to_descriptor(requested, fd, write);
     const fs::file_status final = fs::status(requested, ec);
     if (fs::exists(final) && !fs::is_regular_file(final) && !fs::is_directory(final))
       return write_through(requested, write);

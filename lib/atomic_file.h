@@ -13,9 +13,11 @@ namespace ktune::detail {
 /// path and how the temporary file is named.
 enum class AtomicTarget {
   /// A file the user named (an export, a report): a symbolic link is followed (its target
-  /// gets the content, the link stays), an existing file that is not a regular one (a FIFO,
-  /// /dev/stdout) is written to directly, and the temporary is `<path>.tmp-<process>-<n>`,
-  /// in plain sight should a killed write leave it.
+  /// gets the content, the link stays), an existing file that is not a regular one (a FIFO, a
+  /// device) is written to directly, /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N
+  /// through the descriptor the process holds (a redirect or append stays as it was set up),
+  /// and the temporary is `<path>.tmp-<process>-<n>`, in plain sight should a killed write
+  /// leave it.
   user_file,
   /// A file the library owns (a cache entry), where a link or a FIFO is damage or a trap: it
   /// is replaced, never followed or written through, and the temporary is hidden,

@@ -220,6 +220,31 @@ TEST_CASE("cli: a folder, a FIFO or a read-only file as --db is refused when it 
   CHECK(r->output.find("INSERT") == std::string::npos);  // refused at open, not at an insert
 }
 
+TEST_CASE("cli: /dev/stdout redirected to a file is written through, never replaced", "[cli]") {
+  TempDir dir;
+  const std::string recorded = source_path("benchmarks/results/2026-11-30-h200/demo-h200.jsonl");
+  const std::string db = dir.file("s.db");
+  REQUIRE(run_ktune(dir, "import --db " + db + " " + recorded).status == 0);
+  const std::string k = "'" + ktune::test::ktune_program() + "'";
+  // What the shell wrote before and after, and what was in a file opened for appending, stays.
+  write_text(dir.file("appended.txt"), "existing\n");
+  const std::string commands =
+      "{ echo header; " + k + " export --db " + db + " --template copy --best 1 /dev/stdout; echo footer; } > '" +
+      dir.file("g.txt") + "'; " + k + " report --db " + db + " --out /dev/stdout >> '" + dir.file("appended.txt") + "'";
+  const CliResult r = ktune::test::run_shell(dir, "bash -c \"" + commands + "\"");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  std::ifstream g(dir.file("g.txt"));
+  const std::string text((std::istreambuf_iterator<char>(g)), std::istreambuf_iterator<char>());
+  CHECK(text.rfind("header\n{\"format\":\"ktune-trials\"", 0) == 0);
+  CHECK(text.find("exported 4 records to /dev/stdout") != std::string::npos);
+  CHECK(text.size() > 7);
+  CHECK(text.substr(text.size() - 7) == "footer\n");
+  std::ifstream a(dir.file("appended.txt"));
+  const std::string appended((std::istreambuf_iterator<char>(a)), std::istreambuf_iterator<char>());
+  CHECK(appended.rfind("existing\n<!DOCTYPE html>", 0) == 0);
+}
+
 TEST_CASE("cli: standard output that cannot take what a command prints fails the command",
           "[cli]") {
   if (!std::filesystem::exists("/dev/full")) {
