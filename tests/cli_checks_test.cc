@@ -93,6 +93,19 @@ TEST_CASE("cli: contradicting or empty choices are refused", "[cli]") {
   INFO(piped.output);
   CHECK(piped.status == 0);
   CHECK(piped.output.find("\"random_expectation_curve\"") != std::string::npos);
+  // Nor its own inputs (copies, so that a regression cannot touch the shared datasets; the
+  // data named through a link).
+  const std::string data_copy = dir.file("data.json.gz"), space_copy = dir.file("space.T1.json");
+  std::filesystem::copy_file(data, data_copy);
+  std::filesystem::copy_file(std::string(KTUNE_DATASETS_DIR) + "/convolution_milo.T1.json", space_copy);
+  std::filesystem::create_symlink(data_copy, dir.file("data-link.json.gz"));
+  const auto data_size = std::filesystem::file_size(data_copy);
+  for (const std::string& input : {dir.file("data-link.json.gz"), space_copy}) {
+    require_failure_mentioning(run_ktune(dir, "replay --data " + data_copy + " --space " + space_copy +
+                                                  " --budget 2 --json " + input),
+                               {"--json", "being read"});
+  }
+  CHECK(std::filesystem::file_size(data_copy) == data_size);
   // A mistyped --json naming a tuning log must not replace it.
   ktune::test::write_recorded_copy_db(dir.file("log.db"), {4096});
   const auto before = std::filesystem::file_size(dir.file("log.db"));

@@ -177,6 +177,14 @@ void run_replay(const ReplaySettings& s) {
       throw Error(ErrorCode::not_found, "--json '" + s.json_path + "': folder '" +
                                             folder.string() + "' does not exist");
   }
+  if (!s.json_path.empty() && s.json_path != "-") {
+    // The results must not replace what they were computed from.
+    std::error_code ec;
+    for (const auto& [input, option] : {std::pair{s.data, "--data"}, std::pair{space_path, "--space"}})
+      if (std::filesystem::equivalent(s.json_path, input, ec))
+        throw Error(ErrorCode::invalid_argument, "--json '" + s.json_path + "' is the " + option +
+                                                     " file '" + input + "' being read; choose another file");
+  }
   const SearchSpace space = SearchSpace::from_t1_file(space_path);
   ReplayMeasurer measurer = ReplayMeasurer::from_kernel_tuner_cache(
       s.data, space, s.objective == "median" ? ReplayObjective::median_of_samples : ReplayObjective::recorded);
