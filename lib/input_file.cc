@@ -74,7 +74,17 @@ GzipInput::int_type GzipInput::underflow() {
   return traits_type::to_int_type(*gptr());
 }
 
-RereadableInput::RereadableInput(const std::string& path, const std::string& what) : path_(path) {
+Error RereadableInput::naming_input(const Error& e) const {
+  if (!copied_) return e;
+  std::string message = e.what();
+  const std::string shown = given_ == "-" ? "standard input" : given_;
+  for (auto at = message.find(path_); at != std::string::npos; at = message.find(path_, at + shown.size()))
+    message.replace(at, path_.size(), shown);
+  return Error(e.code(), message);
+}
+
+RereadableInput::RereadableInput(const std::string& path, const std::string& what)
+    : given_(path), path_(path) {
   std::error_code ec;
   const bool standard_input = path == "-";
   if (!standard_input) {

@@ -10,6 +10,8 @@
 #include <streambuf>
 #include <string>
 
+#include "ktune/error.h"
+
 namespace ktune::detail {
 
 /// Largest whole JSON document (cache, T4 file) read into memory, after decompression.
@@ -59,8 +61,12 @@ class RereadableInput {
   const std::string& path() const { return path_; }
   /// Whether the input was copied (messages naming path() should name the input instead).
   bool copied() const { return copied_; }
+  /// `e` with every mention of the temporary copy replaced by the input's own name ("standard
+  /// input" for "-"), so a reader's message names what the user gave.
+  Error naming_input(const Error& e) const;
 
  private:
+  std::string given_;
   std::string path_;
   bool copied_ = false;
 };

@@ -302,12 +302,7 @@ ImportSummary import_file(TuningLog& log, const std::string& path, const ImportO
   try {
     return import_regular_file(log, input.path(), options);
   } catch (const Error& e) {  // messages name the input, not its temporary copy
-    std::string message = e.what();
-    const std::string shown = path == "-" ? "standard input" : path;
-    for (auto at = message.find(input.path()); at != std::string::npos;
-         at = message.find(input.path(), at + shown.size()))
-      message.replace(at, input.path().size(), shown);
-    throw Error(e.code(), message);
+    throw input.naming_input(e);
   }
 }
 

@@ -992,3 +992,23 @@ TEST_CASE("cli: list shows the problem commands use without options when it is n
   const std::string wg = list.output.substr(wgmma, list.output.find("space for", wgmma) - wgmma);
   CHECK(wg.find("with no --shape") == std::string::npos);
 }
+
+TEST_CASE("cli: tune --replay reads a pipe once and names a folder for what it is", "[cli]") {
+  TempDir dir;
+  const std::string recorded = source_path("benchmarks/results/2026-11-30-h200/demo-h200.jsonl");
+  const std::string k = "'" + ktune::test::ktune_program() + "'";
+  // A process substitution: the start is read to tell a database from JSON lines, then the
+  // whole file; a pipe gives its bytes once, so it is read into a temporary copy.
+  const CliResult piped = ktune::test::run_shell(
+      dir, "bash -c \"" + k + " tune --template copy --shape 67108864 --replay <(cat '" + recorded +
+               "') --db '" + dir.file("p.db") + "' --budget 4 --progress 0\"");
+  INFO(piped.output);
+  CHECK(piped.status == 0);
+  CHECK(piped.output.find("4 trials recorded") != std::string::npos);
+  std::filesystem::create_directory(dir.file("folder"));
+  require_failure_mentioning(run_ktune(dir, "tune --template copy --shape 67108864 --replay " +
+                                                dir.file("folder") + " --db " + dir.file("f.db") +
+                                                " --budget 4 --progress 0"),
+                             {"folder", "is a folder"});
+  CHECK_FALSE(std::filesystem::exists(dir.file("f.db")));
+}

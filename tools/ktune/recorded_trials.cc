@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "input_file.h"
 #include "jsonl_format.h"
 #include "ktune/build.h"
 #include "ktune/error.h"
@@ -37,25 +38,34 @@ std::optional<Config> config_in_space(const SearchSpace& space, const std::strin
   return std::nullopt;
 }
 
-RecordedTrials read_recorded_trials(const std::string& path) {
+RecordedTrials read_recorded_trials(const std::string& given) {
   RecordedTrials out;
   auto keep = [&](TrialRecord r) {
     auto& task = out.by_task[{r.template_name, r.problem_key}];
     task.push_back(std::move(r));
   };
-  if (is_jsonl(path)) {
-    try {
-      jsonl::for_each_in_file(path, keep);
-      return out;
-    } catch (const Error&) {
-      // A file import reads but replay does not: say so, instead of a JSON parser's message.
-      refuse_foreign_log(path, "replay data");
-      throw;
+  // A pipe or process substitution (<(zcat log.jsonl.gz)) is read once into a temporary copy:
+  // telling a database from JSON lines reads its start, and a pipe cannot be read again.
+  // Messages name the input, not the copy.
+  const detail::RereadableInput input(given, "replay data");
+  const std::string& path = input.path();
+  try {
+    if (is_jsonl(path)) {
+      try {
+        jsonl::for_each_in_file(path, keep);
+        return out;
+      } catch (const Error&) {
+        // A file import reads but replay does not: say so, instead of a JSON parser's message.
+        refuse_foreign_log(path, "replay data");
+        throw;
+      }
     }
+    TuningLog log(path, LogMode::read_only);
+    for (auto& r : log.records()) keep(std::move(r));
+    return out;
+  } catch (const Error& e) {
+    throw input.naming_input(e);
   }
-  TuningLog log(path, LogMode::read_only);
-  for (auto& r : log.records()) keep(std::move(r));
-  return out;
 }
 
 Device device_of_record(const Device& recorded) {
