@@ -14,6 +14,7 @@
 #include <memory>
 #include <streambuf>
 
+#include "folder_check.h"
 #include "ktune/error.h"
 
 namespace ktune::detail {
@@ -23,13 +24,16 @@ namespace {
 /// Why `path` cannot be written, in the user's terms: its folder is missing or not a folder,
 /// it is a folder itself, or the system's reason.
 std::string reason_for(const std::string& path, int error) {
-  namespace fs = std::filesystem;
   std::error_code ec;
-  const fs::path parent = fs::absolute(path, ec).parent_path();
-  if (!fs::exists(parent, ec)) return "its folder '" + parent.string() + "' does not exist";
-  if (!fs::is_directory(parent, ec)) return std::string("'").append(parent.string()).append("' is not a folder");
-  if (fs::is_directory(path, ec)) return "it is a folder";
+  if (std::filesystem::is_directory(path, ec)) return "it is a folder";
+  if (const auto problem = folder_problem(path)) return *problem;
   return std::strerror(error);
+}
+
+/// Why a stream's write failed: the system's reason when errno still holds one, else what
+/// is left to say (a stream may clear errno between the failed write and its check).
+std::string write_failure(int error) {
+  return error != 0 ? std::strerror(error) : "the write came back short (a full disk or a closed pipe?)";
 }
 
 /// Creates a new, empty temporary file beside `path` that no other writer shares (its name
@@ -140,8 +144,7 @@ void write_to_descriptor(const std::string& path, int fd, const std::function<vo
   write(out);
   out.flush();
   if (!out)
-    throw Error(ErrorCode::io_error, "writing '" + path + "' failed: " +
-                                         (errno != 0 ? std::strerror(errno) : "the descriptor refused it"));
+    throw Error(ErrorCode::io_error, "writing '" + path + "' failed: " + write_failure(errno));
 }
 
 /// Streams `write` straight into an existing file that is not a regular one (a FIFO, a device
@@ -150,10 +153,10 @@ void write_through(const std::string& path, const std::function<void(std::ostrea
   std::ofstream out(path, std::ios::binary);
   if (!out)
     throw Error(ErrorCode::io_error, "cannot write '" + path + "': " + std::strerror(errno));
+  errno = 0;
   write(out);
   out.flush();
-  if (!out)
-    throw Error(ErrorCode::io_error, "writing '" + path + "' failed: " + std::strerror(errno));
+  if (!out) throw Error(ErrorCode::io_error, "writing '" + path + "' failed: " + write_failure(errno));
 }
 
 }  // namespace
@@ -181,6 +184,10 @@ void write_file_atomically(const std::string& requested,
     throw Error(ErrorCode::io_error, "cannot write '" + requested + "': it is a folder");
   if (fs::exists(existing) && !fs::is_regular_file(existing) && !replace)
     return write_through(path, write);
+  // Renaming over a file needs only its folder's permission: a file this user may not write
+  // (another user's, in a shared folder) is refused as a plain write would refuse it.
+  if (!replace && fs::is_regular_file(existing) && ::access(path.c_str(), W_OK) != 0)
+    throw Error(ErrorCode::io_error, "cannot write '" + path + "': " + std::strerror(errno));
   const std::string tmp = create_temporary_beside(path, target);
   // The replacement keeps the permissions of the file it replaces (a private file stays so).
   if (fs::is_regular_file(existing)) fs::permissions(tmp, existing.permissions(), ec);
@@ -191,6 +198,7 @@ void write_file_atomically(const std::string& requested,
       std::remove(tmp.c_str());
       throw Error(ErrorCode::io_error, "cannot write '" + path + "': " + reason_for(path, error));
     }
+    errno = 0;
     try {
       write(out);
     } catch (...) {
@@ -203,7 +211,7 @@ void write_file_atomically(const std::string& requested,
       const int error = errno;
       out.close();
       std::remove(tmp.c_str());
-      throw Error(ErrorCode::io_error, "writing '" + path + "' failed: " + std::strerror(error));
+      throw Error(ErrorCode::io_error, "writing '" + path + "' failed: " + write_failure(error));
     }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {

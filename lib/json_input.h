@@ -4,6 +4,7 @@
 // stack; and values quoted in error messages are shortened.
 #pragma once
 
+#include <exception>
 #include <string>
 #include <string_view>
 
@@ -21,6 +22,24 @@ constexpr int kMaxJsonDepth = 64;
 /// the parser to report.
 void require_json_depth(std::string_view text, const std::string& origin);
 
+/// At most this many characters of a value are quoted in an error message.
+constexpr std::size_t kJsonExcerptChars = 120;
+
+/// A JSON parser's message with its quote of the text ("last read: '...'") cut to
+/// kJsonExcerptChars characters: an unterminated string of 200 MB is not repeated whole.
+inline std::string json_parse_message(const std::exception& e) {
+  std::string message = e.what();
+  const std::string marker = "last read: '";
+  const std::size_t at = message.find(marker);
+  if (at == std::string::npos) return message;
+  const std::size_t start = at + marker.size();
+  const std::size_t end = message.rfind('\'');
+  const std::size_t quoted = end != std::string::npos && end >= start ? end - start : message.size() - start;
+  if (quoted <= kJsonExcerptChars) return message;
+  return message.substr(0, start + kJsonExcerptChars) + "...' (" + std::to_string(quoted) + " characters)" +
+         (end != std::string::npos && end >= start ? message.substr(end + 1) : std::string());
+}
+
 /// `text` parsed as one JSON document (Json: nlohmann::json or ordered_json) after
 /// require_json_depth; malformed text throws Error(parse_error) "<origin>: not valid JSON: ...".
 template <class Json = nlohmann::json>
@@ -29,12 +48,9 @@ Json parse_json_document(std::string_view text, const std::string& origin) {
   try {
     return Json::parse(text);
   } catch (const typename Json::exception& e) {  // syntax, and numbers beyond a double (1e400)
-    throw Error(ErrorCode::parse_error, origin + ": not valid JSON: " + e.what());
+    throw Error(ErrorCode::parse_error, origin + ": not valid JSON: " + json_parse_message(e));
   }
 }
-
-/// At most this many characters of a value are quoted in an error message.
-constexpr std::size_t kJsonExcerptChars = 120;
 
 /// `v` as JSON text for an error message: invalid UTF-8 replaced, cut to kJsonExcerptChars
 /// characters with the full length noted.

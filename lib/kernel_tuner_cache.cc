@@ -44,7 +44,7 @@ json parse_tolerant(const std::string& text, const std::string& origin) {
   try {
     return json::parse(text);
   } catch (const json::exception& e) {
-    throw Error(ErrorCode::parse_error, origin + ": not valid JSON: " + e.what());
+    throw Error(ErrorCode::parse_error, origin + ": not valid JSON: " + detail::json_parse_message(e));
   }
 }
 

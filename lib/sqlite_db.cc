@@ -13,6 +13,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "folder_check.h"
 #include "ktune/error.h"
 
 namespace ktune::sqlite {
@@ -164,21 +165,16 @@ Connection::Connection(const std::string& path, Access access, int busy_timeout_
     flags |= SQLITE_OPEN_URI;
     name = immutable_uri(path);
   }
+  // SQLite's "unable to open database file" gives no reason, and it resolves "missing/.."
+  // lexically (creating the file elsewhere than the system would look for it later): a log to
+  // be created needs a folder that exists and takes new files.
+  std::error_code ec;
+  if (access == Access::read_write && !std::filesystem::exists(std::filesystem::symlink_status(path, ec)))
+    if (const auto problem = detail::folder_problem(path))
+      throw Error(ErrorCode::database_error, "tuning log '" + path + "': cannot create it: " + *problem);
   int rc = sqlite3_open_v2(name.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string detail = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
-    // SQLite's "unable to open database file" hides the system's reason (its last system
-    // errno may be a probe's, not the open's): a file to be created names its folder's.
-    std::error_code ec;
-    if (access == Access::read_write && !std::filesystem::exists(path, ec)) {
-      const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-      const std::filesystem::path folder = parent.empty() ? std::filesystem::path(".") : parent;
-      if (::access(folder.c_str(), W_OK | X_OK) != 0) {
-        const std::string reason = std::strerror(errno);
-        detail.append(" (creating it in folder '").append(folder.string()).append("': ");
-        detail.append(reason).append(")");
-      }
-    }
     if (db_) sqlite3_close_v2(db_);
     db_ = nullptr;
     throw Error(ErrorCode::database_error, "tuning log '" + path + "': cannot open: " + detail);

@@ -292,8 +292,43 @@ TEST_CASE("cli: a new log in a folder the user cannot write names the folder and
     WARN("skipped the unwritable-folder check: running as root without setpriv");
     return;
   }
-  require_failure_mentioning(*r, {"new.db", "creating it in folder", "locked", "Permission denied"});
+  require_failure_mentioning(*r, {"new.db", "cannot create it: folder", "locked", "Permission denied"});
   CHECK_FALSE(std::filesystem::exists(folder / "new.db"));
+}
+
+TEST_CASE("cli: a new log or an output under a path the system cannot follow is refused by name",
+          "[cli]") {
+  TempDir dir;
+  const std::string recorded = source_path("benchmarks/results/2026-11-30-h200/demo-h200.jsonl");
+  write_text(dir.file("afile"), "x\n");
+  require_failure_mentioning(run_ktune(dir, "import --db " + dir.file("afile/new.db") + " " + recorded),
+                             {"afile/new.db", "cannot create it", "afile' is not a folder"});
+  // SQLite would read "nodir/.." as "." and create the log where no later command finds it.
+  require_failure_mentioning(run_ktune(dir, "import --db " + dir.file("nodir/../j.db") + " " + recorded),
+                             {"nodir/../j.db", "nodir' does not exist"});
+  CHECK_FALSE(std::filesystem::exists(dir.file("j.db")));
+  REQUIRE(run_ktune(dir, "import --db " + dir.file("s.db") + " " + recorded).status == 0);
+  require_failure_mentioning(run_ktune(dir, "export --db " + dir.file("s.db") + " " + dir.file("afile/../y.jsonl")),
+                             {"afile' is not a folder"});
+  if (std::filesystem::exists("/dev/full"))
+    require_failure_mentioning(
+        run_ktune(dir, "export --db " + dir.file("s.db") + " --format t4 /dev/full"),
+        {"/dev/full", "failed"});
+  // A file another user owns in a folder open to all: renaming over it would take it over.
+  namespace fs = std::filesystem;
+  fs::create_directory(dir.path / "shared");
+  fs::permissions(dir.path / "shared", fs::perms::all);
+  write_text(dir.file("shared/theirs.txt"), "theirs\n");
+  fs::permissions(dir.file("shared/theirs.txt"),
+                  fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
+  const auto r = run_ktune_unprivileged(dir, "export --db " + dir.file("s.db") + " " + dir.file("shared/theirs.txt"));
+  if (!r) {
+    WARN("skipped the other user's file check: running as root without setpriv");
+    return;
+  }
+  require_failure_mentioning(*r, {"theirs.txt", "Permission denied"});
+  std::ifstream kept(dir.file("shared/theirs.txt"));
+  CHECK(std::string(std::istreambuf_iterator<char>(kept), {}) == "theirs\n");
 }
 
 TEST_CASE("cli: a log in a read-only folder is read where it is, with nothing created beside it",

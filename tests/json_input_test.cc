@@ -228,3 +228,19 @@ TEST_CASE("cli: replay over a space that none of the data satisfies says so", "[
   CHECK(r.status == 2);
   CHECK_THAT(r.output, Catch::Contains("nothing to replay") && Catch::Contains("never.T1.json"));
 }
+
+TEST_CASE("a parser's quote of a huge malformed value is cut in the message", "[json]") {
+  const std::string text = "{\"a\": \"" + std::string(1000000, 'y');  // never closed
+  try {
+    (void)detail::parse_json_document(text, "big.json");
+    FAIL("malformed JSON was accepted");
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    CHECK(message.size() < 600);
+    CHECK_THAT(message, Catch::StartsWith("big.json: not valid JSON") &&
+                            Catch::Contains("last read: '\"yyy") && Catch::Contains("characters)"));
+  }
+  // A short quote stays whole.
+  CHECK_THROWS_WITH(detail::parse_json_document(std::string("{\"a\": tru"), "small.json"),
+                    Catch::Contains("last read: '\"a\": tru'"));
+}

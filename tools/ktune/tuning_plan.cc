@@ -109,7 +109,7 @@ std::vector<PlanEntry> parse_plan(const std::string& json_text, const std::strin
   try {
     doc = nlohmann::json::parse(json_text);
   } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorCode::parse_error, origin + ": not valid JSON (" + e.what() + ")");
+    throw Error(ErrorCode::parse_error, origin + ": not valid JSON (" + detail::json_parse_message(e) + ")");
   }
   if (doc.is_object() && doc.contains("problems")) doc = doc["problems"];
   if (!doc.is_array() || doc.empty())

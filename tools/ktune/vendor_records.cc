@@ -140,7 +140,7 @@ BenchmarkVendorTimes vendor_records_from_benchmark(const std::string& path,
   try {
     doc = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorCode::parse_error, path + ": not valid JSON (" + e.what() + ")");
+    throw Error(ErrorCode::parse_error, path + ": not valid JSON (" + detail::json_parse_message(e) + ")");
   }
   if (!doc.is_object() || !doc.contains("device") || !doc["device"].is_string() ||
       !doc.contains("results") || !doc["results"].is_array())
