@@ -14,3 +14,5 @@ scripts/gpu-suite info membound-a membound-b
 KTUNE_PHASE_TIMEOUT=300 scripts/gpu-suite info tests-core tests-demo demo deploy-readonly membound-norms
 # call 5 (bundle f585edb)
 scripts/gpu-suite info membound-norms
+# call 6 (bundle d0f9fd6)
+KTUNE_PHASE_TIMEOUT=300 scripts/gpu-suite info tests-core tests-demo demo deploy-readonly membound-norms
