@@ -19,6 +19,8 @@ std::optional<std::string> folder_problem(const std::string& path) {
     reached /= part;
     std::error_code ec;
     const fs::file_status status = fs::status(reached, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory)  // a folder on the way may not be searched
+      return std::string("folder '").append(reached.string()).append("' cannot be reached: ").append(ec.message());
     if (!fs::exists(status)) return std::string("folder '").append(reached.string()).append("' does not exist");
     if (!fs::is_directory(status)) return std::string("'").append(reached.string()).append("' is not a folder");
   }

@@ -89,6 +89,8 @@ RereadableInput::RereadableInput(const std::string& path, const std::string& wha
   const bool standard_input = path == "-";
   if (!standard_input) {
     const auto status = std::filesystem::status(path, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory)  // a folder on the way may not be searched
+      throw Error(ErrorCode::io_error, what + " '" + path + "' cannot be reached: " + ec.message());
     if (ec || !std::filesystem::exists(status))
       throw Error(ErrorCode::not_found, what + " '" + path + "' does not exist");
     if (std::filesystem::is_directory(status))

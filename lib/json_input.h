@@ -33,7 +33,11 @@ inline std::string json_parse_message(const std::exception& e) {
   const std::size_t at = message.find(marker);
   if (at == std::string::npos) return message;
   const std::size_t start = at + marker.size();
-  const std::size_t end = message.rfind('\'');
+  // The quote closes before "; expected ..." when the parser adds that, else at the end (the
+  // quoted text may hold quotes itself).
+  std::size_t end = message.rfind("'; expected ");
+  if (end == std::string::npos || end < start)
+    end = !message.empty() && message.back() == '\'' ? message.size() - 1 : std::string::npos;
   const std::size_t quoted = end != std::string::npos && end >= start ? end - start : message.size() - start;
   if (quoted <= kJsonExcerptChars) return message;
   return message.substr(0, start + kJsonExcerptChars) + "...' (" + std::to_string(quoted) + " characters)" +

@@ -329,6 +329,17 @@ TEST_CASE("cli: a new log or an output under a path the system cannot follow is 
   require_failure_mentioning(*r, {"theirs.txt", "Permission denied"});
   std::ifstream kept(dir.file("shared/theirs.txt"));
   CHECK(std::string(std::istreambuf_iterator<char>(kept), {}) == "theirs\n");
+  // Behind a folder the user may not search, a log or an input exists but cannot be reached.
+  fs::create_directories(dir.path / "private" / "open");
+  fs::permissions(dir.path / "private" / "open", fs::perms::all);
+  fs::copy_file(recorded, dir.path / "private" / "open" / "data.jsonl");
+  fs::permissions(dir.path / "private", fs::perms::owner_all);
+  const auto hidden_log = run_ktune_unprivileged(dir, "import --db " + dir.file("private/open/x.db") + " " + recorded);
+  require_failure_mentioning(*hidden_log, {"x.db", "cannot be reached", "Permission denied"});
+  const auto hidden_data = run_ktune_unprivileged(
+      dir, "tune --template copy --shape 67108864 --replay " + dir.file("private/open/data.jsonl") + " --db " +
+               dir.file("shared/t.db") + " --progress 0");
+  require_failure_mentioning(*hidden_data, {"data.jsonl", "cannot be reached", "Permission denied"});
 }
 
 TEST_CASE("cli: a log in a read-only folder is read where it is, with nothing created beside it",
@@ -580,6 +591,32 @@ TEST_CASE("cli: a new log whose first write is cut short is removed again", "[cl
       INFO(name << suffix);
       CHECK_FALSE(std::filesystem::exists(dir.file(std::string(name) + suffix)));
     }
+}
+
+TEST_CASE("cli: a failed command keeps the new log it created when another process has it open",
+          "[cli][log]") {
+  TempDir dir;
+  const std::string db = dir.file("new.db");
+  // The import creates new.db, then waits for its input and fails on it; meanwhile this
+  // process opens the new log, as a second writer would, and writes after the failure.
+  const std::string k = "'" + ktune::test::ktune_program() + "'";
+  const std::string command = "( (sleep 2; echo 'not a log') | " + k + " import --db '" + db +
+                              "' - ; echo $? > '" + dir.file("rc.txt") + "' ) > /dev/null 2>&1 &";
+  REQUIRE(std::system(command.c_str()) == 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!std::filesystem::exists(db + "-shm") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ktune::TuningLog second(db);
+  while (!std::filesystem::exists(dir.file("rc.txt")) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // rc.txt written, then closed
+  std::ifstream rc(dir.file("rc.txt"));
+  int status = -1;
+  rc >> status;
+  CHECK(status == 2);
+  REQUIRE(std::filesystem::exists(db));
+  second.append(ktune::test::make_record("BLOCK=1,VEC=1", 0.5));
+  CHECK(ktune::TuningLog(db, ktune::LogMode::read_only).count() == 1);
 }
 
 TEST_CASE("cli: import --arch keeps a Kernel Tuner cache's device name, SM count unknown or given",

@@ -240,6 +240,13 @@ TEST_CASE("a parser's quote of a huge malformed value is cut in the message", "[
     CHECK_THAT(message, Catch::StartsWith("big.json: not valid JSON") &&
                             Catch::Contains("last read: '\"yyy") && Catch::Contains("characters)"));
   }
+  // The parser's own words after the quote stay, and the count is the quote's.
+  try {
+    (void)detail::parse_json_document("{\"a\" \"" + std::string(300, 'b'), "key.json");
+    FAIL("malformed JSON was accepted");
+  } catch (const Error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("(301 characters); expected ':'"));
+  }
   // A short quote stays whole.
   CHECK_THROWS_WITH(detail::parse_json_document(std::string("{\"a\": tru"), "small.json"),
                     Catch::Contains("last read: '\"a\": tru'"));

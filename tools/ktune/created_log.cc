@@ -1,12 +1,43 @@
 // Removal of a log that a failed command created (see created_log.h).
 #include "created_log.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <filesystem>
 
 #include "ktune/error.h"
 #include "ktune/log.h"
 
 namespace ktune::cli {
+
+namespace {
+
+/// The byte of a WAL database's -shm file on which every open connection of SQLite's unix VFS
+/// holds a shared lock for as long as it has the database open (its "dead-man switch": lock
+/// bytes start at (22 + SQLITE_SHM_NLOCK) * 4 = 120, and the switch follows the 8 lock bytes).
+constexpr off_t kShmDeadManSwitch = 128;
+
+/// Runs `remove` while holding the -shm's dead-man-switch byte exclusively, so that no other
+/// process has the database open (it holds that byte shared) nor can open it meanwhile; does
+/// nothing when another process has it open. Without a -shm file no WAL connection is open.
+template <class Remove>
+void remove_unless_open_elsewhere(const std::string& path, const Remove& remove) {
+  const int fd = ::open((path + "-shm").c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    remove();
+    return;
+  }
+  struct flock lock {};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  lock.l_start = kShmDeadManSwitch;
+  lock.l_len = 1;
+  if (::fcntl(fd, F_SETLK, &lock) == 0) remove();  // else: in use by another process: keep it
+  ::close(fd);  // releases the lock
+}
+
+}  // namespace
 
 CreatedLog::CreatedLog(std::string path) : path_(std::move(path)) {
   std::error_code ec;
@@ -31,8 +62,12 @@ void CreatedLog::remove_if_left_empty() const noexcept {
   } catch (...) {
   }
   if (!empty) return;
-  std::error_code ec;
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(path_ + suffix, ec);
+  // Another process that opened the new log after this one created it may be about to write
+  // to it: removing the file then would lose what it writes.
+  remove_unless_open_elsewhere(path_, [&] {
+    std::error_code ec;
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(path_ + suffix, ec);
+  });
 }
 
 }  // namespace ktune::cli

@@ -13,8 +13,9 @@ class CreatedLog {
   /// Looks at `path` now (a link counts as there).
   explicit CreatedLog(std::string path);
   /// Removes the log at `path` and its -wal / -shm / -journal files when this command created
-  /// it and it holds no trial (a failed first write leaves at most an empty schema). Call after
-  /// the command's own TuningLog is closed; never throws.
+  /// it, it holds no trial (a failed first write leaves at most an empty schema) and no other
+  /// process has it open (one that opened it since may be about to write). Call after the
+  /// command's own TuningLog is closed; never throws.
   void remove_if_left_empty() const noexcept;
 
  private:
