@@ -16,3 +16,5 @@ KTUNE_PHASE_TIMEOUT=300 scripts/gpu-suite info tests-core tests-demo demo deploy
 scripts/gpu-suite info membound-norms
 # call 6 (bundle d0f9fd6)
 KTUNE_PHASE_TIMEOUT=300 scripts/gpu-suite info tests-core tests-demo demo deploy-readonly membound-norms
+# call 7 (bundle 1f17443)
+KTUNE_PHASE_TIMEOUT=200 scripts/gpu-suite info tests-demo demo deploy-readonly
