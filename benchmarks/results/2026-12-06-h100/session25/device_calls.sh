@@ -18,3 +18,5 @@ scripts/gpu-suite info membound-norms
 KTUNE_PHASE_TIMEOUT=300 scripts/gpu-suite info tests-core tests-demo demo deploy-readonly membound-norms
 # call 7 (bundle 1f17443)
 KTUNE_PHASE_TIMEOUT=200 scripts/gpu-suite info tests-demo demo deploy-readonly
+# call 8 (bundle 1f17443)
+scripts/gpu-suite info membound-norms
