@@ -126,15 +126,29 @@ std::string cache_key(const std::string& material) {
 }
 
 /// The kernel entry the launch plan runs first, or "" when the plan cannot be made.
-std::string first_planned_entry(const KernelTemplate& tmpl, const Problem& problem,
-                                const Config& config, const Device& device) {
+/// The kernels the launch plan of `config` runs, in order (empty when the template cannot plan
+/// it: such a config still reports the first kernel of the report).
+std::vector<std::string> planned_entries(const KernelTemplate& tmpl, const Problem& problem,
+                                         const Config& config, const Device& device) {
+  std::vector<std::string> entries;
   try {
     for (const auto& step : tmpl.launch(problem, config, device).steps)
-      if (step.kind == LaunchStep::Kind::kernel) return step.entry;
+      if (step.kind == LaunchStep::Kind::kernel) entries.push_back(step.entry);
   } catch (const std::exception&) {
-    // A config the template cannot plan still reports the first kernel of the report.
   }
-  return "";
+  return entries;
+}
+
+/// Whether the cubin holds the code of kernel `entry` (its ".text.<entry>" section), whatever
+/// the compiler's report says: a kernel defined only under a macro the config turns off, or
+/// source the compiler stopped reading, gives a module without it.
+bool cubin_has_kernel(const std::vector<char>& cubin, const std::string& entry) {
+  const std::string section = ".text." + entry;
+  const char* end = cubin.data() + cubin.size();
+  for (const char* at = std::search(cubin.data(), end, section.begin(), section.end()); at != end;
+       at = std::search(at + 1, end, section.begin(), section.end()))
+    if (at + section.size() == end || at[section.size()] == '\0') return true;
+  return false;
 }
 
 }  // namespace
@@ -306,6 +320,8 @@ BuildResult Builder::build(const KernelTemplate& tmpl, const Problem& problem,
   BuildResult result;
   result.ok = entry.ok;
   result.log = entry.log;
+  // A log cached by an older build may still hold NVRTC's NUL bytes (see nvrtc_compile.cc).
+  result.log.erase(std::remove(result.log.begin(), result.log.end(), '\0'), result.log.end());
   if (!entry.ok) result.log += macro_collision_note(entry.log, config, tmpl.source_name());
   result.cubin = entry.cubin;
   result.arch = entry.arch;
@@ -318,8 +334,21 @@ BuildResult Builder::build(const KernelTemplate& tmpl, const Problem& problem,
   if (entry.ok) {
     auto report = detail::parse_ptxas_report(entry.log);
     for (const auto& [name, resources] : report) result.kernels[name] = resources;
-    std::string first = first_planned_entry(tmpl, problem, config, device);
-    if (auto it = result.kernels.find(first); it != result.kernels.end())
+    const std::vector<std::string> planned = planned_entries(tmpl, problem, config, device);
+    for (const std::string& kernel : planned)
+      if (result.cubin && !cubin_has_kernel(*result.cubin, kernel)) {
+        std::string present;
+        for (const auto& [name, resources] : report) present += (present.empty() ? "" : ", ") + name;
+        result.ok = false;
+        result.cubin.reset();
+        result.log += "\nktune: the compiled module has no kernel '" + kernel + "' (the launch plan runs it; " +
+                      (present.empty() ? std::string("the compiler reported no kernel")
+                                       : "the compiler reported " + present) +
+                      "): is it defined only under a macro this config turns off, with extern \"C\"?";
+        return result;
+      }
+    if (auto it = planned.empty() ? result.kernels.end() : result.kernels.find(planned.front());
+        it != result.kernels.end())
       result.resources = it->second;
     else if (!report.empty())
       result.resources = report.front().second;

@@ -823,6 +823,15 @@ Value Expression::evaluate(std::span<const Value> values) const {
   return static_cast<Value>(f);
 }
 
+std::optional<Value> Expression::evaluate_checked(std::span<const Value> values) const {
+  const RunResult r = run(values).result;
+  if (r.division_by_zero) return std::nullopt;
+  if (!r.value.real) return r.value.i;
+  const double f = std::floor(r.value.f);
+  if (!(f >= -0x1p63 && f < 0x1p63)) return std::nullopt;  // past 64 bits, or NaN
+  return static_cast<Value>(f);
+}
+
 double Expression::evaluate_real(std::span<const Value> values) const {
   const RunResult r = run(values).result;
   return r.division_by_zero ? std::numeric_limits<double>::quiet_NaN() : as_double(r.value);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -32,6 +33,9 @@ class Expression {
   /// real results rounded toward negative infinity; 0 when a division by zero occurs.
   /// `values` is indexed by parameter position and must cover every referenced position.
   Value evaluate(std::span<const Value> values) const;
+  /// evaluate()'s value where it is exact: nullopt where evaluate() would clamp (a value past
+  /// 64 bits) or give 0 for a division by zero or a NaN.
+  std::optional<Value> evaluate_checked(std::span<const Value> values) const;
   /// The expression's value as a double (`rows / 3` keeps its fraction): integer results
   /// converted, booleans 0/1; NaN when a division by zero occurs.
   double evaluate_real(std::span<const Value> values) const;

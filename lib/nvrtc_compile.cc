@@ -29,6 +29,9 @@ std::string program_log(nvrtcProgram program) {
   std::string log(size, '\0');
   if (nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) return "";
   log.resize(size - 1);  // drop the terminating NUL
+  // NVRTC's size can count NUL bytes between its own text and ptxas's report: a message
+  // printed with %s or appended to would end at the first of them.
+  log.erase(std::remove(log.begin(), log.end(), '\0'), log.end());
   return log;
 }
 

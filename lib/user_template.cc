@@ -324,7 +324,7 @@ DType parse_type(const SpecReader& r, const std::string& type, const std::string
 
 /// Why a vector's FillValue cannot be written as its element type, or nullopt: a constant
 /// fill must be a value of the type (an integer within range for integer types, a finite
-/// float within float's range otherwise); a random integer fill draws from [0, FillValue],
+/// value within the type's range otherwise: half's is +-65504); a random integer fill draws from [0, FillValue],
 /// which must lie within the type.
 std::optional<std::string> fill_value_problem(DType dtype, double value, bool random_fill) {
   double lo = -3.4028234663852886e38, hi = 3.4028234663852886e38;  // float's finite range
@@ -334,6 +334,8 @@ std::optional<std::string> fill_value_problem(DType dtype, double value, bool ra
     case DType::i32: lo = -2147483648.0; hi = 2147483647.0; type = "int32"; break;
     case DType::i64: lo = -0x1p63; hi = 0x1p63 - 1024; type = "int64"; break;  // < 2^63 exactly
     case DType::u8: lo = 0; hi = 255; type = "uint8"; break;
+    case DType::f16: lo = -65504.0; hi = 65504.0; type = "half"; break;
+    case DType::bf16: lo = -3.3895313892515355e38; hi = 3.3895313892515355e38; type = "bfloat16"; break;
     default: break;
   }
   const bool integer = dtype == DType::i32 || dtype == DType::i64 || dtype == DType::u8;
@@ -500,13 +502,17 @@ struct UserSpec {
         const double v = a.value ? a.value->eval_real(values) : a.fill_value;
         const bool fits = std::isfinite(v) && (a.dtype == DType::f64 ||
                                                 std::fabs(v) <= std::numeric_limits<float>::max());
-        if (!fits)
+        if (!fits) {
+          char shown[64];
+          std::snprintf(shown, sizeof shown, "%.6g", v);
           throw Error(ErrorCode::invalid_argument,
                       origin + ": argument " + a.name + ": " +
                           (a.value ? "Value \"" + a.value->code.text() + "\"" : std::string("FillValue")) +
-                          " is " + std::to_string(v) + " for this problem, not a finite " +
-                          (a.dtype == DType::f32 ? "float" : "double") +
-                          (a.value ? " (a division by zero?)" : ""));
+                          " is " + shown + " for this problem, " +
+                          (std::isnan(v) ? std::string("not a number (a division by zero, or a root of a negative number?)")
+                           : std::isinf(v) ? std::string("not finite")
+                                           : "beyond the range of a " + std::string(a.dtype == DType::f32 ? "float" : "double")));
+        }
         out.push_back(a.dtype == DType::f32 ? KernelArg::f32(v) : KernelArg::f64(v));
         continue;
       }
@@ -519,11 +525,21 @@ struct UserSpec {
         throw Error(ErrorCode::invalid_argument,
                     origin + ": argument " + a.name + ": FillValue " + std::to_string(a.fill_value) +
                         " is not a " + (wide ? "64" : "32") + "-bit integer");
-      if (a.value && std::isnan(a.value->eval_real(values)))  // eval() would give 0
-        throw Error(ErrorCode::invalid_argument,
-                    origin + ": argument " + a.name + ": Value \"" + a.value->code.text() +
-                        "\" divides by zero for this problem");
-      const std::int64_t v = a.value ? a.value->eval(values) : static_cast<std::int64_t>(a.fill_value);
+      std::int64_t v = static_cast<std::int64_t>(a.fill_value);
+      if (a.value) {
+        const std::optional<std::int64_t> exact = a.value->code.evaluate_checked(values);
+        if (!exact) {  // eval() would clamp, or give 0
+          const double r = a.value->eval_real(values);
+          char shown[64];
+          std::snprintf(shown, sizeof shown, "%.6g", r);
+          throw Error(ErrorCode::invalid_argument,
+                      origin + ": argument " + a.name + ": Value \"" + a.value->code.text() + "\" " +
+                          (std::isnan(r) ? std::string("is not a number for this problem (a division by zero, "
+                                                       "or a root of a negative number?)")
+                                         : std::string("is ") + shown + " for this problem, beyond a 64-bit integer"));
+        }
+        v = *exact;
+      }
       if (!wide && (v < -2147483648LL || v > 2147483647LL))
         throw Error(ErrorCode::invalid_argument,
                     origin + ": argument " + a.name + ": Value " + std::to_string(v) +
@@ -694,6 +710,8 @@ class UserWorkload final : public Workload {
 class UserTemplate final : public KernelTemplate {
  public:
   explicit UserTemplate(std::shared_ptr<const UserSpec> spec) : spec_(std::move(spec)) {}
+  /// The document it was read from, as given.
+  const std::string& origin() const { return spec_->origin; }
 
   std::string name() const override { return spec_->name; }
   std::string op() const override { return spec_->name; }
@@ -1135,11 +1153,25 @@ void announce_to_children(const Json& entry) {
 
 std::shared_ptr<const KernelTemplate> register_user_template(const UserTemplateFiles& files) {
   auto tmpl = load(files);
-  for (const auto& existing : all_templates())
-    if (existing->name() == tmpl->name() && !dynamic_cast<const UserTemplate*>(existing.get()))
+  for (const auto& existing : all_templates()) {
+    if (existing->name() != tmpl->name()) continue;
+    const auto* user = dynamic_cast<const UserTemplate*>(existing.get());
+    if (!user)
       throw Error(ErrorCode::invalid_argument,
                   files.spec_path + ": the name \"" + tmpl->name() +
                       "\" is a built-in template's; set General.BenchmarkName to another name");
+    // The same document read again replaces itself; another one under the same name would
+    // silently take the first one's place (its space, default and kernel).
+    const auto& again = static_cast<const UserTemplate&>(*tmpl);
+    std::error_code ec;
+    const bool same_document = std::filesystem::equivalent(user->origin(), again.origin(), ec) &&
+                               user->source() == again.source();
+    if (!same_document)
+      throw Error(ErrorCode::invalid_argument,
+                  files.spec_path + ": the name \"" + tmpl->name() + "\" is already the user template of '" +
+                      user->origin() + "' (or the same document with another kernel); give each document "
+                      "its own General.BenchmarkName");
+  }
   register_template(tmpl);
   // Announce it to worker processes started from now on (this process's environment is not
   // written: see child_environment.h).

@@ -47,6 +47,27 @@ TEST_CASE("cli: compile --space builds the user kernel for sm_90 with NVRTC", "[
   CHECK(r.output.find("FAILED") == std::string::npos);
 }
 
+TEST_CASE("cli: compile fails a config whose module lacks the kernel the launch runs",
+          "[cli][user_template][nvrtc]") {
+  TempDir dir;
+  std::ifstream in(test::source_path("examples/custom_template/transpose.cu"));
+  std::string kernel((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // The kernel exists only with use_shared=1; otherwise a misnamed one is compiled.
+  const auto at = kernel.find("extern \"C\" __global__");
+  REQUIRE(at != std::string::npos);
+  kernel = kernel.substr(0, at) + "#if use_shared\n" + kernel.substr(at) +
+           "\n#else\nextern \"C\" __global__ void transpose_typo(float* out) { out[0] = 1.0f; }\n#endif\n";
+  const std::string conditional = dir.file("conditional.cu");
+  test::write_text(conditional, kernel);
+  auto r = run_ktune(dir, "compile --space " + example_space() + " --kernel " + conditional +
+                              " --arch sm_90 --samples 0 --config use_shared=0 --config use_shared=1");
+  INFO(r.output);
+  CHECK(r.status == 2);
+  CHECK(r.output.find("1 of 2 configs") != std::string::npos);
+  CHECK(r.output.find("no kernel 'transpose'") != std::string::npos);
+  CHECK(r.output.find("transpose_typo") != std::string::npos);
+}
+
 TEST_CASE("cli: compile --kernel names the given file in compiler messages", "[cli][user_template][nvrtc]") {
   TempDir dir;
   std::ifstream in(test::source_path("examples/custom_template/transpose.cu"));
@@ -185,4 +206,28 @@ TEST_CASE("cli: a GPU tune checked against recorded reference files", "[cli][use
   CHECK(bad_log.count(wrong) >= 4);
   wrong.status = Status::ok;
   CHECK(bad_log.count(wrong) == 0);
+}
+
+TEST_CASE("cli: two documents giving one template name are refused, one read twice is not",
+          "[cli][user_template]") {
+  TempDir dir;
+  std::ifstream in(example_space());
+  nlohmann::json doc = nlohmann::json::parse(in);
+  for (const char* file : {"transpose.cu", "transpose_reference.cu"})  // named relative to it
+    std::filesystem::copy_file(test::source_path(std::string("examples/custom_template/") + file), dir.file(file));
+  for (auto& p : doc["ConfigurationSpace"]["TuningParameters"])
+    if (p["Name"] == "block_size_x") p["Default"] = 64;  // another default under the same name
+  test::write_text(dir.file("other.T1.json"), doc.dump());
+  const std::string recorded = test::source_path("benchmarks/results/2026-11-30-h200/demo-h200.jsonl");
+  REQUIRE(run_ktune(dir, "import --db " + dir.file("l.db") + " " + recorded).status == 0);
+  auto r = run_ktune(dir, "best --db " + dir.file("l.db") + " --space " + example_space() + " --space " +
+                              dir.file("other.T1.json"));
+  INFO(r.output);
+  CHECK(r.status == 2);
+  CHECK(r.output.find("other.T1.json") != std::string::npos);
+  CHECK(r.output.find("is already the user template of") != std::string::npos);
+  auto twice = run_ktune(dir, "best --db " + dir.file("l.db") + " --space " + example_space() + " --space " +
+                                  example_space());
+  INFO(twice.output);
+  CHECK(twice.status == 0);
 }

@@ -146,9 +146,35 @@ TEST_CASE("user template: values of a problem at their boundaries", "[user_templ
   for (const char* division : {"rows // (cols - 3000)", "rows % (cols - 3000)", "rows / (cols - 3000)"}) {
     INFO(division);
     t = with_kernel_spec([&](Json& k, Json&) { k["Arguments"][2]["Value"] = division; });
-    CHECK_THROWS_WITH(t->launch(kP, c, h200), Catch::Contains("divides by zero") &&
+    CHECK_THROWS_WITH(t->launch(kP, c, h200), Catch::Contains("division by zero") &&
                                                   Catch::Contains(division));
   }
+  // A 64-bit scalar past 64 bits is refused with its value, never clamped to 2^63 - 1.
+  for (const char* huge : {"rows ** 6", "2 ** 63", "1e30", "-(2 ** 64)"}) {
+    INFO(huge);
+    t = with_kernel_spec([&](Json& k, Json&) {
+      k["Arguments"][2]["Type"] = "int64_t";
+      k["Arguments"][2]["Value"] = huge;
+    });
+    CHECK_THROWS_WITH(t->launch(kP, c, h200), Catch::Contains("beyond a 64-bit integer") && Catch::Contains(huge));
+  }
+  t = with_kernel_spec([](Json& k, Json&) {
+    k["Arguments"][2]["Type"] = "int64_t";
+    k["Arguments"][2]["Value"] = "2 ** 62 + (2 ** 62 - 1)";  // 2^63 - 1: the largest that fits
+  });
+  CHECK(t->launch(kP, c, h200).steps.at(0).args.at(2).i == 9223372036854775807LL);
+  // A root of a negative number is not a division by zero.
+  t = with_kernel_spec([](Json& k, Json&) { k["Arguments"][2]["Value"] = "(-8) ** 0.5"; });
+  CHECK_THROWS_WITH(t->launch(kP, c, h200), Catch::Contains("not a number"));
+  // A half vector's constant fill must be a half.
+  CHECK_THAT(error_of([] {
+               with_kernel_spec([](Json& k, Json&) {
+                 k["Arguments"][1]["Type"] = "half";
+                 k["Arguments"][1]["FillType"] = "Constant";
+                 k["Arguments"][1]["FillValue"] = 70000;
+               });
+             }),
+             Catch::Contains("Arguments[1].FillValue") && Catch::Contains("range of half"));
   // A vector of no elements is refused for the problem.
   t = with_kernel_spec([](Json& k, Json&) { k["Arguments"][1]["Size"] = "rows - 4096"; });
   CHECK_THROWS_WITH(t->workload(kP), Catch::Contains("in") && Catch::Contains("0 elements"));
