@@ -642,7 +642,8 @@ class UserWorkload final : public Workload {
     ref.source_name = spec_->reference_source_name;
     ref.options = spec_->compiler_options;
     ref.plan = spec_->plan(spec_->reference_name, spec_->reference_geometry, values_,
-                           "reference kernel " + spec_->reference_name);
+                           "reference kernel " + spec_->reference_name +
+                               " (KtuneExtensions.Reference.LocalSize / GlobalSize)");
     return ref;
   }
 
@@ -680,9 +681,12 @@ class UserWorkload final : public Workload {
       if (it == files->end()) continue;
       std::error_code ec;
       const auto size = std::filesystem::file_size(it->second, ec);
-      if (ec)
-        throw Error(ErrorCode::not_found, spec_->origin + ": recorded reference file \"" +
-                                              it->second + "\" of " + b.name + ": " + ec.message());
+      const char* field = files == &spec_->input_files ? "KtuneExtensions.Reference.InputFiles."
+                                                        : "KtuneExtensions.Reference.OutputFiles.";
+      if (ec || std::filesystem::is_directory(it->second))
+        throw Error(ErrorCode::not_found, spec_->origin + ": " + field + b.name + ": recorded reference file \"" +
+                                              it->second + "\": " +
+                                              (ec ? ec.message() : std::string("it is a folder, not a file")));
       const std::size_t want = b.elements * dtype_size(b.dtype);
       if (size != want)
         throw Error(ErrorCode::invalid_argument,
@@ -876,9 +880,12 @@ std::shared_ptr<const KernelTemplate> load(const UserTemplateFiles& files) {
   }
   std::error_code fs_error;  // a loop of links or a name too long is "not readable", not a crash
   if (!std::filesystem::is_regular_file(kernel_path, fs_error))
-    throw Error(ErrorCode::not_found, files.spec_path + ": KernelSpecification.KernelFile: \"" +
-                                          kernel_path + "\" is not a readable file" +
-                                          (fs_error ? " (" + fs_error.message() + ")" : ""));
+    throw Error(ErrorCode::not_found,
+                // A kernel given in place of the document's is named as the user gave it.
+                (files.kernel_path.empty() ? files.spec_path + ": KernelSpecification.KernelFile: \""
+                                           : std::string("kernel file \"")) +
+                    kernel_path + "\" is not a readable file" +
+                    (fs_error ? " (" + fs_error.message() + ")" : ""));
   const std::string kernel = detail::read_text_file(kernel_path, "kernel source");
   std::string reference;
   if (const std::string ref = reference_file_of(spec_text); !ref.empty())

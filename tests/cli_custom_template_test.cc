@@ -231,3 +231,47 @@ TEST_CASE("cli: two documents giving one template name are refused, one read twi
   INFO(twice.output);
   CHECK(twice.status == 0);
 }
+
+TEST_CASE("cli: compile prints a user kernel's warnings and names a missing --kernel as given",
+          "[cli][user_template][nvrtc]") {
+  TempDir dir;
+  std::ifstream in(test::source_path("examples/custom_template/transpose.cu"));
+  const std::string kernel((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  test::write_text(dir.file("warned.cu"), "#warning \"look here\"\n" + kernel);
+  auto r = run_ktune(dir, "compile --space " + example_space() + " --kernel " + dir.file("warned.cu") +
+                              " --arch sm_90 --samples 0");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("warned.cu(1): warning") != std::string::npos);
+  auto missing = run_ktune(dir, "compile --space " + example_space() + " --kernel " + dir.file("nope.cu") +
+                                    " --arch sm_90 --samples 0");
+  INFO(missing.output);
+  CHECK(missing.status == 2);
+  CHECK(missing.output.find("kernel file \"" + dir.file("nope.cu") + "\" is not a readable file") !=
+        std::string::npos);
+  CHECK(missing.output.find("KernelSpecification.KernelFile") == std::string::npos);
+}
+
+TEST_CASE("cli: a recorded reference path that is a folder, and a reference grid of 0, name their fields",
+          "[cli][user_template]") {
+  TempDir dir;
+  for (const char* f : {"transpose_recorded.T1.json", "transpose.T1.json", "transpose.cu",
+                        "transpose_reference.cu", "transpose_in.bin", "transpose_out.bin"})
+    std::filesystem::copy_file(test::source_path(std::string("examples/custom_template/") + f), dir.file(f));
+  std::filesystem::create_directory(dir.file("sub"));
+  nlohmann::json recorded = nlohmann::json::parse(std::ifstream(dir.file("transpose_recorded.T1.json")));
+  recorded["KtuneExtensions"]["Reference"]["InputFiles"]["in"] = "sub";
+  test::write_text(dir.file("folder.T1.json"), recorded.dump());
+  auto r = run_ktune(dir, "tune --space " + dir.file("folder.T1.json") + " --dry-run");
+  INFO(r.output);
+  CHECK(r.status == 2);
+  CHECK(r.output.find("KtuneExtensions.Reference.InputFiles.in") != std::string::npos);
+  CHECK(r.output.find("folder") != std::string::npos);
+  nlohmann::json zero = nlohmann::json::parse(std::ifstream(dir.file("transpose.T1.json")));
+  zero["KtuneExtensions"]["Reference"]["GlobalSize"] = {{"X", "0"}};
+  test::write_text(dir.file("zero.T1.json"), zero.dump());
+  auto z = run_ktune(dir, "tune --space " + dir.file("zero.T1.json") + " --dry-run");
+  INFO(z.output);
+  CHECK(z.status == 2);
+  CHECK(z.output.find("KtuneExtensions.Reference.LocalSize / GlobalSize") != std::string::npos);
+}

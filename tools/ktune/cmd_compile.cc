@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <random>
+#include <sstream>
 
 #include "commands.h"
 #include "compile_options.h"
@@ -127,6 +128,13 @@ void add_compile_command(CLI::App& app) {
                   r.resources.registers, r.resources.shared_bytes, dynamic,
                   r.resources.spill_stores, r.resources.spill_loads, r.compile_ms,
                   configs[i].str().c_str(), i == 0 && default_first ? "  (default)" : "");
+      // A user kernel's compiler messages (warnings) under the line; ptxas's resource report
+      // is the line itself. (The built-in templates' messages are ktune's own business.)
+      if (!problem->space.empty()) {
+        std::istringstream log(r.log);
+        for (std::string line; std::getline(log, line);)
+          if (!line.empty() && line.rfind("ptxas", 0) != 0) std::printf("      %s\n", line.c_str());
+      }
     }
     // The GPU reference of the workload (a user template's reference kernel) compiles too.
     if (auto ref = tmpl->workload(p)->device_reference()) {
