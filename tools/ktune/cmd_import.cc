@@ -62,17 +62,8 @@ void add_import_command(CLI::App& app) {
     }
     // A log this command creates and then fills with nothing (the file was refused, the disk
     // was full) is removed again, so that a failed import leaves no empty database behind.
-    const CreatedLog created(args->db);
-    std::unique_ptr<TuningLog> log;
-    ImportSummary summary;
-    try {
-      log = std::make_unique<TuningLog>(args->db, LogMode::read_write);  // may write its schema
-      summary = import_file(*log, args->input, options);
-    } catch (...) {
-      log.reset();
-      created.remove_if_left_empty();
-      throw;
-    }
+    CreatedLog created(args->db);
+    const ImportSummary summary = import_file(created.log(), args->input, options);
     std::printf("imported %zu record%s (%s) into %s%s", summary.records,
                 summary.records == 1 ? "" : "s", to_string(summary.format), args->db.c_str(),
                 summary.run_ids.empty() ? "" : ", runs:");

@@ -359,15 +359,8 @@ void run_tune(const TuneArgs& args) {
 
   // A log this run creates and leaves without a trial (the first write failed, Ctrl-C before
   // any) is removed again.
-  const CreatedLog created(args.db);
-  std::unique_ptr<TuningLog> log;
-  try {
-    log = std::make_unique<TuningLog>(args.db, LogMode::read_write);  // may write its schema
-  } catch (...) {
-    created.remove_if_left_empty();
-    throw;
-  }
-  TuneContext context{args, *log, new_run_id(), gpu, std::move(builder)};
+  CreatedLog created(args.db);
+  TuneContext context{args, created.log(), new_run_id(), gpu, std::move(builder)};
   StopOnSigint stop_on_sigint;
   std::printf("run %s -> %s\n", context.run_id.c_str(), args.db.c_str());
   try {
@@ -376,15 +369,9 @@ void run_tune(const TuneArgs& args) {
       tune_task(context, plan[i], replays.empty() ? nullptr : &replays[i], *searcher);
     }
   } catch (const Interrupted&) {
-    log.reset();
-    created.remove_if_left_empty();
     std::printf("stopped by Ctrl-C; run the same command again to resume\n");
     std::fflush(stdout);
     throw CLI::RuntimeError(130);  // the shell's code for "ended by SIGINT"
-  } catch (...) {
-    log.reset();
-    created.remove_if_left_empty();
-    throw;
   }
   // A user template's tasks need its document beside the log to show their default.
   std::string spaces;

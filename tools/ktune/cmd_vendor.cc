@@ -48,16 +48,8 @@ void run_vendor(const VendorArgs& args) {
                   "give benchmark result files, or --name, --problem, --device and --ms");
     records.push_back(make_vendor_record(args.name, args.problem, args.device, args.ms, {}, run_id));
   }
-  const CreatedLog created(args.db);
-  std::unique_ptr<TuningLog> log;
-  try {
-    log = std::make_unique<TuningLog>(args.db, LogMode::read_write);  // may write its schema
-    log->append_batch(records);
-  } catch (...) {
-    log.reset();
-    created.remove_if_left_empty();
-    throw;
-  }
+  CreatedLog created(args.db);  // removed again if this command created it and fails
+  created.log().append_batch(records);
   for (const auto& r : records)
     std::printf("%s %s on %s: %.5g ms\n", r.template_name.c_str(), r.problem_key.c_str(),
                 r.device_key().c_str(), r.trial.median_ms);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <exception>
 #include <filesystem>
 
 #include "ktune/error.h"
@@ -39,9 +40,22 @@ void remove_unless_open_elsewhere(const std::string& path, const Remove& remove)
 
 }  // namespace
 
-CreatedLog::CreatedLog(std::string path) : path_(std::move(path)) {
+CreatedLog::CreatedLog(std::string path)
+    : path_(std::move(path)), exceptions_at_open_(std::uncaught_exceptions()) {
   std::error_code ec;
   existed_ = std::filesystem::exists(std::filesystem::symlink_status(path_, ec));
+  try {
+    log_ = std::make_unique<TuningLog>(path_, LogMode::read_write);
+  } catch (...) {
+    remove_if_left_empty();
+    throw;
+  }
+}
+
+CreatedLog::~CreatedLog() {
+  if (std::uncaught_exceptions() <= exceptions_at_open_) return;  // the command succeeded
+  log_.reset();  // closed first: the judgement below reads the file afresh
+  remove_if_left_empty();
 }
 
 void CreatedLog::remove_if_left_empty() const noexcept {
