@@ -167,13 +167,13 @@ void write_file_atomically(const std::string& requested,
   namespace fs = std::filesystem;
   const bool replace = target == AtomicTarget::library_file;
   std::error_code ec;
-  // A device or a pipe (/dev/stdout is a link to /proc/self/fd/1, whose "target" is no path)
-  // is opened by the name given: the system follows such links, a path walk cannot.
   if (!replace) {
     // A descriptor the process holds (/dev/stdout redirected to a file, appended to, a pipe):
     // written through it, never replaced, so what the shell set up stays as it was.
     if (const int fd = named_descriptor(requested); fd >= 0 && ::fcntl(fd, F_GETFD) != -1)
       return write_to_descriptor(requested, fd, write);
+    // Another device or a FIFO is opened by the name given (the system follows the links to
+    // it): there is nothing to replace.
     const fs::file_status final = fs::status(requested, ec);
     if (fs::exists(final) && !fs::is_regular_file(final) && !fs::is_directory(final))
       return write_through(requested, write);
@@ -182,8 +182,6 @@ void write_file_atomically(const std::string& requested,
   const fs::file_status existing = replace ? fs::symlink_status(path, ec) : fs::status(path, ec);
   if (fs::is_directory(existing))
     throw Error(ErrorCode::io_error, "cannot write '" + requested + "': it is a folder");
-  if (fs::exists(existing) && !fs::is_regular_file(existing) && !replace)
-    return write_through(path, write);
   // Renaming over a file needs only its folder's permission: a file this user may not write
   // (another user's, in a shared folder) is refused as a plain write would refuse it.
   if (!replace && fs::is_regular_file(existing) && ::access(path.c_str(), W_OK) != 0)

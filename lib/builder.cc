@@ -125,7 +125,6 @@ std::string cache_key(const std::string& material) {
          detail::hex64(detail::fnv1a64(material, 0x84222325cbf29ce4ULL));
 }
 
-/// The kernel entry the launch plan runs first, or "" when the plan cannot be made.
 /// The kernels the launch plan of `config` runs, in order (empty when the template cannot plan
 /// it: such a config still reports the first kernel of the report).
 std::vector<std::string> planned_entries(const KernelTemplate& tmpl, const Problem& problem,

@@ -176,10 +176,7 @@ void run_replay(const ReplaySettings& s) {
     if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
       throw Error(ErrorCode::not_found, "--json '" + s.json_path + "': folder '" +
                                             folder.string() + "' does not exist");
-  }
-  if (!s.json_path.empty() && s.json_path != "-") {
     // The results must not replace what they were computed from.
-    std::error_code ec;
     for (const auto& [input, option] : {std::pair{s.data, "--data"}, std::pair{space_path, "--space"}})
       if (std::filesystem::equivalent(s.json_path, input, ec))
         throw Error(ErrorCode::invalid_argument, "--json '" + s.json_path + "' is the " + option +
