@@ -324,8 +324,8 @@ DType parse_type(const SpecReader& r, const std::string& type, const std::string
 
 /// Why a vector's FillValue cannot be written as its element type, or nullopt: a constant
 /// fill must be a value of the type (an integer within range for integer types, a finite
-/// value within the type's range otherwise: half's is +-65504); a random integer fill draws from [0, FillValue],
-/// which must lie within the type.
+/// value within the type's range otherwise: half's is +-65504); a random integer fill draws
+/// from [0, FillValue], which must lie within the type.
 std::optional<std::string> fill_value_problem(DType dtype, double value, bool random_fill) {
   double lo = -3.4028234663852886e38, hi = 3.4028234663852886e38;  // float's finite range
   const char* type = "float";
@@ -347,6 +347,17 @@ std::optional<std::string> fill_value_problem(DType dtype, double value, bool ra
   if (integer && !random_fill && value != std::floor(value))
     return v.str() + " is not an integer (a Constant fill of " + type + ")";
   return std::nullopt;
+}
+
+/// Why a scalar's value `v` cannot be passed: "is not a number ..." (NaN), "is inf ..., not
+/// finite", or "is <v> for this problem, beyond <range>".
+std::string unusable_value(double v, const std::string& range) {
+  if (std::isnan(v))
+    return "is not a number for this problem (a division by zero, or a root of a negative number?)";
+  char shown[64];
+  std::snprintf(shown, sizeof shown, "%.6g", v);
+  return std::string("is ") + shown + " for this problem, " +
+         (std::isinf(v) ? std::string("not finite") : "beyond " + range);
 }
 
 /// True for a C identifier.
@@ -502,17 +513,11 @@ struct UserSpec {
         const double v = a.value ? a.value->eval_real(values) : a.fill_value;
         const bool fits = std::isfinite(v) && (a.dtype == DType::f64 ||
                                                 std::fabs(v) <= std::numeric_limits<float>::max());
-        if (!fits) {
-          char shown[64];
-          std::snprintf(shown, sizeof shown, "%.6g", v);
+        if (!fits)
           throw Error(ErrorCode::invalid_argument,
                       origin + ": argument " + a.name + ": " +
                           (a.value ? "Value \"" + a.value->code.text() + "\"" : std::string("FillValue")) +
-                          " is " + shown + " for this problem, " +
-                          (std::isnan(v) ? std::string("not a number (a division by zero, or a root of a negative number?)")
-                           : std::isinf(v) ? std::string("not finite")
-                                           : "beyond the range of a " + std::string(a.dtype == DType::f32 ? "float" : "double")));
-        }
+                          " " + unusable_value(v, a.dtype == DType::f32 ? "the range of a float" : "the range of a double"));
         out.push_back(a.dtype == DType::f32 ? KernelArg::f32(v) : KernelArg::f64(v));
         continue;
       }
@@ -528,16 +533,10 @@ struct UserSpec {
       std::int64_t v = static_cast<std::int64_t>(a.fill_value);
       if (a.value) {
         const std::optional<std::int64_t> exact = a.value->code.evaluate_checked(values);
-        if (!exact) {  // eval() would clamp, or give 0
-          const double r = a.value->eval_real(values);
-          char shown[64];
-          std::snprintf(shown, sizeof shown, "%.6g", r);
+        if (!exact)  // eval() would clamp, or give 0
           throw Error(ErrorCode::invalid_argument,
                       origin + ": argument " + a.name + ": Value \"" + a.value->code.text() + "\" " +
-                          (std::isnan(r) ? std::string("is not a number for this problem (a division by zero, "
-                                                       "or a root of a negative number?)")
-                                         : std::string("is ") + shown + " for this problem, beyond a 64-bit integer"));
-        }
+                          unusable_value(a.value->eval_real(values), "a 64-bit integer"));
         v = *exact;
       }
       if (!wide && (v < -2147483648LL || v > 2147483647LL))
