@@ -109,13 +109,13 @@ struct Constraint {
   std::size_t cost = 0;                   // rough evaluation cost, for ordering checks
 };
 
-/// An order in which a depth-first walk assigns parameters, and which constraints become
-/// checkable after each step: checks[k] holds the constraints whose parameters are all among
-/// order[0..k).
 /// The fewest combinations of the parameters between a constraint's last two that make
 /// looking ahead to the last one worthwhile (see WalkPlan::lookaheads).
 constexpr Index kLookaheadMinGap = 64;
 
+/// An order in which a depth-first walk assigns parameters, and which constraints become
+/// checkable after each step: checks[k] holds the constraints whose parameters are all among
+/// order[0..k).
 struct WalkPlan {
   std::vector<std::size_t> order;
   std::vector<std::vector<std::size_t>> checks;
