@@ -17,7 +17,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cmath>
-#include <ctime>
 #include <functional>
 #include <map>
 #include <optional>
@@ -307,14 +306,6 @@ inline double geomean(const std::vector<double>& values) {
   double log_sum = 0;
   for (double x : values) log_sum += std::log(x);
   return std::exp(log_sum / static_cast<double>(values.size()));
-}
-
-/// "YYYY-MM-DD HH:MM:SS" in UTC, now.
-inline std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", std::gmtime(&now));
-  return text;
 }
 
 /// The "variants" rows of a benchmark result: for each "K=V,K=V" override of the default

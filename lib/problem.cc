@@ -24,7 +24,7 @@ std::vector<std::string> split(const std::string& text, char sep) {
 }
 
 /// A name of letters, digits and '_' (no separators that would make keys ambiguous).
-bool is_identifier(const std::string& s) {
+bool is_plain_name(const std::string& s) {
   if (s.empty()) return false;
   for (char c : s)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
@@ -78,7 +78,7 @@ Problem Problem::from_key(const std::string& key) {
                                             "op|dims|attrs");
   Problem p;
   p.op = sections[0];
-  if (!is_identifier(p.op))
+  if (!is_plain_name(p.op))
     throw Error(ErrorCode::parse_error, "problem key \"" + key + "\": bad operator name \"" +
                                             p.op + "\"");
   auto parse_pairs = [&](const std::string& section, auto&& on_pair) {
@@ -89,7 +89,7 @@ Problem Problem::from_key(const std::string& key) {
         throw Error(ErrorCode::parse_error,
                     "problem key \"" + key + "\": \"" + item + "\" is not name=value");
       std::string name = item.substr(0, eq);
-      if (!is_identifier(name))
+      if (!is_plain_name(name))
         throw Error(ErrorCode::parse_error,
                     "problem key \"" + key + "\": bad name \"" + name + "\"");
       on_pair(name, item.substr(eq + 1));

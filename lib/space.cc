@@ -12,6 +12,7 @@
 #include <numeric>
 
 #include "expression.h"
+#include "identifier.h"
 #include "ktune/error.h"
 
 namespace ktune {
@@ -56,14 +57,7 @@ std::string domain_text(const std::vector<Value>& values) {
   return out + "}";
 }
 
-bool is_identifier(const std::string& name) {
-  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_')) {
-    return false;
-  }
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-  });
-}
+using detail::is_identifier;
 
 /// Value -> position of one domain: a dense table when the values span a small range, else a
 /// sorted list searched by bisection.

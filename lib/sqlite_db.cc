@@ -85,11 +85,6 @@ Statement& Statement::bind(int index, double value) {
   return *this;
 }
 
-Statement& Statement::bind_null(int index) {
-  check(sqlite3_bind_null(stmt_, index), "binding");
-  return *this;
-}
-
 bool Statement::step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;

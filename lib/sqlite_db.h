@@ -31,8 +31,6 @@ class Statement {
   Statement& bind(int index, int value) { return bind(index, static_cast<std::int64_t>(value)); }
   /// Binds a real.
   Statement& bind(int index, double value);
-  /// Binds NULL.
-  Statement& bind_null(int index);
 
   /// Advances; true while a row is available.
   bool step();

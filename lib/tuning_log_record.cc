@@ -21,6 +21,7 @@
 #include "ktune/problem.h"
 #include "ktune/template.h"
 #include "ktune/version.h"
+#include "identifier.h"
 
 namespace ktune {
 
@@ -153,18 +154,6 @@ void check_record(const TrialRecord& record, const std::string& where) {
   }
 }
 
-namespace {
-
-bool is_identifier(std::string_view name) {
-  if (name.empty() || !(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_'))
-    return false;
-  for (char c : name)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
-  return true;
-}
-
-}  // namespace
-
 Config parse_config_text(const std::string& text) {
   // Configs of one log mostly share their parameter names: reuse the last list.
   thread_local std::shared_ptr<const std::vector<std::string>> last_names;
@@ -181,7 +170,7 @@ Config parse_config_text(const std::string& text) {
                                               "' is not name=value");
     }
     std::string_view name = item.substr(0, eq), value = item.substr(eq + 1);
-    if (!is_identifier(name)) {
+    if (!detail::is_identifier(name)) {
       throw Error(ErrorCode::parse_error,
                   "config '" + text + "': '" + std::string(name) + "' is not a parameter name");
     }

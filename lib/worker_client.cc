@@ -60,7 +60,6 @@ void WorkerClient::ensure_started() {
   ReadStatus rs = ReadStatus::closed;
   if (write_frame(child_->fd(), setup)) rs = reader_->read(reply, spec_.setup_timeout_ms, &why);
   if (rs == ReadStatus::ok && reply.header.value("type", "") == "ready") {
-    device_info_ = reply.header.value("device", nlohmann::json::object());
     spdlog::debug("ktune-worker pid {} ready on device {}", child_->pid(), spec_.device);
     return;
   }

@@ -57,8 +57,6 @@ class WorkerClient {
   int restarts() const { return restarts_; }
   /// Whether a worker process is currently running.
   bool running() const { return child_ && child_->running(); }
-  /// Device description the worker reported at setup (JSON; empty before).
-  const nlohmann::json& device_info() const { return device_info_; }
 
  private:
   WorkerResult lose_worker(Status status, std::string message);
@@ -66,7 +64,6 @@ class WorkerClient {
   WorkerSpec spec_;
   std::unique_ptr<ChildProcess> child_;
   std::unique_ptr<FrameReader> reader_;
-  nlohmann::json device_info_;
   int starts_ = 0;
   int restarts_ = 0;
 };

@@ -1,8 +1,8 @@
 // Measurer: the one place where configs become Trials. The GPU measurer compiles with the
 // Builder and runs candidates in an isolated worker process (`ktune-worker`) that verifies
 // every candidate against the workload's reference before timing it; the replay measurer
-// answers from recorded measurements (Kernel Tuner cache, T4 results, a ktune database) so
-// searchers can be tested and benchmarked without a GPU.
+// answers from recorded measurements (a Kernel Tuner cache, or a ktune log's trials; T4 results
+// are imported into a log first) so searchers can be tested and benchmarked without a GPU.
 #pragma once
 
 #include <cstdint>

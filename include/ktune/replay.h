@@ -1,7 +1,7 @@
 // Replay: measuring from recorded data instead of a GPU. ReplayMeasurer answers each config
-// from a record (a Kernel Tuner cache file today), so every searcher can be tested and
-// benchmarked on a machine without a GPU; replay_search runs a searcher against it and
-// returns the best-so-far curve.
+// from a record (the library reads Kernel Tuner cache files; the command line also builds one
+// from a ktune log's trials), so every searcher can be tested and benchmarked on a machine
+// without a GPU; replay_search runs a searcher against it and returns the best-so-far curve.
 #pragma once
 
 #include <cstdint>

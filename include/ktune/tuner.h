@@ -1,10 +1,9 @@
 // Tuner: the loop that ties a Searcher, a Measurer and a trial sink together. It measures the
 // template's default config first (the speed-up reference), then any starting configs it was
-// given (a warm start), asks the searcher for batches,
-// measures them, feeds every trial back (failures included) and records it, stops on a
-// budget (trials, wall time, no improvement), resumes from trials already measured, reports
-// progress, and at the end re-measures the best few interleaved to pick a winner that
-// resists noise.
+// given (a warm start), asks the searcher for batches, measures them, feeds every trial back
+// (failures included) and records it, stops on a budget (trials, wall time, no improvement),
+// resumes from trials already measured, reports progress, and at the end re-measures the best
+// few interleaved to pick a winner that resists noise.
 #pragma once
 
 #include <cstdint>
