@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <random>
 
 #include "builtin_templates.h"
 #include "ktune/error.h"
@@ -249,6 +250,47 @@ TEST_CASE("layernorm defaults are valid for the benchmark and odd shapes", "[lay
         CHECK(s.valid(s.default_config()));
         CHECK(t->can_implement(p, s.default_config()));
       }
+}
+
+TEST_CASE("layernorm before sm_90: no clusters or bulk copies in the space; it compiles",
+          "[layernorm][nvrtc]") {
+  auto t = make_layernorm_template();
+  std::mt19937_64 rng(11);
+  int refused_hopper_defaults = 0;
+  for (const char* arch : {"sm_80", "sm_86"}) {
+    const Device dev = Device::offline(arch);
+    for (const char* shape : {"4x65536", "4096x65536", "4x1024", "32768x4096"})
+      for (const char* dtype : {"f32", "f16"}) {
+        const Problem p = ln_problem(shape, dtype, "layernorm");
+        const SearchSpace s = t->space(p, dev);
+        INFO(arch << " " << p.key() << " " << s.default_config().str());
+        CHECK(s.valid(s.default_config()));
+        CHECK(s.default_config()["CLUSTER"] == 1);
+        for (int i = 0; i < 200; ++i) {
+          const Config c = s.random(rng);
+          INFO(c.str());
+          REQUIRE(c["CLUSTER"] == 1);
+          REQUIRE(c["ROW_MODE"] != 3);
+        }
+        // Stated as a rule of the space, not a silent gap in a domain: the sm_90 default of
+        // the long rows (a cluster; a ring for f16) is refused with its reason.
+        const Config hopper = t->space(p, Device::h200()).default_config();
+        if (hopper["CLUSTER"] > 1 || hopper["ROW_MODE"] == 3) {
+          ++refused_hopper_defaults;
+          CHECK_THAT(s.violated(hopper).value_or(""), Catch::Contains("need sm_90"));
+        }
+      }
+  }
+  CHECK(refused_hopper_defaults >= 4);  // 4 x 65536 and 4096 x 65536, f32 and f16, per arch
+  // What NVRTC rejected for sm_80 before (the long-row default's __cluster_dims__, a sampled
+  // ring's cp.async.bulk) now compiles: the default and samples of those spaces.
+  ktune::test::expect_space_compiles(*t, ln_problem("4x65536", "f16", "layernorm"), 2, 21,
+                                     Device::offline("sm_80"));
+  ktune::test::expect_space_compiles(*t, ln_problem("4x1024", "f16", "layernorm"), 3, 22,
+                                     Device::offline("sm_86"));
+  // sm_90 keeps them.
+  const SearchSpace h = t->space(ln_problem("4096x65536", "f16", "layernorm"), Device::h200());
+  CHECK(h.default_config()["CLUSTER"] > 1);
 }
 
 TEST_CASE("layernorm launch plans", "[layernorm]") {

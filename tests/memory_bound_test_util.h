@@ -36,9 +36,9 @@ inline Config with(const SearchSpace& space, const Config& base,
 /// space for the offline H200 (sm_90): all must compile with registers reported; the default
 /// must not spill.
 inline void expect_space_compiles(const KernelTemplate& tmpl, const Problem& problem,
-                                  int random_count, std::uint64_t seed) {
+                                  int random_count, std::uint64_t seed,
+                                  const Device& device = Device::h200()) {
   static Builder builder(BuilderOptions{2, "", {}});
-  const Device device = Device::h200();
   const SearchSpace space = tmpl.space(problem, device);
   std::vector<Config> configs = {space.default_config()};
   std::mt19937_64 rng(seed);

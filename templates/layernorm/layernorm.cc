@@ -292,6 +292,7 @@ class LayernormTemplate final : public KernelTemplate {
   void check_problem(const Problem& problem) const override {
     KernelTemplate::check_problem(problem);
     memory_bound::check_element_count(problem);
+    memory_bound::check_row_count(problem);
     const std::int64_t hidden = problem.dim("hidden");
     if (hidden < kMinHidden || hidden > kMaxHidden)
       throw Error(ErrorCode::unsupported, "problem " + problem.key() + ": hidden=" +
@@ -312,6 +313,8 @@ class LayernormTemplate final : public KernelTemplate {
     const auto widths = memory_bound::vector_widths(dtype);
     const std::int64_t smem_limit =
         std::max(device.smem_per_block_optin, device.smem_per_block) - kStaticSmemReserve;
+    // Thread-block clusters (CLUSTER > 1) and bulk copies (ROW_MODE 3) need sm_90.
+    const bool before_sm90 = device.cc_major > 0 && device.cc_major < 9;
 
     // Default (benchmarks/NOTES.md, "third round"): widest vector dividing hidden, then
     // - short rows (<= 256 vectors): a warp (8..32 threads) per row with up to 8 vectors per
@@ -380,6 +383,7 @@ class LayernormTemplate final : public KernelTemplate {
     } else {
       const std::pair<Value, Value> shapes[] = {{256, 24}, {512, 32}, {512, 16}, {1024, 32}};
       for (const auto& [th, mw] : shapes) {
+        if (before_sm90) break;  // no clusters: the row in shared memory, else re-read
         for (Value c : {2, 4, 8}) {
           if (hidden % (vec * c) != 0 || th * vec * c > hidden) continue;
           const RegisterRow probe = row_at(th, th, c, 2, 1, 2, mw);
@@ -419,8 +423,12 @@ class LayernormTemplate final : public KernelTemplate {
         .param("PREFETCH", {0, 1}, prefetch)
         .param("PARAMS", {0, 1, 2}, params)
         .param("MIN_WARPS", {0, 16, 24, 32, 48, 64}, min_warps)
-        .param("STAGES", {2, 3, 4, 6, 8}, 2)
-        .constraint("TPR <= THREADS")
+        .param("STAGES", {2, 3, 4, 6, 8}, 2);
+    if (before_sm90)  // first, so that a config breaking it is told this reason
+      b.constraint("CLUSTER == 1 and ROW_MODE != 3 on " + device.arch() +
+                       " (thread-block clusters and bulk copies need sm_90)",
+                   [](const Config& c) { return c["CLUSTER"] == 1 && c["ROW_MODE"] != 3; });
+    b.constraint("TPR <= THREADS")
         .constraint("TPR * VEC * CLUSTER <= " + std::to_string(hidden))
         .constraint("VEC * CLUSTER divides hidden=" + std::to_string(hidden),
                     [hidden](const Config& c) { return hidden % (c["VEC"] * c["CLUSTER"]) == 0; })
