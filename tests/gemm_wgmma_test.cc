@@ -104,6 +104,10 @@ TEST_CASE("gemm_wgmma space: defaults valid, constraints and can_implement name 
   CHECK(find_template("gemm_wgmma")->name() == "gemm_wgmma");
   CHECK_THROWS_WITH(make_problem(*wg, "8x8x8", {{"dtype", "tf32"}}), Catch::Contains("dtype"));
   CHECK_THROWS_WITH(make_problem(*wg, "8x8x8", {{"dtype", "f32"}}), Catch::Contains("dtype"));
+  // Another gemm layout is sent to gemm_mma; a string that is no layout is not.
+  CHECK_THROWS_WITH(make_problem(*wg, "8x8x8", {{"layout", "TN"}}), Catch::Contains("use gemm_mma"));
+  CHECK_THROWS_WITH(make_problem(*wg, "8x8x8", {{"layout", "XX"}}),
+                    !Catch::Contains("use gemm_mma") && Catch::Contains("layout=XX"));
   struct Case {
     const char* shape;
     const char* dtype;

@@ -302,7 +302,8 @@ MmaDefaults mma_defaults(const GemmShape& s, const Device& device) {
   // Only with 16-byte copies of both operands: narrower ones multiply the copies per thread
   // (an odd leading dimension: 96 two-byte loads per thread and k tile, spilling).
   const bool wide_copies = std::min(s.align_a(), s.align_b()) * elt >= 16;
-  if (c == ShapeClass::regular && wide_copies &&
+  // (N > 128: a 256-column tile over N <= 128 columns is refused by the space's tile cover.)
+  if (c == ShapeClass::regular && wide_copies && s.N > 128 &&
       ((s.M + 127) / 128) * ((s.N + 255) / 256) >= 2 * sms) {
     d.bn = 256;
     d.wn = 64;
@@ -476,7 +477,12 @@ class GemmWgmmaTemplate final : public GemmTemplateBase {
     return domains;
   }
   void check_problem(const Problem& problem) const override {
-    if (auto it = problem.attrs.find("layout"); it != problem.attrs.end() && it->second != "NT")
+    // Another valid layout goes to gemm_mma; one that is no layout at all is refused below
+    // like every gemm template refuses it.
+    const std::vector<std::string> gemm_layouts = GemmTemplateBase::attr_domains().at("layout");
+    if (auto it = problem.attrs.find("layout");
+        it != problem.attrs.end() && it->second != "NT" &&
+        std::find(gemm_layouts.begin(), gemm_layouts.end(), it->second) != gemm_layouts.end())
       throw Error(ErrorCode::unsupported,
                   "problem " + problem.key() + ": layout " + it->second +
                       " is not supported: gemm_wgmma reads both operands K-major (layout NT: A "
