@@ -189,6 +189,22 @@ TEST_CASE("cli: compile compiles only what the template can implement, and as ma
   CHECK(all.status == 0);
   CHECK(all.output.find("120 configs") != std::string::npos);
   CHECK(all.output.find("119 of the 200 sampled configs") != std::string::npos);
+  // A default that breaks a constraint of its space (a user's T1 document can say so) is
+  // refused as tuning refuses it, not compiled as "ok (default)".
+  std::filesystem::copy(source_path("examples/custom_template"), dir.file("t"),
+                        std::filesystem::copy_options::recursive);
+  const std::string spec = dir.file("t/transpose.T1.json");
+  std::ifstream in(spec);
+  auto doc = nlohmann::json::parse(in);
+  in.close();
+  doc["ConfigurationSpace"]["Conditions"].push_back(
+      {{"Expression", "block_size_x >= 64"}, {"Parameters", {"block_size_x"}}});
+  write_text(spec, doc.dump(1));
+  const CliResult user = run_ktune(dir, "compile --space " + spec + " --samples 1 -j 1");
+  INFO(user.output);
+  CHECK(user.status != 0);
+  CHECK(user.output.find("breaks a constraint: block_size_x >= 64") != std::string::npos);
+  CHECK(user.output.find("(default)") == std::string::npos);
 }
 
 TEST_CASE("cli: compile resolves --op as tune does; an unknown op lists each op once", "[cli]") {
@@ -680,6 +696,24 @@ TEST_CASE("cli: a dry run of an unsatisfiable space fails, naming the task", "[c
   write_text(spec, doc.dump(1));
   require_failure_mentioning(run_ktune(dir, "tune --dry-run --space " + spec),
                              {"no config satisfies", "0 valid"});
+}
+
+TEST_CASE("cli: a dry run whose default breaks a constraint still finds a problem no config can do",
+          "[cli]") {
+  TempDir dir;
+  // C = 3 is refused by every conv2d_wgmma config; at this shape the default also breaks the
+  // split-K rule (K = 147), which once hid the refusal and let the dry run pass.
+  const CliResult r = run_ktune(dir, "tune --dry-run --template conv2d_wgmma --shape 2x9x11x3x17x7x7");
+  require_failure_mentioning(r, {"INVALID", "none of 256 sampled valid configs", "C = 3", "no config satisfies"});
+  // Rows beyond one grid of row blocks are refused by the template, naming the limit.
+  require_failure_mentioning(run_ktune(dir, "tune --dry-run --op reduction --shape 2147483648x1"),
+                             {"rows=2147483648", "2^31 - 1"});
+  require_failure_mentioning(run_ktune(dir, "tune --dry-run --op layernorm --shape 4294967296x64"),
+                             {"rows=4294967296", "2^31 - 1"});
+  // The product of the extents is what exceeds 2^40, and the message says so.
+  require_failure_mentioning(
+      run_ktune(dir, "tune --dry-run --op elementwise --shape 99999999999x99999999999"),
+      {"rows x cols is more than 2^40 elements"});
 }
 
 TEST_CASE("cli: Ctrl-C during a replayed run ends it with status 130, trials kept", "[cli][replay]") {

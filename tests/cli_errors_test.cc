@@ -75,6 +75,13 @@ TEST_CASE("cli: tune rejects a missing or malformed plan file", "[cli]") {
                           "[{\"op\": \"copy\", \"shape\": \"4096\", \"budget\": 99999999999999}]");
   require_failure_mentioning(run_ktune(dir, "tune --dry-run --plan " + dir.file("big.json")),
                              "from 0 (no limit)");
+  // A listed dimension past 2^63 - 1 is refused as written, as in text, never wrapped.
+  ktune::test::write_text(dir.file("wrap.json"),
+                          "[{\"op\": \"gemm\", \"shape\": [9223372036854775808, 5, 5], \"dtype\": \"f16\"}, "
+                          "{\"op\": \"copy\", \"shape\": [18446744073709551615]}]");
+  const CliResult wrapped = run_ktune(dir, "tune --dry-run --plan " + dir.file("wrap.json"));
+  require_failure_mentioning(wrapped, "\"9223372036854775808\" is out of range (at most 2^63 - 1)");
+  CHECK(wrapped.output.find("-9223372036854775808") == std::string::npos);
 }
 
 TEST_CASE("cli: tune with missing replay data names the file", "[cli]") {

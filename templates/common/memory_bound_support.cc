@@ -36,14 +36,24 @@ std::int64_t floor_pow2(std::int64_t v) {
 
 void check_element_count(const Problem& problem) {
   std::int64_t elements = 1;
+  std::string product;
+  for (const auto& [name, extent] : problem.dims) product += (product.empty() ? "" : " x ") + name;
   for (const auto& [name, extent] : problem.dims) {
     if (extent > kMaxElements / elements)  // extents are >= 1 (KernelTemplate::check_problem)
       throw Error(ErrorCode::invalid_argument,
-                  "problem " + problem.key() + ": more than 2^40 elements (" + name + "=" +
-                      std::to_string(extent) + "); the memory-bound templates take at most " +
-                      std::to_string(kMaxElements));
+                  "problem " + problem.key() + ": " + product + " is more than 2^40 elements; "
+                  "the memory-bound templates take at most " + std::to_string(kMaxElements));
     elements *= extent;
   }
+}
+
+void check_row_count(const Problem& problem) {
+  const std::int64_t rows = problem.dim("rows");
+  if (rows > kMaxGridX)
+    throw Error(ErrorCode::unsupported,
+                "problem " + problem.key() + ": rows=" + std::to_string(rows) +
+                    " is more than 2^31 - 1 (" + std::to_string(kMaxGridX) +
+                    "), the most rows this template takes (its reference launches a block per row)");
 }
 
 bool row_grid_fits(std::int64_t rows, const Config& config, std::string* why) {

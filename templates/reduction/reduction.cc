@@ -115,6 +115,7 @@ class ReductionTemplate final : public KernelTemplate {
   void check_problem(const Problem& problem) const override {
     KernelTemplate::check_problem(problem);
     memory_bound::check_element_count(problem);
+    memory_bound::check_row_count(problem);
   }
   std::map<std::string, std::vector<std::string>> attr_domains() const override {
     return {{"dtype", memory_bound::io_dtypes()}, {"fn", {"sum", "max", "mean"}}};

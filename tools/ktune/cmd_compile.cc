@@ -63,12 +63,13 @@ void add_compile_command(CLI::App& app) {
     for (const std::string& changes : *named) configs.push_back(config_from_changes(space, changes));
     if (configs.empty()) configs.push_back(space.default_config());
     // A config the template cannot implement for this problem is not compiled (its source
-    // would stop at a static_assert): it is named with the template's reason and counts as a
-    // failure.
+    // would stop at a static_assert), nor is a default that breaks a constraint of the space
+    // (tuning never measures it): it is named with the reason and counts as a failure.
     std::vector<std::string> refused;
     for (auto it = configs.begin(); it != configs.end();) {
       std::string why;
-      if (tmpl->can_implement(p, *it, &why)) {
+      if (auto broken = space.violated(*it)) why = "breaks a constraint: " + *broken;
+      if (why.empty() && tmpl->can_implement(p, *it, &why)) {
         ++it;
         continue;
       }

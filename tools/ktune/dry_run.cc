@@ -2,6 +2,7 @@
 #include "dry_run.h"
 
 #include <cstdio>
+#include <optional>
 #include <random>
 
 #include "ktune/error.h"
@@ -34,6 +35,30 @@ const char* role_name(Role role) {
     case Role::scratch: return "scratch";
   }
   return "?";
+}
+
+/// Whether any of 256 sampled valid configs can implement `problem`: a launch no config can
+/// make (a zero or negative size, a grid that does not depend on the tunables, a shape the
+/// template refuses whatever its config) would tune to nothing but invalid trials. Returns
+/// nullopt when some can; else the line that says why none can (no valid config at all, or
+/// the first sample's reason).
+std::optional<std::string> no_launchable_config(const KernelTemplate& tmpl, const Problem& problem,
+                                                const SearchSpace& space) {
+  std::mt19937_64 rng(1);
+  std::string first_reason;
+  for (int i = 0; i < 256; ++i) {
+    Config c;
+    try {
+      c = space.random(rng);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::unsatisfiable) throw;
+      return "no valid config: " + std::string(e.what());
+    }
+    std::string why;
+    if (tmpl.can_implement(problem, c, &why)) return std::nullopt;
+    if (first_reason.empty()) first_reason = why;
+  }
+  return "none of 256 sampled valid configs can implement the problem (" + first_reason + ")";
 }
 
 }  // namespace
@@ -70,32 +95,17 @@ std::string describe_task(const PlanEntry& entry, const Device& device, bool* un
   for (const auto& c : space.constraint_descriptions()) out += "    constraint: " + c + "\n";
   const Config def = space.default_config();
   std::string why;
-  if (auto broken = space.violated(def)) {
-    out += "  default " + def.str() + ": INVALID (" + *broken + ")\n";
-    if (!counted) {  // too large to count: whether any valid config exists, sampling tells
-      std::mt19937_64 rng(1);
-      try {
-        (void)space.random(rng);
-      } catch (const Error& e) {
-        if (e.code() != ErrorCode::unsatisfiable) throw;
-        out += "  no valid config: " + std::string(e.what()) + "\n";
+  const std::optional<std::string> broken = space.violated(def);
+  if (broken || !tmpl.can_implement(entry.problem, def, &why)) {
+    out += "  default " + def.str() + (broken ? ": INVALID (" + *broken + ")\n"
+                                              : ": cannot implement the problem (" + why + ")\n");
+    // Without a usable default, whether any config can launch the problem, a sample tells
+    // (when counting found none, that is already known).
+    if (!(counted && unsatisfiable && *unsatisfiable))
+      if (auto none = no_launchable_config(tmpl, entry.problem, space)) {
+        out += "  " + *none + "\n";
         if (unsatisfiable) *unsatisfiable = true;
       }
-    }
-  } else if (!tmpl.can_implement(entry.problem, def, &why)) {
-    out += "  default " + def.str() + ": cannot implement the problem (" + why + ")\n";
-    // A launch no config can make (a zero or negative size, a grid that does not depend on
-    // the tunables) would tune to nothing but invalid trials: a sample says so up front.
-    std::mt19937_64 rng(1);
-    bool any = false;
-    for (int i = 0; i < 256 && !any; ++i) {
-      try {
-        any = tmpl.can_implement(entry.problem, space.random(rng), nullptr);
-      } catch (const Error&) {
-        break;  // no valid config at all: counted as unsatisfiable above
-      }
-    }
-    if (!any && unsatisfiable) *unsatisfiable = true;
   } else {
     out += "  default " + def.str() + ":\n" + describe_plan(tmpl.launch(entry.problem, def, device));
   }

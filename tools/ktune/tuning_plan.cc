@@ -22,7 +22,8 @@ namespace {
 std::string attribute_text(const nlohmann::json& v, const std::string& where) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_boolean()) return v.get<bool>() ? "1" : "0";
-  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+  // As written (dump): a value past 2^63 - 1 reaches the checks whole, never wrapped.
+  if (v.is_number_integer()) return v.dump();
   throw Error(ErrorCode::invalid_argument,
               where + ": expected a string, integer or boolean, got " + detail::json_excerpt(v));
 }
@@ -39,7 +40,7 @@ std::string shape_text(const nlohmann::json& v, const std::string& where) {
       if (!d.is_number_integer())
         throw Error(ErrorCode::invalid_argument,
                     where + ": shape dimensions must be integers, got " + detail::json_excerpt(d));
-      out += (out.empty() ? "" : "x") + std::to_string(d.get<std::int64_t>());
+      out += (out.empty() ? "" : "x") + d.dump();  // as written: 2^63 is refused, not wrapped
     }
     return out;
   }
