@@ -67,6 +67,14 @@ TEST_CASE("cli: numbers outside an option's range are refused, naming the option
   require_failure_mentioning(run_ktune(dir, tune + "--time nan"), {"--time", "finite"});
   require_failure_mentioning(run_ktune(dir, tune + "--time -1"), {"--time", "0 or more"});
   require_failure_mentioning(run_ktune(dir, "compile --template copy -j -1"), {"--jobs"});
+  // Seeds are whole numbers from 0 (-1 was read as 2^64 - 1); fractions are named as such.
+  require_failure_mentioning(run_ktune(dir, tune + "--seed -1"), {"--seed", "'-1' is outside"});
+  require_failure_mentioning(run_ktune(dir, "compile --template copy --seed 99999999999999999999999"),
+                             {"--seed", "outside"});
+  const std::string replay = "replay --data " + source_path("tests/data/none.json") + " ";
+  require_failure_mentioning(run_ktune(dir, replay + "--seed -1"), {"--seed", "'-1' is outside"});
+  require_failure_mentioning(run_ktune(dir, replay + "--budget 10.5"), {"--budget", "'10.5' is not a whole number"});
+  require_failure_mentioning(run_ktune(dir, replay + "--repeats 2.7"), {"--repeats", "not a whole number"});
   require_failure_mentioning(run_ktune(dir, tune + "--searcher genetic --options population=-1"),
                              {"population", "2..100000"});
   require_failure_mentioning(

@@ -47,11 +47,11 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("--samples", *samples,
                   "Distinct random valid configs the template can implement, compiled besides "
                   "the default (fewer when the space has fewer)")
-      ->check(CLI::Range(0, 10000));
+      ->check(count_in(0, 10000));
   cmd->add_option("-j,--jobs", *jobs, "Parallel compiles (0 = all cores)")
       ->check(count_in(0, kMaxJobs));
   add_compile_processes_option(*cmd, *processes);
-  cmd->add_option("--seed", *seed, "Seed of the random sample");
+  cmd->add_option("--seed", *seed, "Seed of the random sample")->check(seed_value());
   cmd->add_option("--config", *named,
                   "A config to compile instead of the default: K=V,K=V changes of the default "
                   "(repeatable; e.g. --config THREADS=128,VEC=8 --samples 0)");

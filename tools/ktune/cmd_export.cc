@@ -12,6 +12,7 @@
 #include "ktune/error.h"
 #include "ktune/log.h"
 #include "ktune/user_template.h"
+#include "option_checks.h"
 
 namespace ktune::cli {
 
@@ -42,7 +43,7 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("--best", args->best,
                   "only the ok trials of each task's N fastest configs (those `best` could "
                   "name) and of its default: a compact log for deployment")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
+      ->check(count_in(1, std::int64_t{1} << 20))
       ->default_str("");  // left out: every record (0 is not a count of configs to keep)
   cmd->add_option("--space", args->spaces,
                   "User template documents (T1 JSON) whose tasks the log holds (repeatable; "

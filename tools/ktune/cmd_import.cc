@@ -8,6 +8,7 @@
 #include "created_log.h"
 #include "ktune/error.h"
 #include "ktune/log.h"
+#include "option_checks.h"
 
 namespace ktune::cli {
 
@@ -37,7 +38,7 @@ void add_import_command(CLI::App& app) {
   cmd->add_option("--sm-count", args->sm_count,
                   "T4/Kernel Tuner: the device's SM count (with --arch), so that its records match "
                   "that GPU exactly when deployed (default: unknown, 0)")
-      ->check(CLI::Range(1, 1 << 20));
+      ->check(count_in(1, 1 << 20));
   cmd->add_option("--run", args->run,
                   "T4/Kernel Tuner: run id (default: derived from the file's content, so a file "
                   "imported again adds nothing)");

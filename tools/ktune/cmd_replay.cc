@@ -16,6 +16,7 @@
 #include "ktune/replay.h"
 #include "ktune/searcher.h"
 #include "replay_metrics.h"
+#include "option_checks.h"
 
 namespace ktune::cli {
 
@@ -239,11 +240,11 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--space", s->space, "T1 space file (default: the <name>.T1.json beside the data)");
   cmd->add_option("--searcher", s->searchers, "Searcher name, or several separated by commas");
   cmd->add_option("--options", s->options, "Searcher options name=value,... (with several searchers, each option goes to those that have it)");
-  cmd->add_option("--budget", s->budget, "Evaluations per run")->check(CLI::Range(1, 1000000));
+  cmd->add_option("--budget", s->budget, "Evaluations per run")->check(count_in(1, 1000000));
   cmd->add_option("--repeats", s->repeats, "Runs per searcher (seeds seed .. seed+repeats-1)")
-      ->check(CLI::Range(1, 100000));
-  cmd->add_option("--seed", s->seed, "Seed of the first run");
-  cmd->add_option("--batch", s->batch, "Configs proposed per batch")->check(CLI::Range(1, 4096));
+      ->check(count_in(1, 100000));
+  cmd->add_option("--seed", s->seed, "Seed of the first run")->check(seed_value());
+  cmd->add_option("--batch", s->batch, "Configs proposed per batch")->check(count_in(1, 4096));
   cmd->add_option("--objective", s->objective, "recorded (Kernel Tuner's time) or median (of samples)");
   cmd->add_option("--json", s->json_path,
                   "Write the results as JSON to this file ('-' = stdout, the table then on "

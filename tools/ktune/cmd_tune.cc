@@ -403,13 +403,13 @@ void add_tune_command(CLI::App& app) {
                   "Stop a problem after this many trials without improvement (0 = off)")
       ->check(count_in(0, kMaxTrials));
   cmd->add_option("--batch", args->batch, "Configs proposed and measured per batch")
-      ->check(CLI::Range(1, 4096));
+      ->check(count_in(1, 4096));
   cmd->add_option("-j,--jobs", args->jobs, "Parallel NVRTC compiles (0 = all cores)")
       ->check(count_in(0, kMaxJobs));
   add_compile_processes_option(*cmd, args->compile_processes);
   cmd->add_option("--db", args->db, "Tuning log (SQLite; created when missing)");
   cmd->add_option("--gpu", args->gpu, "CUDA device index")->check(count_in(0, 1023));
-  cmd->add_option("--seed", args->seed, "Searcher and verification seed");
+  cmd->add_option("--seed", args->seed, "Searcher and verification seed")->check(seed_value());
   cmd->add_option("--warm-start", args->warm_start,
                   "Measure the best configs of this many nearest shapes already tuned in --db "
                   "(same template and device) right after the default (0 = off)")
@@ -421,7 +421,7 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--worker", args->worker, "ktune-worker executable (default: found next to ktune)");
   cmd->add_option("--progress", args->progress,
                   "1 = live progress line, 0 = plain log lines, -1 = live on a terminal")
-      ->check(CLI::Range(-1, 1));
+      ->check(count_in(-1, 1));
   cmd->add_flag("--dry-run", args->dry_run,
                 "Check the problems, spaces, launch geometry and buffers, then stop (no GPU, no database)");
   cmd->add_option("--arch", args->arch, "Target of --dry-run when there is no GPU");

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <string>
 
 namespace ktune::cli {
@@ -22,6 +23,10 @@ CLI::Validator count_in(std::int64_t lo, std::int64_t hi) {
         return {};
       },
       "INT in " + range);
+}
+
+CLI::Validator seed_value() {
+  return count_in(0, std::numeric_limits<std::int64_t>::max());
 }
 
 namespace {

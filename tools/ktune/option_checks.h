@@ -16,6 +16,9 @@ constexpr std::int64_t kMaxJobs = 4096;
 
 /// A whole number in [lo, hi]: rejects "-1", "2^64", "1.5" and "abc".
 CLI::Validator count_in(std::int64_t lo, std::int64_t hi);
+/// A seed: a whole number in [0, 2^63 - 1] (so "-1" is not read as 2^64 - 1, and a run's
+/// seed + repeat never wraps).
+CLI::Validator seed_value();
 /// A finite number >= 0: rejects "-1", "nan" and "inf".
 CLI::Validator finite_non_negative();
 /// A finite number > 0: rejects "0", "-1", "nan" and "inf".
