@@ -6,6 +6,12 @@
 namespace ktune::detail {
 
 void require_json_depth(std::string_view text, const std::string& origin) {
+  // Compressed bytes would be scanned as brackets ("nested deeper than 64 levels").
+  if (text.size() >= 2 && static_cast<unsigned char>(text[0]) == 0x1f &&
+      static_cast<unsigned char>(text[1]) == 0x8b)
+    throw Error(ErrorCode::parse_error,
+                origin + ": gzip-compressed data, not JSON text (decompress it with gunzip, or "
+                         "give it where .json.gz files are read, such as replay --data)");
   int depth = 0;
   bool in_string = false;
   for (std::size_t i = 0; i < text.size(); ++i) {

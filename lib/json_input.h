@@ -18,8 +18,8 @@ namespace ktune::detail {
 constexpr int kMaxJsonDepth = 64;
 
 /// Throws Error(parse_error) naming `origin` when `text` nests arrays / objects deeper than
-/// kMaxJsonDepth (brackets inside strings do not count). Malformed text otherwise passes, for
-/// the parser to report.
+/// kMaxJsonDepth (brackets inside strings do not count), and when `text` is gzip-compressed
+/// data. Malformed text otherwise passes, for the parser to report.
 void require_json_depth(std::string_view text, const std::string& origin);
 
 /// At most this many characters of a value are quoted in an error message.

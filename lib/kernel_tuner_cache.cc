@@ -29,10 +29,52 @@ Value to_value(const json& v, const std::string& origin, const std::string& what
                                           " is not an integer (ktune parameters are integers)");
 }
 
-json parse_tolerant(const std::string& text, const std::string& origin) {
-  detail::require_json_depth(text, origin);
-  json doc = json::parse(text, nullptr, false);
+/// Words Python's json module writes for non-finite numbers, which JSON lacks.
+constexpr const char* kNonFiniteWords[] = {"NaN", "-Infinity", "Infinity"};
+
+/// `text` with each of Python's bare NaN / Infinity / -Infinity (outside strings) quoted, so
+/// that a parser reads them as the strings "NaN" / "Infinity" / "-Infinity".
+std::string quote_python_non_finite(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) out += text[++i];
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    bool quoted = false;
+    for (const char* word : kNonFiniteWords) {
+      const std::size_t n = std::char_traits<char>::length(word);
+      if (text.compare(i, n, word) == 0) {
+        out += '"';
+        out += word;
+        out += '"';
+        i += n - 1;
+        quoted = true;
+        break;
+      }
+    }
+    if (!quoted) out += c;
+  }
+  return out;
+}
+
+json parse_tolerant(const std::string& input, const std::string& origin) {
+  detail::require_json_depth(input, origin);
+  json doc = json::parse(input, nullptr, false);
   if (!doc.is_discarded()) return doc;
+  // Python's non-finite numbers; then the text as given again below, if quoting changed nothing.
+  const std::string quoted = quote_python_non_finite(input);
+  const std::string& text = quoted;
+  if (quoted != input) {
+    doc = json::parse(text, nullptr, false);
+    if (!doc.is_discarded()) return doc;
+  }
   // Kernel Tuner appends entries as it goes; an interrupted run leaves the braces open.
   std::string fixed = text;
   while (!fixed.empty() && (std::isspace(static_cast<unsigned char>(fixed.back())) || fixed.back() == ','))
@@ -118,6 +160,10 @@ KernelTunerCache parse_cache_document(const json& doc, const std::string& origin
       e.values.push_back(to_value(item[name], origin, "cache entry '" + key + "' " + name));
     }
     const json time = item.contains("time") ? item["time"] : json();
+    auto non_finite = [](const json& v) {
+      return v.is_string() && std::any_of(std::begin(kNonFiniteWords), std::end(kNonFiniteWords),
+                                          [&](const char* w) { return v.get<std::string>() == w; });
+    };
     if (time.is_number()) {
       e.time_ms = time.get<double>();
     } else if (time.is_string()) {
@@ -132,6 +178,12 @@ KernelTunerCache parse_cache_document(const json& doc, const std::string& origin
                     origin + ": cache entry '" + key + "' times is not an array of numbers");
       }
       for (const auto& t : times) {
+        if (non_finite(t)) {  // a sample that measured nothing: the entry has no time
+          e.time_ms.reset();
+          e.error = t.get<std::string>();
+          e.times_ms.clear();
+          break;
+        }
         if (!t.is_number()) {
           throw Error(ErrorCode::parse_error, origin + ": cache entry '" + key + "' times holds " +
                                                   detail::json_excerpt(t) + ", not a number");
@@ -157,6 +209,15 @@ KernelTunerCache parse_kernel_tuner_cache(const std::string& text, const std::st
 
 KernelTunerCache read_kernel_tuner_cache(const std::string& path) {
   return parse_kernel_tuner_cache(detail::read_maybe_gzip(path, "Kernel Tuner cache file"), path);
+}
+
+std::optional<Status> error_status(const std::string& error) {
+  if (error == "InvalidConfig") return Status::invalid;
+  if (error == "CompilationFailedConfig") return Status::compile_error;
+  if (error == "RuntimeFailedConfig") return Status::runtime_error;
+  for (const char* word : kNonFiniteWords)
+    if (error == word) return Status::runtime_error;
+  return std::nullopt;
 }
 
 }  // namespace ktune::kt

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ktune/config.h"
+#include "ktune/trial.h"
 
 namespace ktune::kt {
 
@@ -37,6 +38,13 @@ struct KernelTunerCache {
 /// parse_error) naming the file and the bad field. A cache truncated by an interrupted run
 /// (missing closing braces) is accepted.
 KernelTunerCache read_kernel_tuner_cache(const std::string& path);
-/// Parses cache JSON text; `origin` names the source in error messages.
+/// Parses cache JSON text; `origin` names the source in error messages. Python's NaN,
+/// Infinity and -Infinity (which its json module writes by default) are read: an entry whose
+/// time or a sample is one of them has no time, and that word as its error.
 KernelTunerCache parse_kernel_tuner_cache(const std::string& text, const std::string& origin);
+
+/// The status of an error Kernel Tuner writes in place of a time: InvalidConfig,
+/// CompilationFailedConfig, RuntimeFailedConfig, or a non-finite time (NaN, Infinity,
+/// -Infinity: a run that measured nothing); nullopt for any other text.
+std::optional<Status> error_status(const std::string& error);
 }  // namespace ktune::kt

@@ -53,14 +53,6 @@ std::size_t line_of(const std::string& text, const std::string& needle) {
   return 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + pos, '\n'));
 }
 
-// Kernel Tuner error strings stored in place of a time.
-std::optional<Status> kernel_tuner_status(const std::string& text) {
-  if (text == "CompilationFailedConfig") return Status::compile_error;
-  if (text == "RuntimeFailedConfig") return Status::runtime_error;
-  if (text == "InvalidConfig") return Status::invalid;
-  return std::nullopt;
-}
-
 // Kernel Tuner writes each cache entry on its own line, keyed by its values joined by commas.
 std::string entry_where(const std::string& path, const std::string& text, const std::string& key) {
   return path + ":" + std::to_string(line_of(text, "\"" + key + "\"")) + " (cache entry \"" +
@@ -135,7 +127,7 @@ std::vector<TrialRecord> read_kernel_tuner(const std::string& path, const std::s
       t.times_ms = entry.times_ms;
       summarize_times(t);
       if (t.times_ms.empty()) t.median_ms = t.min_ms = *entry.time_ms;
-    } else if (auto status = kernel_tuner_status(entry.error)) {
+    } else if (auto status = kt::error_status(entry.error)) {
       t.status = *status;
       t.message = entry.error;
     } else {

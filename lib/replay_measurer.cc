@@ -11,22 +11,11 @@
 #include "kernel_tuner_cache.h"
 #include "ktune/error.h"
 #include "ktune/replay.h"
+#include "stats.h"
 
 namespace ktune {
 
 namespace {
-
-Status status_of_kernel_tuner_error(const std::string& error) {
-  if (error == "InvalidConfig") return Status::invalid;
-  if (error == "CompilationFailedConfig") return Status::compile_error;
-  return Status::runtime_error;  // RuntimeFailedConfig and anything unknown
-}
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 }  // namespace
 
@@ -98,10 +87,11 @@ ReplayMeasurer ReplayMeasurer::from_kernel_tuner_cache(const std::string& path,
     if (e.time_ms) {
       r.status = Status::ok;
       r.time_ms = objective == ReplayObjective::median_of_samples && !e.times_ms.empty()
-                      ? median_of(e.times_ms)
+                      ? stats::median(e.times_ms)
                       : *e.time_ms;
     } else {
-      r.status = status_of_kernel_tuner_error(e.error);
+      // Any other text is a failure too: replay only needs to know the config gave no time.
+      r.status = kt::error_status(e.error).value_or(Status::runtime_error);
       r.message = e.error;
     }
     records.emplace_back(space.make(named), std::move(r));

@@ -229,6 +229,41 @@ TEST_CASE("cli: replay over a space that none of the data satisfies says so", "[
   CHECK_THAT(r.output, Catch::Contains("nothing to replay") && Catch::Contains("never.T1.json"));
 }
 
+TEST_CASE("cli: replay refuses a space the data does not cover, a compressed space, a space past 2^63",
+          "[cli]") {
+  test::TempDir dir;
+  const std::string data = std::string(KTUNE_DATASETS_DIR) + "/convolution_milo_A4000.json.gz";
+  std::ifstream in(std::string(KTUNE_DATASETS_DIR) + "/convolution_milo.T1.json");
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  // A value never measured: refused before any run (exhaustive at budget 300 once passed,
+  // its expectation and score computed over the recorded part alone).
+  nlohmann::json extra = doc;
+  for (auto& p : extra["ConfigurationSpace"]["TuningParameters"])
+    if (p["Name"] == "block_size_x") p["Values"] = "[16, 17, 32, 48, 64, 80, 96, 112, 128]";
+  test::write_text(dir.file("extra.T1.json"), extra.dump());
+  auto r = test::run_ktune(dir, "replay --data " + data + " --space " + dir.file("extra.T1.json") +
+                                    " --searcher exhaustive --budget 300 --repeats 1");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("values that no record holds: block_size_x=17") &&
+                           Catch::Contains("extra.T1.json") && !Catch::Contains("methodology score"));
+  // The compressed cache given as the space is named as compressed, not as deep JSON.
+  r = test::run_ktune(dir, "replay --data " + data + " --space " + data + " --budget 5 --repeats 1");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("gzip-compressed data, not JSON text") &&
+                           !Catch::Contains("nested deeper"));
+  // 70 two-valued parameters: more than 2^63 points, which replay cannot index; said with the file.
+  nlohmann::json wide = doc;
+  for (int i = 0; i < 70; ++i)
+    wide["ConfigurationSpace"]["TuningParameters"].push_back(
+        {{"Name", "h" + std::to_string(i)}, {"Type", "int"}, {"Values", "[0, 1]"}, {"Default", 0}});
+  test::write_text(dir.file("wide.T1.json"), wide.dump());
+  r = test::run_ktune(dir, "replay --data " + data + " --space " + dir.file("wide.T1.json") +
+                               " --budget 5 --repeats 1");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("wide.T1.json") && Catch::Contains("2^63") &&
+                           Catch::Contains("replay keeps records by index"));
+}
+
 TEST_CASE("a parser's quote of a huge malformed value is cut in the message", "[json]") {
   const std::string text = "{\"a\": \"" + std::string(1000000, 'y');  // never closed
   try {

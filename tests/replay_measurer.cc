@@ -76,6 +76,40 @@ TEST_CASE("Kernel Tuner cache reader: fields, errors, gzip and truncation", "[re
   fs::remove_all(dir);
 }
 
+TEST_CASE("Kernel Tuner cache reader: Python's NaN and Infinity are failed entries", "[replay]") {
+  // Python's json module writes non-finite floats as bare words JSON lacks; a string that
+  // holds the word stays a string of that entry's own field.
+  std::string text = kCache;
+  auto replace = [&](const std::string& from, const std::string& to) {
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+  };
+  replace("\"time\": 1.5, \"times\": [1.5]", "\"time\": NaN, \"times\": [NaN]");
+  replace("\"times\": [2.0, 2.0]", "\"times\": [2.0, Infinity]");
+  replace("\"kernel_name\": \"k\"", "\"kernel_name\": \"NaN Infinity\"");
+  const auto c = kt::parse_kernel_tuner_cache(text, "python");
+  REQUIRE(c.entries.size() == 6);
+  CHECK(c.kernel_name == "NaN Infinity");
+  CHECK_FALSE(c.entries[3].time_ms);
+  CHECK(c.entries[3].error == "NaN");
+  CHECK_FALSE(c.entries[1].time_ms);  // one sample measured nothing
+  CHECK(c.entries[1].error == "Infinity");
+  CHECK(kt::error_status("NaN") == Status::runtime_error);
+  CHECK(kt::error_status("-Infinity") == Status::runtime_error);
+  CHECK(kt::error_status("InvalidConfig") == Status::invalid);
+  CHECK_FALSE(kt::error_status("Whatever"));
+  // Replayed, the optimum is the best finite record left (3.0: 1.5 and 2.0 are gone).
+  const fs::path dir = temp_dir();
+  const std::string path = (dir / "k_python.json").string();
+  std::ofstream(path) << text;
+  const auto m = ReplayMeasurer::from_kernel_tuner_cache(path, small_space());
+  CHECK(m.best_time_ms() == 3.0);
+  fs::remove_all(dir);
+  // Malformed text is still refused, as before.
+  CHECK_THROWS_AS(kt::parse_kernel_tuner_cache("{\"cache\": NaNa}", "bad"), Error);
+}
+
 TEST_CASE("ReplayMeasurer answers from the record with fitting statuses", "[replay]") {
   const fs::path dir = temp_dir();
   const std::string path = (dir / "k_TestGPU.json").string();

@@ -57,6 +57,8 @@ class ReplayMeasurer : public Measurer {
   const SearchSpace& space() const { return space_; }
   /// Number of usable records (valid configs of the space).
   std::size_t size() const { return records_.size(); }
+  /// Whether `config` (a config of the space) has a usable record.
+  bool recorded(const Config& config) const { return records_.count(space_.index_of(config)) > 0; }
   /// Records skipped because the space rejects their config.
   std::size_t ignored() const { return ignored_; }
   /// Objective time of every usable record; +infinity for failed ones.

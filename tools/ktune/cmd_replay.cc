@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "atomic_file.h"
@@ -147,6 +149,49 @@ nlohmann::json replay_one(const ReplaySettings& s, const std::string& searcher_n
   return j;
 }
 
+/// A Kernel Tuner cache holds every valid config of the space it was measured in. A space
+/// with valid configs the data lacks (a value never measured) would let the random
+/// expectation and the score describe only the recorded part, and stop a searcher when it
+/// first proposes one: refused before any run, naming the values no record holds. (Spaces
+/// too large to walk here are left to that error.)
+void require_space_recorded(const SearchSpace& space, const ReplayMeasurer& measurer,
+                            const std::string& space_path, const std::string& data) {
+  std::uint64_t valid = 0;
+  try {
+    valid = space.count_valid(Index{1} << 26);
+  } catch (const Error&) {
+    return;
+  }
+  if (valid <= measurer.size()) return;
+  std::vector<std::set<Value>> seen(space.dims());
+  std::optional<Config> first_missing;
+  std::uint64_t missing = 0;
+  for (std::optional<Index> i = space.next_valid(0); i; i = space.next_valid(*i + 1)) {
+    const Config c = space.at(*i);
+    if (!measurer.recorded(c)) {
+      if (!first_missing) first_missing = c;
+      ++missing;
+      continue;
+    }
+    for (std::size_t d = 0; d < space.dims(); ++d) seen[d].insert(c.values()[d]);
+  }
+  if (!first_missing) return;
+  std::string unseen;
+  int listed = 0;
+  for (std::size_t d = 0; d < space.dims(); ++d)
+    for (Value v : space.params()[d].values)
+      if (!seen[d].count(v) && listed++ < 12)
+        unseen += (unseen.empty() ? "" : ", ") + space.params()[d].name + "=" + std::to_string(v);
+  if (listed > 12) unseen += ", ... (" + std::to_string(listed) + " in all)";
+  throw Error(ErrorCode::invalid_argument,
+              "'" + data + "' has no record of " + std::to_string(missing) + " of the " +
+                  std::to_string(valid) + " valid configs of the space '" + space_path +
+                  "' (the first: " + first_missing->str() + ")" +
+                  (unseen.empty() ? "" : "; values that no record holds: " + unseen) +
+                  ". A Kernel Tuner cache holds every valid config of the space it was measured "
+                  "in: give that space, or leave out what was not measured");
+}
+
 void run_replay(const ReplaySettings& s) {
   std::string space_path = s.space;
   std::error_code ec;
@@ -184,8 +229,15 @@ void run_replay(const ReplaySettings& s) {
                                                      " file '" + input + "' being read; choose another file");
   }
   const SearchSpace space = SearchSpace::from_t1_file(space_path);
+  try {
+    (void)space.size();
+  } catch (const Error& e) {  // records are kept by the space's indices
+    throw Error(e.code(), "replay over the space '" + space_path + "': " + e.what() +
+                              " (replay keeps records by index; tuning handles such spaces)");
+  }
   ReplayMeasurer measurer = ReplayMeasurer::from_kernel_tuner_cache(
       s.data, space, s.objective == "median" ? ReplayObjective::median_of_samples : ReplayObjective::recorded);
+  require_space_recorded(space, measurer, space_path, s.data);
   const std::vector<double> outcomes = measurer.outcome_times();
   if (std::none_of(outcomes.begin(), outcomes.end(), [](double t) { return std::isfinite(t); })) {
     throw Error(ErrorCode::invalid_argument,
