@@ -16,17 +16,15 @@
 #include <spdlog/spdlog.h>
 
 #include "compile_helper.h"
+#include "content_hash.h"
 #include "cubin_cache.h"
+#include "embedded_sources.h"
 #include "ktune/error.h"
 #include "ktune/measure.h"
 #include "nvrtc_compile.h"
 #include "ptxas_report.h"
 
 namespace ktune {
-
-namespace detail {
-const std::map<std::string, std::string>& embedded_sources();  // generated at build time
-}  // namespace detail
 
 namespace {
 

@@ -5,20 +5,11 @@
 #include <algorithm>
 #include <charconv>
 
+#include "content_hash.h"
 #include "ktune/error.h"
 
 namespace ktune {
 namespace {
-
-constexpr std::uint64_t kFnvOffset = 14695981039346656037ull;
-constexpr std::uint64_t kFnvPrime = 1099511628211ull;
-
-void fnv_bytes(std::uint64_t& h, std::string_view bytes) {
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= kFnvPrime;
-  }
-}
 
 /// Decimal digits of a value without allocating.
 std::string_view digits(Value v, char (&buffer)[24]) {
@@ -101,13 +92,13 @@ std::vector<std::string> Config::defines() const {
 std::uint64_t Config::hash() const {
   // Same bytes as str(), hashed without building the string.
   const auto& n = names();
-  std::uint64_t h = kFnvOffset;
+  std::uint64_t h = detail::kFnv1a64Offset;
   char buffer[24];
   for (std::size_t i = 0; i < n.size(); ++i) {
-    if (i) fnv_bytes(h, ",");
-    fnv_bytes(h, n[i]);
-    fnv_bytes(h, "=");
-    fnv_bytes(h, digits(values_[i], buffer));
+    if (i) h = detail::fnv1a64(",", h);
+    h = detail::fnv1a64(n[i], h);
+    h = detail::fnv1a64("=", h);
+    h = detail::fnv1a64(digits(values_[i], buffer), h);
   }
   return h;
 }

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "atomic_file.h"
+#include "content_hash.h"
 #include "ktune/error.h"
 
 namespace ktune::detail {
@@ -62,14 +63,6 @@ void remove_stale_temporaries(const fs::path& directory) {
 }
 
 }  // namespace
-
-std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t state) {
-  for (unsigned char c : bytes) {
-    state ^= c;
-    state *= 0x100000001b3ULL;
-  }
-  return state;
-}
 
 std::string hex64(std::uint64_t value) {
   char text[17];

@@ -19,11 +19,6 @@
 
 namespace ktune::detail {
 
-/// 64-bit FNV-1a of `bytes`, continuing from `state` (the standard offset basis by default).
-std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t state = 0xcbf29ce484222325ULL);
-/// 16 lower-case hex digits of a 64-bit value.
-std::string hex64(std::uint64_t value);
-
 /// True when `bytes` can be a cubin: an ELF file (magic 0x7f 'E' 'L' 'F', a full header). A
 /// cache entry or a compile helper's answer that is not is never used.
 bool looks_like_cubin(const std::vector<char>& bytes);

@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 
 #include <map>
+#include <stdexcept>
 #include <string>
 
 #include "ktune/error.h"
@@ -75,6 +76,27 @@ std::string Device::key() const {
   // The hardware's identity: an arch-specific compile target (sm_90a) is the same GPU.
   return name + "|sm_" + std::to_string(cc_major) + std::to_string(cc_minor) + "|" +
          std::to_string(sm_count);
+}
+
+Device Device::from_key(const std::string& key) {
+  const auto a = key.find('|');
+  const auto b = a == std::string::npos ? a : key.find('|', a + 1);
+  Device d;
+  try {
+    if (b == std::string::npos || key.compare(a + 1, 3, "sm_") != 0) throw std::invalid_argument(key);
+    std::size_t used = 0;
+    const int arch = std::stoi(key.substr(a + 4, b - a - 4), &used);
+    if (arch < 10 || used != b - a - 4) throw std::invalid_argument(key);
+    d.name = key.substr(0, a);
+    d.cc_major = arch / 10;
+    d.cc_minor = arch % 10;
+    d.sm_count = std::stoi(key.substr(b + 1), &used);
+    if (used != key.size() - b - 1 || d.sm_count < 0 || d.name.empty()) throw std::invalid_argument(key);
+  } catch (const std::exception&) {
+    throw Error(ErrorCode::parse_error,
+                "device key \"" + key + "\": expected \"name|sm_XY|sm_count\", e.g. \"NVIDIA H200|sm_90|132\"");
+  }
+  return d;
 }
 
 Device Device::h200() {

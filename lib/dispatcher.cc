@@ -60,13 +60,13 @@ struct Task {
   std::vector<Candidate> candidates;
 };
 
-/// The SM count a device key ends with ("NAME|sm_90|132"), -1 when it holds none.
+/// The SM count a device key ends with ("NAME|sm_90|132"), -1 when it is no device key.
 long sm_count_of(const std::string& device_key) {
-  const auto bar = device_key.rfind('|');
-  if (bar == std::string::npos) return -1;
-  char* end = nullptr;
-  const long count = std::strtol(device_key.c_str() + bar + 1, &end, 10);
-  return end != device_key.c_str() + bar + 1 && *end == '\0' ? count : -1;
+  try {
+    return Device::from_key(device_key).sm_count;
+  } catch (const Error&) {
+    return -1;
+  }
 }
 
 std::string default_cache_dir() {

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cubin_cache.h"
+#include "content_hash.h"
 #include "jsonl_format.h"
 #include "input_file.h"
 #include "kernel_tuner_cache.h"

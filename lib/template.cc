@@ -7,13 +7,10 @@
 #include <mutex>
 
 #include "builtin_templates.h"
+#include "embedded_sources.h"
 #include "ktune/error.h"
 
 namespace ktune {
-
-namespace detail {
-const std::map<std::string, std::string>& embedded_sources();  // generated at build time
-}
 
 namespace {
 

@@ -15,7 +15,7 @@
 
 #include <sqlite3.h>
 
-#include "cubin_cache.h"
+#include "content_hash.h"
 #include "ktune/error.h"
 #include "ktune/log.h"
 #include "sqlite_db.h"

@@ -1,5 +1,7 @@
-// TrialRecord helpers: device keys, building a record from a trial, run ids, and the strict
-// parser of the config text form "a=1,b=2" used for everything read back from a log.
+// TrialRecord helpers: device keys, building a record from a trial, run ids, the strict
+// parser of the config text form "a=1,b=2" used for everything read back from a log, the
+// log's ranking rule of a task's configs (each config's typical trial), and the validation
+// of a record before it is stored (check_record, fits_device_key).
 #include <unistd.h>
 
 #include <algorithm>

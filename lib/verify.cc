@@ -5,6 +5,8 @@
 #include <cstring>
 #include <limits>
 
+#include "host_dtype.h"
+
 namespace ktune::verify {
 
 std::uint8_t poison_byte(DType t) {
@@ -19,33 +21,12 @@ std::uint8_t poison_byte(DType t) {
   }
 }
 
-double half_to_double(std::uint16_t h) {
-  int sign = (h >> 15) & 1;
-  int exp = (h >> 10) & 0x1F;
-  int mant = h & 0x3FF;
-  double v;
-  if (exp == 0)
-    v = std::ldexp(static_cast<double>(mant), -24);
-  else if (exp == 31)
-    v = mant ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-  else
-    v = std::ldexp(static_cast<double>(mant | 0x400), exp - 25);
-  return sign ? -v : v;
-}
-
-double bf16_to_double(std::uint16_t b) {
-  std::uint32_t bits = static_cast<std::uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
 double element(const std::uint8_t* data, DType t, std::size_t i) {
   switch (t) {
     case DType::f32: { float v; std::memcpy(&v, data + 4 * i, 4); return v; }
     case DType::f64: { double v; std::memcpy(&v, data + 8 * i, 8); return v; }
-    case DType::f16: { std::uint16_t v; std::memcpy(&v, data + 2 * i, 2); return half_to_double(v); }
-    case DType::bf16: { std::uint16_t v; std::memcpy(&v, data + 2 * i, 2); return bf16_to_double(v); }
+    case DType::f16: { std::uint16_t v; std::memcpy(&v, data + 2 * i, 2); return half_bits_to_float(v); }
+    case DType::bf16: { std::uint16_t v; std::memcpy(&v, data + 2 * i, 2); return bf16_bits_to_float(v); }
     case DType::i32: { std::int32_t v; std::memcpy(&v, data + 4 * i, 4); return v; }
     case DType::i64: { std::int64_t v; std::memcpy(&v, data + 8 * i, 8); return static_cast<double>(v); }
     case DType::u8: return data[i];

@@ -21,12 +21,9 @@ std::uint8_t poison_byte(DType t);
 /// Whether element `i` of dtype `t` at `data` still holds the poison pattern in every byte.
 bool is_poison(const std::uint8_t* data, DType t, std::size_t i);
 
-/// Element `i` of raw bytes of dtype `t`, as double (f16 and bf16 decoded exactly).
+/// Element `i` of raw bytes of dtype `t`, as double (f16 and bf16 decoded exactly, by
+/// host_dtype.h's decoders).
 double element(const std::uint8_t* data, DType t, std::size_t i);
-/// Decodes an IEEE half.
-double half_to_double(std::uint16_t h);
-/// Decodes a bfloat16.
-double bf16_to_double(std::uint16_t b);
 
 /// Outcome of comparing one output with its reference.
 struct Comparison {

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "content_hash.h"
 #include "cubin_cache.h"
 #include "ktune/build.h"
 #include "ktune/error.h"

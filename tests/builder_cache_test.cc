@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "builtin_templates.h"
+#include "content_hash.h"
 #include "cubin_cache.h"
 #include "ktune/build.h"
 #include "ktune/template.h"

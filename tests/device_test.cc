@@ -68,6 +68,20 @@ TEST_CASE("Device::offline knows sm_80 to sm_90a and rejects others by name", "[
                        }));
 }
 
+TEST_CASE("Device::from_key reads what key() writes and names a malformed key", "[device]") {
+  const Device h = Device::h200();
+  const Device back = Device::from_key(h.key());
+  CHECK(back.name == h.name);
+  CHECK(back.cc_major == 9);
+  CHECK(back.cc_minor == 0);
+  CHECK(back.sm_count == h.sm_count);
+  CHECK(back.key() == h.key());
+  CHECK(Device::from_key("NVIDIA A100|sm_80|0").sm_count == 0);  // imported: SM count unknown
+  for (const char* bad : {"", "H200", "H200|sm_90", "H200|90|132", "H200|sm_9|132", "|sm_90|132",
+                          "H200|sm_90|-1", "H200|sm_90|13x", "H200|sm_xx|132"})
+    CHECK_THROWS_WITH(Device::from_key(bad), Catch::Contains(std::string("device key \"") + bad + "\""));
+}
+
 TEST_CASE("query_device reads the GPU's limits", "[device][gpu]") {
   KTUNE_REQUIRE_GPU();
   REQUIRE(ktune::cuda_device_count() >= 1);

@@ -205,12 +205,16 @@ TEST_CASE("verify: per-element bound catches one bad element the L2 norm would h
 }
 
 TEST_CASE("verify: f16 and bf16 elements decode exactly", "[runner]") {
-  CHECK(verify::half_to_double(0x3C00) == 1.0);
-  CHECK(verify::half_to_double(0xC000) == -2.0);
-  CHECK(verify::half_to_double(0x0001) == std::ldexp(1.0, -24));
-  CHECK(std::isnan(verify::half_to_double(0xFFFF)));
-  CHECK(verify::bf16_to_double(0x3F80) == 1.0);
-  CHECK(std::isnan(verify::bf16_to_double(0xFFFF)));
+  auto half = [](std::uint16_t bits) { return verify::element(reinterpret_cast<const std::uint8_t*>(&bits), DType::f16, 0); };
+  auto bf16 = [](std::uint16_t bits) { return verify::element(reinterpret_cast<const std::uint8_t*>(&bits), DType::bf16, 0); };
+  CHECK(half(0x3C00) == 1.0);
+  CHECK(half(0xC000) == -2.0);
+  CHECK(half(0x0001) == std::ldexp(1.0, -24));
+  CHECK(half(0x7BFF) == 65504.0);
+  CHECK(std::isinf(half(0xFC00)));
+  CHECK(std::isnan(half(0xFFFF)));
+  CHECK(bf16(0x3F80) == 1.0);
+  CHECK(std::isnan(bf16(0xFFFF)));
   CHECK(verify::poison_byte(DType::i32) != verify::poison_byte(DType::f32));
 }
 

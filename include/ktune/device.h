@@ -35,6 +35,10 @@ struct Device {
   /// Short identity used in tuning records: "NVIDIA H200|sm_90|132" (the compute capability
   /// without an arch-specific suffix: an sm_90a target is the same GPU).
   std::string key() const;
+  /// The Device a key names (name, compute capability, SM count; 0 = unknown, as imports of
+  /// foreign results record it); the other fields stay 0. Throws Error(parse_error) naming
+  /// the key unless it reads "name|sm_XY|sm_count".
+  static Device from_key(const std::string& key);
   /// An offline description of the NVIDIA H200 (sm_90, 132 SMs), for compile-only work.
   static Device h200();
   /// An offline description for an arch string: sm_80, sm_86, sm_89, sm_90 or sm_90a (limits

@@ -57,7 +57,9 @@ struct HostBuffer {
 /// One kernel argument: a buffer (by index into workload buffers followed by plan scratch) or
 /// a scalar passed by value.
 struct KernelArg {
-  enum class Kind { buffer, i32, i64, f32, f64 } kind = Kind::i32;
+  /// What the argument is: a buffer's device pointer, or a scalar of that type.
+  enum class Kind { buffer, i32, i64, f32, f64 };
+  Kind kind = Kind::i32;   ///< what the argument is
   std::size_t buffer = 0;  ///< for Kind::buffer
   std::int64_t i = 0;      ///< for i32 / i64
   double f = 0;            ///< for f32 / f64
@@ -75,7 +77,9 @@ struct KernelArg {
 
 /// One step of a launch plan: a kernel launch, or a memset of a buffer.
 struct LaunchStep {
-  enum class Kind { kernel, memset } kind = Kind::kernel;
+  /// What the step does: launch `entry`, or zero a buffer (memset_buffer).
+  enum class Kind { kernel, memset };
+  Kind kind = Kind::kernel;             ///< what the step does
   std::string entry;                    ///< extern "C" kernel name (kernel steps)
   unsigned grid[3] = {1, 1, 1};         ///< grid dimensions
   unsigned block[3] = {1, 1, 1};        ///< block dimensions

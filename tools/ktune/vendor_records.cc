@@ -46,23 +46,10 @@ bool is_vendor_template(const std::string& template_name) {
 }
 
 Device device_from_key(const std::string& key) {
-  const auto a = key.find('|');
-  const auto b = a == std::string::npos ? a : key.find('|', a + 1);
-  Device d;
-  try {
-    if (b == std::string::npos || key.compare(a + 1, 3, "sm_") != 0) throw std::invalid_argument(key);
-    std::size_t used = 0;
-    const int arch = std::stoi(key.substr(a + 4, b - a - 4), &used);
-    if (arch < 10 || used != b - a - 4) throw std::invalid_argument(key);
-    d.name = key.substr(0, a);
-    d.cc_major = arch / 10;
-    d.cc_minor = arch % 10;
-    d.sm_count = std::stoi(key.substr(b + 1), &used);
-    if (used != key.size() - b - 1 || d.sm_count < 1 || d.name.empty()) throw std::invalid_argument(key);
-  } catch (const std::exception&) {
-    throw Error(ErrorCode::parse_error,
-                "device key \"" + key + "\": expected \"name|sm_XY|sm_count\", e.g. \"NVIDIA H200|sm_90|132\"");
-  }
+  const Device d = Device::from_key(key);
+  if (d.sm_count < 1)  // a vendor time names the GPU it was measured on
+    throw Error(ErrorCode::parse_error, "device key \"" + key + "\": the SM count must be 1 or more "
+                                        "(\"name|sm_XY|sm_count\", e.g. \"NVIDIA H200|sm_90|132\")");
   return d;
 }
 
