@@ -11,32 +11,11 @@
 #include "ktune/device.h"
 #include "ktune/error.h"
 #include "ktune/log.h"
+#include "ktune/log_recorder.h"
 #include "ktune/measure.h"
 #include "ktune/searcher.h"
 #include "ktune/template.h"
 #include "ktune/tuner.h"
-
-namespace {
-
-/// Appends every trial to the tuning log with its template, problem, device and run.
-class LogSink : public ktune::TrialSink {
- public:
-  LogSink(ktune::TuningLog& log, const ktune::KernelTemplate& tmpl, const ktune::Problem& problem,
-          const ktune::Device& device)
-      : log_(log), tmpl_(tmpl), problem_(problem), device_(device), run_(ktune::new_run_id()) {}
-  void record(const ktune::Trial& trial) override {
-    log_.append(ktune::TrialRecord::make(tmpl_, problem_, device_, trial, run_));
-  }
-
- private:
-  ktune::TuningLog& log_;
-  const ktune::KernelTemplate& tmpl_;
-  const ktune::Problem& problem_;
-  const ktune::Device& device_;
-  std::string run_;
-};
-
-}  // namespace
 
 int main(int argc, char** argv) try {
   if (argc > 1 && argv[1][0] == '-') {  // an option is never taken for the database path
@@ -75,24 +54,13 @@ int main(int argc, char** argv) try {
   };
 
   ktune::TuningLog log(db_path);
-  LogSink sink(log, *tmpl, problem, device);
+  ktune::LogRecorder recorder(log, *tmpl, problem, device);  // every trial, as measured
   ktune::Tuner tuner(space, *searcher, measurer, options);
-  tuner.set_sink(&sink);
+  tuner.set_sink(&recorder);
 
-  // Resume: trials of this task (same kernel source) already in the log are not measured again.
-  std::vector<ktune::Trial> previous;
-  ktune::LogFilter filter;
-  filter.template_name = tmpl->name();
-  filter.problem_key = problem.key();
-  filter.device_key = device.key();
-  const std::string hash = ktune::Builder::source_hash(tmpl->source());
-  for (const auto& r : log.records(filter)) {
-    if (r.source_hash != hash) continue;
-    ktune::Trial t = r.trial;
-    t.config = space.parse(r.config_text);
-    previous.push_back(t);
-  }
-  tuner.resume_from(previous);
+  // Resume: trials of this task (same kernel source) already in the log are not measured
+  // again; a config measured several times counts as its typical trial, as `ktune best` ranks.
+  tuner.resume_from(ktune::trials_to_resume(log, *tmpl, problem, device, space));
 
   const ktune::TuneResult result = tuner.run();
   if (!result.best) {

@@ -23,6 +23,7 @@
 #include "ktune/build.h"
 #include "ktune/error.h"
 #include "ktune/log.h"
+#include "ktune/log_recorder.h"
 #include "ktune/measure.h"
 #include "ktune/tuner.h"
 #include "ktune/warm_start.h"
@@ -117,95 +118,31 @@ class StoppableMeasurer final : public Measurer {
 
 // --- recording --------------------------------------------------------------------------------
 
-/// Appends every trial to the tuning log, stamped with template, problem, device and run. A
-/// replayed trial keeps the template source its record was measured with and says where it
-/// was replayed from, so that it never passes for a fresh measurement.
-class LogSink final : public TrialSink {
+/// The log's recorder, less a worker that the terminal's Ctrl-C killed: it did not measure its
+/// candidate, so the trial is left out and resuming measures the candidate.
+class InterruptAwareSink final : public TrialSink {
  public:
-  LogSink(TuningLog& log, const KernelTemplate& tmpl, const Problem& problem,
-          const Device& device, std::string run_id, const ReplayTask* replay)
-      : log_(log), tmpl_(tmpl), problem_(problem), device_(device), run_id_(std::move(run_id)),
-        replay_(replay) {}
-
+  explicit InterruptAwareSink(LogRecorder& recorder) : recorder_(recorder) {}
   void record(const Trial& trial) override {
-    // A worker killed by the terminal's Ctrl-C did not measure its candidate: leave it out,
-    // so that resuming measures it.
-    if (g_stop.load() && !trial.ok() && trial.message.find("SIGINT") != std::string::npos)
-      return;
-    Trial stamped = trial;
-    if (stamped.timestamp_us == 0)
-      stamped.timestamp_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                                 std::chrono::system_clock::now().time_since_epoch())
-                                 .count();
-    if (replay_)
-      stamped.message = "replayed from " + replay_->origin +
-                        (stamped.message.empty() ? "" : ": " + stamped.message);
-    TrialRecord record = TrialRecord::make(tmpl_, problem_, device_, stamped, run_id_);
-    if (replay_) {
-      auto source = replay_->source_of.find(trial.config.str());
-      if (source != replay_->source_of.end()) record.source_hash = source->second;
-    }
-    log_.append(record);
-    ++recorded_;
+    if (g_stop.load() && !trial.ok() && trial.message.find("SIGINT") != std::string::npos) return;
+    recorder_.record(trial);
   }
-  std::size_t recorded() const { return recorded_; }
 
  private:
-  TuningLog& log_;
-  const KernelTemplate& tmpl_;
-  const Problem& problem_;
-  const Device& device_;
-  std::string run_id_;
-  const ReplayTask* replay_;
-  std::size_t recorded_ = 0;
+  LogRecorder& recorder_;
 };
 
-/// Trials of this task already in the log, one per config, for resume: those of the template
-/// source this run would record for the config (the current one; under a replay, the source
-/// the replayed record was measured with, as LogSink stamps it). A config measured several
-/// times (the final rounds re-measure the finalists) resumes as its typical ok trial, the rule
-/// of config_representatives(), so that a resumed run names the winner `ktune best` and the
-/// dispatcher pick; a config without an ok trial resumes as its first trial.
-std::vector<Trial> previous_trials(const TuningLog& log, const KernelTemplate& tmpl,
-                                   const Problem& problem, const Device& device,
-                                   const SearchSpace& space, const ReplayTask* replay) {
-  LogFilter filter;
-  filter.template_name = tmpl.name();
-  filter.problem_key = problem.key();
-  filter.device_key = device_key_of(device);
-  const std::string hash = Builder::source_hash(tmpl.source());
-  std::vector<std::string> order;                   // configs in order of first appearance
-  std::map<std::string, std::vector<Trial>> trials;  // config -> its trials of that source
-  log.for_each(filter, [&](const TrialRecord& r) {
-    try {
-      Config c = space.parse(r.config_text);
-      std::string expected = hash;
-      if (replay)
-        if (auto it = replay->source_of.find(c.str()); it != replay->source_of.end()) expected = it->second;
-      if (r.source_hash != expected || !space.valid(c)) return;
-      auto [it, fresh] = trials.try_emplace(c.str());
-      if (fresh) order.push_back(c.str());
-      Trial t = r.trial;
-      t.config = std::move(c);
-      it->second.push_back(std::move(t));
-    } catch (const Error&) {
-      // a config of another version of the space: not part of this task's resume
-    }
-  });
-  std::vector<Trial> out;
-  out.reserve(order.size());
-  for (const auto& key : order) {
-    std::vector<Trial>& all = trials[key];
-    std::vector<std::size_t> ok;
-    std::vector<double> medians;
-    for (std::size_t i = 0; i < all.size(); ++i)
-      if (all[i].ok()) {
-        ok.push_back(i);
-        medians.push_back(all[i].median_ms);
-      }
-    out.push_back(std::move(all[ok.empty() ? 0 : ok[typical_trial_position(medians)]]));
+/// How a run of this task stamps its trials: a replayed trial keeps the template source its
+/// record was measured with and says where it was replayed from, so that it never passes for
+/// a fresh measurement.
+LogRecorder::Options recorder_options(const std::string& run_id, const ReplayTask* replay) {
+  LogRecorder::Options o;
+  o.run_id = run_id;
+  if (replay) {
+    o.source_of = replay->source_of;
+    o.note = "replayed from " + replay->origin;
   }
-  return out;
+  return o;
 }
 
 // --- one task ---------------------------------------------------------------------------------
@@ -269,7 +206,8 @@ void tune_task(TuneContext& ctx, const PlanEntry& entry, ReplayTask* replay, Sea
   options.seed = args.seed;
   if (replay) options.top_k = 0;  // recorded numbers do not change when measured again
 
-  auto previous = previous_trials(ctx.log, *entry.tmpl, entry.problem, device, space, replay);
+  auto previous = trials_to_resume(ctx.log, *entry.tmpl, entry.problem, device, space,
+                                   replay ? replay->source_of : std::map<std::string, std::string>{});
   const std::size_t resumed = previous.size();
   if (options.max_trials > 0 && resumed >= options.max_trials) options.top_k = 0;
   // Warm start: the winners of the nearest shapes this log has tuned (not yet measured here).
@@ -295,7 +233,9 @@ void tune_task(TuneContext& ctx, const PlanEntry& entry, ReplayTask* replay, Sea
 
   StoppableSearcher stoppable_searcher(searcher);
   StoppableMeasurer stoppable_measurer(*measurer);
-  LogSink sink(ctx.log, *entry.tmpl, entry.problem, device, ctx.run_id, replay);
+  LogRecorder recorder(ctx.log, *entry.tmpl, entry.problem, device,
+                       recorder_options(ctx.run_id, replay));
+  InterruptAwareSink sink(recorder);
   Tuner tuner(space, stoppable_searcher, stoppable_measurer, options);
   tuner.set_sink(&sink);
   tuner.resume_from(std::move(previous));
@@ -306,12 +246,12 @@ void tune_task(TuneContext& ctx, const PlanEntry& entry, ReplayTask* replay, Sea
     // "exhausted" without measuring again, e.g. under --replay): still an interruption.
     if (g_stop.load()) throw Interrupted{};
     progress.finish();
-    print_result(entry, result, resumed, sink.recorded());
+    print_result(entry, result, resumed, recorder.recorded());
     std::fflush(stdout);
   } catch (const Interrupted&) {
     progress.finish();
     std::printf("%s: interrupted; %zu trials of this run are in %s\n", label.c_str(),
-                sink.recorded(), args.db.c_str());
+                recorder.recorded(), args.db.c_str());
     throw;
   }
 }

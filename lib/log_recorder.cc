@@ -1,0 +1,75 @@
+// Recording trials into a tuning log and resuming from it (see ktune/log_recorder.h).
+#include "ktune/log_recorder.h"
+
+#include <chrono>
+#include <utility>
+
+#include "ktune/build.h"
+#include "ktune/error.h"
+
+namespace ktune {
+
+LogRecorder::LogRecorder(TuningLog& log, const KernelTemplate& tmpl, const Problem& problem,
+                         const Device& device, Options options)
+    : log_(log), tmpl_(tmpl), problem_(problem), device_(device), options_(std::move(options)) {
+  if (options_.run_id.empty()) options_.run_id = new_run_id();
+}
+
+void LogRecorder::record(const Trial& trial) {
+  Trial stamped = trial;
+  if (stamped.timestamp_us == 0)
+    stamped.timestamp_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+  if (!options_.note.empty())
+    stamped.message = options_.note + (stamped.message.empty() ? "" : ": " + stamped.message);
+  TrialRecord record = TrialRecord::make(tmpl_, problem_, device_, stamped, options_.run_id);
+  if (auto source = options_.source_of.find(trial.config.str()); source != options_.source_of.end())
+    record.source_hash = source->second;
+  log_.append(record);
+  ++recorded_;
+}
+
+std::vector<Trial> trials_to_resume(const TuningLog& log, const KernelTemplate& tmpl,
+                                    const Problem& problem, const Device& device,
+                                    const SearchSpace& space,
+                                    const std::map<std::string, std::string>& source_of) {
+  LogFilter filter;
+  filter.template_name = tmpl.name();
+  filter.problem_key = problem.key();
+  filter.device_key = device_key_of(device);
+  const std::string hash = Builder::source_hash(tmpl.source());
+  std::vector<std::string> order;                   // configs in order of first appearance
+  std::map<std::string, std::vector<Trial>> trials;  // config -> its trials of that source
+  log.for_each(filter, [&](const TrialRecord& r) {
+    try {
+      Config c = space.parse(r.config_text);
+      const auto replayed = source_of.find(c.str());
+      const std::string& expected = replayed != source_of.end() ? replayed->second : hash;
+      if (r.source_hash != expected || !space.valid(c)) return;
+      auto [it, fresh] = trials.try_emplace(c.str());
+      if (fresh) order.push_back(c.str());
+      Trial t = r.trial;
+      t.config = std::move(c);
+      it->second.push_back(std::move(t));
+    } catch (const Error&) {
+      // a config of another version of the space: not part of this task's resume
+    }
+  });
+  std::vector<Trial> out;
+  out.reserve(order.size());
+  for (const auto& key : order) {
+    std::vector<Trial>& all = trials[key];
+    std::vector<std::size_t> ok;
+    std::vector<double> medians;
+    for (std::size_t i = 0; i < all.size(); ++i)
+      if (all[i].ok()) {
+        ok.push_back(i);
+        medians.push_back(all[i].median_ms);
+      }
+    out.push_back(std::move(all[ok.empty() ? 0 : ok[typical_trial_position(medians)]]));
+  }
+  return out;
+}
+
+}  // namespace ktune
