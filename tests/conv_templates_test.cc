@@ -7,6 +7,8 @@
 // defaults and a sample of each space.
 #include <catch2/catch.hpp>
 
+#include <random>
+
 #include <cmath>
 
 #include "builtin_templates.h"
@@ -260,6 +262,54 @@ TEST_CASE("conv problem defines carry dtype, filter geometry and the epilogue", 
   CHECK(f.channel_alignment() == 2);
   CHECK(conv::conv_shape(make_problem(*simt, "1x8x8x64x8x1x1", {})).channel_alignment() == 4);
   CHECK_FALSE(conv::small_c_applies(conv::conv_shape(make_problem(*simt, "1x8x8x64x8x1x1", {}))));
+}
+
+TEST_CASE("conv spaces: every default is valid and implementable over sampled boundary shapes",
+          "[conv]") {
+  // Batch, image, channels, filters, filter size, stride and padding drawn from boundary
+  // values: a default the space refuses is never measured (no speed-up reference).
+  struct Case {
+    std::shared_ptr<const KernelTemplate> tmpl;
+    Device device;
+    std::vector<std::int64_t> channels;
+  };
+  const std::vector<std::int64_t> any_c = {1, 3, 8, 17, 64, 512}, c8 = {8, 16, 64, 512};
+  const std::vector<Case> cases = {{make_conv2d_simt_template(), Device::h200(), any_c},
+                                   {make_conv2d_simt_template(), Device::offline("sm_86"), any_c},
+                                   {make_conv2d_mma_template(), Device::h200(), any_c},
+                                   {make_conv2d_mma_template(), Device::offline("sm_86"), any_c},
+                                   {make_conv2d_wgmma_template(), Device::h200(), c8}};
+  const std::vector<std::int64_t> batches = {1, 3, 32}, sides = {1, 2, 7, 14, 31, 56, 224},
+                                  filters = {1, 5, 64, 256, 2048}, windows = {1, 3, 5, 7};
+  std::mt19937_64 rng(26);
+  auto pick = [&](const std::vector<std::int64_t>& v) { return v[rng() % v.size()]; };
+  int checked = 0;
+  for (const Case& c : cases)
+    for (int i = 0; i < 300; ++i) {
+      const std::int64_t n = pick(batches), h = pick(sides), w = pick(sides), ch = pick(c.channels),
+                         k = pick(filters), r = pick(windows), s = pick(windows);
+      const std::map<std::string, std::string> attrs = {
+          {"stride", std::to_string(1 + rng() % 2)}, {"pad", std::to_string(rng() % 4)},
+          {"dilation", std::to_string(1 + rng() % 2)}};
+      const std::string shape = std::to_string(n) + "x" + std::to_string(h) + "x" + std::to_string(w) +
+                                "x" + std::to_string(ch) + "x" + std::to_string(k) + "x" +
+                                std::to_string(r) + "x" + std::to_string(s);
+      Problem p;
+      try {
+        p = make_problem(*c.tmpl, shape, attrs);
+      } catch (const Error&) {
+        continue;  // an empty output (the window larger than the padded image): refused by name
+      }
+      const SearchSpace space = c.tmpl->space(p, c.device);
+      const Config d = space.default_config();
+      std::string why;
+      INFO(c.tmpl->name() << " " << c.device.arch() << " " << p.key() << " " << d.str() << ": "
+                          << space.violated(d).value_or("valid"));
+      REQUIRE(space.valid(d));
+      REQUIRE(c.tmpl->can_implement(p, d, &why));
+      ++checked;
+    }
+  CHECK(checked > 1000);
 }
 
 TEST_CASE("conv spaces: defaults valid on ResNet-50 and odd shapes; rules reject", "[conv]") {
