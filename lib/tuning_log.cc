@@ -269,7 +269,8 @@ TuningLog::TuningLog(const std::string& path, LogMode mode) : impl_(std::make_un
                     (std::filesystem::is_directory(status) ? "a folder" : "not a regular file") +
                     "; expected an SQLite file (or a path where one can be created)");
   if (mode == LogMode::read_only && !std::filesystem::exists(status))
-    throw Error(ErrorCode::not_found, "tuning log '" + path + "' does not exist");
+    throw Error(ErrorCode::not_found, "tuning log '" + path + "' does not exist (`ktune tune --db " +
+                                          path + "` or `ktune import` creates one)");
   // A write-ahead log holding frames without its database is left over from a log deleted
   // alone: SQLite would replay it into the new file (old trials reappearing, or a damaged
   // log). One with no frame (empty, or only its 32-byte header: what a read-only open leaves)

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "cli_fixtures.h"
+#include "ktune/version.h"
 #include "ktune/device.h"
 
 using ktune::test::CliResult;
@@ -43,6 +44,16 @@ TEST_CASE("cli: tune rejects an unknown searcher and an unknown searcher option"
   require_failure_mentioning(r, "nosuchsearcher");
   r = run_ktune(dir, "tune --op copy --searcher genetic --options nosuchoption=3 --replay x.db");
   require_failure_mentioning(r, "nosuchoption");
+}
+
+TEST_CASE("cli: --version prints the version every record stores", "[cli]") {
+  TempDir dir;
+  const CliResult r = run_ktune(dir, "--version");
+  CHECK(r.status == 0);
+  CHECK(r.output.find(std::string("ktune ") + KTUNE_VERSION) != std::string::npos);
+  // A read command on a missing log says how one is made.
+  require_failure_mentioning(run_ktune(dir, "best --db " + dir.file("none.db")),
+                             "`ktune tune --db " + dir.file("none.db") + "` or `ktune import` creates one");
 }
 
 TEST_CASE("cli: tune rejects a missing or malformed plan file", "[cli]") {

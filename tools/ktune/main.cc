@@ -10,10 +10,12 @@
 
 #include "commands.h"
 #include "ktune/error.h"
+#include "ktune/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"ktune: autotuner for parameterized CUDA kernel templates"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("ktune ") + KTUNE_VERSION);
   app.option_defaults()->always_capture_default();
   std::string log_level = "warn";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
