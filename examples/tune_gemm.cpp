@@ -54,7 +54,7 @@ int main(int argc, char** argv) try {
   };
 
   ktune::TuningLog log(db_path);
-  ktune::LogRecorder recorder(log, *tmpl, problem, device);  // every trial, as measured
+  ktune::LogRecorder recorder(log, tmpl, problem, device);  // every trial, as measured
   ktune::Tuner tuner(space, *searcher, measurer, options);
   tuner.set_sink(&recorder);
 

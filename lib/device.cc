@@ -6,9 +6,11 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
+#include <cctype>
+#include <charconv>
 #include <map>
-#include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "ktune/error.h"
 
@@ -79,23 +81,26 @@ std::string Device::key() const {
 }
 
 Device Device::from_key(const std::string& key) {
+  // Plain decimal digits only (no sign, no spaces), so that key() gives the key back.
+  auto digits = [](std::string_view text, int& out) {
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return !text.empty() && ec == std::errc() && end == text.data() + text.size() &&
+           std::isdigit(static_cast<unsigned char>(text[0]));
+  };
   const auto a = key.find('|');
   const auto b = a == std::string::npos ? a : key.find('|', a + 1);
   Device d;
-  try {
-    if (b == std::string::npos || key.compare(a + 1, 3, "sm_") != 0) throw std::invalid_argument(key);
-    std::size_t used = 0;
-    const int arch = std::stoi(key.substr(a + 4, b - a - 4), &used);
-    if (arch < 10 || used != b - a - 4) throw std::invalid_argument(key);
-    d.name = key.substr(0, a);
-    d.cc_major = arch / 10;
-    d.cc_minor = arch % 10;
-    d.sm_count = std::stoi(key.substr(b + 1), &used);
-    if (used != key.size() - b - 1 || d.sm_count < 0 || d.name.empty()) throw std::invalid_argument(key);
-  } catch (const std::exception&) {
+  int arch = 0;
+  const std::string_view view(key);
+  const bool ok = b != std::string::npos && a > 0 && key.compare(a + 1, 3, "sm_") == 0 &&
+                  (b - a - 4 == 2 || b - a - 4 == 3) && digits(view.substr(a + 4, b - a - 4), arch) &&
+                  digits(view.substr(b + 1), d.sm_count);
+  if (!ok)
     throw Error(ErrorCode::parse_error,
                 "device key \"" + key + "\": expected \"name|sm_XY|sm_count\", e.g. \"NVIDIA H200|sm_90|132\"");
-  }
+  d.name = key.substr(0, a);
+  d.cc_major = arch / 10;
+  d.cc_minor = arch % 10;
   return d;
 }
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <regex>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "ktune/error.h"
@@ -33,8 +35,9 @@ Value to_value(const json& v, const std::string& origin, const std::string& what
 constexpr const char* kNonFiniteWords[] = {"NaN", "-Infinity", "Infinity"};
 
 /// `text` with each of Python's bare NaN / Infinity / -Infinity (outside strings) quoted, so
-/// that a parser reads them as the strings "NaN" / "Infinity" / "-Infinity".
-std::string quote_python_non_finite(const std::string& text) {
+/// that a parser reads them as the strings "NaN" / "Infinity" / "-Infinity". `quoted_at` gets
+/// where each quoted word starts in the result (each adds two characters).
+std::string quote_python_non_finite(const std::string& text, std::vector<std::size_t>& quoted_at) {
   std::string out;
   out.reserve(text.size());
   bool in_string = false;
@@ -51,6 +54,7 @@ std::string quote_python_non_finite(const std::string& text) {
     for (const char* word : kNonFiniteWords) {
       const std::size_t n = std::char_traits<char>::length(word);
       if (text.compare(i, n, word) == 0) {
+        quoted_at.push_back(out.size());
         out += '"';
         out += word;
         out += '"';
@@ -64,12 +68,30 @@ std::string quote_python_non_finite(const std::string& text) {
   return out;
 }
 
+/// A parser's message about the quoted text (byte `byte`, 1-based) with its "line L, column C"
+/// those of the same place in `input`, the text before quote_python_non_finite.
+std::string position_in_input(std::string message, std::size_t byte, const std::string& input,
+                              const std::vector<std::size_t>& quoted_at) {
+  if (quoted_at.empty()) return message;
+  std::size_t added = 0;
+  for (std::size_t at : quoted_at) added += at < byte ? 2 : 0;
+  const std::size_t offset = std::min(input.size(), byte > added ? byte - added : 1) - 1;  // 0-based
+  const std::size_t line_start = offset == 0 ? 0 : input.rfind('\n', offset - 1);
+  const std::size_t line = 1 + static_cast<std::size_t>(std::count(input.begin(), input.begin() + offset, '\n'));
+  const std::size_t column = line_start == std::string::npos || offset == 0 ? offset + 1 : offset - line_start;
+  static const std::regex where(R"(at line \d+, column \d+)");
+  return std::regex_replace(message, where, "at line " + std::to_string(line) + ", column " +
+                                                std::to_string(column),
+                            std::regex_constants::format_first_only);
+}
+
 json parse_tolerant(const std::string& input, const std::string& origin) {
   detail::require_json_depth(input, origin);
   json doc = json::parse(input, nullptr, false);
   if (!doc.is_discarded()) return doc;
   // Python's non-finite numbers; then the text as given again below, if quoting changed nothing.
-  const std::string quoted = quote_python_non_finite(input);
+  std::vector<std::size_t> quoted_at;
+  const std::string quoted = quote_python_non_finite(input, quoted_at);
   const std::string& text = quoted;
   if (quoted != input) {
     doc = json::parse(text, nullptr, false);
@@ -85,6 +107,10 @@ json parse_tolerant(const std::string& input, const std::string& origin) {
   }
   try {
     return json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw Error(ErrorCode::parse_error,
+                origin + ": not valid JSON: " + position_in_input(detail::json_parse_message(e), e.byte,
+                                                                  input, quoted_at));
   } catch (const json::exception& e) {
     throw Error(ErrorCode::parse_error, origin + ": not valid JSON: " + detail::json_parse_message(e));
   }

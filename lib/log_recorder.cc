@@ -9,9 +9,11 @@
 
 namespace ktune {
 
-LogRecorder::LogRecorder(TuningLog& log, const KernelTemplate& tmpl, const Problem& problem,
-                         const Device& device, Options options)
-    : log_(log), tmpl_(tmpl), problem_(problem), device_(device), options_(std::move(options)) {
+LogRecorder::LogRecorder(TuningLog& log, std::shared_ptr<const KernelTemplate> tmpl,
+                         const Problem& problem, const Device& device, Options options)
+    : log_(log), tmpl_(std::move(tmpl)), problem_(problem), device_(device),
+      options_(std::move(options)) {
+  if (!tmpl_) throw Error(ErrorCode::invalid_argument, "LogRecorder: no template");
   if (options_.run_id.empty()) options_.run_id = new_run_id();
 }
 
@@ -23,7 +25,7 @@ void LogRecorder::record(const Trial& trial) {
                                .count();
   if (!options_.note.empty())
     stamped.message = options_.note + (stamped.message.empty() ? "" : ": " + stamped.message);
-  TrialRecord record = TrialRecord::make(tmpl_, problem_, device_, stamped, options_.run_id);
+  TrialRecord record = TrialRecord::make(*tmpl_, problem_, device_, stamped, options_.run_id);
   if (auto source = options_.source_of.find(trial.config.str()); source != options_.source_of.end())
     record.source_hash = source->second;
   log_.append(record);

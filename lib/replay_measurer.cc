@@ -145,6 +145,13 @@ std::vector<double> ReplayMeasurer::outcome_times() const {
   return out;
 }
 
+std::vector<Config> ReplayMeasurer::configs() const {
+  std::vector<Config> out;
+  out.reserve(records_.size());
+  for (const auto& [index, result] : records_) out.push_back(space_.at(index));
+  return out;
+}
+
 double ReplayMeasurer::best_time_ms() const {
   double best = std::numeric_limits<double>::infinity();
   for (const auto& [index, r] : records_) {

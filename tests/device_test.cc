@@ -77,8 +77,17 @@ TEST_CASE("Device::from_key reads what key() writes and names a malformed key", 
   CHECK(back.sm_count == h.sm_count);
   CHECK(back.key() == h.key());
   CHECK(Device::from_key("NVIDIA A100|sm_80|0").sm_count == 0);  // imported: SM count unknown
+  // What `ktune import` of a Kernel Tuner cache without --arch records: arch and count unknown.
+  const Device imported = Device::from_key("Test GPU|sm_00|0");
+  CHECK(imported.cc_major == 0);
+  CHECK(imported.key() == "Test GPU|sm_00|0");
+  const Device blackwell = Device::from_key("NVIDIA B200|sm_100|148");  // compute capability 10.0
+  CHECK(blackwell.cc_major == 10);
+  CHECK(blackwell.cc_minor == 0);
+  CHECK(blackwell.key() == "NVIDIA B200|sm_100|148");
   for (const char* bad : {"", "H200", "H200|sm_90", "H200|90|132", "H200|sm_9|132", "|sm_90|132",
-                          "H200|sm_90|-1", "H200|sm_90|13x", "H200|sm_xx|132"})
+                          "H200|sm_90|-1", "H200|sm_90|13x", "H200|sm_xx|132", "H200|sm_ 90| 132",
+                          "H200|sm_+90|+132", "H200|sm_1000|132", "H200|sm_90|"})
     CHECK_THROWS_WITH(Device::from_key(bad), Catch::Contains(std::string("device key \"") + bad + "\""));
 }
 

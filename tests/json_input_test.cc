@@ -4,6 +4,8 @@
 // Kernel Tuner caches, T4 results, T1 documents, plans, and the replay command.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -244,8 +246,22 @@ TEST_CASE("cli: replay refuses a space the data does not cover, a compressed spa
   auto r = test::run_ktune(dir, "replay --data " + data + " --space " + dir.file("extra.T1.json") +
                                     " --searcher exhaustive --budget 300 --repeats 1");
   CHECK(r.status == 2);
-  CHECK_THAT(r.output, Catch::Contains("values that no record holds: block_size_x=17") &&
+  CHECK_THAT(r.output, Catch::Contains("values that no usable record holds: block_size_x=17.") &&
                            Catch::Contains("extra.T1.json") && !Catch::Contains("methodology score"));
+  // 218 million valid configs (read_only widened to 100000 values, no constraint on it): the
+  // check stops at the first config without a record instead of walking them all (55 s).
+  nlohmann::json wide_values = doc;
+  std::vector<int> many(100000);
+  for (int i = 0; i < 100000; ++i) many[i] = i;
+  for (auto& p : wide_values["ConfigurationSpace"]["TuningParameters"])
+    if (p["Name"] == "read_only") p["Values"] = many;
+  test::write_text(dir.file("many.T1.json"), wide_values.dump());
+  const auto start = std::chrono::steady_clock::now();
+  r = test::run_ktune(dir, "replay --data " + data + " --space " + dir.file("many.T1.json") +
+                               " --budget 5 --repeats 1");
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("has no record of") && Catch::Contains("read_only=2"));
   // The compressed cache given as the space is named as compressed, not as deep JSON.
   r = test::run_ktune(dir, "replay --data " + data + " --space " + data + " --budget 5 --repeats 1");
   CHECK(r.status == 2);

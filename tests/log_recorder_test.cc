@@ -36,7 +36,7 @@ TEST_CASE("LogRecorder stamps trials; trials_to_resume gives each config's typic
   while (b == a) b = space.random(rng);
 
   TuningLog log(dir.file("log.db"));
-  LogRecorder recorder(log, *tmpl, problem, device);
+  LogRecorder recorder(log, tmpl, problem, device);
   CHECK_FALSE(recorder.run_id().empty());
   // a measured three times (the final rounds re-measure finalists): 3.0, 1.0, 2.0 ms; b fails
   // once, then succeeds.
@@ -74,7 +74,7 @@ TEST_CASE("LogRecorder stamps trials; trials_to_resume gives each config's typic
   replay.run_id = "replay-run";
   replay.source_of = {{b.str(), "0123456789abcdef"}};
   replay.note = "replayed from x.db";
-  LogRecorder replayed(log, *tmpl, make_problem(*tmpl, "65536", {}), device, replay);
+  LogRecorder replayed(log, tmpl, make_problem(*tmpl, "65536", {}), device, replay);
   replayed.record(ok_trial(b, 7.0));
   const Problem other = make_problem(*tmpl, "65536", {});
   LogFilter filter;

@@ -3,6 +3,8 @@
 // against hand-computed values, and NVRTC compiles of a sample of the space for sm_90.
 #include <catch2/catch.hpp>
 
+#include <random>
+
 #include "builtin_templates.h"
 #include "ktune/error.h"
 #include "memory_bound_test_util.h"
@@ -33,6 +35,18 @@ TEST_CASE("reduction check_problem rejects bad problems", "[reduction]") {
   CHECK_THROWS_AS(red_problem("4x0", "f32", "sum"), Error);
   CHECK_THROWS_AS(make_problem(*t, "4x4x4", {}), Error);
   CHECK_NOTHROW(t->check_problem(t->example_problem()));
+  // Past 2^31 - 1 rows the kernels still launch (a block holds several rows), so a deployed
+  // program gets a space and a config; only tuning, whose reference launches a block per row,
+  // is refused, naming the limit.
+  const Problem tall = red_problem("2147483648x2", "f32", "sum");
+  const SearchSpace space = t->space(tall, Device::h200());
+  std::mt19937_64 rng(5);
+  bool launchable = false;
+  for (int i = 0; i < 64 && !launchable; ++i) launchable = t->can_implement(tall, space.random(rng));
+  CHECK(launchable);
+  CHECK_THROWS_WITH(t->workload(tall), Catch::Contains("rows=2147483648") && Catch::Contains("2^31 - 1"));
+  auto ln = make_layernorm_template();
+  CHECK_THROWS_WITH(ln->workload(make_problem(*ln, "4294967296x64", {})), Catch::Contains("2^31 - 1"));
 }
 
 TEST_CASE("reduction constraints reject what they should", "[reduction]") {

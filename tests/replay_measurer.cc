@@ -106,8 +106,13 @@ TEST_CASE("Kernel Tuner cache reader: Python's NaN and Infinity are failed entri
   const auto m = ReplayMeasurer::from_kernel_tuner_cache(path, small_space());
   CHECK(m.best_time_ms() == 3.0);
   fs::remove_all(dir);
-  // Malformed text is still refused, as before.
+  // Malformed text is still refused, as before, at its place in the text as written (not in
+  // the text with the words quoted: 2 characters further per word before it).
   CHECK_THROWS_AS(kt::parse_kernel_tuner_cache("{\"cache\": NaNa}", "bad"), Error);
+  const std::string stray = "{\"cache\": {\"1\": {\"bx\": 1, \"time\": NaN, \"times\": [NaN, NaN, 1.0,, 2.0]}}}";
+  const std::size_t column = stray.find(",,") + 2;  // the parser stops at the second comma
+  CHECK_THROWS_WITH(kt::parse_kernel_tuner_cache(stray, "stray"),
+                    Catch::Contains("line 1, column " + std::to_string(column) + ":"));
 }
 
 TEST_CASE("ReplayMeasurer answers from the record with fitting statuses", "[replay]") {

@@ -35,9 +35,10 @@ struct Device {
   /// Short identity used in tuning records: "NVIDIA H200|sm_90|132" (the compute capability
   /// without an arch-specific suffix: an sm_90a target is the same GPU).
   std::string key() const;
-  /// The Device a key names (name, compute capability, SM count; 0 = unknown, as imports of
-  /// foreign results record it); the other fields stay 0. Throws Error(parse_error) naming
-  /// the key unless it reads "name|sm_XY|sm_count".
+  /// The identity a key names: name, compute capability and SM count (sm_00 and 0 = unknown,
+  /// as imports of foreign results record them). Its limits are unknown (0), so it is no
+  /// description to build spaces for: use query_device() or offline() for that. Throws
+  /// Error(parse_error) naming the key unless it reads "name|sm_XY|count" in plain digits.
   static Device from_key(const std::string& key);
   /// An offline description of the NVIDIA H200 (sm_90, 132 SMs), for compile-only work.
   static Device h200();

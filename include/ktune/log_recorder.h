@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,9 +34,9 @@ class LogRecorder : public TrialSink {
     std::string note;
   };
 
-  /// Records into `log` (problem and device are copied; `log` and `tmpl` must outlive the
-  /// recorder).
-  LogRecorder(TuningLog& log, const KernelTemplate& tmpl, const Problem& problem,
+  /// Records trials of `tmpl` on `problem` and `device` into `log`, which must outlive the
+  /// recorder (the template is shared; problem and device are copied).
+  LogRecorder(TuningLog& log, std::shared_ptr<const KernelTemplate> tmpl, const Problem& problem,
               const Device& device, Options options = {});
 
   /// Appends `trial` (throws like TuningLog::append).
@@ -47,7 +48,7 @@ class LogRecorder : public TrialSink {
 
  private:
   TuningLog& log_;
-  const KernelTemplate& tmpl_;
+  std::shared_ptr<const KernelTemplate> tmpl_;
   Problem problem_;
   Device device_;
   Options options_;

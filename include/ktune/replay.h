@@ -59,6 +59,8 @@ class ReplayMeasurer : public Measurer {
   std::size_t size() const { return records_.size(); }
   /// Whether `config` (a config of the space) has a usable record.
   bool recorded(const Config& config) const { return records_.count(space_.index_of(config)) > 0; }
+  /// The configs of the usable records, in no particular order.
+  std::vector<Config> configs() const;
   /// Records skipped because the space rejects their config.
   std::size_t ignored() const { return ignored_; }
   /// Objective time of every usable record; +infinity for failed ones.

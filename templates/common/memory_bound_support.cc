@@ -47,13 +47,15 @@ void check_element_count(const Problem& problem) {
   }
 }
 
-void check_row_count(const Problem& problem) {
+void check_reference_rows(const Problem& problem) {
   const std::int64_t rows = problem.dim("rows");
   if (rows > kMaxGridX)
     throw Error(ErrorCode::unsupported,
                 "problem " + problem.key() + ": rows=" + std::to_string(rows) +
                     " is more than 2^31 - 1 (" + std::to_string(kMaxGridX) +
-                    "), the most rows this template takes (its reference launches a block per row)");
+                    "), the most rows this template can be tuned at (its reference launches a "
+                    "block per row); the kernels themselves take more where a config's blocks "
+                    "fit the grid");
 }
 
 bool row_grid_fits(std::int64_t rows, const Config& config, std::string* why) {

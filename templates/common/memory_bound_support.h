@@ -38,9 +38,10 @@ constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
 /// Throws Error(invalid_argument) naming the problem when the product of its dimensions
 /// exceeds kMaxElements (checked without overflowing).
 void check_element_count(const Problem& problem);
-/// Throws Error(unsupported) naming the problem when its "rows" exceed 2^31 - 1 (the row
-/// templates' references launch one block per row in grid.x).
-void check_row_count(const Problem& problem);
+/// Throws Error(unsupported) naming the problem when its "rows" exceed 2^31 - 1: the row
+/// templates' references launch one block per row in grid.x, so such a problem has no
+/// workload to tune with (deployment, which needs none, is not limited by it).
+void check_reference_rows(const Problem& problem);
 
 /// True when rows / (THREADS / TPR) blocks fit in grid.x; else sets `why` (may be null).
 bool row_grid_fits(std::int64_t rows, const Config& config, std::string* why);

@@ -292,7 +292,6 @@ class LayernormTemplate final : public KernelTemplate {
   void check_problem(const Problem& problem) const override {
     KernelTemplate::check_problem(problem);
     memory_bound::check_element_count(problem);
-    memory_bound::check_row_count(problem);
     const std::int64_t hidden = problem.dim("hidden");
     if (hidden < kMinHidden || hidden > kMaxHidden)
       throw Error(ErrorCode::unsupported, "problem " + problem.key() + ": hidden=" +
@@ -530,6 +529,7 @@ class LayernormTemplate final : public KernelTemplate {
 
   std::unique_ptr<Workload> workload(const Problem& problem) const override {
     check_problem(problem);
+    memory_bound::check_reference_rows(problem);
     return std::make_unique<LayernormWorkload>(problem.dim("rows"), problem.dim("hidden"),
                                                memory_bound::io_dtype(problem),
                                                problem.attr("norm") == "rmsnorm");

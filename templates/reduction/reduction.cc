@@ -115,7 +115,6 @@ class ReductionTemplate final : public KernelTemplate {
   void check_problem(const Problem& problem) const override {
     KernelTemplate::check_problem(problem);
     memory_bound::check_element_count(problem);
-    memory_bound::check_row_count(problem);
   }
   std::map<std::string, std::vector<std::string>> attr_domains() const override {
     return {{"dtype", memory_bound::io_dtypes()}, {"fn", {"sum", "max", "mean"}}};
@@ -224,6 +223,7 @@ class ReductionTemplate final : public KernelTemplate {
 
   std::unique_ptr<Workload> workload(const Problem& problem) const override {
     check_problem(problem);
+    memory_bound::check_reference_rows(problem);
     return std::make_unique<ReductionWorkload>(problem.dim("rows"), problem.dim("cols"),
                                                memory_bound::io_dtype(problem), fn_index(problem));
   }

@@ -152,30 +152,33 @@ nlohmann::json replay_one(const ReplaySettings& s, const std::string& searcher_n
 /// A Kernel Tuner cache holds every valid config of the space it was measured in. A space
 /// with valid configs the data lacks (a value never measured) would let the random
 /// expectation and the score describe only the recorded part, and stop a searcher when it
-/// first proposes one: refused before any run, naming the values no record holds. (Spaces
-/// too large to walk here are left to that error.)
+/// first proposes one: refused before any run, naming the first such config and the values no
+/// usable record holds. The walk over the valid configs stops at the first one missing, or
+/// after kWalkLimit of them (a space that large is left to the error at its proposal).
 void require_space_recorded(const SearchSpace& space, const ReplayMeasurer& measurer,
                             const std::string& space_path, const std::string& data) {
-  std::uint64_t valid = 0;
-  try {
-    valid = space.count_valid(Index{1} << 26);
-  } catch (const Error&) {
-    return;
-  }
-  if (valid <= measurer.size()) return;
-  std::vector<std::set<Value>> seen(space.dims());
+  constexpr std::uint64_t kWalkLimit = std::uint64_t{1} << 20;
   std::optional<Config> first_missing;
-  std::uint64_t missing = 0;
-  for (std::optional<Index> i = space.next_valid(0); i; i = space.next_valid(*i + 1)) {
-    const Config c = space.at(*i);
+  std::uint64_t walked = 0;
+  for (std::optional<Index> i = space.next_valid(0); i && walked < kWalkLimit;
+       i = space.next_valid(*i + 1), ++walked) {
+    Config c = space.at(*i);
     if (!measurer.recorded(c)) {
-      if (!first_missing) first_missing = c;
-      ++missing;
-      continue;
+      first_missing = std::move(c);
+      break;
     }
-    for (std::size_t d = 0; d < space.dims(); ++d) seen[d].insert(c.values()[d]);
   }
   if (!first_missing) return;
+  std::string how_many = "some";
+  try {
+    const std::uint64_t valid = space.count_valid(Index{1} << 22);
+    how_many = std::to_string(valid - std::min<std::uint64_t>(valid, measurer.size())) + " of the " +
+               std::to_string(valid);
+  } catch (const Error&) {  // too many to count here
+  }
+  std::vector<std::set<Value>> seen(space.dims());
+  for (const Config& c : measurer.configs())
+    for (std::size_t d = 0; d < space.dims(); ++d) seen[d].insert(c.values()[d]);
   std::string unseen;
   int listed = 0;
   for (std::size_t d = 0; d < space.dims(); ++d)
@@ -184,10 +187,9 @@ void require_space_recorded(const SearchSpace& space, const ReplayMeasurer& meas
         unseen += (unseen.empty() ? "" : ", ") + space.params()[d].name + "=" + std::to_string(v);
   if (listed > 12) unseen += ", ... (" + std::to_string(listed) + " in all)";
   throw Error(ErrorCode::invalid_argument,
-              "'" + data + "' has no record of " + std::to_string(missing) + " of the " +
-                  std::to_string(valid) + " valid configs of the space '" + space_path +
-                  "' (the first: " + first_missing->str() + ")" +
-                  (unseen.empty() ? "" : "; values that no record holds: " + unseen) +
+              "'" + data + "' has no record of " + how_many + " valid configs of the space '" +
+                  space_path + "' (the first: " + first_missing->str() + ")" +
+                  (unseen.empty() ? "" : "; values that no usable record holds: " + unseen) +
                   ". A Kernel Tuner cache holds every valid config of the space it was measured "
                   "in: give that space, or leave out what was not measured");
 }
@@ -237,7 +239,6 @@ void run_replay(const ReplaySettings& s) {
   }
   ReplayMeasurer measurer = ReplayMeasurer::from_kernel_tuner_cache(
       s.data, space, s.objective == "median" ? ReplayObjective::median_of_samples : ReplayObjective::recorded);
-  require_space_recorded(space, measurer, space_path, s.data);
   const std::vector<double> outcomes = measurer.outcome_times();
   if (std::none_of(outcomes.begin(), outcomes.end(), [](double t) { return std::isfinite(t); })) {
     throw Error(ErrorCode::invalid_argument,
@@ -246,6 +247,7 @@ void run_replay(const ReplaySettings& s) {
                     " records in the space, none successful; " + std::to_string(measurer.ignored()) +
                     " ignored as outside its domains or constraints)");
   }
+  require_space_recorded(space, measurer, space_path, s.data);
   const replay::RandomSearchExpectation random(outcomes);
   // With the JSON on standard output, the table goes to standard error: stdout stays JSON.
   std::FILE* const text = s.json_path == "-" ? stderr : stdout;

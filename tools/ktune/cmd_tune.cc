@@ -3,7 +3,6 @@
 // measurements with --replay), and the Tuner loop; every trial goes into the tuning log as it
 // is measured, a repeated command resumes where the last one stopped, and Ctrl-C stops after
 // the trials in flight with everything measured so far kept.
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,6 +28,7 @@
 #include "ktune/warm_start.h"
 #include "progress_line.h"
 #include "recorded_trials.h"
+#include "tune_interrupt.h"
 #include "tuning_plan.h"
 
 namespace ktune::cli {
@@ -58,79 +58,7 @@ struct TuneArgs {
   std::string arch = "sm_90";  // --dry-run target without a GPU
 };
 
-// --- Ctrl-C -----------------------------------------------------------------------------------
-
-std::atomic<bool> g_stop{false};
-
-extern "C" void on_sigint(int) {
-  g_stop.store(true);
-  ::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the program at once
-}
-
-/// Installs the SIGINT handler for the lifetime of a tuning command.
-class StopOnSigint {
- public:
-  StopOnSigint() {
-    g_stop.store(false);
-    struct sigaction sa {};
-    sa.sa_handler = on_sigint;
-    sigemptyset(&sa.sa_mask);
-    ::sigaction(SIGINT, &sa, &previous_);
-  }
-  ~StopOnSigint() { ::sigaction(SIGINT, &previous_, nullptr); }
-  StopOnSigint(const StopOnSigint&) = delete;
-  StopOnSigint& operator=(const StopOnSigint&) = delete;
-
- private:
-  struct sigaction previous_ {};
-};
-
-/// Thrown to leave the Tuner once Ctrl-C was pressed and the batch in flight is recorded.
-struct Interrupted {};
-
-/// A searcher that proposes nothing more once Ctrl-C was pressed.
-class StoppableSearcher final : public Searcher {
- public:
-  explicit StoppableSearcher(Searcher& inner) : inner_(inner) {}
-  std::string name() const override { return inner_.name(); }
-  void reset(const SearchSpace& space, std::uint64_t seed) override { inner_.reset(space, seed); }
-  std::vector<Config> propose(std::size_t max_batch) override {
-    return g_stop.load() ? std::vector<Config>{} : inner_.propose(max_batch);
-  }
-  void observe(const std::vector<Trial>& trials) override { inner_.observe(trials); }
-
- private:
-  Searcher& inner_;
-};
-
-/// A measurer that refuses new work (throws Interrupted) once Ctrl-C was pressed.
-class StoppableMeasurer final : public Measurer {
- public:
-  explicit StoppableMeasurer(Measurer& inner) : inner_(inner) {}
-  std::vector<Trial> measure(const std::vector<Config>& batch) override {
-    if (g_stop.load()) throw Interrupted{};
-    return inner_.measure(batch);
-  }
-
- private:
-  Measurer& inner_;
-};
-
-// --- recording --------------------------------------------------------------------------------
-
-/// The log's recorder, less a worker that the terminal's Ctrl-C killed: it did not measure its
-/// candidate, so the trial is left out and resuming measures the candidate.
-class InterruptAwareSink final : public TrialSink {
- public:
-  explicit InterruptAwareSink(LogRecorder& recorder) : recorder_(recorder) {}
-  void record(const Trial& trial) override {
-    if (g_stop.load() && !trial.ok() && trial.message.find("SIGINT") != std::string::npos) return;
-    recorder_.record(trial);
-  }
-
- private:
-  LogRecorder& recorder_;
-};
+// --- recording ---
 
 /// How a run of this task stamps its trials: a replayed trial keeps the template source its
 /// record was measured with and says where it was replayed from, so that it never passes for
@@ -233,7 +161,7 @@ void tune_task(TuneContext& ctx, const PlanEntry& entry, ReplayTask* replay, Sea
 
   StoppableSearcher stoppable_searcher(searcher);
   StoppableMeasurer stoppable_measurer(*measurer);
-  LogRecorder recorder(ctx.log, *entry.tmpl, entry.problem, device,
+  LogRecorder recorder(ctx.log, entry.tmpl, entry.problem, device,
                        recorder_options(ctx.run_id, replay));
   InterruptAwareSink sink(recorder);
   Tuner tuner(space, stoppable_searcher, stoppable_measurer, options);
@@ -244,7 +172,7 @@ void tune_task(TuneContext& ctx, const PlanEntry& entry, ReplayTask* replay, Sea
     TuneResult result = tuner.run();
     // Ctrl-C also ends a run through the searcher proposing nothing (the Tuner then reports
     // "exhausted" without measuring again, e.g. under --replay): still an interruption.
-    if (g_stop.load()) throw Interrupted{};
+    if (stop_requested()) throw Interrupted{};
     progress.finish();
     print_result(entry, result, resumed, recorder.recorded());
     std::fflush(stdout);
@@ -305,7 +233,7 @@ void run_tune(const TuneArgs& args) {
   std::printf("run %s -> %s\n", context.run_id.c_str(), args.db.c_str());
   try {
     for (std::size_t i = 0; i < plan.size(); ++i) {
-      if (g_stop.load()) throw Interrupted{};
+      if (stop_requested()) throw Interrupted{};
       tune_task(context, plan[i], replays.empty() ? nullptr : &replays[i], *searcher);
     }
   } catch (const Interrupted&) {

@@ -47,9 +47,9 @@ bool is_vendor_template(const std::string& template_name) {
 
 Device device_from_key(const std::string& key) {
   const Device d = Device::from_key(key);
-  if (d.sm_count < 1)  // a vendor time names the GPU it was measured on
-    throw Error(ErrorCode::parse_error, "device key \"" + key + "\": the SM count must be 1 or more "
-                                        "(\"name|sm_XY|sm_count\", e.g. \"NVIDIA H200|sm_90|132\")");
+  if (d.sm_count < 1 || d.cc_major < 1)  // a vendor time names the GPU it was measured on
+    throw Error(ErrorCode::parse_error, "device key \"" + key + "\": a known arch and an SM count of 1 "
+                                        "or more are needed (\"name|sm_XY|sm_count\", e.g. \"NVIDIA H200|sm_90|132\")");
   return d;
 }
 
