@@ -40,6 +40,21 @@ void require_failure_mentioning(const CliResult& r, std::initializer_list<std::s
   for (const auto& n : needles) CHECK(r.output.find(n) != std::string::npos);
 }
 
+/// The example user template copied into `dir` with its files, plus the condition
+/// `expression` on block_size_x; returns the copied document's path.
+std::string transpose_with_condition(const TempDir& dir, const std::string& expression) {
+  std::filesystem::copy(source_path("examples/custom_template"), dir.file("t"),
+                        std::filesystem::copy_options::recursive);
+  const std::string spec = dir.file("t/transpose.T1.json");
+  std::ifstream in(spec);
+  auto doc = nlohmann::json::parse(in);
+  in.close();
+  doc["ConfigurationSpace"]["Conditions"].push_back(
+      {{"Expression", expression}, {"Parameters", {"block_size_x"}}});
+  write_text(spec, doc.dump(1));
+  return spec;
+}
+
 }  // namespace
 
 TEST_CASE("cli: export and report never replace the log they read or another log", "[cli]") {
@@ -199,15 +214,7 @@ TEST_CASE("cli: compile compiles only what the template can implement, and as ma
   CHECK(all.output.find("119 of the 200 sampled configs") != std::string::npos);
   // A default that breaks a constraint of its space (a user's T1 document can say so) is
   // refused as tuning refuses it, not compiled as "ok (default)".
-  std::filesystem::copy(source_path("examples/custom_template"), dir.file("t"),
-                        std::filesystem::copy_options::recursive);
-  const std::string spec = dir.file("t/transpose.T1.json");
-  std::ifstream in(spec);
-  auto doc = nlohmann::json::parse(in);
-  in.close();
-  doc["ConfigurationSpace"]["Conditions"].push_back(
-      {{"Expression", "block_size_x >= 64"}, {"Parameters", {"block_size_x"}}});
-  write_text(spec, doc.dump(1));
+  const std::string spec = transpose_with_condition(dir, "block_size_x >= 64");
   const CliResult user = run_ktune(dir, "compile --space " + spec + " --samples 1 -j 1");
   INFO(user.output);
   CHECK(user.status != 0);
@@ -693,15 +700,7 @@ TEST_CASE("cli: the same problem with or without --shape; every template's reaso
 TEST_CASE("cli: a dry run of an unsatisfiable space fails, naming the task", "[cli]") {
   TempDir dir;
   // The example user template, copied with its files, plus a condition no config meets.
-  std::filesystem::copy(source_path("examples/custom_template"), dir.file("t"),
-                        std::filesystem::copy_options::recursive);
-  const std::string spec = dir.file("t/transpose.T1.json");
-  std::ifstream in(spec);
-  auto doc = nlohmann::json::parse(in);
-  in.close();
-  doc["ConfigurationSpace"]["Conditions"].push_back(
-      {{"Expression", "block_size_x > 1000"}, {"Parameters", {"block_size_x"}}});
-  write_text(spec, doc.dump(1));
+  const std::string spec = transpose_with_condition(dir, "block_size_x > 1000");
   require_failure_mentioning(run_ktune(dir, "tune --dry-run --space " + spec),
                              {"no config satisfies", "0 valid"});
 }
