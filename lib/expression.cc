@@ -430,8 +430,11 @@ struct ExpressionCompiler {
         } else if (c == '=') {
           fail(t.column, "unexpected character '=' (did you mean '=='?)");
         } else if (c == '&' || c == '|') {
-          fail(t.column, std::string("unexpected character '") + c + "' (did you mean '" + c + c +
-                             "'?)");
+          // Bitwise operators are not supported; "&&" would be another condition, not the same.
+          fail(t.column, std::string("unexpected character '") + c + "': bitwise '" + c +
+                             "' is not supported (for a logical " + (c == '&' ? "and" : "or") +
+                             " write '" + (c == '&' ? "and" : "or") + "' or '" + c + c +
+                             "'; a power-of-two test is x % 2**k == 0 or a list of values)");
         } else if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) {
           char hex[8];
           std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned char>(c));

@@ -8,12 +8,14 @@
 #include <limits>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "expression.h"
 #include "ktune/error.h"
 #include "ktune/space.h"
 #include "input_file.h"
 #include "json_input.h"
+#include "python_values.h"
 
 namespace ktune {
 namespace {
@@ -59,12 +61,18 @@ struct T1Reader {
   std::vector<Value> values(const Json& v, const std::string& field) const {
     Json list = v;
     if (v.is_string()) {
-      detail::require_json_depth(v.get<std::string>(), origin + ": " + field);
-      try {
-        list = Json::parse(v.get<std::string>());
-      } catch (const Json::exception& e) {
-        fail(ErrorCode::parse_error, field, "\"" + v.get<std::string>() +
-                                                "\" is not a JSON list: " + e.what());
+      const std::string& text = v.get<std::string>();
+      detail::require_json_depth(text, origin + ": " + field);
+      list = Json::parse(text, nullptr, false);
+      if (list.is_discarded()) {  // a Python list expression, as the benchmark hub writes them
+        try {
+          return detail::python_list_values(text);
+        } catch (const Error& e) {
+          fail(ErrorCode::parse_error, field,
+               "\"" + text + "\" is neither a JSON list nor a Python list expression ktune reads "
+               "(list literals, range(...), list(range(...)), [expr for i in range(...)], joined "
+               "by +): " + e.what());
+        }
       }
     }
     if (!list.is_array()) fail(ErrorCode::parse_error, field, "expected a list of values");
@@ -107,7 +115,16 @@ SearchSpace SearchSpace::from_t1_json(const std::string& json_text, const std::s
     std::vector<Value> values = r.values(r.member(p, field, "Values"), field + ".Values");
     std::optional<Value> default_value;
     if (auto d = p.find("Default"); d != p.end() && !d->is_null()) {
-      default_value = r.integer(*d, field + ".Default");
+      // A one-element list is its element (the benchmark hub writes "Default": [0]).
+      const Json& given = d->is_array() && d->size() == 1 ? (*d)[0] : *d;
+      default_value = r.integer(given, field + ".Default");
+      // Kernel Tuner never checks Default against Values: one outside them is noted, and the
+      // first value is the default instead of the whole document being refused.
+      if (std::find(values.begin(), values.end(), *default_value) == values.end() && !values.empty()) {
+        spdlog::warn("{}: {}.Default: {} is not one of the Values; the first value, {}, is the "
+                     "default", origin, field, *default_value, values.front());
+        default_value = values.front();
+      }
     }
     r.with_field(field, [&] {
       builder.param(name.get<std::string>(), std::move(values), default_value);

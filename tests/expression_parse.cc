@@ -201,7 +201,7 @@ TEST_CASE("expression: malformed text reports the column and the token", "[expre
       {"   ", 4, "found end of input"},
       {"a $ b", 3, "unexpected character '$'"},
       {"a = b", 3, "did you mean '=='"},
-      {"a & b", 3, "did you mean '&&'"},
+      {"a & b", 3, "bitwise '&' is not supported"},
       {"a b", 3, "found name 'b'"},
       {"a and", 6, "expected an operand"},
       {"and a", 1, "found name 'and'"},

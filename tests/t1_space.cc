@@ -104,6 +104,55 @@ TEST_CASE("t1: values as a list, defaults and conditions", "[t1][space]") {
   CHECK(space.count_valid() == 12);
 }
 
+TEST_CASE("t1: Values written as Python list expressions, as the benchmark hub writes them",
+          "[t1][space]") {
+  auto values_of = [](const std::string& text) {
+    const auto space = SearchSpace::from_t1_json(
+        t1_text("{\"Name\": \"x\", \"Values\": " + nlohmann::json(text).dump() + "}", ""), "inline");
+    return space.params()[0].values;
+  };
+  // hotspot_milo.json and pnpoly.json (AutoTuningAssociation/benchmark_hub)
+  std::vector<Value> hotspot = {1, 2, 4, 8, 16};
+  for (Value v = 32; v <= 1024; v += 32) hotspot.push_back(v);
+  CHECK(values_of("[1, 2, 4, 8, 16] + list(range(32, 1024+1, 32))") == hotspot);
+  CHECK(values_of("[2**i for i in range(0, 6)]") == std::vector<Value>{1, 2, 4, 8, 16, 32});
+  CHECK(values_of("[32 * i for i in range(1, 32)]").size() == 31);
+  CHECK(values_of("[1] + [2 * i for i in range(1, 11)]") ==
+        std::vector<Value>{1, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20});
+  CHECK(values_of("[i for i in range(1, 11)]").back() == 10);
+  // Python's booleans, ranges with one or three arguments, a trailing comma.
+  CHECK(values_of("[True, False]") == std::vector<Value>{1, 0});
+  CHECK(values_of("range(3)") == std::vector<Value>{0, 1, 2});
+  CHECK(values_of("range(10, 0, -3)") == std::vector<Value>{10, 7, 4, 1});
+  CHECK(values_of("[1, 2, 4,]") == std::vector<Value>{1, 2, 4});
+  // What ktune cannot take is named: strings, fractions, a zero step, a runaway range.
+  auto refused = [&](const std::string& text, const std::string& part) {
+    try {
+      (void)values_of(text);
+      FAIL("accepted: " << text);
+    } catch (const Error& e) {
+      INFO(e.what());
+      CHECK_THAT(std::string(e.what()), Catch::Contains("TuningParameters[0].Values") &&
+                                            Catch::Contains(part));
+    }
+  };
+  refused("['COBYLA', 'L-BFGS-B']", "'COBYLA' is a string");
+  refused("[0.25, 0.5, 0.75]", "0.25 is not an integer");      // valid JSON: read as such
+  refused("[0.25] + [1]", "\"0.25\" is not an integer");    // the Python reader's message
+  refused("range(0, 10, 0)", "step must not be zero");
+  refused("list(range(0, 2**40))", "more than 1048576 values");
+  refused("sorted([3, 1])", "is not a list, range(...) or list(range(...))");
+  refused("[i for i in [1, 2]]", "must run over range(...)");
+  // A one-element list as Default (gemm_milo.json); a Default outside the Values (hotspot_milo's
+  // max_tfactor: Values [10], Default 1) is noted and the first value taken, as Kernel Tuner
+  // never checks it.
+  const auto d = SearchSpace::from_t1_json(
+      t1_text(R"({"Name": "GEMMK", "Values": "[0]", "Default": [0]},
+                 {"Name": "max_tfactor", "Values": "[10]", "Default": 1})", ""),
+      "inline");
+  CHECK(d.default_config().str() == "GEMMK=0,max_tfactor=10");
+}
+
 TEST_CASE("t1: integers up to 2^63 - 1, as integers or integral reals; null defaults", "[t1][space]") {
   const auto space = SearchSpace::from_t1_json(
       t1_text(R"({"Name": "x", "Values": [1, 9223372036854775807], "Default": null},
@@ -168,10 +217,14 @@ TEST_CASE("t1: errors name the file and the field", "[t1][space]") {
   const Error list = load_failure(t1_text(R"({"Name": "x", "Values": "[1, 2"})", ""));
   has(list, "TuningParameters[0].Values");
 
+  // A Default outside the Values is not an error (see the Python list test): the first value.
+  CHECK(SearchSpace::from_t1_json(t1_text(R"({"Name": "x", "Values": [1, 2], "Default": 3})", ""),
+                                  "inline")
+            .default_config()
+            .str() == "x=1");
   const Error bad_default =
-      load_failure(t1_text(R"({"Name": "x", "Values": [1, 2], "Default": 3})", ""));
-  has(bad_default, "TuningParameters[0]");
-  has(bad_default, "default 3");
+      load_failure(t1_text(R"({"Name": "x", "Values": [1, 2], "Default": [1, 2]})", ""));
+  has(bad_default, "TuningParameters[0].Default");
 
   const Error duplicate =
       load_failure(t1_text(R"({"Name": "x", "Values": [1]}, {"Name": "x", "Values": [2]})", ""));
