@@ -314,7 +314,9 @@ Selection Dispatcher::Impl::compute(const KernelTemplate& tmpl, const Problem& p
       if (t.problem_key == key) {
         out.emplace_back(0.0, &t);
       } else if (t.problem) {
-        if (auto d = shape_distance(problem, *t.problem)) out.emplace_back(*d, &t);
+        // Rounded to 1e-9: equal ratios (log2 2x up and 2x down) compare equal despite floating
+        // point, so that such ties go to the problem key as documented.
+        if (auto d = shape_distance(problem, *t.problem)) out.emplace_back(std::round(*d * 1e9) / 1e9, &t);
       }
     }
     // Ties (one problem tuned on several devices of the requested compute capability) go to
@@ -405,6 +407,8 @@ Selection Dispatcher::Impl::select(const KernelTemplate& tmpl, const Problem& pr
   spdlog::debug("dispatch: {} {} on {}: {} config {} ({})", tmpl.name(), problem.key(),
                 device_key_of(device), to_string(s.reason), s.config.str(), s.explanation);
   std::unique_lock lock(memo_mutex);
+  // Bounded: a program whose shapes keep changing starts the memo again instead of growing.
+  if (memo.size() >= Dispatcher::kRememberedSelections) memo.clear();
   memo.emplace(std::move(key), s);
   return s;
 }
@@ -532,6 +536,9 @@ void Dispatcher::launch(const std::string& template_name, const Problem& problem
     if (!p) {
       p = impl_->prepare(template_name, problem, ordinal);
       std::unique_lock lock(impl_->prepared_mutex);
+      // Bounded like the selections: each holds its problem's scratch on the device (a launch
+      // in flight keeps its own reference).
+      if (impl_->prepared.size() >= kPreparedLaunches) impl_->prepared.clear();
       impl_->prepared.emplace(key, p);
     }
   }
@@ -559,6 +566,11 @@ std::vector<std::string> Dispatcher::rejections() const {
 }
 
 std::size_t Dispatcher::indexed_records() const { return impl_->indexed; }
+
+std::size_t Dispatcher::remembered_selections() const {
+  std::shared_lock lock(impl_->memo_mutex);
+  return impl_->memo.size();
+}
 
 std::uint64_t Dispatcher::compiles() const {
   std::lock_guard lock(impl_->prepare_mutex);

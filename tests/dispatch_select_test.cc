@@ -126,6 +126,43 @@ TEST_CASE("Dispatcher picks the exact record of this problem and device", "[disp
   CHECK(again.config == s.config);  // memoized
 }
 
+TEST_CASE("Dispatcher remembers a bounded number of selections, with the same answers",
+          "[dispatch]") {
+  // A program whose shapes keep changing (batch or sequence lengths) must not grow forever.
+  test::TempDir dir;
+  Dispatcher d(tuned_log(dir));
+  const auto first = d.select(kTile, TileTemplate::problem(1024, 1024), test::test_device());
+  const std::size_t n = Dispatcher::kRememberedSelections + 1000;
+  for (std::size_t i = 0; i < n; ++i) {
+    (void)d.select(kTile, TileTemplate::problem(64 * (1 + static_cast<std::int64_t>(i)), 1024), test::test_device());
+    REQUIRE(d.remembered_selections() <= Dispatcher::kRememberedSelections);
+  }
+  CHECK(d.remembered_selections() > 0);
+  const auto again = d.select(kTile, TileTemplate::problem(1024, 1024), test::test_device());
+  CHECK(again.config == first.config);  // selected again after the memo started over: the same
+  CHECK(again.reason == first.reason);
+}
+
+TEST_CASE("Dispatcher: shapes equally far (2x up, 2x down) tie by problem key, not rounding",
+          "[dispatch]") {
+  test::TempDir dir;
+  const std::string db = dir.file("tie.db");
+  {
+    TuningLog log(db);
+    // log2 distances 1 and 1.0000000000000018 in floating point; the key decides.
+    log.append(test::make_record("VEC=4,THREADS=256,ITEMS=1,GRID_STRIDE=0", 0.1, Status::ok, "run-a",
+                                 "copy|N=30720|dtype=f32", "copy"));
+    log.append(test::make_record("VEC=2,THREADS=128,ITEMS=2,GRID_STRIDE=0", 0.1, Status::ok, "run-a",
+                                 "copy|N=122880|dtype=f32", "copy"));
+  }
+  Dispatcher d(db);
+  auto copy = find_template("copy");
+  const auto s = d.select("copy", make_problem(*copy, "61440", {}), test::test_device());
+  CHECK(s.reason == SelectionReason::nearest_shape);
+  CHECK(s.source_problem == "copy|N=122880|dtype=f32");  // sorts before copy|N=30720|...
+  CHECK(s.distance == 1.0);
+}
+
 TEST_CASE("Dispatcher falls back to the nearest tuned shape that can implement the problem",
           "[dispatch]") {
   test::TempDir dir;

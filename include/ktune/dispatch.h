@@ -40,8 +40,10 @@ struct Selection {
   std::string source_device;    ///< device key of the record used ("" for the default)
   double median_ms = 0;         ///< recorded median of that record (0 for the default)
   double distance = 0;          ///< shape distance to the record's problem (0 when exact)
-  /// True when the record was measured with another version of the template's source (no
-  /// usable record of the current source existed; those come first).
+  /// True when the record was measured with another version of the template's source. Within
+  /// the rule that chose it, records of the current source come first; the rules keep their
+  /// order (an older-source exact record is chosen before a current-source one of another
+  /// device).
   bool older_source = false;
   /// True when the config was tuned on another device (reason same_arch).
   bool other_device() const { return reason == SelectionReason::same_arch; }
@@ -77,8 +79,14 @@ class Dispatcher {
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
 
+  /// Most selections remembered at once: past it the memo starts again, so that a program
+  /// whose shapes keep changing does not grow without bound.
+  static constexpr std::size_t kRememberedSelections = 4096;
+  /// Most prepared launches (compiled module, plan, device scratch) kept at once, likewise.
+  static constexpr std::size_t kPreparedLaunches = 256;
+
   /// The config for a problem on a device (rules in docs/deployment.md). Results are
-  /// memoized, so a repeated call is a hash lookup. Throws Error(unknown_name) for an
+  /// memoized (up to kRememberedSelections), so a repeated call is a hash lookup. Throws Error(unknown_name) for an
   /// unregistered template, the template's error for an invalid problem, and
   /// Error(unsupported) when no config of the space can implement the problem.
   Selection select(const std::string& template_name, const Problem& problem,
@@ -101,6 +109,8 @@ class Dispatcher {
   std::vector<std::string> rejections() const;
   /// Number of ok records indexed at open.
   std::size_t indexed_records() const;
+  /// Selections remembered now (at most kRememberedSelections).
+  std::size_t remembered_selections() const;
   /// Compiles done by launch() (0 once everything is cached).
   std::uint64_t compiles() const;
 
