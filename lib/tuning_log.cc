@@ -1,8 +1,5 @@
 // TuningLog over SQLite: appends in transactions, the task / run / resume queries, and the
 // mapping between a TrialRecord and a row of the trials table (schema in sqlite_schema.cc).
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -257,17 +254,6 @@ bool readable_as_snapshot(const std::string& path) {
   return !std::filesystem::exists(target + "-journal", ec) && !wal_holds_frames(target);
 }
 
-// A reader that may not write the log (another user's, in a folder it may write) would leave
-// a -wal and a -shm owned by itself beside it, which then lock the log's owner out of writing
-// ("attempt to write a readonly database"). While no writer has the log open (no -shm) and the
-// file alone is the whole log, such a reader takes the immutable snapshot instead.
-bool read_by_another_user(const std::string& path) {
-  const std::string target = sqlite::resolved_path(path);
-  std::error_code ec;
-  return ::faccessat(AT_FDCWD, target.c_str(), W_OK, AT_EACCESS) != 0 &&
-         !std::filesystem::exists(target + "-shm", ec) && readable_as_snapshot(path);
-}
-
 }  // namespace
 
 TuningLog::TuningLog(const std::string& path, LogMode mode) : impl_(std::make_unique<Impl>()) {
@@ -302,10 +288,6 @@ TuningLog::TuningLog(const std::string& path, LogMode mode) : impl_(std::make_un
     impl().db = std::make_unique<sqlite::Connection>(path, access, kBusyTimeoutMs);
     impl().version = sqlite::prepare_schema(*impl().db, read_only);
   };
-  if (read_only && read_by_another_user(path)) {
-    open(Access::immutable);
-    return;
-  }
   try {
     // SQLite's own locking wherever it can read, a writer at work included.
     open(read_only ? Access::read_only : Access::read_write);
