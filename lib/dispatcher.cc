@@ -407,8 +407,14 @@ Selection Dispatcher::Impl::select(const KernelTemplate& tmpl, const Problem& pr
   spdlog::debug("dispatch: {} {} on {}: {} config {} ({})", tmpl.name(), problem.key(),
                 device_key_of(device), to_string(s.reason), s.config.str(), s.explanation);
   std::unique_lock lock(memo_mutex);
-  // Bounded: a program whose shapes keep changing starts the memo again instead of growing.
-  if (memo.size() >= Dispatcher::kRememberedSelections) memo.clear();
+  // Bounded: a program whose shapes keep changing drops an eighth of the memo (in the map's
+  // order, unrelated to use) when it is full, instead of growing; a working set just past the
+  // bound still finds most of its selections.
+  if (memo.size() >= Dispatcher::kRememberedSelections) {
+    auto it = memo.begin();
+    for (std::size_t k = 0; k < Dispatcher::kRememberedSelections / 8 && it != memo.end(); ++k)
+      it = memo.erase(it);
+  }
   memo.emplace(std::move(key), s);
   return s;
 }
@@ -536,9 +542,6 @@ void Dispatcher::launch(const std::string& template_name, const Problem& problem
     if (!p) {
       p = impl_->prepare(template_name, problem, ordinal);
       std::unique_lock lock(impl_->prepared_mutex);
-      // Bounded like the selections: each holds its problem's scratch on the device (a launch
-      // in flight keeps its own reference).
-      if (impl_->prepared.size() >= kPreparedLaunches) impl_->prepared.clear();
       impl_->prepared.emplace(key, p);
     }
   }

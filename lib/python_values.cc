@@ -63,42 +63,56 @@ std::size_t find_word_top(std::string_view text, std::string_view word) {
   return std::string_view::npos;
 }
 
-/// An integer item or bound: an expression over `names` at `values`.
-Value integer_of(std::string_view text, const std::vector<std::string>& names,
-                 const std::vector<Value>& values) {
+/// An item or bound parsed once: an expression over `names`.
+Expression parsed(std::string_view text, const std::vector<std::string>& names) {
   const std::string_view t = trim(text);
   if (t.empty()) refuse("an empty item");
   if (t.front() == '\'' || t.front() == '"')
     refuse(std::string(t) + " is a string (ktune parameters are integers)");
-  Expression e;
   try {
-    e = Expression::parse(t, names);
+    return Expression::parse(t, names);
   } catch (const Error& err) {
     refuse("\"" + std::string(t) + "\": " + err.what());
   }
+}
+
+/// The integer value of `e` at `values`; an error names what it is instead.
+Value integer_of(const Expression& e, const std::vector<Value>& values) {
   const double real = e.evaluate_real(values);
   const std::optional<Value> exact = e.evaluate_checked(values);
-  if (!exact || static_cast<double>(*exact) != real)
-    refuse("\"" + std::string(t) + "\" is not an integer (ktune parameters are integers)");
-  return *exact;
+  if (exact && static_cast<double>(*exact) == real) return *exact;
+  const std::string shown = "\"" + e.text() + "\"";
+  if (std::isnan(real)) refuse(shown + " divides by zero");
+  if (std::fabs(real) >= 0x1p63) refuse(shown + " is past 64 bits");
+  refuse(shown + " is not an integer (ktune parameters are integers)");
+}
+
+/// An integer constant item or bound.
+Value constant_of(std::string_view text) { return integer_of(parsed(text, {}), {}); }
+
+/// `text` cut at top-level commas, without the empty part a trailing comma leaves.
+std::vector<std::string_view> items_of(std::string_view text) {
+  auto parts = split_top(text, ',');
+  if (parts.size() > 1 && trim(parts.back()).empty()) parts.pop_back();
+  return parts;
 }
 
 /// The values of "range(a)", "range(a, b)" or "range(a, b, c)" (the text inside the call).
 std::vector<Value> range_values(std::string_view args) {
-  const auto parts = split_top(args, ',');
+  const auto parts = items_of(args);
   if (parts.size() > 3 || trim(parts[0]).empty()) refuse("range() takes 1 to 3 integers");
   std::vector<Value> bounds;
-  for (const auto& p : parts) bounds.push_back(integer_of(p, {}, {}));
+  for (const auto& p : parts) bounds.push_back(constant_of(p));
   const Value start = bounds.size() == 1 ? 0 : bounds[0];
   const Value stop = bounds.size() == 1 ? bounds[0] : bounds[1];
   const Value step = bounds.size() == 3 ? bounds[2] : 1;
   if (step == 0) refuse("range() step must not be zero");
   std::vector<Value> out;
-  for (Value v = start; step > 0 ? v < stop : v > stop; v += step) {
+  for (Value v = start; step > 0 ? v < stop : v > stop;) {
     if (out.size() == kMaxPythonValues)
       refuse("range(" + std::string(trim(args)) + ") has more than " + std::to_string(kMaxPythonValues) + " values");
     out.push_back(v);
-    if ((step > 0 && v > stop - step) || (step < 0 && v < stop - step)) break;  // no overflow
+    if (__builtin_add_overflow(v, step, &v)) break;  // past 64 bits: past any stop too
   }
   return out;
 }
@@ -120,7 +134,9 @@ std::optional<std::string_view> call_args(std::string_view term, std::string_vie
 std::vector<Value> term_values(std::string_view term) {
   term = trim(term);
   if (auto inner = call_args(term, "list")) {
-    if (auto r = call_args(trim(*inner), "range")) return range_values(*r);
+    const auto args = items_of(*inner);  // list(range(3),) is list(range(3))
+    if (args.size() == 1)
+      if (auto r = call_args(trim(args[0]), "range")) return range_values(*r);
     refuse("list(" + std::string(*inner) + "): only list(range(...)) is read");
   }
   if (auto r = call_args(term, "range")) return range_values(*r);
@@ -136,15 +152,14 @@ std::vector<Value> term_values(std::string_view term) {
     const std::string name(trim(loop.substr(0, in)));
     const auto over = call_args(trim(loop.substr(in + 2)), "range");
     if (!over) refuse("\"" + std::string(term) + "\": a comprehension must run over range(...)");
+    const Expression element = parsed(expr, {name});  // parsed once, evaluated per value
     std::vector<Value> out;
-    for (Value v : range_values(*over)) out.push_back(integer_of(expr, {name}, {v}));
+    for (Value v : range_values(*over)) out.push_back(integer_of(element, {v}));
     return out;
   }
   std::vector<Value> out;
   if (trim(inner).empty()) return out;
-  auto items = split_top(inner, ',');
-  if (trim(items.back()).empty()) items.pop_back();  // a trailing comma
-  for (const auto& item : items) out.push_back(integer_of(item, {}, {}));
+  for (const auto& item : items_of(inner)) out.push_back(constant_of(item));
   return out;
 }
 

@@ -137,7 +137,8 @@ TEST_CASE("Dispatcher remembers a bounded number of selections, with the same an
     (void)d.select(kTile, TileTemplate::problem(64 * (1 + static_cast<std::int64_t>(i)), 1024), test::test_device());
     REQUIRE(d.remembered_selections() <= Dispatcher::kRememberedSelections);
   }
-  CHECK(d.remembered_selections() > 0);
+  // Full, it drops an eighth, not everything (a working set just past the bound still hits).
+  CHECK(d.remembered_selections() >= Dispatcher::kRememberedSelections * 7 / 8);
   const auto again = d.select(kTile, TileTemplate::problem(1024, 1024), test::test_device());
   CHECK(again.config == first.config);  // selected again after the memo started over: the same
   CHECK(again.reason == first.reason);

@@ -3,6 +3,8 @@
 // definitions give errors that name the file and the field.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+
 #include <filesystem>
 #include <zlib.h>
 
@@ -125,6 +127,16 @@ TEST_CASE("t1: Values written as Python list expressions, as the benchmark hub w
   CHECK(values_of("range(3)") == std::vector<Value>{0, 1, 2});
   CHECK(values_of("range(10, 0, -3)") == std::vector<Value>{10, 7, 4, 1});
   CHECK(values_of("[1, 2, 4,]") == std::vector<Value>{1, 2, 4});
+  CHECK(values_of("list(range(0, 6,))").size() == 6);  // trailing commas inside calls too
+  CHECK(values_of("list(range(3),)") == std::vector<Value>{0, 1, 2});
+  CHECK(values_of("range(9223372036854775807, 9223372036854775806, -9223372036854775807)") ==
+        std::vector<Value>{9223372036854775807LL});  // stepping past 64 bits ends the range
+  // A comprehension's element is parsed once: 1000 terms over 16384 values stay quick.
+  std::string terms = "i";
+  for (int k = 0; k < 1000; ++k) terms += "+0";
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(values_of("[" + terms + " for i in range(16384)]").size() == 16384);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(1));
   // What ktune cannot take is named: strings, fractions, a zero step, a runaway range.
   auto refused = [&](const std::string& text, const std::string& part) {
     try {
@@ -140,6 +152,8 @@ TEST_CASE("t1: Values written as Python list expressions, as the benchmark hub w
   refused("[0.25, 0.5, 0.75]", "0.25 is not an integer");      // valid JSON: read as such
   refused("[0.25] + [1]", "\"0.25\" is not an integer");    // the Python reader's message
   refused("range(0, 10, 0)", "step must not be zero");
+  refused("[2**i for i in range(60, 70)]", "is past 64 bits");
+  refused("[1//0] + [1]", "divides by zero");
   refused("list(range(0, 2**40))", "more than 1048576 values");
   refused("sorted([3, 1])", "is not a list, range(...) or list(range(...))");
   refused("[i for i in [1, 2]]", "must run over range(...)");

@@ -79,11 +79,9 @@ class Dispatcher {
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
 
-  /// Most selections remembered at once: past it the memo starts again, so that a program
-  /// whose shapes keep changing does not grow without bound.
+  /// Most selections remembered at once: when full, an eighth of them is dropped, so that a
+  /// program whose shapes keep changing does not grow without bound.
   static constexpr std::size_t kRememberedSelections = 4096;
-  /// Most prepared launches (compiled module, plan, device scratch) kept at once, likewise.
-  static constexpr std::size_t kPreparedLaunches = 256;
 
   /// The config for a problem on a device (rules in docs/deployment.md). Results are
   /// memoized (up to kRememberedSelections), so a repeated call is a hash lookup. Throws Error(unknown_name) for an
@@ -96,7 +94,8 @@ class Dispatcher {
   Selection select(const KernelTemplate& tmpl, const Problem& problem, const Device& device) const;
 
   /// Selects for the current CUDA device, compiles the config once (cached), and enqueues its
-  /// launch plan on `stream`. `buffers` are device pointers to the workload buffers of the
+  /// launch plan on `stream`. Each problem launched keeps its prepared launch (module, plan,
+  /// device scratch) for the Dispatcher's life, since queued work and captured graphs use it. `buffers` are device pointers to the workload buffers of the
   /// template for this problem, in order (KernelTemplate::workload(problem)->buffers());
   /// scratch the plan needs is owned by the dispatcher. Throws Error(no_device),
   /// Error(compile_error) with the NVRTC log, Error(cuda_error) for a failed launch, and
