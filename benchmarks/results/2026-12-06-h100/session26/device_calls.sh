@@ -6,3 +6,5 @@ KTUNE_PHASE_TIMEOUT=300 scripts/gpu-suite info tests-core tests-demo demo deploy
 KTUNE_PHASE_TIMEOUT=200 scripts/gpu-suite info demo
 # call 4 (36c8a7a)
 KTUNE_PHASE_TIMEOUT=420 scripts/gpu-suite info membound-norms tests-gemm tests-conv
+# call 6 (8dcdfea)
+scripts/gpu-suite info membound-norms
