@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cmath>
 #include <regex>
+#include <string_view>
 #include <vector>
 #include <nlohmann/json.hpp>
 
@@ -33,6 +34,12 @@ Value to_value(const json& v, const std::string& origin, const std::string& what
 
 /// Words Python's json module writes for non-finite numbers, which JSON lacks.
 constexpr const char* kNonFiniteWords[] = {"NaN", "-Infinity", "Infinity"};
+
+/// True when `text` is one of kNonFiniteWords.
+bool is_non_finite_word(std::string_view text) {
+  return std::any_of(std::begin(kNonFiniteWords), std::end(kNonFiniteWords),
+                     [&](const char* w) { return text == w; });
+}
 
 /// `text` with each of Python's bare NaN / Infinity / -Infinity (outside strings) quoted, so
 /// that a parser reads them as the strings "NaN" / "Infinity" / "-Infinity". `quoted_at` gets
@@ -186,10 +193,6 @@ KernelTunerCache parse_cache_document(const json& doc, const std::string& origin
       e.values.push_back(to_value(item[name], origin, "cache entry '" + key + "' " + name));
     }
     const json time = item.contains("time") ? item["time"] : json();
-    auto non_finite = [](const json& v) {
-      return v.is_string() && std::any_of(std::begin(kNonFiniteWords), std::end(kNonFiniteWords),
-                                          [&](const char* w) { return v.get<std::string>() == w; });
-    };
     if (time.is_number()) {
       e.time_ms = time.get<double>();
     } else if (time.is_string()) {
@@ -204,7 +207,7 @@ KernelTunerCache parse_cache_document(const json& doc, const std::string& origin
                     origin + ": cache entry '" + key + "' times is not an array of numbers");
       }
       for (const auto& t : times) {
-        if (non_finite(t)) {  // a sample that measured nothing: the entry has no time
+        if (t.is_string() && is_non_finite_word(t.get<std::string>())) {  // measured nothing
           e.time_ms.reset();
           e.error = t.get<std::string>();
           e.times_ms.clear();
@@ -241,8 +244,7 @@ std::optional<Status> error_status(const std::string& error) {
   if (error == "InvalidConfig") return Status::invalid;
   if (error == "CompilationFailedConfig") return Status::compile_error;
   if (error == "RuntimeFailedConfig") return Status::runtime_error;
-  for (const char* word : kNonFiniteWords)
-    if (error == word) return Status::runtime_error;
+  if (is_non_finite_word(error)) return Status::runtime_error;
   return std::nullopt;
 }
 

@@ -36,13 +36,14 @@ std::int64_t floor_pow2(std::int64_t v) {
 
 void check_element_count(const Problem& problem) {
   std::int64_t elements = 1;
-  std::string product;
-  for (const auto& [name, extent] : problem.dims) product += (product.empty() ? "" : " x ") + name;
   for (const auto& [name, extent] : problem.dims) {
-    if (extent > kMaxElements / elements)  // extents are >= 1 (KernelTemplate::check_problem)
+    if (extent > kMaxElements / elements) {  // extents are >= 1 (KernelTemplate::check_problem)
+      std::string product;  // "rows x cols": the message names the product, not one extent
+      for (const auto& [dim, unused] : problem.dims) product += (product.empty() ? "" : " x ") + dim;
       throw Error(ErrorCode::invalid_argument,
                   "problem " + problem.key() + ": " + product + " is more than 2^40 elements; "
                   "the memory-bound templates take at most " + std::to_string(kMaxElements));
+    }
     elements *= extent;
   }
 }
