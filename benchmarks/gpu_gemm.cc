@@ -39,9 +39,7 @@
 // C is row-major; layout letters as in templates/gemm/gemm_problem.h; alpha = 1.5,
 // beta = 0.5, no bias, C in the input dtype (out=same) for every library. cuBLAS is loaded
 // at run time (dlopen libcublas.so.13/.12), so the program links nothing beyond ktune.
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
@@ -56,7 +54,6 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "json_output.h"
@@ -72,6 +69,7 @@
 #include "gpu_bench_support.h"
 #include "launch_plan_runner.h"
 #include "templates/gemm/gemm_problem.h"
+#include "cublas_api.h"
 
 using namespace ktune;
 using detail::check_cuda;
@@ -232,65 +230,6 @@ std::string row_target(const std::string& dtype, const Shape& shape, const std::
   return "";
 }
 
-/// The cuBLAS entry points this benchmark uses, loaded from the shared library at run time.
-struct CublasApi {
-  decltype(&cublasCreate_v2) create = nullptr;
-  decltype(&cublasDestroy_v2) destroy = nullptr;
-  decltype(&cublasSetMathMode) set_math_mode = nullptr;
-  cublasStatus_t (*gemm_ex)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
-                            const void*, const void*, cudaDataType, int, const void*,
-                            cudaDataType, int, const void*, void*, cudaDataType, int,
-                            cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
-
-  /// Loads libcublas; throws Error(not_found) naming the libraries tried.
-  static const CublasApi& get() {
-    static const CublasApi api = [] {
-      CublasApi a;
-      void* lib = nullptr;
-      for (const char* name : {"libcublas.so.13", "libcublas.so.12", "libcublas.so"})
-        if ((lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
-      if (!lib)
-        throw Error(ErrorCode::not_found, "gpu_gemm: cannot load libcublas.so.13/.12 (cuBLAS)");
-      auto load = [lib](auto& fn, const char* symbol) {
-        fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, symbol));
-        if (!fn) throw Error(ErrorCode::not_found, std::string("gpu_gemm: no ") + symbol + " in cuBLAS");
-      };
-      load(a.create, "cublasCreate_v2");
-      load(a.destroy, "cublasDestroy_v2");
-      load(a.set_math_mode, "cublasSetMathMode");
-      load(a.gemm_ex, "cublasGemmEx");
-      return a;
-    }();
-    return api;
-  }
-};
-
-void check_cublas(cublasStatus_t status, const char* what) {
-  if (status != CUBLAS_STATUS_SUCCESS)
-    throw Error(ErrorCode::cuda_error, std::string(what) + " failed: cublas status " +
-                                           std::to_string(static_cast<int>(status)));
-}
-
-/// cuBLAS call computing our row-major C = alpha * op(A) * op(B) + beta * C, i.e. the
-/// column-major C^T = op(B)^T * op(A)^T.
-void cublas_gemm(cublasHandle_t handle, const gemm::GemmShape& s, const void* A, const void* B,
-                 void* C) {
-  const float alpha = static_cast<float>(gemm::kAlpha), beta = static_cast<float>(gemm::kBeta);
-  const cudaDataType in = s.precision == gemm::Precision::f16    ? CUDA_R_16F
-                          : s.precision == gemm::Precision::bf16 ? CUDA_R_16BF
-                                                                 : CUDA_R_32F;
-  const cudaDataType out = s.out_f32 ? CUDA_R_32F : in;
-  const cublasComputeType_t compute =
-      s.precision == gemm::Precision::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  // Row-major B 'N' (K x N) is column-major N x K: op N; B 'T' (N x K) is column-major K x N: op T.
-  check_cublas(CublasApi::get().gemm_ex(handle, s.b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N,
-                            s.a_transposed ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(s.N),
-                            static_cast<int>(s.M), static_cast<int>(s.K), &alpha, B, in,
-                            static_cast<int>(s.ldb()), A, in, static_cast<int>(s.lda()), &beta,
-                            C, out, static_cast<int>(s.N), compute, CUBLAS_GEMM_DEFAULT),
-               "cublasGemmEx");
-}
-
 /// The templates tuned for a dtype: gemm_simt for f32, the `mma_templates` otherwise.
 std::vector<std::shared_ptr<const KernelTemplate>> gemm_templates_for(
     const std::string& dtype, const std::vector<std::string>& mma_templates) {
@@ -444,7 +383,7 @@ json run_shape(const Settings& settings, const std::string& dtype, const Shape& 
   };
   auto run_ktune = [&] { tuned.run(); };
   auto run_default = [&] { fallback.run(); };
-  auto run_cublas = [&] { cublas_gemm(handle, s, buffers[0].ptr, buffers[1].ptr, buffers[2].ptr); };
+  auto run_cublas = [&] { bench::cublas_gemm(handle, s, buffers[0].ptr, buffers[1].ptr, buffers[2].ptr); };
 
   reset_c();
   run_ktune();
@@ -550,8 +489,8 @@ int main(int argc, char** argv) {
     const Device device = query_device(0);
     Builder builder(bench::tuning_builder_options());
     cublasHandle_t handle;
-    check_cublas(CublasApi::get().create(&handle), "cublasCreate");
-    check_cublas(CublasApi::get().set_math_mode(handle, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+    bench::check_cublas(bench::CublasApi::get().create(&handle), "cublasCreate");
+    bench::check_cublas(bench::CublasApi::get().set_math_mode(handle, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
 
     json out;
     const std::time_t now = std::time(nullptr);
@@ -656,7 +595,7 @@ int main(int argc, char** argv) {
     }
     out["targets"] = targets;
     bench::write_json(settings.out_path, out);
-    CublasApi::get().destroy(handle);
+    bench::CublasApi::get().destroy(handle);
     return bench::exit_status("gpu_gemm", failed_rows, rows,
                               "their \"error\" is in the JSON and printed above");
   } catch (const std::exception& e) {
