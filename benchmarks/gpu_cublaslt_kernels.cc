@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "cublas_api.h"
+#include "cublaslt_problem.h"
 #include "cuda_module.h"
 #include "gpu_bench_support.h"
 #include "host_dtype.h"
@@ -97,22 +98,6 @@ Settings parse_args(int argc, char** argv) {
   return s;
 }
 
-/// One cuBLASLt algorithm config (what cublasLtMatmulAlgoConfigSetAttribute sets).
-struct LtConfig {
-  int algo = 0;
-  std::uint32_t tile = 0, stages = 0, swizzle = 0, custom = 0;
-
-  json to_json() const {
-    return {{"algo", algo}, {"tile", tile}, {"stages", stages}, {"swizzle", swizzle},
-            {"custom", custom}};
-  }
-  static LtConfig from_json(const json& j) {
-    return {j.at("algo").get<int>(), j.at("tile").get<std::uint32_t>(),
-            j.at("stages").get<std::uint32_t>(), j.at("swizzle").get<std::uint32_t>(),
-            j.at("custom").get<std::uint32_t>()};
-  }
-};
-
 /// The problem's buffers on the device, filled with uniform random values in [-1, 1].
 struct Operands {
   gemm::GemmShape shape;
@@ -167,166 +152,6 @@ double rel_l2(const std::vector<float>& x, const std::vector<float>& ref) {
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
-/// The cuBLASLt descriptors of the problem, in cuBLAS's column-major terms (C^T = op(B)^T *
-/// op(A)^T, as bench::cublas_gemm), and the calls that enumerate, check and run configs.
-class LtProblem {
- public:
-  LtProblem(const gemm::GemmShape& s, std::size_t workspace_bytes)
-      : api_(bench::CublasLtApi::get()), shape_(s), workspace_(workspace_bytes) {
-    bench::check_cublas(api_.create(&handle_), "cublasLtCreate");
-    in_ = bench::cublas_input_type(s);
-    out_ = bench::cublas_output_type(s);
-    bench::check_cublas(api_.desc_create(&op_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
-    const cublasOperation_t ta = s.b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;  // cuBLAS's A is our B
-    const cublasOperation_t tb = s.a_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;  // cuBLAS's B is our A
-    bench::check_cublas(api_.desc_set(op_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
-    bench::check_cublas(api_.desc_set(op_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
-    // Stored (column-major) shapes: cuBLAS's A is N x K (op N) or K x N (op T), ld = ldb.
-    const std::uint64_t n = s.N, m = s.M, k = s.K;
-    make_layout(&a_desc_, in_, s.b_transposed ? k : n, s.b_transposed ? n : k, s.ldb());
-    make_layout(&b_desc_, in_, s.a_transposed ? m : k, s.a_transposed ? k : m, s.lda());
-    make_layout(&c_desc_, out_, n, m, s.N);
-  }
-  ~LtProblem() {
-    api_.layout_destroy(a_desc_);
-    api_.layout_destroy(b_desc_);
-    api_.layout_destroy(c_desc_);
-    api_.desc_destroy(op_);
-    api_.destroy(handle_);
-  }
-  LtProblem(const LtProblem&) = delete;
-  LtProblem& operator=(const LtProblem&) = delete;
-
-  /// Every config cublasLtMatmulAlgoCheck accepts (workspace within ours), at most `limit`;
-  /// `stopped` tells whether the limit cut the enumeration.
-  std::vector<LtConfig> valid_configs(std::size_t limit, bool* stopped) {
-    std::vector<int> ids(4096);
-    int count = 0;
-    bench::check_cublas(api_.algo_ids(handle_, CUBLAS_COMPUTE_32F, CUDA_R_32F, in_, in_, out_, out_,
-                                      static_cast<int>(ids.size()), ids.data(), &count),
-                        "cublasLtMatmulAlgoGetIds");
-    ids.resize(static_cast<std::size_t>(count));
-    std::vector<LtConfig> valid;
-    *stopped = false;
-    for (int id : ids) {
-      cublasLtMatmulAlgo_t algo;
-      if (api_.algo_init(handle_, CUBLAS_COMPUTE_32F, CUDA_R_32F, in_, in_, out_, out_, id, &algo) !=
-          CUBLAS_STATUS_SUCCESS)
-        continue;
-      auto tiles = cap_list(algo, CUBLASLT_ALGO_CAP_TILE_IDS);
-      auto stages = cap_list(algo, CUBLASLT_ALGO_CAP_STAGES_IDS);
-      std::uint32_t swizzle_support = 0;
-      std::int32_t custom_max = 0;
-      std::size_t written = 0;
-      api_.algo_cap(&algo, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT, &swizzle_support,
-                    sizeof swizzle_support, &written);
-      api_.algo_cap(&algo, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX, &custom_max, sizeof custom_max, &written);
-      for (std::uint32_t tile : tiles)
-        for (std::uint32_t stage : stages)
-          for (std::uint32_t swizzle = 0; swizzle <= (swizzle_support ? 1u : 0u); ++swizzle)
-            for (std::int32_t custom = 0; custom <= std::max(custom_max, 0); ++custom) {
-              const LtConfig config{id, tile, stage, swizzle, static_cast<std::uint32_t>(custom)};
-              cublasLtMatmulAlgo_t configured;
-              if (!configure(config, &configured)) continue;
-              valid.push_back(config);
-              if (valid.size() >= limit) {
-                *stopped = true;
-                return valid;
-              }
-            }
-    }
-    return valid;
-  }
-
-  /// The algo of `config` set and checked; false when cuBLASLt refuses it for this problem.
-  bool configure(const LtConfig& c, cublasLtMatmulAlgo_t* algo) {
-    if (api_.algo_init(handle_, CUBLAS_COMPUTE_32F, CUDA_R_32F, in_, in_, out_, out_, c.algo, algo) !=
-        CUBLAS_STATUS_SUCCESS)
-      return false;
-    const std::int32_t splits = 1;
-    api_.algo_config_set(algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &c.tile, sizeof c.tile);
-    api_.algo_config_set(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &c.stages, sizeof c.stages);
-    api_.algo_config_set(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splits, sizeof splits);
-    api_.algo_config_set(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &c.swizzle, sizeof c.swizzle);
-    api_.algo_config_set(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &c.custom, sizeof c.custom);
-    cublasLtMatmulHeuristicResult_t result{};
-    return api_.algo_check(handle_, op_, a_desc_, b_desc_, c_desc_, c_desc_, algo, &result) ==
-               CUBLAS_STATUS_SUCCESS &&
-           result.workspaceSize <= workspace_.bytes();
-  }
-
-  /// cuBLASLt's own first choice for the problem (its heuristic), as a config.
-  std::optional<LtConfig> heuristic_choice() {
-    cublasLtMatmulPreference_t pref = nullptr;
-    bench::check_cublas(api_.pref_create(&pref), "cublasLtMatmulPreferenceCreate");
-    const std::uint64_t ws = workspace_.bytes();
-    api_.pref_set(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
-    cublasLtMatmulHeuristicResult_t result{};
-    int found = 0;
-    const auto status = api_.heuristic(handle_, op_, a_desc_, b_desc_, c_desc_, c_desc_, pref, 1,
-                                       &result, &found);
-    api_.pref_destroy(pref);
-    if (status != CUBLAS_STATUS_SUCCESS || found == 0) return std::nullopt;
-    LtConfig c;
-    std::size_t written = 0;
-    const auto get = [&](cublasLtMatmulAlgoConfigAttributes_t attr, auto* value) {
-      detail_get_(result.algo, attr, value, sizeof *value, &written);
-    };
-    get(CUBLASLT_ALGO_CONFIG_ID, &c.algo);
-    get(CUBLASLT_ALGO_CONFIG_TILE_ID, &c.tile);
-    get(CUBLASLT_ALGO_CONFIG_STAGES_ID, &c.stages);
-    get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &c.swizzle);
-    get(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &c.custom);
-    return c;
-  }
-
-  /// One product with a configured algo, on the default stream.
-  void run(const cublasLtMatmulAlgo_t& algo, Operands& x) {
-    const float alpha = static_cast<float>(gemm::kAlpha), beta = static_cast<float>(gemm::kBeta);
-    bench::check_cublas(api_.matmul(handle_, op_, &alpha, x.b.get(), a_desc_, x.a.get(), b_desc_, &beta,
-                                    x.c.get(), c_desc_, x.c.get(), c_desc_, &algo, workspace_.get(),
-                                    workspace_.bytes(), nullptr),
-                        "cublasLtMatmul");
-  }
-
- private:
-  void make_layout(cublasLtMatrixLayout_t* desc, cudaDataType type, std::uint64_t rows,
-                   std::uint64_t cols, std::int64_t ld) {
-    bench::check_cublas(api_.layout_create(desc, type, rows, cols, ld), "cublasLtMatrixLayoutCreate");
-  }
-  std::vector<std::uint32_t> cap_list(const cublasLtMatmulAlgo_t& algo,
-                                      cublasLtMatmulAlgoCapAttributes_t attr) {
-    std::size_t bytes = 0;
-    std::vector<std::uint32_t> values;
-    if (api_.algo_cap(&algo, attr, nullptr, 0, &bytes) == CUBLAS_STATUS_SUCCESS && bytes > 0) {
-      values.resize(bytes / sizeof(std::uint32_t));
-      api_.algo_cap(&algo, attr, values.data(), values.size() * sizeof(std::uint32_t), &bytes);
-    }
-    if (values.empty()) values.push_back(0);  // UNDEFINED: the algo has no such choice
-    return values;
-  }
-  // cublasLtMatmulAlgoConfigGetAttribute, loaded on first use (only the heuristic report needs it).
-  static void detail_get_(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr,
-                          void* value, std::size_t size, std::size_t* written) {
-    static const auto fn = [] {
-      decltype(&cublasLtMatmulAlgoConfigGetAttribute) f = nullptr;
-      void* lib = bench::open_vendor_library({"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"},
-                                             "cuBLASLt");
-      bench::load_vendor_symbol(lib, f, "cublasLtMatmulAlgoConfigGetAttribute", "cuBLASLt");
-      return f;
-    }();
-    fn(&algo, attr, value, size, written);
-  }
-
-  const bench::CublasLtApi& api_;
-  gemm::GemmShape shape_;
-  detail::DeviceMemory workspace_;
-  cublasLtHandle_t handle_ = nullptr;
-  cublasLtMatmulDesc_t op_ = nullptr;
-  cublasLtMatrixLayout_t a_desc_ = nullptr, b_desc_ = nullptr, c_desc_ = nullptr;
-  cudaDataType in_ = CUDA_R_16F, out_ = CUDA_R_16F;
-};
-
 gemm::GemmShape make_shape(const Settings& s, const std::string& dtype) {
   gemm::GemmShape shape;
   shape.M = s.M;
@@ -357,7 +182,7 @@ json time_dtype(const Settings& settings, const std::string& dtype, int* next_id
   const gemm::GemmShape shape = make_shape(settings, dtype);
   const double flops = 2.0 * shape.M * shape.N * shape.K;
   Operands x(shape, 27);
-  LtProblem lt(shape, kWorkspaceBytes);
+  bench::LtProblem lt(shape, kWorkspaceBytes);
   CublasHandle cublas;
   auto run_cublas = [&] { bench::cublas_gemm(cublas.handle, shape, x.a.get(), x.b.get(), x.c.get()); };
 
@@ -384,7 +209,7 @@ json time_dtype(const Settings& settings, const std::string& dtype, int* next_id
     cublasLtMatmulAlgo_t algo;
     if (!lt.configure(configs[i], &algo)) continue;
     try {
-      ranked.emplace_back(bench::event_median_ms([&] { lt.run(algo, x); }, sweep_loop), i);
+      ranked.emplace_back(bench::event_median_ms([&] { lt.run(algo, x.a.get(), x.b.get(), x.c.get()); }, sweep_loop), i);
     } catch (const Error&) {
       ++failed;
       cudaGetLastError();
@@ -415,7 +240,7 @@ json time_dtype(const Settings& settings, const std::string& dtype, int* next_id
   doc["cublas_gemm_ex"] = {{"id", (*next_id)++}};
   double best_ratio = 0;
   for (const auto& [sweep_ms, index] : shortlist) {
-    const LtConfig& c = configs[index];
+    const bench::LtConfig& c = configs[index];
     cublasLtMatmulAlgo_t algo;
     if (!lt.configure(c, &algo)) continue;
     json row = c.to_json();
@@ -423,12 +248,12 @@ json time_dtype(const Settings& settings, const std::string& dtype, int* next_id
     row["sweep_ms"] = sweep_ms;
     try {
       x.restore_c();
-      lt.run(algo, x);
+      lt.run(algo, x.a.get(), x.b.get(), x.c.get());
       check_cuda(cudaDeviceSynchronize(), "cublasLtMatmul");
       row["rel_l2_vs_cublas"] = rel_l2(x.read_c(), reference);
       double ms_cublas = 0, ms_lt = 0;
       const auto cs = bench::sample_sensors(sensor, [&] { ms_cublas = bench::event_median_ms(run_cublas, loop); });
-      const auto ls = bench::sample_sensors(sensor, [&] { ms_lt = bench::event_median_ms([&] { lt.run(algo, x); }, loop); });
+      const auto ls = bench::sample_sensors(sensor, [&] { ms_lt = bench::event_median_ms([&] { lt.run(algo, x.a.get(), x.b.get(), x.c.get()); }, loop); });
       row["ms"] = ms_lt;
       row["tflops"] = flops / (ms_lt * 1e-3) / 1e12;
       row["cublas_ms"] = ms_cublas;
@@ -475,18 +300,18 @@ json identify(const Settings& settings) {
     const std::string dtype = entry.at("dtype");
     const gemm::GemmShape shape = make_shape(settings, dtype);
     Operands x(shape, 27);
-    LtProblem lt(shape, kWorkspaceBytes);
+    bench::LtProblem lt(shape, kWorkspaceBytes);
     CublasHandle cublas;
     mark(entry.at("cublas_gemm_ex").at("id").get<int>());
     bench::cublas_gemm(cublas.handle, shape, x.a.get(), x.b.get(), x.c.get());
     check_cuda(cudaDeviceSynchronize(), "cublasGemmEx");
     launched.push_back({{"id", entry["cublas_gemm_ex"]["id"]}, {"dtype", dtype}, {"what", "cublasGemmEx"}});
     for (const auto& row : entry.at("configs")) {
-      const LtConfig c = LtConfig::from_json(row);
+      const bench::LtConfig c = bench::LtConfig::from_json(row);
       cublasLtMatmulAlgo_t algo;
       if (!lt.configure(c, &algo)) continue;
       mark(row.at("id").get<int>());
-      lt.run(algo, x);
+      lt.run(algo, x.a.get(), x.b.get(), x.c.get());
       check_cuda(cudaDeviceSynchronize(), "cublasLtMatmul");
       launched.push_back({{"id", row["id"]}, {"dtype", dtype}, {"what", "cublasLtMatmul"}});
     }

@@ -10,7 +10,7 @@
 //                          [--dtypes=f32,f16,bf16] [--groups=square,llm,skinny,kheavy,odd]
 //                          [--shapes=MxNxK,...] [--layout=NT] [--seed=S]
 //                          [--template=NAME] [--variants="K=V,K=V;K=V"] [--rounds=N]
-//                          [--loop-ms=T]
+//                          [--loop-ms=T] [--cublaslt="A:T:S:W:C;..."]
 // --budget is the trial budget per shape (1: the default config alone; 0: none, only with a
 // --seconds cap), --seconds a tuning wall-time cap per shape (0 =
 // none), --shapes keeps only the listed shapes of the chosen groups, so a long suite can be
@@ -36,6 +36,11 @@
 // at least 100 ms or 300 samples, whichever comes first (a faster kernel runs a shorter loop);
 // --loop-ms=T makes every loop sample for T ms, so that both sides run equally long (the GPU's
 // clock under its power limit moves with how long a loop has run); the row records it.
+// --cublaslt names cuBLASLt algorithm configs (algo:tile:stages:swizzle:custom, the numeric ids
+// gpu_cublaslt_kernels reports, e.g. NVIDIA's own mma.sync kernels) run on the same buffers as
+// peers of f16 / bf16 rows: each is checked against cuBLAS, then each of the --rounds rounds
+// times cuBLAS, ktune's winner and the peer back to back (row "cublaslt_peers": the medians of
+// the peer's and ktune's ratios to cuBLAS and of ktune's speed over the peer's).
 // C is row-major; layout letters as in templates/gemm/gemm_problem.h; alpha = 1.5,
 // beta = 0.5, no bias, C in the input dtype (out=same) for every library. cuBLAS is loaded
 // at run time (dlopen libcublas.so.13/.12), so the program links nothing beyond ktune.
@@ -70,6 +75,7 @@
 #include "launch_plan_runner.h"
 #include "templates/gemm/gemm_problem.h"
 #include "cublas_api.h"
+#include "cublaslt_problem.h"
 
 using namespace ktune;
 using detail::check_cuda;
@@ -92,6 +98,7 @@ struct Settings {
   std::vector<std::string> variants;      // "K=V,K=V" overrides of the default config
   int rounds = 1;                         // timed (ktune, cuBLAS) pairs per shape
   bench::EventLoop loop;                  // how each side's loop samples (--loop-ms)
+  std::vector<std::string> cublaslt;      // cuBLASLt configs timed as peers (--cublaslt)
 };
 
 /// One shape of the suite.
@@ -107,7 +114,7 @@ Settings parse_args(int argc, char** argv) {
       "usage: gpu_gemm OUT.json [--budget=N] [--seconds=S] [--searcher=NAME] [--seed=S] "
       "[--dtypes=f32,f16,bf16] [--groups=square,llm,skinny,kheavy,odd] [--shapes=MxNxK,...] "
       "[--layout=NN|NT|TN|TT] [--template=NAME,...] [--variants=\"K=V,K=V;K=V\"] "
-      "[--loop-ms=T] [--rounds=N]");
+      "[--loop-ms=T] [--rounds=N] [--cublaslt=\"A:T:S:W:C;...\"]");
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     const auto eq = arg.find('=');
@@ -122,6 +129,10 @@ Settings parse_args(int argc, char** argv) {
     else if (key == "--seed") s.seed = bench::parse_number<std::uint64_t>(key, value);
     else if (key == "--template") s.mma_templates = bench::split_list(value);
     else if (key == "--variants") s.variants = bench::split_list(value, ';');
+    else if (key == "--cublaslt") {
+      s.cublaslt = bench::split_list(value, ';');
+      for (const auto& text : s.cublaslt) bench::LtConfig::parse("--cublaslt", text);
+    }
     else if (key == "--loop-ms") {
       // every loop samples for this long whatever its kernel's time (both sides equally long)
       s.loop.min_total_ms = bench::parse_number<double>(key, value, 1.0);
@@ -288,6 +299,61 @@ class LoadedConfig {
   std::vector<detail::DeviceMemory> scratch_;
   std::vector<detail::DeviceBuffer> buffers_;  // workload buffers, then scratch
 };
+
+/// The --cublaslt peers of one row on its buffers: each config checked (`check_c`: rel_l2 of
+/// C after one run from the starting C, which `reset_c` restores), then per round cuBLAS, ktune
+/// and the peer timed back to back; the medians of the rounds' ratios.
+json cublaslt_peers(const Settings& settings, const gemm::GemmShape& s,
+                    const std::vector<detail::DeviceBuffer>& buffers,
+                    const std::function<void()>& run_cublas, const std::function<void()>& run_ktune,
+                    const std::function<void()>& reset_c, const std::function<double()>& check_c) {
+  json peers = json::array();
+  if (s.precision != gemm::Precision::f16 && s.precision != gemm::Precision::bf16) return peers;
+  bench::LtProblem lt(s, std::size_t{64} << 20);
+  for (const auto& text : settings.cublaslt) {
+    const bench::LtConfig config = bench::LtConfig::parse("--cublaslt", text);
+    json peer = config.to_json();
+    peer["config"] = text;
+    cublasLtMatmulAlgo_t algo;
+    if (!lt.configure(config, &algo)) {
+      peer["skipped"] = "cuBLASLt refuses this config for the problem";
+      peers.push_back(peer);
+      continue;
+    }
+    auto run_peer = [&] { lt.run(algo, buffers[0].ptr, buffers[1].ptr, buffers[2].ptr); };
+    try {
+      reset_c();
+      run_peer();
+      check_cuda(cudaDeviceSynchronize(), "cuBLASLt peer run");
+      peer["rel_l2_vs_cublas"] = check_c();
+      std::vector<double> peer_ratio, ktune_ratio, ktune_over_peer;
+      std::vector<int> peer_mhz;
+      json rounds = json::array();
+      for (int round = 0; round < settings.rounds; ++round) {
+        const double c = bench::event_median_ms(run_cublas, settings.loop);
+        const double k = bench::event_median_ms(run_ktune, settings.loop);
+        double p = 0;
+        const auto ps = bench::sample_sensors(bench::device0_sensor(),
+                                              [&] { p = bench::event_median_ms(run_peer, settings.loop); });
+        peer_ratio.push_back(c / p);
+        ktune_ratio.push_back(c / k);
+        ktune_over_peer.push_back(p / k);
+        peer_mhz.push_back(ps.sm_mhz);
+        rounds.push_back({{"cublas_ms", c}, {"ktune_ms", k}, {"peer_ms", p}, {"peer_sm_mhz", ps.sm_mhz}});
+      }
+      peer["rounds"] = rounds;
+      peer["ratio"] = bench::median(peer_ratio);
+      peer["ktune_ratio"] = bench::median(ktune_ratio);
+      peer["ktune_over_peer"] = bench::median(ktune_over_peer);
+      peer["peer_sm_mhz"] = bench::known_median(peer_mhz);
+    } catch (const Error& e) {
+      peer["error"] = e.what();
+      cudaGetLastError();
+    }
+    peers.push_back(peer);
+  }
+  return peers;
+}
 
 /// Tunes one shape and times the winner and the default config next to cuBLAS.
 json run_shape(const Settings& settings, const std::string& dtype, const Shape& shape,
@@ -471,6 +537,9 @@ json run_shape(const Settings& settings, const std::string& dtype, const Shape& 
                     {"ms", bench::event_median_ms([&] { loaded.run(); }, settings.loop)}};
       });
   row["variants"] = variants;
+  if (!settings.cublaslt.empty())
+    row["cublaslt_peers"] = cublaslt_peers(settings, s, buffers, run_cublas, run_ktune, reset_c,
+                                           [&] { return bench::rel_l2(download_c(), theirs); });
   return row;
 }
 
@@ -563,6 +632,17 @@ int main(int argc, char** argv) {
             std::printf("\n");
           }
           bench::print_variant_rows(row["variants"], "rel_l2_vs_cublas");
+          for (const auto& peer : row.value("cublaslt_peers", json::array())) {
+            if (peer.contains("ratio"))
+              std::printf("    cuBLASLt %-16s %.3fx cuBLAS (ktune %.3fx in the same rounds: %.3fx the "
+                          "peer's speed), rel_l2 %.2e\n",
+                          peer["config"].get<std::string>().c_str(), peer["ratio"].get<double>(),
+                          peer["ktune_ratio"].get<double>(), peer["ktune_over_peer"].get<double>(),
+                          peer["rel_l2_vs_cublas"].get<double>());
+            else
+              std::printf("    cuBLASLt %-16s %s\n", peer["config"].get<std::string>().c_str(),
+                          peer.value("skipped", peer.value("error", std::string("?"))).c_str());
+          }
         } else {
           ++failed_rows;
           std::printf("%-5s %-7s %lldx%lldx%lld failed: %s\n", dtype.c_str(), shape.group.c_str(),

@@ -346,7 +346,7 @@ class GemmMmaTemplate final : public GemmTemplateBase {
         .param("BK", {8, 16, 32, 64, 128, 256}, d.bk)
         .param("WM", {16, 32, 64, 128}, d.wm)
         .param("WN", {16, 32, 64, 128}, d.wn)
-        .param("STAGES", {2, 3, 4, 5}, d.stages)
+        .param("STAGES", {2, 3, 4, 5, 6, 8}, d.stages)
         .param("SPLIT_K", {1, 2, 4, 8, 16}, d.split_k)
         .param("GROUP_M", {1, 4, 8, 16}, d.group_m)
         .constraint("BM % WM == 0 and BN % WN == 0")
