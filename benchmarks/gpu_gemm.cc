@@ -302,11 +302,13 @@ class LoadedConfig {
 
 /// The --cublaslt peers of one row on its buffers: each config checked (`check_c`: rel_l2 of
 /// C after one run from the starting C, which `reset_c` restores), then per round cuBLAS, ktune
-/// and the peer timed back to back; the medians of the rounds' ratios.
+/// and the peer timed back to back; the medians of the rounds' ratios, and the peer's TFLOP/s
+/// (`flops` over its median time).
 json cublaslt_peers(const Settings& settings, const gemm::GemmShape& s,
                     const std::vector<detail::DeviceBuffer>& buffers,
                     const std::function<void()>& run_cublas, const std::function<void()>& run_ktune,
-                    const std::function<void()>& reset_c, const std::function<double()>& check_c) {
+                    const std::function<void()>& reset_c, const std::function<double()>& check_c,
+                    double flops) {
   json peers = json::array();
   if (s.precision != gemm::Precision::f16 && s.precision != gemm::Precision::bf16) return peers;
   bench::LtProblem lt(s, std::size_t{64} << 20);
@@ -346,6 +348,9 @@ json cublaslt_peers(const Settings& settings, const gemm::GemmShape& s,
       peer["ktune_ratio"] = bench::median(ktune_ratio);
       peer["ktune_over_peer"] = bench::median(ktune_over_peer);
       peer["peer_sm_mhz"] = bench::known_median(peer_mhz);
+      std::vector<double> peer_ms;
+      for (const auto& r : rounds) peer_ms.push_back(r["peer_ms"].get<double>());
+      peer["tflops"] = flops / bench::median(peer_ms) / 1e9;
     } catch (const Error& e) {
       peer["error"] = e.what();
       cudaGetLastError();
@@ -539,7 +544,7 @@ json run_shape(const Settings& settings, const std::string& dtype, const Shape& 
   row["variants"] = variants;
   if (!settings.cublaslt.empty())
     row["cublaslt_peers"] = cublaslt_peers(settings, s, buffers, run_cublas, run_ktune, reset_c,
-                                           [&] { return bench::rel_l2(download_c(), theirs); });
+                                           [&] { return bench::rel_l2(download_c(), theirs); }, flops);
   return row;
 }
 
