@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ktune/error.h"
@@ -26,6 +27,13 @@ inline std::string output_argument(int argc, char** argv, const std::string& usa
   }
   if (argc < 2 || argv[1][0] == '-') throw Error(ErrorCode::invalid_argument, usage);
   return argv[1];
+}
+
+/// An option "--key=value" split at its first '=' into {"--key", "value"}; "--key" alone
+/// gives an empty value.
+inline std::pair<std::string, std::string> option_parts(const std::string& arg) {
+  const auto eq = arg.find('=');
+  return {arg.substr(0, eq), eq == std::string::npos ? "" : arg.substr(eq + 1)};
 }
 
 /// Throws Error(invalid_argument) when a tuning would never end: `--budget=0` gives the tuner

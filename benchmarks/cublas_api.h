@@ -81,6 +81,7 @@ struct CublasLtApi {
   decltype(&cublasLtMatmulAlgoInit) algo_init = nullptr;                      ///< enumeration
   decltype(&cublasLtMatmulAlgoCapGetAttribute) algo_cap = nullptr;            ///< enumeration
   decltype(&cublasLtMatmulAlgoConfigSetAttribute) algo_config_set = nullptr;  ///< enumeration
+  decltype(&cublasLtMatmulAlgoConfigGetAttribute) algo_config_get = nullptr;  ///< heuristic's
   decltype(&cublasLtMatmulAlgoCheck) algo_check = nullptr;                    ///< enumeration
   decltype(&cublasLtMatmulPreferenceCreate) pref_create = nullptr;            ///< heuristic
   decltype(&cublasLtMatmulPreferenceDestroy) pref_destroy = nullptr;          ///< heuristic
@@ -106,6 +107,7 @@ struct CublasLtApi {
       load_vendor_symbol(lib, a.algo_init, "cublasLtMatmulAlgoInit", what);
       load_vendor_symbol(lib, a.algo_cap, "cublasLtMatmulAlgoCapGetAttribute", what);
       load_vendor_symbol(lib, a.algo_config_set, "cublasLtMatmulAlgoConfigSetAttribute", what);
+      load_vendor_symbol(lib, a.algo_config_get, "cublasLtMatmulAlgoConfigGetAttribute", what);
       load_vendor_symbol(lib, a.algo_check, "cublasLtMatmulAlgoCheck", what);
       load_vendor_symbol(lib, a.pref_create, "cublasLtMatmulPreferenceCreate", what);
       load_vendor_symbol(lib, a.pref_destroy, "cublasLtMatmulPreferenceDestroy", what);

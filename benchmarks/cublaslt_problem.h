@@ -168,7 +168,7 @@ class LtProblem {
     LtConfig c;
     std::size_t written = 0;
     const auto get = [&](cublasLtMatmulAlgoConfigAttributes_t attr, auto* value) {
-      detail_get_(result.algo, attr, value, sizeof *value, &written);
+      api_.algo_config_get(&result.algo, attr, value, sizeof *value, &written);
     };
     get(CUBLASLT_ALGO_CONFIG_ID, &c.algo);
     get(CUBLASLT_ALGO_CONFIG_TILE_ID, &c.tile);
@@ -203,19 +203,6 @@ class LtProblem {
     if (values.empty()) values.push_back(0);  // UNDEFINED: the algo has no such choice
     return values;
   }
-  // cublasLtMatmulAlgoConfigGetAttribute, loaded on first use (only the heuristic report needs it).
-  static void detail_get_(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr,
-                          void* value, std::size_t size, std::size_t* written) {
-    static const auto fn = [] {
-      decltype(&cublasLtMatmulAlgoConfigGetAttribute) f = nullptr;
-      void* lib = open_vendor_library({"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"},
-                                             "cuBLASLt");
-      load_vendor_symbol(lib, f, "cublasLtMatmulAlgoConfigGetAttribute", "cuBLASLt");
-      return f;
-    }();
-    fn(&algo, attr, value, size, written);
-  }
-
   const CublasLtApi& api_;
   gemm::GemmShape shape_;
   detail::DeviceMemory workspace_;

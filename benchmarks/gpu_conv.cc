@@ -122,9 +122,7 @@ Settings parse_settings(int argc, char** argv) {
       "[--variants=\"K=V,K=V;K=V\"]");
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
-    const auto eq = arg.find('=');
-    const std::string key = arg.substr(0, eq);
-    const std::string value = eq == std::string::npos ? "" : arg.substr(eq + 1);
+    const auto [key, value] = bench::option_parts(arg);
     if (key == "--budget") s.budget = bench::parse_number<std::size_t>(key, value);
     else if (key == "--searcher") s.searcher = value;
     else if (key == "--dtypes") s.dtypes = bench::split_list(value);

@@ -73,8 +73,7 @@ Settings parse_args(int argc, char** argv) {
       "[--sweep-seconds=S] [--identify=TIMING.json]");
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
-    const auto eq = arg.find('=');
-    const std::string key = arg.substr(0, eq), value = eq == std::string::npos ? "" : arg.substr(eq + 1);
+    const auto [key, value] = bench::option_parts(arg);
     if (key == "--shape") {
       const auto dims = bench::split_list(value, 'x');
       if (dims.size() != 3)

@@ -117,8 +117,7 @@ Settings parse_args(int argc, char** argv) {
       "[--loop-ms=T] [--rounds=N] [--cublaslt=\"A:T:S:W:C;...\"]");
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
-    const auto eq = arg.find('=');
-    const std::string key = arg.substr(0, eq), value = eq == std::string::npos ? "" : arg.substr(eq + 1);
+    const auto [key, value] = bench::option_parts(arg);
     if (key == "--budget") s.budget = bench::parse_number<std::size_t>(key, value);
     else if (key == "--seconds") s.seconds = bench::parse_number<double>(key, value);
     else if (key == "--shapes") s.shapes = bench::split_list(value);

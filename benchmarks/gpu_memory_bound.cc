@@ -124,8 +124,7 @@ Settings parse_args(int argc, char** argv) {
       "[--memcpy-placement] [--canary-bytes=N]");
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
-    const auto eq = arg.find('=');
-    const std::string key = arg.substr(0, eq), value = eq == std::string::npos ? "" : arg.substr(eq + 1);
+    const auto [key, value] = bench::option_parts(arg);
     if (key == "--families") { s.families = bench::split_list(value); s.selection += "_" + join(s.families); }
     else if (key == "--norms") { s.norms = bench::split_list(value); s.selection += "_" + join(s.norms); }
     else if (key == "--dtypes") { s.dtypes = bench::split_list(value); s.selection += "_" + join(s.dtypes); }
@@ -137,9 +136,9 @@ Settings parse_args(int argc, char** argv) {
     else if (key == "--seed") s.seed = bench::parse_number<std::uint64_t>(key, value);
     else if (key == "--copy-kernel-trials") s.copy_kernel_trials = bench::parse_number<std::size_t>(key, value);
     else if (key == "--copy-variants") s.copy_variants = bench::split_list(value, ';');
-    else if (key == "--copy-sweep" && eq == std::string::npos) s.copy_sweep = true;
+    else if (arg == "--copy-sweep") s.copy_sweep = true;
     else if (key == "--runs-per-sample") s.runs_per_sample = bench::parse_number<int>(key, value, 1);
-    else if (key == "--memcpy-placement" && eq == std::string::npos) s.memcpy_placement = true;
+    else if (arg == "--memcpy-placement") s.memcpy_placement = true;
     else if (key == "--canary-bytes") s.canary_bytes = bench::parse_number<std::size_t>(key, value);
     else throw Error(ErrorCode::invalid_argument, "unknown argument " + arg);
   }
