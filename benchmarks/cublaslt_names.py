@@ -7,14 +7,18 @@ Inputs: TIMING.json (gpu_cublaslt_kernels OUT.json) and NCU.csv, the raw CSV pag
 `gpu_cublaslt_kernels X.json --identify=TIMING.json`, in which every config's kernels follow a
 marker kernel `ktune_config_marker` launched with grid.x = the config's id + 1.
 
-The family comes from the kernel's name, as NVIDIA names them: mma.sync kernels carry the
-mma shape or the Ampere / sm80 prefix (`s16816gemm`, `tensor16x8x16`, `sm80_xmma`, `ampere_`),
-Hopper's wgmma kernels their arch and warpgroups (`sm90_xmma`, `gmma`, `warpgroup`, `nvjet`);
-anything else is "unknown" and printed with its name.
+The family comes from the kernel's name, as NVIDIA names them: Hopper's wgmma kernels carry
+their arch and warpgroups (`sm90_xmma`, `gmma`, `warpgroup`, `nvjet`); kernels of the wmma API
+`wmma`; CUDA-core kernels `sgemm` / `magma` / `simt` ("simt"); mma.sync kernels the mma shape
+or the Ampere / Turing prefix (`s16816gemm`, `s1688gemm`, `tensor16x8x16`, `sm80_xmma`,
+`ampere_`); anything else is "unknown" and printed with its name.
 
 Usage: cublaslt_names.py TIMING.json NCU.csv OUT.json [--header /usr/local/cuda/include/cublasLt.h]
+           [--peers N]
 Writes OUT.json (each re-timed config with its kernel names and family) and prints, per dtype,
 the fastest config of each family against cublasGemmEx, and the fastest configs overall.
+OUT.json's "peers_argument" holds the N (default 2) fastest mma.sync configs of each dtype as
+gpu_gemm's --cublaslt value ("f16/algo:tile:stages:swizzle:custom[:cluster];...").
 """
 import argparse
 import csv
@@ -23,17 +27,21 @@ import os
 import re
 import sys
 
-MMA_SYNC_MARKS = ("s16816", "h16816", "tensor16x8x16", "16x8x16", "sm80_", "ampere_", "_80_tensorop")
-WGMMA_MARKS = ("sm90_xmma", "gmma", "warpgroup", "nvjet", "sm90_tensorop", "cutlass3x_sm90")
+FAMILY_MARKS = (  # the first family whose mark the name holds
+    ("wgmma", ("sm90_xmma", "gmma", "warpgroup", "nvjet", "sm90_tensorop", "cutlass3x_sm90")),
+    ("wmma", ("wmma",)),
+    ("simt", ("sgemm", "magma", "simt")),
+    ("mma.sync", ("s16816", "h16816", "s1688", "h1688", "tensor16x8x16", "16x8x16", "sm80_",
+                  "ampere_", "turing_", "_80_tensorop", "_75_tensorop")),
+)
 
 
 def family(name):
-    """'wgmma', 'mma.sync' or 'unknown' from a kernel name."""
+    """'wgmma', 'wmma', 'simt', 'mma.sync' or 'unknown' from a kernel name."""
     lower = name.lower()
-    if any(mark in lower for mark in WGMMA_MARKS):
-        return "wgmma"
-    if any(mark in lower for mark in MMA_SYNC_MARKS):
-        return "mma.sync"
+    for fam, marks in FAMILY_MARKS:
+        if any(mark in lower for mark in marks):
+            return fam
     return "unknown"
 
 
@@ -43,6 +51,12 @@ def config_family(kernels):
     families = {family(k) for k in kernels}
     known = families - {"unknown"}
     return "+".join(sorted(known or families)) or "none"
+
+
+def config_text(c):
+    """A config as gpu_gemm --cublaslt reads it (the timing file's own text when it has one)."""
+    text = ":".join(str(c[k]) for k in ("algo", "tile", "stages", "swizzle", "custom"))
+    return c.get("config") or (text + (f":{c['cluster']}" if c.get("cluster") else ""))
 
 
 def enum_names(header, prefix):
@@ -91,6 +105,7 @@ def main():
     parser.add_argument("ncu_csv")
     parser.add_argument("out")
     parser.add_argument("--header", default="/usr/local/cuda/include/cublasLt.h")
+    parser.add_argument("--peers", type=int, default=2)
     args = parser.parse_args()
     with open(args.timing) as f:
         timing = json.load(f)
@@ -98,6 +113,7 @@ def main():
     tiles = enum_names(args.header, "CUBLASLT_MATMUL_TILE_")
     stages = enum_names(args.header, "CUBLASLT_MATMUL_STAGES_")
     out = {"timing": args.timing, "ncu_csv": args.ncu_csv, "dtypes": []}
+    peers = []
     for entry in timing["dtypes"]:
         dtype = entry["dtype"]
         gemm_ex = names.get(entry["cublas_gemm_ex"]["id"], [])
@@ -112,6 +128,7 @@ def main():
         best = {}
         for c in timed:
             best.setdefault(c["family"], c)
+        peers += [f"{dtype}/{config_text(c)}" for c in timed if c["family"] == "mma.sync"][:args.peers]
         out["dtypes"].append({"dtype": dtype, "cublas_gemm_ex_kernels": gemm_ex,
                               "best_by_family": best, "configs": configs})
         print(f"== {dtype}: cublasGemmEx runs {', '.join(gemm_ex) or '(not seen)'}")
@@ -124,6 +141,8 @@ def main():
         for c in timed[:12]:
             print(f"     {c['ratio_to_cublas']:.3f}x {c['family']:9s} algo {c['algo']:3d} "
                   f"{c['tile_name']:>10s} {c['stages_name']:>8s}: {' | '.join(c['kernels'])}")
+    out["peers_argument"] = ";".join(peers)
+    print(f"peers: {out['peers_argument']}")
     with open(args.out, "w") as f:
         json.dump(out, f, indent=1)
 

@@ -19,18 +19,22 @@
 
 namespace ktune::bench {
 
-/// One cuBLASLt algorithm config (what cublasLtMatmulAlgoConfigSetAttribute sets).
+/// One cuBLASLt algorithm config (what cublasLtMatmulAlgoConfigSetAttribute sets). Hopper
+/// (wgmma) algorithms refuse the default cluster shape (AUTO, 0) and need an explicit one.
 struct LtConfig {
   int algo = 0;
   std::uint32_t tile = 0, stages = 0, swizzle = 0, custom = 0;
+  std::uint16_t cluster = 0;  ///< CUBLASLT_CLUSTER_SHAPE_* id; 0 = AUTO
 
-  /// "algo:tile:stages:swizzle:custom", the form parse() reads.
+  /// "algo:tile:stages:swizzle:custom", with ":cluster" when it is not AUTO: what parse() reads.
   std::string text() const {
     return std::to_string(algo) + ":" + std::to_string(tile) + ":" + std::to_string(stages) + ":" +
-           std::to_string(swizzle) + ":" + std::to_string(custom);
+           std::to_string(swizzle) + ":" + std::to_string(custom) +
+           (cluster != 0 ? ":" + std::to_string(cluster) : std::string());
   }
-  /// Reads "algo:tile:stages:swizzle:custom" (cuBLASLt's numeric ids, as gpu_cublaslt_kernels
-  /// writes them); throws Error(invalid_argument) naming `option` and the text otherwise.
+  /// Reads "algo:tile:stages:swizzle:custom[:cluster]" (cuBLASLt's numeric ids, as
+  /// gpu_cublaslt_kernels writes them); throws Error(invalid_argument) naming `option` and the
+  /// text otherwise.
   static LtConfig parse(const std::string& option, const std::string& text) {
     std::vector<std::uint64_t> v;
     std::size_t start = 0;
@@ -41,27 +45,30 @@ struct LtConfig {
       const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
       if (part.empty() || ec != std::errc() || ptr != part.data() + part.size() || value > 0x7fffffff)
         throw Error(ErrorCode::invalid_argument,
-                    option + " '" + text + "': expected algo:tile:stages:swizzle:custom (numbers)");
+                    option + " '" + text + "': expected algo:tile:stages:swizzle:custom[:cluster] (numbers)");
       v.push_back(value);
       if (end == std::string::npos) break;
       start = end + 1;
     }
-    if (v.size() != 5)
+    if (v.size() != 5 && v.size() != 6)
       throw Error(ErrorCode::invalid_argument,
-                  option + " '" + text + "': expected algo:tile:stages:swizzle:custom (5 numbers)");
+                  option + " '" + text + "': expected algo:tile:stages:swizzle:custom[:cluster] (5 or 6 numbers)");
+    if (v.size() == 6 && v[5] > 0xffff)
+      throw Error(ErrorCode::invalid_argument, option + " '" + text + "': cluster shape id above 65535");
     return {static_cast<int>(v[0]), static_cast<std::uint32_t>(v[1]), static_cast<std::uint32_t>(v[2]),
-            static_cast<std::uint32_t>(v[3]), static_cast<std::uint32_t>(v[4])};
+            static_cast<std::uint32_t>(v[3]), static_cast<std::uint32_t>(v[4]),
+            static_cast<std::uint16_t>(v.size() == 6 ? v[5] : 0)};
   }
   /// The config as JSON fields.
   nlohmann::json to_json() const {
     return {{"algo", algo}, {"tile", tile}, {"stages", stages}, {"swizzle", swizzle},
-            {"custom", custom}};
+            {"custom", custom}, {"cluster", cluster}, {"config", text()}};
   }
   /// The config of to_json()'s fields.
   static LtConfig from_json(const nlohmann::json& j) {
     return {j.at("algo").get<int>(), j.at("tile").get<std::uint32_t>(),
             j.at("stages").get<std::uint32_t>(), j.at("swizzle").get<std::uint32_t>(),
-            j.at("custom").get<std::uint32_t>()};
+            j.at("custom").get<std::uint32_t>(), j.value("cluster", std::uint16_t{0})};
   }
 };
 
@@ -96,7 +103,9 @@ class LtProblem {
   LtProblem& operator=(const LtProblem&) = delete;
 
   /// Every config cublasLtMatmulAlgoCheck accepts (workspace within ours), at most `limit`;
-  /// `stopped` tells whether the limit cut the enumeration.
+  /// `stopped` tells whether the limit cut the enumeration. Per algo, tile, stages, swizzle
+  /// and custom option: the AUTO cluster shape, or where the algo refuses it, the first
+  /// explicit cluster shape (in cuBLASLt's id order, 1x1x1 first) that it accepts.
   std::vector<LtConfig> valid_configs(std::size_t limit, bool* stopped) {
     std::vector<int> ids(4096);
     int count = 0;
@@ -123,9 +132,14 @@ class LtProblem {
         for (std::uint32_t stage : stages)
           for (std::uint32_t swizzle = 0; swizzle <= (swizzle_support ? 1u : 0u); ++swizzle)
             for (std::int32_t custom = 0; custom <= std::max(custom_max, 0); ++custom) {
-              const LtConfig config{id, tile, stage, swizzle, static_cast<std::uint32_t>(custom)};
+              LtConfig config{id, tile, stage, swizzle, static_cast<std::uint32_t>(custom)};
               cublasLtMatmulAlgo_t configured;
-              if (!configure(config, &configured)) continue;
+              bool accepted = configure(config, &configured);
+              for (std::uint16_t cluster = kFirstCluster; !accepted && cluster < kClusterEnd; ++cluster) {
+                config.cluster = cluster;
+                accepted = configure(config, &configured);
+              }
+              if (!accepted) continue;
               valid.push_back(config);
               if (valid.size() >= limit) {
                 *stopped = true;
@@ -147,13 +161,15 @@ class LtProblem {
     api_.algo_config_set(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splits, sizeof splits);
     api_.algo_config_set(algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &c.swizzle, sizeof c.swizzle);
     api_.algo_config_set(algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &c.custom, sizeof c.custom);
+    api_.algo_config_set(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &c.cluster, sizeof c.cluster);
     cublasLtMatmulHeuristicResult_t result{};
     return api_.algo_check(handle_, op_, a_desc_, b_desc_, c_desc_, c_desc_, algo, &result) ==
                CUBLAS_STATUS_SUCCESS &&
            result.workspaceSize <= workspace_.bytes();
   }
 
-  /// cuBLASLt's own first choice for the problem (its heuristic), as a config.
+  /// cuBLASLt's own first choice for the problem (its heuristic), as a config; nullopt when
+  /// it has none, or when it splits K (split-k configs are not among those this file runs).
   std::optional<LtConfig> heuristic_choice() {
     cublasLtMatmulPreference_t pref = nullptr;
     check_cublas(api_.pref_create(&pref), "cublasLtMatmulPreferenceCreate");
@@ -175,6 +191,10 @@ class LtProblem {
     get(CUBLASLT_ALGO_CONFIG_STAGES_ID, &c.stages);
     get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, &c.swizzle);
     get(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, &c.custom);
+    get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &c.cluster);
+    std::int32_t splits = 1;
+    get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &splits);
+    if (splits != 1) return std::nullopt;  // a split-k choice: not a config this file can run
     return c;
   }
 
@@ -203,6 +223,9 @@ class LtProblem {
     if (values.empty()) values.push_back(0);  // UNDEFINED: the algo has no such choice
     return values;
   }
+  static constexpr std::uint16_t kFirstCluster = CUBLASLT_CLUSTER_SHAPE_1x1x1;
+  static constexpr std::uint16_t kClusterEnd = CUBLASLT_CLUSTER_SHAPE_END;
+
   const CublasLtApi& api_;
   gemm::GemmShape shape_;
   detail::DeviceMemory workspace_;

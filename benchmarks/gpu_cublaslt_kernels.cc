@@ -14,12 +14,15 @@
 //
 // Usage: gpu_cublaslt_kernels OUT.json [--shape=MxNxK] [--dtypes=f16,bf16] [--layout=NT]
 //                                      [--loop-ms=T] [--shortlist=N] [--max-configs=N]
-//                                      [--sweep-seconds=S] [--identify=TIMING.json]
+//                                      [--sweep-seconds=S] [--calls-per-sample=N]
+//                                      [--identify=TIMING.json]
 // --loop-ms: how long each side of a re-timing pair samples (default 10 ms, as gpu_gemm's
 // --loop-ms); --shortlist: at most N configs re-timed per dtype, the fastest first (default 300);
 // --max-configs: enumeration stops after N valid configs per dtype (default 20000; the JSON
 // says when it stopped); --sweep-seconds: the ranking sweep stops after S seconds per dtype
-// (default 90; the JSON says how many configs it timed). cuBLAS / cuBLASLt are loaded at run time (benchmarks/cublas_api.h).
+// (default 90; the JSON says how many configs it timed); --calls-per-sample: back-to-back calls
+// between each re-timing sample's two events (default 10), so that no library's host launch
+// cost is charged to its time. cuBLAS / cuBLASLt are loaded at run time (benchmarks/cublas_api.h).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -61,6 +64,7 @@ struct Settings {
   std::size_t shortlist = 300;
   std::size_t max_configs = 20000;
   double sweep_seconds = 90;
+  int calls_per_sample = 10;
   std::string identify;  // TIMING.json of an earlier run: launch its configs behind markers
 };
 
@@ -70,7 +74,7 @@ Settings parse_args(int argc, char** argv) {
       argc, argv,
       "usage: gpu_cublaslt_kernels OUT.json [--shape=MxNxK] [--dtypes=f16,bf16] "
       "[--layout=NN|NT|TN|TT] [--loop-ms=T] [--shortlist=N] [--max-configs=N] "
-      "[--sweep-seconds=S] [--identify=TIMING.json]");
+      "[--sweep-seconds=S] [--calls-per-sample=N] [--identify=TIMING.json]");
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     const auto [key, value] = bench::option_parts(arg);
@@ -89,6 +93,7 @@ Settings parse_args(int argc, char** argv) {
     else if (key == "--shortlist") s.shortlist = bench::parse_number<std::size_t>(key, value, 1);
     else if (key == "--max-configs") s.max_configs = bench::parse_number<std::size_t>(key, value, 1);
     else if (key == "--sweep-seconds") s.sweep_seconds = bench::parse_number<double>(key, value, 1.0);
+    else if (key == "--calls-per-sample") s.calls_per_sample = bench::parse_number<int>(key, value, 1);
     else if (key == "--identify") s.identify = value;
     else throw Error(ErrorCode::invalid_argument, "unknown option " + arg);
   }
@@ -233,6 +238,7 @@ json time_dtype(const Settings& settings, const std::string& dtype, int* next_id
   bench::EventLoop loop;
   loop.min_total_ms = settings.loop_ms;
   loop.max_samples = 1000000;
+  loop.calls_per_sample = settings.calls_per_sample;
   const auto& sensor = bench::device0_sensor();
   json rows = json::array();
   json doc;
@@ -280,11 +286,27 @@ json time_dtype(const Settings& settings, const std::string& dtype, int* next_id
   return doc;
 }
 
-/// The identify run: each config of TIMING.json once, behind a marker kernel with grid.x = id + 1.
-json identify(const Settings& settings) {
+/// The identify run: each config of TIMING.json that ran there, once, behind a marker kernel
+/// with grid.x = id + 1, on TIMING.json's own problem (its shape and layout, whatever the
+/// command line says).
+json identify(Settings settings) {
   std::ifstream in(settings.identify);
   if (!in) throw Error(ErrorCode::not_found, "--identify=" + settings.identify + ": cannot open");
-  const json timing = json::parse(in);
+  json timing;
+  try {
+    timing = json::parse(in);
+    const auto shape = timing.at("shape").get<std::vector<std::int64_t>>();
+    if (shape.size() != 3) throw Error(ErrorCode::invalid_argument, "\"shape\" is not [M, N, K]");
+    settings.M = shape[0];
+    settings.N = shape[1];
+    settings.K = shape[2];
+    settings.layout = timing.at("layout").get<std::string>();
+    bench::check_choices("\"layout\"", {settings.layout}, {"NN", "NT", "TN", "TT"});
+    timing.at("dtypes");
+  } catch (const std::exception& e) {
+    throw Error(ErrorCode::invalid_argument, "--identify=" + settings.identify +
+                                                 ": not a timing file of this program (" + e.what() + ")");
+  }
   const Device device = query_device(0);
   auto marker = detail::load_utility_kernels(
       "extern \"C\" __global__ void ktune_config_marker() {}\n", "ktune_config_marker.cu",
@@ -306,9 +328,12 @@ json identify(const Settings& settings) {
     check_cuda(cudaDeviceSynchronize(), "cublasGemmEx");
     launched.push_back({{"id", entry["cublas_gemm_ex"]["id"]}, {"dtype", dtype}, {"what", "cublasGemmEx"}});
     for (const auto& row : entry.at("configs")) {
+      if (!row.contains("ms")) continue;  // it failed when timed: nothing to name
       const bench::LtConfig c = bench::LtConfig::from_json(row);
       cublasLtMatmulAlgo_t algo;
-      if (!lt.configure(c, &algo)) continue;
+      if (!lt.configure(c, &algo))
+        throw Error(ErrorCode::invalid_argument,
+                    "--identify: cuBLASLt refuses config " + c.text() + ", which the timing run ran");
       mark(row.at("id").get<int>());
       lt.run(algo, x.a.get(), x.b.get(), x.c.get());
       check_cuda(cudaDeviceSynchronize(), "cublasLtMatmul");
@@ -333,6 +358,7 @@ int main(int argc, char** argv) {
     doc["shape"] = {settings.M, settings.N, settings.K};
     doc["layout"] = settings.layout;
     doc["loop_ms"] = settings.loop_ms;
+    doc["calls_per_sample"] = settings.calls_per_sample;
     cudaDeviceProp prop{};
     check_cuda(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
     doc["gpu"] = prop.name;

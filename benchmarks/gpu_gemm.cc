@@ -10,7 +10,8 @@
 //                          [--dtypes=f32,f16,bf16] [--groups=square,llm,skinny,kheavy,odd]
 //                          [--shapes=MxNxK,...] [--layout=NT] [--seed=S]
 //                          [--template=NAME] [--variants="K=V,K=V;K=V"] [--rounds=N]
-//                          [--loop-ms=T] [--cublaslt="A:T:S:W:C;..."]
+//                          [--loop-ms=T] [--calls-per-sample=N]
+//                          [--cublaslt="[DTYPE/]A:T:S:W:C[:CL];..."]
 // --budget is the trial budget per shape (1: the default config alone; 0: none, only with a
 // --seconds cap), --seconds a tuning wall-time cap per shape (0 =
 // none), --shapes keeps only the listed shapes of the chosen groups, so a long suite can be
@@ -36,11 +37,16 @@
 // at least 100 ms or 300 samples, whichever comes first (a faster kernel runs a shorter loop);
 // --loop-ms=T makes every loop sample for T ms, so that both sides run equally long (the GPU's
 // clock under its power limit moves with how long a loop has run); the row records it.
-// --cublaslt names cuBLASLt algorithm configs (algo:tile:stages:swizzle:custom, the numeric ids
-// gpu_cublaslt_kernels reports, e.g. NVIDIA's own mma.sync kernels) run on the same buffers as
-// peers of f16 / bf16 rows: each is checked against cuBLAS, then each of the --rounds rounds
-// times cuBLAS, ktune's winner and the peer back to back (row "cublaslt_peers": the medians of
-// the peer's and ktune's ratios to cuBLAS and of ktune's speed over the peer's).
+// --calls-per-sample=N (default 1) times N back-to-back calls between each sample's two events,
+// so that the host's launch cost of one call hides behind the previous call's kernel (a
+// library whose launch path is slower is otherwise charged for it).
+// --cublaslt names cuBLASLt algorithm configs (algo:tile:stages:swizzle:custom[:cluster], the
+// numeric ids gpu_cublaslt_kernels reports, e.g. NVIDIA's own mma.sync kernels; "f16/..." or
+// "bf16/..." keeps one to that dtype's rows) run on the same buffers as peers of f16 / bf16
+// rows: each is checked against cuBLAS, then each of the --rounds rounds times cuBLAS, ktune's
+// winner and the peer back to back, the order rotating by one each round, every loop's SM
+// clock sampled (row "cublaslt_peers": the medians of the peer's and ktune's ratios to cuBLAS,
+// of ktune's speed over the peer's, and of each side's clock).
 // C is row-major; layout letters as in templates/gemm/gemm_problem.h; alpha = 1.5,
 // beta = 0.5, no bias, C in the input dtype (out=same) for every library. cuBLAS is loaded
 // at run time (dlopen libcublas.so.13/.12), so the program links nothing beyond ktune.
@@ -107,6 +113,17 @@ struct Shape {
   std::int64_t M, N, K;
 };
 
+/// A --cublaslt item: the dtype it is kept to ("" = every f16 / bf16 row) and its config.
+/// Throws Error(invalid_argument) naming the item when either part is malformed.
+std::pair<std::string, bench::LtConfig> peer_config(const std::string& item) {
+  const auto slash = item.find('/');
+  const std::string dtype = slash == std::string::npos ? "" : item.substr(0, slash);
+  if (slash != std::string::npos && dtype != "f16" && dtype != "bf16")
+    throw Error(ErrorCode::invalid_argument,
+                "--cublaslt '" + item + "': the dtype before '/' must be f16 or bf16");
+  return {dtype, bench::LtConfig::parse("--cublaslt", slash == std::string::npos ? item : item.substr(slash + 1))};
+}
+
 Settings parse_args(int argc, char** argv) {
   Settings s;
   s.out_path = bench::output_argument(
@@ -114,7 +131,8 @@ Settings parse_args(int argc, char** argv) {
       "usage: gpu_gemm OUT.json [--budget=N] [--seconds=S] [--searcher=NAME] [--seed=S] "
       "[--dtypes=f32,f16,bf16] [--groups=square,llm,skinny,kheavy,odd] [--shapes=MxNxK,...] "
       "[--layout=NN|NT|TN|TT] [--template=NAME,...] [--variants=\"K=V,K=V;K=V\"] "
-      "[--loop-ms=T] [--rounds=N] [--cublaslt=\"A:T:S:W:C;...\"]");
+      "[--loop-ms=T] [--calls-per-sample=N] [--rounds=N] "
+      "[--cublaslt=\"[DTYPE/]A:T:S:W:C[:CL];...\"]");
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     const auto [key, value] = bench::option_parts(arg);
@@ -130,8 +148,9 @@ Settings parse_args(int argc, char** argv) {
     else if (key == "--variants") s.variants = bench::split_list(value, ';');
     else if (key == "--cublaslt") {
       s.cublaslt = bench::split_list(value, ';');
-      for (const auto& text : s.cublaslt) bench::LtConfig::parse("--cublaslt", text);
-    }
+      for (const auto& text : s.cublaslt) peer_config(text);  // throws naming a bad one
+    } else if (key == "--calls-per-sample")
+      s.loop.calls_per_sample = bench::parse_number<int>(key, value, 1);
     else if (key == "--loop-ms") {
       // every loop samples for this long whatever its kernel's time (both sides equally long)
       s.loop.min_total_ms = bench::parse_number<double>(key, value, 1.0);
@@ -303,7 +322,7 @@ class LoadedConfig {
 /// C after one run from the starting C, which `reset_c` restores), then per round cuBLAS, ktune
 /// and the peer timed back to back; the medians of the rounds' ratios, and the peer's TFLOP/s
 /// (`flops` over its median time).
-json cublaslt_peers(const Settings& settings, const gemm::GemmShape& s,
+json cublaslt_peers(const Settings& settings, const std::string& dtype, const gemm::GemmShape& s,
                     const std::vector<detail::DeviceBuffer>& buffers,
                     const std::function<void()>& run_cublas, const std::function<void()>& run_ktune,
                     const std::function<void()>& reset_c, const std::function<double()>& check_c,
@@ -311,41 +330,55 @@ json cublaslt_peers(const Settings& settings, const gemm::GemmShape& s,
   json peers = json::array();
   if (s.precision != gemm::Precision::f16 && s.precision != gemm::Precision::bf16) return peers;
   bench::LtProblem lt(s, std::size_t{64} << 20);
-  for (const auto& text : settings.cublaslt) {
-    const bench::LtConfig config = bench::LtConfig::parse("--cublaslt", text);
+  for (const auto& item : settings.cublaslt) {
+    const auto [only_dtype, config] = peer_config(item);
+    if (!only_dtype.empty() && only_dtype != dtype) continue;
     json peer = config.to_json();
-    peer["config"] = text;
     cublasLtMatmulAlgo_t algo;
     if (!lt.configure(config, &algo)) {
       peer["skipped"] = "cuBLASLt refuses this config for the problem";
       peers.push_back(peer);
       continue;
     }
-    auto run_peer = [&] { lt.run(algo, buffers[0].ptr, buffers[1].ptr, buffers[2].ptr); };
+    const std::function<void()> run_peer = [&] { lt.run(algo, buffers[0].ptr, buffers[1].ptr, buffers[2].ptr); };
     try {
       reset_c();
       run_peer();
       check_cuda(cudaDeviceSynchronize(), "cuBLASLt peer run");
       peer["rel_l2_vs_cublas"] = check_c();
       std::vector<double> peer_ratio, ktune_ratio, ktune_over_peer;
-      std::vector<int> peer_mhz;
+      std::vector<int> peer_mhz, ktune_mhz, cublas_mhz;
       json rounds = json::array();
       for (int round = 0; round < settings.rounds; ++round) {
-        const double c = bench::event_median_ms(run_cublas, settings.loop);
-        const double k = bench::event_median_ms(run_ktune, settings.loop);
-        double p = 0;
-        const auto ps = bench::sample_sensors(bench::device0_sensor(),
-                                              [&] { p = bench::event_median_ms(run_peer, settings.loop); });
+        // cuBLAS, ktune, peer; then ktune, peer, cuBLAS; then peer, cuBLAS, ktune; ...
+        const std::function<void()>* runs[3] = {&run_cublas, &run_ktune, &run_peer};
+        double ms[3] = {0, 0, 0};
+        bench::SensorReading sensed[3];
+        json order = json::array();
+        for (int i = 0; i < 3; ++i) {
+          const int side = (i + round) % 3;
+          order.push_back(side == 0 ? "cublas" : side == 1 ? "ktune" : "peer");
+          sensed[side] = bench::sample_sensors(bench::device0_sensor(), [&] {
+            ms[side] = bench::event_median_ms(*runs[side], settings.loop);
+          });
+        }
+        const double c = ms[0], k = ms[1], p = ms[2];
         peer_ratio.push_back(c / p);
         ktune_ratio.push_back(c / k);
         ktune_over_peer.push_back(p / k);
-        peer_mhz.push_back(ps.sm_mhz);
-        rounds.push_back({{"cublas_ms", c}, {"ktune_ms", k}, {"peer_ms", p}, {"peer_sm_mhz", ps.sm_mhz}});
+        cublas_mhz.push_back(sensed[0].sm_mhz);
+        ktune_mhz.push_back(sensed[1].sm_mhz);
+        peer_mhz.push_back(sensed[2].sm_mhz);
+        rounds.push_back({{"order", order}, {"cublas_ms", c}, {"ktune_ms", k}, {"peer_ms", p},
+                          {"cublas_sm_mhz", sensed[0].sm_mhz}, {"ktune_sm_mhz", sensed[1].sm_mhz},
+                          {"peer_sm_mhz", sensed[2].sm_mhz}});
       }
       peer["rounds"] = rounds;
       peer["ratio"] = bench::median(peer_ratio);
       peer["ktune_ratio"] = bench::median(ktune_ratio);
       peer["ktune_over_peer"] = bench::median(ktune_over_peer);
+      peer["cublas_sm_mhz"] = bench::known_median(cublas_mhz);
+      peer["ktune_sm_mhz"] = bench::known_median(ktune_mhz);
       peer["peer_sm_mhz"] = bench::known_median(peer_mhz);
       std::vector<double> peer_ms;
       for (const auto& r : rounds) peer_ms.push_back(r["peer_ms"].get<double>());
@@ -542,7 +575,7 @@ json run_shape(const Settings& settings, const std::string& dtype, const Shape& 
       });
   row["variants"] = variants;
   if (!settings.cublaslt.empty())
-    row["cublaslt_peers"] = cublaslt_peers(settings, s, buffers, run_cublas, run_ktune, reset_c,
+    row["cublaslt_peers"] = cublaslt_peers(settings, dtype, s, buffers, run_cublas, run_ktune, reset_c,
                                            [&] { return bench::rel_l2(download_c(), theirs); }, flops);
   return row;
 }
@@ -639,10 +672,11 @@ int main(int argc, char** argv) {
           for (const auto& peer : row.value("cublaslt_peers", json::array())) {
             if (peer.contains("ratio"))
               std::printf("    cuBLASLt %-16s %.3fx cuBLAS (ktune %.3fx in the same rounds: %.3fx the "
-                          "peer's speed), rel_l2 %.2e\n",
+                          "peer's speed), rel_l2 %.2e; SM MHz cuBLAS %d, ktune %d, peer %d\n",
                           peer["config"].get<std::string>().c_str(), peer["ratio"].get<double>(),
                           peer["ktune_ratio"].get<double>(), peer["ktune_over_peer"].get<double>(),
-                          peer["rel_l2_vs_cublas"].get<double>());
+                          peer["rel_l2_vs_cublas"].get<double>(), peer["cublas_sm_mhz"].get<int>(),
+                          peer["ktune_sm_mhz"].get<int>(), peer["peer_sm_mhz"].get<int>());
             else
               std::printf("    cuBLASLt %-16s %s\n", peer["config"].get<std::string>().c_str(),
                           peer.value("skipped", peer.value("error", std::string("?"))).c_str());

@@ -25,12 +25,11 @@ def kernel_labels(path):
         for c in entry["configs"]:
             if not c.get("kernels"):
                 continue
-            key = ":".join(str(c[k]) for k in ("algo", "tile", "stages", "swizzle", "custom"))
+            key = c.get("config") or ":".join(str(c[k]) for k in ("algo", "tile", "stages", "swizzle", "custom"))
             tile = re.search(r"(\d+x\d+_\d+x\d+|tilesize\d+x\d+x\d+_stage\d+)", c["kernels"][0])
             kind = "CUTLASS" if "cutlass" in c["kernels"][0] else "cuBLAS"
             label = f"{kind} {tile.group(1) if tile else c['kernels'][0][:24]}"
             labels[(entry["dtype"], key)] = label
-            labels.setdefault(("*", key), label)  # the same config in another dtype: same tile
     return labels
 
 
@@ -47,8 +46,7 @@ def gemm_bars(path, labels):
         out.append((f"ktune {row['template']}", row["ratio"], row["ktune_tflops"], row["best_config"], None))
         for peer in row.get("cublaslt_peers", []):
             if "ratio" in peer:
-                name = labels.get((row["dtype"], peer["config"]),
-                                  labels.get(("*", peer["config"]), peer["config"]))
+                name = labels.get((row["dtype"], peer["config"]), peer["config"])  # named per dtype only
                 out.append((f"mma.sync {name}", peer["ratio"], peer.get("tflops"),
                             f"ktune {peer['ktune_ratio']:.3f}x in the same rounds, "
                             f"{peer['ktune_over_peer']:.3f}x the peer's speed", peer["ktune_ratio"]))
