@@ -25,3 +25,7 @@ KTUNE_PHASE_TIMEOUT=300 scripts/gpu-suite mma-peers-triton
 python3 benchmarks/plot_mma_peers.py R/mma_peers_h100.png R/gemm_peers.json R/triton_gemm_mma_sync.json \
   R/triton_gemm_default.json --names benchmarks/results/2026-12-06-h100/session27/call1/cublaslt_named.json
 KTUNE_PHASE_TIMEOUT=300 scripts/gpu-suite tests-gemm
+# call 4 (7680e13), kind nvidia-h200 asked, an H100 came; membound-norms only on an H200
+KTUNE_PHASE_TIMEOUT=300 timeout 560 scripts/gpu-suite info mma-peers-lt mma-peers-gemm mma-peers-triton mma-peers-plot
+#   (phases as in scripts/gpu-suite at 7680e13: the sweep at --sweep-seconds=60, gemm peers from
+#    cublaslt_named.json's peers_argument with --rounds=6 --loop-ms=10 --calls-per-sample=10)
