@@ -547,6 +547,7 @@ json run_shape(const Settings& settings, const std::string& dtype, const Shape& 
   if (settings.rounds > 1) row["rounds"] = rounds, row["median_round"] = median_round;
   row["loop_min_ms"] = settings.loop.min_total_ms;
   row["loop_max_samples"] = settings.loop.max_samples;
+  row["loop_calls_per_sample"] = settings.loop.calls_per_sample;
   row["ktune_sm_mhz"] = bench::known_median(ktune_mhz);
   row["ktune_power_w"] = bench::known_median(ktune_w);
   row["cublas_sm_mhz"] = bench::known_median(cublas_mhz);
