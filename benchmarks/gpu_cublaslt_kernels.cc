@@ -1,7 +1,8 @@
 // GPU study of NVIDIA's own GEMM kernels on one problem (issue 8: what the mma.sync target
 // means on this GPU). Enumerates every cuBLASLt algorithm config that cublasLtMatmulAlgoCheck
-// accepts for the problem (algo id x tile x stages x CTA swizzle x custom option; split-K off),
-// times each briefly, then re-times the fastest config of each (algo id, tile) in the same
+// accepts for the problem (algo id x tile x stages x CTA swizzle x custom option, and a cluster
+// shape where the algo needs one; split-K off), times each briefly, then re-times the fastest
+// config of each (algo id, tile) (in turns across the algo ids when --shortlist caps them) in the same
 // CUDA-event loop as cublasGemmEx's default choice, alternating with it, and checks each
 // re-timed config's output against cublasGemmEx's. The problem is gpu_gemm's: row-major C =
 // 1.5 * op(A) * op(B) + 0.5 * C, C in the input dtype, fp32 accumulation, random inputs.
@@ -32,6 +33,7 @@
 #include <cstdio>
 #include <fstream>
 #include <set>
+#include <map>
 #include <optional>
 #include <random>
 #include <string>
@@ -221,12 +223,26 @@ json time_dtype(const Settings& settings, const std::string& dtype, int* next_id
   }
   std::sort(ranked.begin(), ranked.end());
 
-  // Shortlist: the fastest config of each (algo id, tile), fastest first.
-  std::vector<std::pair<double, std::size_t>> shortlist;  // (sweep ms, index into configs)
+  // Shortlist: the fastest config of each (algo id, tile), taken in turns across the algo ids
+  // (each algo's fastest tile, then each one's second, ...), so that a capped shortlist still
+  // holds every algo id's best (one fast family must not crowd out the others).
+  std::map<int, std::vector<std::pair<double, std::size_t>>> by_algo;  // fastest first
+  std::vector<int> algo_order;  // algo ids by their fastest config
   std::set<std::pair<int, std::uint32_t>> seen;
-  for (const auto& [ms, i] : ranked) {
-    if (shortlist.size() >= settings.shortlist) break;
-    if (seen.emplace(configs[i].algo, configs[i].tile).second) shortlist.emplace_back(ms, i);
+  for (const auto& [ms, i] : ranked)
+    if (seen.emplace(configs[i].algo, configs[i].tile).second) {
+      if (by_algo.find(configs[i].algo) == by_algo.end()) algo_order.push_back(configs[i].algo);
+      by_algo[configs[i].algo].emplace_back(ms, i);
+    }
+  std::vector<std::pair<double, std::size_t>> shortlist;  // (sweep ms, index into configs)
+  for (std::size_t turn = 0; shortlist.size() < settings.shortlist; ++turn) {
+    bool any = false;
+    for (int algo : algo_order)
+      if (turn < by_algo[algo].size() && shortlist.size() < settings.shortlist) {
+        shortlist.push_back(by_algo[algo][turn]);
+        any = true;
+      }
+    if (!any) break;
   }
 
   // cublasGemmEx's output from the starting C: the reference of every check.
