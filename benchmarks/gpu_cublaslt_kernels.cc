@@ -2,8 +2,7 @@
 // means on this GPU). Enumerates every cuBLASLt algorithm config that cublasLtMatmulAlgoCheck
 // accepts for the problem (algo id x tile x stages x CTA swizzle x custom option, and a cluster
 // shape where the algo needs one; split-K off), times each briefly, then re-times the fastest
-// config of each (algo id, tile) (in turns across the algo ids when --shortlist caps them) in the same
-// CUDA-event loop as cublasGemmEx's default choice, alternating with it, and checks each
+// config of each (algo id, tile), taken in turns across the algo ids, in the same CUDA-event loop as cublasGemmEx's default choice, alternating with it, and checks each
 // re-timed config's output against cublasGemmEx's. The problem is gpu_gemm's: row-major C =
 // 1.5 * op(A) * op(B) + 0.5 * C, C in the input dtype, fp32 accumulation, random inputs.
 //
@@ -18,7 +17,10 @@
 //                                      [--sweep-seconds=S] [--calls-per-sample=N]
 //                                      [--identify=TIMING.json]
 // --loop-ms: how long each side of a re-timing pair samples (default 10 ms, as gpu_gemm's
-// --loop-ms); --shortlist: at most N configs re-timed per dtype, the fastest first (default 300);
+// --loop-ms); --shortlist: at most N configs re-timed per dtype (default 300), taken in turns:
+// every algo id's fastest tile (algo ids ordered by their fastest config), then every one's
+// second, ..., so that a small N still covers every algo id, slow ones included, rather than
+// the N fastest tiles of one family;
 // --max-configs: enumeration stops after N valid configs per dtype (default 20000; the JSON
 // says when it stopped); --sweep-seconds: the ranking sweep stops after S seconds per dtype
 // (default 90; the JSON says how many configs it timed); --calls-per-sample: back-to-back calls

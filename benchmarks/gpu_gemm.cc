@@ -148,6 +148,8 @@ Settings parse_args(int argc, char** argv) {
     else if (key == "--variants") s.variants = bench::split_list(value, ';');
     else if (key == "--cublaslt") {
       s.cublaslt = bench::split_list(value, ';');
+      if (s.cublaslt.empty())  // e.g. a script that found no peer to pass
+        throw Error(ErrorCode::invalid_argument, "--cublaslt: expected at least one config");
       for (const auto& text : s.cublaslt) peer_config(text);  // throws naming a bad one
     } else if (key == "--calls-per-sample")
       s.loop.calls_per_sample = bench::parse_number<int>(key, value, 1);
