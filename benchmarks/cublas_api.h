@@ -120,6 +120,19 @@ struct CublasLtApi {
   }
 };
 
+/// A cuBLAS handle in default math mode, destroyed with its scope.
+struct CublasHandle {
+  cublasHandle_t handle = nullptr;  ///< what cuBLAS calls take
+  /// Creates the handle; throws Error naming the failed call.
+  CublasHandle() {
+    check_cublas(CublasApi::get().create(&handle), "cublasCreate");
+    check_cublas(CublasApi::get().set_math_mode(handle, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  }
+  ~CublasHandle() { CublasApi::get().destroy(handle); }
+  CublasHandle(const CublasHandle&) = delete;
+  CublasHandle& operator=(const CublasHandle&) = delete;
+};
+
 /// cuBLAS's data type of a gemm problem's inputs.
 inline cudaDataType cublas_input_type(const gemm::GemmShape& s) {
   return s.precision == gemm::Precision::f16    ? CUDA_R_16F

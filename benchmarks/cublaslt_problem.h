@@ -72,11 +72,14 @@ struct LtConfig {
   }
 };
 
+/// Workspace the benchmarks give cuBLASLt (configs that need more are refused by configure()).
+inline constexpr std::size_t kLtWorkspaceBytes = std::size_t{64} << 20;
+
 /// The cuBLASLt descriptors of the problem, in cuBLAS's column-major terms (C^T = op(B)^T *
 /// op(A)^T, as cublas_gemm), and the calls that enumerate, check and run configs.
 class LtProblem {
  public:
-  LtProblem(const gemm::GemmShape& s, std::size_t workspace_bytes)
+  explicit LtProblem(const gemm::GemmShape& s, std::size_t workspace_bytes = kLtWorkspaceBytes)
       : api_(CublasLtApi::get()), shape_(s), workspace_(workspace_bytes) {
     check_cublas(api_.create(&handle_), "cublasLtCreate");
     in_ = cublas_input_type(s);
@@ -110,16 +113,14 @@ class LtProblem {
     std::vector<int> ids(4096);
     int count = 0;
     check_cublas(api_.algo_ids(handle_, CUBLAS_COMPUTE_32F, CUDA_R_32F, in_, in_, out_, out_,
-                                      static_cast<int>(ids.size()), ids.data(), &count),
-                        "cublasLtMatmulAlgoGetIds");
+                               static_cast<int>(ids.size()), ids.data(), &count),
+                 "cublasLtMatmulAlgoGetIds");
     ids.resize(static_cast<std::size_t>(count));
     std::vector<LtConfig> valid;
     *stopped = false;
     for (int id : ids) {
       cublasLtMatmulAlgo_t algo;
-      if (api_.algo_init(handle_, CUBLAS_COMPUTE_32F, CUDA_R_32F, in_, in_, out_, out_, id, &algo) !=
-          CUBLAS_STATUS_SUCCESS)
-        continue;
+      if (!init(id, &algo)) continue;
       auto tiles = cap_list(algo, CUBLASLT_ALGO_CAP_TILE_IDS);
       auto stages = cap_list(algo, CUBLASLT_ALGO_CAP_STAGES_IDS);
       std::uint32_t swizzle_support = 0;
@@ -152,9 +153,7 @@ class LtProblem {
 
   /// The algo of `config` set and checked; false when cuBLASLt refuses it for this problem.
   bool configure(const LtConfig& c, cublasLtMatmulAlgo_t* algo) {
-    if (api_.algo_init(handle_, CUBLAS_COMPUTE_32F, CUDA_R_32F, in_, in_, out_, out_, c.algo, algo) !=
-        CUBLAS_STATUS_SUCCESS)
-      return false;
+    if (!init(c.algo, algo)) return false;
     const std::int32_t splits = 1;
     api_.algo_config_set(algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &c.tile, sizeof c.tile);
     api_.algo_config_set(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &c.stages, sizeof c.stages);
@@ -208,6 +207,12 @@ class LtProblem {
   }
 
  private:
+  /// `algo` initialized as algorithm `id` for the problem's types; false where cuBLASLt has
+  /// no such algorithm for them.
+  bool init(int id, cublasLtMatmulAlgo_t* algo) {
+    return api_.algo_init(handle_, CUBLAS_COMPUTE_32F, CUDA_R_32F, in_, in_, out_, out_, id, algo) ==
+           CUBLAS_STATUS_SUCCESS;
+  }
   void make_layout(cublasLtMatrixLayout_t* desc, cudaDataType type, std::uint64_t rows,
                    std::uint64_t cols, std::int64_t ld) {
     check_cublas(api_.layout_create(desc, type, rows, cols, ld), "cublasLtMatrixLayoutCreate");

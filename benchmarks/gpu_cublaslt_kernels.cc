@@ -126,39 +126,30 @@ struct Operands {
   void restore_c() {
     check_cuda(cudaMemcpy(c.get(), c_start.get(), c.bytes(), cudaMemcpyDeviceToDevice), "restore C");
   }
-  /// C on the host as floats.
-  std::vector<float> read_c() const {
-    std::vector<std::uint16_t> bits(c.bytes() / 2);
-    check_cuda(cudaMemcpy(bits.data(), c.get(), c.bytes(), cudaMemcpyDeviceToHost), "read C");
-    std::vector<float> out(bits.size());
-    for (std::size_t i = 0; i < bits.size(); ++i)
-      out[i] = shape.precision == gemm::Precision::f16 ? half_bits_to_float(bits[i])
-                                                       : bf16_bits_to_float(bits[i]);
+  /// C on the host (compared with bench::rel_l2).
+  HostBuffer read_c() const {
+    HostBuffer out = make_host_buffer(spec_of(c, "C"));
+    check_cuda(cudaMemcpy(out.bytes.data(), c.get(), c.bytes(), cudaMemcpyDeviceToHost), "read C");
     return out;
   }
 
  private:
+  /// A buffer of the problem's 16-bit element type (inputs and C share it: out=same).
+  BufferSpec spec_of(const detail::DeviceMemory& buffer, const std::string& name) const {
+    BufferSpec spec;
+    spec.name = name;
+    spec.dtype = shape.input_dtype();
+    spec.elements = buffer.bytes() / 2;
+    return spec;
+  }
   void fill(detail::DeviceMemory& buffer, std::mt19937_64& rng) const {
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    std::vector<std::uint16_t> bits(buffer.bytes() / 2);
-    for (auto& v : bits)
-      v = shape.precision == gemm::Precision::f16 ? float_to_half_bits(dist(rng))
-                                                  : float_to_bf16_bits(dist(rng));
-    check_cuda(cudaMemcpy(buffer.get(), bits.data(), buffer.bytes(), cudaMemcpyHostToDevice),
+    HostBuffer host = make_host_buffer(spec_of(buffer, "operand"));
+    for (std::size_t i = 0; i < host.spec.elements; ++i) write_element(host, i, dist(rng));
+    check_cuda(cudaMemcpy(buffer.get(), host.bytes.data(), buffer.bytes(), cudaMemcpyHostToDevice),
                "upload operand");
   }
 };
-
-/// Relative L2 distance of `x` from `ref`.
-double rel_l2(const std::vector<float>& x, const std::vector<float>& ref) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    const double d = static_cast<double>(x[i]) - ref[i];
-    num += d * d;
-    den += static_cast<double>(ref[i]) * ref[i];
-  }
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-}
 
 gemm::GemmShape make_shape(const Settings& s, const std::string& dtype) {
   gemm::GemmShape shape;
@@ -172,26 +163,13 @@ gemm::GemmShape make_shape(const Settings& s, const std::string& dtype) {
   return shape;
 }
 
-/// Owns a cuBLAS handle for cublasGemmEx's default choice.
-struct CublasHandle {
-  cublasHandle_t handle = nullptr;
-  CublasHandle() {
-    bench::check_cublas(bench::CublasApi::get().create(&handle), "cublasCreate");
-    bench::check_cublas(bench::CublasApi::get().set_math_mode(handle, CUBLAS_DEFAULT_MATH),
-                        "cublasSetMathMode");
-  }
-  ~CublasHandle() { bench::CublasApi::get().destroy(handle); }
-};
-
-constexpr std::size_t kWorkspaceBytes = std::size_t{64} << 20;
-
 /// The timing run: enumerate, sweep, shortlist, re-time against cublasGemmEx, check.
 json time_dtype(const Settings& settings, const std::string& dtype, int* next_id) {
   const gemm::GemmShape shape = make_shape(settings, dtype);
   const double flops = 2.0 * shape.M * shape.N * shape.K;
   Operands x(shape, 27);
-  bench::LtProblem lt(shape, kWorkspaceBytes);
-  CublasHandle cublas;
+  bench::LtProblem lt(shape);
+  const bench::CublasHandle cublas;
   auto run_cublas = [&] { bench::cublas_gemm(cublas.handle, shape, x.a.get(), x.b.get(), x.c.get()); };
 
   bool stopped = false;
@@ -251,7 +229,7 @@ json time_dtype(const Settings& settings, const std::string& dtype, int* next_id
   x.restore_c();
   run_cublas();
   check_cuda(cudaDeviceSynchronize(), "cublasGemmEx");
-  const std::vector<float> reference = x.read_c();
+  const HostBuffer reference = x.read_c();
 
   bench::EventLoop loop;
   loop.min_total_ms = settings.loop_ms;
@@ -273,7 +251,7 @@ json time_dtype(const Settings& settings, const std::string& dtype, int* next_id
       x.restore_c();
       lt.run(algo, x.a.get(), x.b.get(), x.c.get());
       check_cuda(cudaDeviceSynchronize(), "cublasLtMatmul");
-      row["rel_l2_vs_cublas"] = rel_l2(x.read_c(), reference);
+      row["rel_l2_vs_cublas"] = bench::rel_l2(x.read_c(), reference);
       double ms_cublas = 0, ms_lt = 0;
       const auto cs = bench::sample_sensors(sensor, [&] { ms_cublas = bench::event_median_ms(run_cublas, loop); });
       const auto ls = bench::sample_sensors(sensor, [&] { ms_lt = bench::event_median_ms([&] { lt.run(algo, x.a.get(), x.b.get(), x.c.get()); }, loop); });
@@ -339,8 +317,8 @@ json identify(Settings settings) {
     const std::string dtype = entry.at("dtype");
     const gemm::GemmShape shape = make_shape(settings, dtype);
     Operands x(shape, 27);
-    bench::LtProblem lt(shape, kWorkspaceBytes);
-    CublasHandle cublas;
+    bench::LtProblem lt(shape);
+    const bench::CublasHandle cublas;
     mark(entry.at("cublas_gemm_ex").at("id").get<int>());
     bench::cublas_gemm(cublas.handle, shape, x.a.get(), x.b.get(), x.c.get());
     check_cuda(cudaDeviceSynchronize(), "cublasGemmEx");

@@ -331,7 +331,7 @@ json cublaslt_peers(const Settings& settings, const std::string& dtype, const ge
                     double flops) {
   json peers = json::array();
   if (s.precision != gemm::Precision::f16 && s.precision != gemm::Precision::bf16) return peers;
-  bench::LtProblem lt(s, std::size_t{64} << 20);
+  bench::LtProblem lt(s);
   for (const auto& item : settings.cublaslt) {
     const auto [only_dtype, config] = peer_config(item);
     if (!only_dtype.empty() && only_dtype != dtype) continue;
@@ -597,9 +597,7 @@ int main(int argc, char** argv) {
     check_cuda(cudaSetDevice(0), "cudaSetDevice(0)");
     const Device device = query_device(0);
     Builder builder(bench::tuning_builder_options());
-    cublasHandle_t handle;
-    bench::check_cublas(bench::CublasApi::get().create(&handle), "cublasCreate");
-    bench::check_cublas(bench::CublasApi::get().set_math_mode(handle, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+    const bench::CublasHandle cublas;
 
     json out;
     const std::time_t now = std::time(nullptr);
@@ -634,7 +632,7 @@ int main(int argc, char** argv) {
       for (const auto& shape : suite(settings.groups, settings.shapes)) {
         json row;
         try {
-          row = run_shape(settings, dtype, shape, device, builder, handle, copy_gbps);
+          row = run_shape(settings, dtype, shape, device, builder, cublas.handle, copy_gbps);
         } catch (const std::exception& e) {
           row = {{"dtype", dtype}, {"group", shape.group}, {"M", shape.M}, {"N", shape.N},
                  {"K", shape.K}, {"error", e.what()}};
@@ -716,7 +714,6 @@ int main(int argc, char** argv) {
     }
     out["targets"] = targets;
     bench::write_json(settings.out_path, out);
-    bench::CublasApi::get().destroy(handle);
     return bench::exit_status("gpu_gemm", failed_rows, rows,
                               "their \"error\" is in the JSON and printed above");
   } catch (const std::exception& e) {
