@@ -21,28 +21,16 @@ import os
 import torch
 import torch.nn.functional as F
 
+from cuda_timing import event_median_ms
+
 
 CALLS_PER_SAMPLE = 1  # set from --calls-per-sample
 
 
-def median_ms(fn, reps, warmup=5):
+def median_ms(fn, reps):
     """Median time of fn() in ms over `reps` CUDA-event timed samples of CALLS_PER_SAMPLE calls
-    each (their mean) after `warmup` calls."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        start = torch.cuda.Event(enable_timing=True)
-        stop = torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(CALLS_PER_SAMPLE):
-            fn()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) / CALLS_PER_SAMPLE)
-    times.sort()
-    return times[len(times) // 2]
+    each (their mean) after 5 warm-up calls."""
+    return event_median_ms(fn, calls=CALLS_PER_SAMPLE, warmup=5, min_samples=reps)
 
 
 def parse_shape(text):

@@ -26,6 +26,8 @@ import torch
 import triton
 import triton.language as tl
 
+from cuda_timing import event_median_ms
+
 # BLOCK_M, BLOCK_N, BLOCK_K, stages, warps: the tiles the usual Triton GEMM configs span.
 CONFIGS = [
     (128, 256, 64, 3, 8), (256, 128, 64, 3, 8), (128, 256, 64, 4, 8), (256, 128, 64, 4, 8),
@@ -65,26 +67,10 @@ def gemm_nt(a_ptr, b_ptr, c_ptr, M, N, K, alpha, beta,
     tl.store(c_tile, (alpha * acc + beta * c).to(c_ptr.dtype.element_ty), mask=mask)
 
 
-def median_ms(fn, loop_ms, calls, warmup=3):
+def median_ms(fn, loop_ms, calls):
     """Median per-call time (ms) from CUDA events around `calls` back-to-back calls per sample,
-    sampling until `loop_ms` of GPU time."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times, total = [], 0.0
-    while len(times) < 10 or total < loop_ms:
-        start = torch.cuda.Event(enable_timing=True)
-        stop = torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(calls):
-            fn()
-        stop.record()
-        stop.synchronize()
-        ms = start.elapsed_time(stop)
-        times.append(ms / calls)
-        total += ms
-    times.sort()
-    return times[len(times) // 2]
+    sampling at least 10 samples and until `loop_ms` of GPU time (3 warm-up calls first)."""
+    return event_median_ms(fn, calls=calls, warmup=3, min_samples=10, min_total_ms=loop_ms)
 
 
 def instruction(compiled):
