@@ -11,11 +11,14 @@ copy bandwidth its own program measured. --table also prints a Markdown table (t
 torch % of copy, the tuned / torch speed ratio and, where the run timed it, a device copy of the
 task's own bytes: the ceiling at that size) for the results README. The speed ratio comes from
 the two programs' times (torch_ms / tuned_ms); where a file lacks them it falls back to the ratio
-of the two % figures (marked, and off by torch's copy / ktune's copy bandwidth).
+of the two % figures (marked, and off by torch's copy / ktune's copy bandwidth). A torch file
+timed with another number of calls per sample than the ktune files' runs per sample is named
+in a warning (on short kernels the launch cost of single calls lands in their samples).
 Without matplotlib only the table is printed.
 """
 import argparse
 import json
+import sys
 
 
 def key(row):
@@ -58,6 +61,21 @@ def speed_ratio(row, peer):
     if row["tuned_pct_of_copy"] and peer["torch_pct_of_copy"]:
         return row["tuned_pct_of_copy"] / peer["torch_pct_of_copy"], False
     return None, True
+
+
+def sampling_mismatches(ktune_docs, torch_docs, torch_paths):
+    """One sentence per torch file whose calls per sample (1 in files written before the field
+    existed) differs from the ktune files' runs per sample (10 when absent: the program's
+    default)."""
+    runs = sorted({doc.get("runs_per_sample", 10) for doc in ktune_docs})
+    lines = []
+    for path, doc in zip(torch_paths, torch_docs):
+        calls = doc.get("calls_per_sample", 1)
+        if calls not in runs:
+            lines.append("{} timed torch at {} call(s) per sample, ktune at {} run(s) per sample: "
+                         "on short kernels the torch figures carry launch costs the ktune ones do "
+                         "not".format(path, calls, "/".join(str(r) for r in runs)))
+    return lines
 
 
 def draw(out_png, rows, torch_vals, title):
@@ -104,7 +122,11 @@ def main():
     device = "GPU"
     for doc in docs:
         device = doc.get("device", device)
-    torch_rows = {key(r): r for r in last_rows(args.torch_json)[0]}
+    torch_rows, torch_docs = last_rows(args.torch_json)
+    torch_rows = {key(r): r for r in torch_rows}
+    mismatches = sampling_mismatches(docs, torch_docs, args.torch_json)
+    for line in mismatches:
+        print("warning:", line, file=sys.stderr)
     rows.sort(key=order)
     peers = [torch_rows.get(key(r)) for r in rows]
     torch_vals = [p["torch_pct_of_copy"] if p else 0.0 for p in peers]
@@ -127,6 +149,8 @@ def main():
                 key(r)[1], r["shape"], r["attrs"]["dtype"], r["tuned_pct_of_copy"],
                 r["default_pct_of_copy"], "{:.1f} %".format(t) if t else "-", ratio,
                 "{:.1f} %".format(same) if same else "-", r["trials"]))
+        for line in mismatches:
+            print("\nNote: " + line)
         if from_pct:
             print("\n\\* no time in one of the files: the ratio of the two % of copy, each of its "
                   "own program's copy bandwidth (off from the speed ratio by torch / ktune copy)")

@@ -4,11 +4,13 @@
 Same shapes, dtypes and byte counts as the ktune benchmark: gelu (tanh form) and sum over 2^28
 elements and [32768, 4096] (sum in fp32 accumulation and output), LayerNorm (gamma, beta) and
 RMSNorm (gamma) at [32768, 1024], [32768, 4096], [8192, 16384], [4096, 65536], f32 and f16,
-plus the device-to-device copy of 2 GiB. Median of CUDA-event timings after warm-up; with
---calls-per-sample N each sample times N back-to-back calls between its two events (as
-gpu_memory_bound --runs-per-sample=N times ktune's kernels).
+plus the device-to-device copy of 2 GiB. Median of CUDA-event timings after warm-up; each
+sample times --calls-per-sample back-to-back calls between its two events (10 by default, as
+gpu_memory_bound's --runs-per-sample times ktune's kernels: with one call per sample, Python's
+launch of each call lands inside the sample of a 30-60 us kernel, and torch would be charged a
+cost ktune's figures do not carry).
 
-Usage: python3 benchmarks/peers/torch_memory_bound.py OUT_DIR [--reps 30] [--calls-per-sample 1]
+Usage: python3 benchmarks/peers/torch_memory_bound.py OUT_DIR [--reps 30] [--calls-per-sample 10]
            [--families elementwise,reduction,layernorm] [--norms layernorm,rmsnorm] [--dtypes f32,f16]
 Writes OUT_DIR/torch_memory_bound.json, or torch_memory_bound_<selection>.json when a
 selection is given (the same suffix as gpu_memory_bound's file for the same selection).
@@ -24,7 +26,7 @@ import torch.nn.functional as F
 from cuda_timing import event_median_ms
 
 
-CALLS_PER_SAMPLE = 1  # set from --calls-per-sample
+CALLS_PER_SAMPLE = 10  # set from --calls-per-sample
 
 
 def median_ms(fn, reps):
@@ -44,7 +46,7 @@ def main():
     parser.add_argument("--families", default=None)
     parser.add_argument("--norms", default=None)
     parser.add_argument("--dtypes", default=None)
-    parser.add_argument("--calls-per-sample", type=int, default=1)
+    parser.add_argument("--calls-per-sample", type=int, default=CALLS_PER_SAMPLE)
     args = parser.parse_args()
     global CALLS_PER_SAMPLE
     CALLS_PER_SAMPLE = max(1, args.calls_per_sample)
