@@ -26,7 +26,8 @@ import torch.nn.functional as F
 from cuda_timing import event_median_ms
 
 
-CALLS_PER_SAMPLE = 10  # set from --calls-per-sample
+DEFAULT_CALLS_PER_SAMPLE = 10  # gpu_memory_bound's default runs per sample
+CALLS_PER_SAMPLE = DEFAULT_CALLS_PER_SAMPLE  # set from --calls-per-sample
 
 
 def median_ms(fn, reps):
@@ -46,7 +47,7 @@ def main():
     parser.add_argument("--families", default=None)
     parser.add_argument("--norms", default=None)
     parser.add_argument("--dtypes", default=None)
-    parser.add_argument("--calls-per-sample", type=int, default=CALLS_PER_SAMPLE)
+    parser.add_argument("--calls-per-sample", type=int, default=DEFAULT_CALLS_PER_SAMPLE)
     args = parser.parse_args()
     global CALLS_PER_SAMPLE
     CALLS_PER_SAMPLE = max(1, args.calls_per_sample)
