@@ -150,36 +150,10 @@ std::string immutable_uri(const std::string& path) {
   return uri + "?immutable=1";
 }
 
-bool wal_holds_frames(const std::string& db_path) {
-  constexpr std::uintmax_t kWalHeaderBytes = 32;
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(db_path + "-wal", ec);
-  return !ec && size > kWalHeaderBytes;
-}
-
-namespace {
-
-// Whether a read-only connection to `path` may open it read-write under `PRAGMA query_only`
-// (Access::read_only): this process may write the file and its folder, and no -wal file is
-// beside the file SQLite opens (nobody has it open in WAL mode, so no reader's files are ours
-// to remove), nor a -journal (a connection that may write rolls a crashed writer's journal
-// back into the file).
-bool may_read_tidily(const std::string& path) {
-  const std::string target = resolved_path(path);
-  std::error_code ec;
-  return folder_is_writable(path) && ::faccessat(AT_FDCWD, target.c_str(), W_OK, AT_EACCESS) == 0 &&
-         !std::filesystem::exists(target + "-wal", ec) &&
-         !std::filesystem::exists(target + "-journal", ec);
-}
-
-}  // namespace
-
 Connection::Connection(const std::string& path, Access access, int busy_timeout_ms)
-    : path_(path), immutable_(access == Access::immutable),
-      query_only_(access == Access::read_only && may_read_tidily(path)) {
+    : path_(path), immutable_(access == Access::immutable) {
   int flags = access == Access::read_write ? (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
-              : query_only_               ? SQLITE_OPEN_READWRITE  // never creates the file
-                                          : SQLITE_OPEN_READONLY;
+                                           : SQLITE_OPEN_READONLY;
   flags |= SQLITE_OPEN_NOMUTEX;  // callers serialize access to a connection
   std::string name = path;
   if (immutable_) {
@@ -212,27 +186,10 @@ Connection::Connection(const std::string& path, Access access, int busy_timeout_
                                          "' is read-only (file permissions): cannot record trials "
                                          "in it; make it writable or name another --db");
   }
-  if (query_only_) {
-    char* message = nullptr;
-    rc = sqlite3_exec(db_, "PRAGMA query_only = ON", nullptr, nullptr, &message);
-    if (message) sqlite3_free(message);
-    if (rc != SQLITE_OK) {
-      const std::string detail = sqlite3_errmsg(db_);
-      sqlite3_close_v2(db_);
-      db_ = nullptr;
-      throw Error(ErrorCode::database_error, "tuning log '" + path + "': cannot open read-only: " + detail);
-    }
-  }
 }
 
 Connection::~Connection() {
-  if (!db_) return;
-  // Closing as the last connection checkpoints: a reader folds nothing into the file, so when
-  // the -wal holds a writer's commits it closes without that checkpoint (and the -wal stays
-  // for the next writer). An empty -wal is checkpointed as nothing and removed, with the -shm.
-  if (query_only_ && wal_holds_frames(resolved_path(path_)))
-    sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
-  sqlite3_close_v2(db_);
+  if (db_) sqlite3_close_v2(db_);
 }
 
 void Connection::exec(std::string_view sql) {

@@ -66,24 +66,13 @@ std::string resolved_path(const std::string& path);
 /// The SQLite URI that opens `path` with `immutable=1` (absolute, percent-encoded).
 std::string immutable_uri(const std::string& path);
 
-/// Whether the write-ahead log of the database at `db_path` (its `-wal` file, beside the path
-/// as given) holds frames: one that is absent, empty or only its 32-byte header (what a reader
-/// leaves) holds nothing.
-bool wal_holds_frames(const std::string& db_path);
-
 /// One connection.
 class Connection {
  public:
   /// How a connection opens its file.
   enum class Access {
     read_write,  ///< created when missing; refused when the file is write-protected
-    /// Never created, and its file never changed. Where this process may write the file and
-    /// its folder and no -wal or -journal file is beside it (nobody has it open), it opens read-write
-    /// under `PRAGMA query_only`, so that closing it as the file's last connection removes the
-    /// -wal / -shm files it needed; it then folds nothing in: when a writer's commits are in the
-    /// -wal at its close, it closes without a checkpoint and leaves them for the next writer.
-    /// Otherwise SQLite's read-only open, which may leave an empty -wal and a -shm.
-    read_only,
+    read_only,   ///< never created or written (SQLite may leave an empty -wal and a -shm)
     /// SQLite's `immutable=1`: no lock, no -wal / -shm file, the file taken to be unchanging
     /// while open (a log in a folder this process cannot write).
     immutable,
@@ -122,7 +111,6 @@ class Connection {
   sqlite3* db_ = nullptr;
   std::string path_;
   bool immutable_ = false;
-  bool query_only_ = false;  // a read_only connection opened read-write (see Access::read_only)
   int busy_timeout_ms_ = 0;
   std::uint64_t wal_limit_bytes_ = std::uint64_t{64} << 20;
   int wal_wait_ms_ = 1000;

@@ -26,6 +26,8 @@ namespace ktune {
 namespace {
 
 constexpr int kBusyTimeoutMs = 60000;
+/// Size of a write-ahead log's header: a -wal file no larger holds no frame.
+constexpr std::uintmax_t kWalHeaderBytes = 32;
 
 /// SQL condition on an ok trial's median that check_record() demands (finite, above 0), for
 /// files written before it was checked: such a time never counts as a best.
@@ -232,6 +234,14 @@ struct TuningLog::Impl {
 
 namespace {
 
+// Whether the write-ahead log beside the database `path` holds frames: one that is absent,
+// empty or only its 32-byte header (what a read-only open leaves) holds nothing.
+bool wal_holds_frames(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path + "-wal", ec);
+  return !ec && size > kWalHeaderBytes;
+}
+
 // A log deployed in a folder this process may not write (a read-only image or mount): SQLite
 // must create the -shm file of a WAL database even to read it, so a plain read-only open
 // fails (sqlite::CannotReadInPlace). When no -wal file beside it holds frames and no -journal
@@ -241,7 +251,7 @@ namespace {
 bool readable_as_snapshot(const std::string& path) {
   const std::string target = sqlite::resolved_path(path);
   std::error_code ec;
-  return !std::filesystem::exists(target + "-journal", ec) && !sqlite::wal_holds_frames(target);
+  return !std::filesystem::exists(target + "-journal", ec) && !wal_holds_frames(target);
 }
 
 }  // namespace
@@ -266,7 +276,7 @@ TuningLog::TuningLog(const std::string& path, LogMode mode) : impl_(std::make_un
   // log). One with no frame (empty, or only its 32-byte header: what a read-only open leaves)
   // holds nothing to replay.
   const bool fresh = !std::filesystem::exists(status) || std::filesystem::file_size(path, ec) == 0;
-  if (fresh && sqlite::wal_holds_frames(path))
+  if (fresh && wal_holds_frames(path))
     throw Error(ErrorCode::invalid_argument,
                 "tuning log '" + path + "' does not exist but its write-ahead log '" + path +
                     "-wal' does (left over from a log deleted without it): remove '" + path +
