@@ -64,14 +64,14 @@ def speed_ratio(row, peer):
 
 
 def sampling_mismatches(ktune_docs, torch_docs, torch_paths):
-    """One sentence per torch file whose calls per sample (1 in files written before the field
-    existed) differs from the ktune files' runs per sample (10 when absent: the program's
-    default)."""
-    runs = sorted({doc.get("runs_per_sample", 10) for doc in ktune_docs})
+    """One sentence per torch file whose calls per sample differs from the runs per sample of
+    any ktune file (a file written before its program recorded the field was timed one per
+    sample: 1 when absent, on either side)."""
+    runs = sorted({doc.get("runs_per_sample", 1) for doc in ktune_docs})
     lines = []
     for path, doc in zip(torch_paths, torch_docs):
         calls = doc.get("calls_per_sample", 1)
-        if calls not in runs:
+        if runs != [calls]:
             lines.append("{} timed torch at {} call(s) per sample, ktune at {} run(s) per sample: "
                          "on short kernels the torch figures carry launch costs the ktune ones do "
                          "not".format(path, calls, "/".join(str(r) for r in runs)))
