@@ -131,7 +131,7 @@ struct Dispatcher::Impl {
   mutable std::set<std::string> rejected_records;
 
   mutable std::mutex prepare_mutex;  // serializes cold launches (compiles, module loads)
-  std::shared_mutex prepared_mutex;
+  mutable std::shared_mutex prepared_mutex;
   std::unordered_map<std::string, std::shared_ptr<Prepared>> prepared;
   std::unique_ptr<Builder> builder;
   std::map<std::string, std::shared_ptr<detail::CudaModule>> modules;  // by cubin key
@@ -561,6 +561,20 @@ void Dispatcher::launch(const std::string& template_name, const Problem& problem
   }
   auto status = detail::run_launch_plan(*p->module, p->plan, all, stream);
   if (!status.ok()) throw Error(ErrorCode::cuda_error, "dispatch: " + status.message);
+}
+
+std::size_t Dispatcher::release_launches() {
+  std::lock_guard cold(impl_->prepare_mutex);
+  std::unique_lock lock(impl_->prepared_mutex);
+  const std::size_t released = impl_->prepared.size();
+  impl_->prepared.clear();  // scratch and plans; modules once no launch holds them
+  impl_->modules.clear();
+  return released;
+}
+
+std::size_t Dispatcher::prepared_launches() const {
+  std::shared_lock lock(impl_->prepared_mutex);
+  return impl_->prepared.size();
 }
 
 std::vector<std::string> Dispatcher::rejections() const {

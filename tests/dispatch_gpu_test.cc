@@ -132,6 +132,16 @@ TEST_CASE("dispatch child: copy from a tuned log", "[.][dispatch_child]") {
     dispatcher.launch("copy", third, {x.get(), y.get()});
     detail::check_cuda(cudaDeviceSynchronize(), "synchronize");
     CHECK(dispatcher.compiles() == 1);  // compiled once, launched twice
+    CHECK(dispatcher.prepared_launches() == 1);
+    // Released after a synchronize, then prepared again from the memory cache: not compiled
+    // again, and the output below is this launch's (y poisoned before it).
+    CHECK(dispatcher.release_launches() == 1);
+    CHECK(dispatcher.prepared_launches() == 0);
+    detail::check_cuda(cudaMemset(y.get(), 0xff, bytes), "poison y");
+    dispatcher.launch("copy", third, {x.get(), y.get()});
+    detail::check_cuda(cudaDeviceSynchronize(), "synchronize");
+    CHECK(dispatcher.prepared_launches() == 1);
+    CHECK(dispatcher.compiles() == 1);
   }
   detail::check_cuda(cudaMemcpy(host_y.data(), y.get(), bytes, cudaMemcpyDeviceToHost), "copy y");
   std::size_t wrong = 0;

@@ -95,13 +95,25 @@ class Dispatcher {
 
   /// Selects for the current CUDA device, compiles the config once (cached), and enqueues its
   /// launch plan on `stream`. Each problem launched keeps its prepared launch (module, plan,
-  /// device scratch) for the Dispatcher's life, since queued work and captured graphs use it. `buffers` are device pointers to the workload buffers of the
+  /// device scratch) until release_launches() or the Dispatcher's end, since queued work and
+  /// captured graphs use it. `buffers` are device pointers to the workload buffers of the
   /// template for this problem, in order (KernelTemplate::workload(problem)->buffers());
   /// scratch the plan needs is owned by the dispatcher. Throws Error(no_device),
   /// Error(compile_error) with the NVRTC log, Error(cuda_error) for a failed launch, and
   /// Error(invalid_argument) for a wrong number of buffers.
   void launch(const std::string& template_name, const Problem& problem,
               const std::vector<void*>& buffers, CUstream_st* stream = nullptr);
+
+  /// Frees every prepared launch (loaded modules, plans, the plans' device scratch), so that a
+  /// program whose shapes keep changing can bound what launch() keeps; returns how many were
+  /// freed. Call it only when no work queued by launch() is pending (synchronize the streams
+  /// used) and no captured graph holding such a launch will run again, and not while another
+  /// thread is inside launch() on this Dispatcher. A later launch prepares again from the
+  /// cubin caches (in memory, and on disk unless disabled): nothing is compiled twice.
+  std::size_t release_launches();
+  /// Prepared launches kept now (one per template, problem and device launched since the last
+  /// release_launches()).
+  std::size_t prepared_launches() const;
 
   /// Records skipped because their config was not in the template's space, one message each
   /// naming the record (strict = false).
