@@ -28,3 +28,5 @@ python3 benchmarks/plot_memory_bound.py memory_bound.png call3/memory_bound_elem
   call3/memory_bound_layernorm_f32.json call3/memory_bound_layernorm_f16.json --torch \
   call3/torch_memory_bound_elementwise_reduction.json call3/torch_memory_bound_layernorm_f32.json \
   call3/torch_memory_bound_layernorm_f16.json --table
+# call 4 (683ac6c)
+KTUNE_PHASE_TIMEOUT=300 timeout 500 scripts/gpu-suite info tests-core tests-demo
