@@ -72,9 +72,11 @@ def sampling_mismatches(ktune_docs, torch_docs, torch_paths):
     for path, doc in zip(torch_paths, torch_docs):
         calls = doc.get("calls_per_sample", 1)
         if runs != [calls]:
+            fewer = ("the torch figures" if calls < min(runs) else
+                     "the ktune figures" if calls > max(runs) else "the figures of some files")
             lines.append("{} timed torch at {} call(s) per sample, ktune at {} run(s) per sample: "
-                         "on short kernels the torch figures carry launch costs the ktune ones do "
-                         "not".format(path, calls, "/".join(str(r) for r in runs)))
+                         "on short kernels {} carry launch costs the others do not".format(
+                             path, calls, "/".join(str(r) for r in runs), fewer))
     return lines
 
 
