@@ -23,12 +23,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::int64_t now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 /// The lines of a compiler log that say what went wrong (or its first lines), bounded.
 std::string log_excerpt(const std::string& log) {
   std::istringstream in(log);
@@ -180,7 +174,7 @@ std::vector<Trial> GpuMeasurer::measure(const std::vector<Config>& batch) {
     if (builds[i])
       pending.push_back(i);
     else
-      trials[i].timestamp_us = now_us();
+      trials[i].timestamp_us = unix_time_us();
   }
   while (!pending.empty()) {
     auto wait_start = Clock::now();
@@ -204,7 +198,7 @@ std::vector<Trial> GpuMeasurer::measure(const std::vector<Config>& batch) {
     }
     m.split.compile_wait_ms += std::chrono::duration<double, std::milli>(Clock::now() - wait_start).count();
     m.measure_built(trials[i], std::move(built));
-    trials[i].timestamp_us = now_us();
+    trials[i].timestamp_us = unix_time_us();
     spdlog::debug("trial {} -> {} {}", trials[i].config.str(), to_string(trials[i].status),
                   trials[i].message);
   }

@@ -1,7 +1,6 @@
 // Recording trials into a tuning log and resuming from it (see ktune/log_recorder.h).
 #include "ktune/log_recorder.h"
 
-#include <chrono>
 #include <utility>
 
 #include "ktune/build.h"
@@ -19,10 +18,7 @@ LogRecorder::LogRecorder(TuningLog& log, std::shared_ptr<const KernelTemplate> t
 
 void LogRecorder::record(const Trial& trial) {
   Trial stamped = trial;
-  if (stamped.timestamp_us == 0)
-    stamped.timestamp_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
+  if (stamped.timestamp_us == 0) stamped.timestamp_us = unix_time_us();
   if (!options_.note.empty())
     stamped.message = options_.note + (stamped.message.empty() ? "" : ": " + stamped.message);
   TrialRecord record = TrialRecord::make(*tmpl_, problem_, device_, stamped, options_.run_id);

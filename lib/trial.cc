@@ -2,6 +2,7 @@
 // which times a measurement can give.
 #include "ktune/trial.h"
 
+#include <chrono>
 #include <cmath>
 
 #include "ktune/error.h"
@@ -39,6 +40,12 @@ Status status_from_string(const std::string& text) {
 }
 
 bool is_possible_time(double ms) { return std::isfinite(ms) && ms > 0; }
+
+std::int64_t unix_time_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 void summarize_times(Trial& trial) {
   if (trial.times_ms.empty()) return;

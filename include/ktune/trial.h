@@ -61,6 +61,9 @@ struct Trial {
 /// Fills median_ms, min_ms and spread from times_ms (no-op when empty).
 void summarize_times(Trial& trial);
 
+/// The current Unix time in microseconds, as Trial::timestamp_us records it.
+std::int64_t unix_time_us();
+
 /// True for a time (ms) a measurement can give: finite and above 0. An ok trial's median must
 /// be one; anything else would become the best config.
 bool is_possible_time(double ms);

@@ -3,7 +3,6 @@
 #include "vendor_records.h"
 
 #include <cctype>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -104,9 +103,7 @@ TrialRecord make_vendor_record(const std::string& vendor, const std::string& pro
   t.median_ms = median_ms;
   if (samples.empty()) t.min_ms = median_ms;
   t.message = "vendor reference";
-  t.timestamp_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
+  t.timestamp_us = unix_time_us();
   // TrialRecord::make stamps the ktune and NVRTC versions; the template-specific fields are
   // then replaced by the vendor's.
   TrialRecord r = TrialRecord::make(*find_template("copy"), Problem::from_key(problem_key), device,
