@@ -47,8 +47,10 @@ class UserWorkload final : public Workload {
       buffers_.push_back(BufferSpec{a.name, a.dtype, static_cast<std::size_t>(n), a.role, 0});
       vector_args_.push_back(i);
     }
-    if (spec_->recorded())
+    if (spec_->recorded()) {
+      check_recorded_shape(problem);
       for (const auto& b : buffers_) check_recorded_size(b, problem);
+    }
     for (const auto& [expr, field] : {std::pair{&spec_->bytes, "Bytes"}, std::pair{&spec_->flops, "Flops"}}) {
       const Value value = *expr ? (*expr)->eval(values_) : 0;
       if (value < 0)
@@ -135,6 +137,21 @@ class UserWorkload final : public Workload {
   }
 
  private:
+  /// Throws Error(invalid_argument) unless `problem` is the shape the recorded files hold: the
+  /// defaults of KtuneExtensions.Dimensions (a transposed shape has the same bytes, so sizes alone
+  /// cannot tell).
+  void check_recorded_shape(const Problem& problem) const {
+    if (problem.dims == spec_->dims) return;
+    auto text = [](const std::vector<std::pair<std::string, Value>>& dims) {
+      std::string out;
+      for (const auto& [n, v] : dims) out += (out.empty() ? "" : ", ") + n + "=" + std::to_string(v);
+      return out;
+    };
+    throw Error(ErrorCode::invalid_argument,
+                spec_->origin + ": KtuneExtensions.Reference: the recorded files hold the problem " +
+                    text(spec_->dims) + " (the KtuneExtensions.Dimensions defaults), not " +
+                    text(problem.dims) + "; record the files for that shape and set the defaults to it");
+  }
   /// Throws Error(invalid_argument) when a recorded file of `b` does not hold exactly its bytes.
   void check_recorded_size(const BufferSpec& b, const Problem& problem) const {
     for (const auto* files : {&spec_->input_files, &spec_->output_files}) {

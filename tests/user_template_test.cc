@@ -430,15 +430,20 @@ TEST_CASE("user template: a recorded reference loads its input and expected outp
 TEST_CASE("user template: a recorded reference refuses other shapes and incomplete file lists",
           "[user_template]") {
   auto tmpl = load_user_template({example_file("transpose_recorded.T1.json"), ""});
-  try {
-    tmpl->workload(make_problem(*tmpl, "100x131"));
-    FAIL("a shape the files do not fit was accepted");
-  } catch (const Error& e) {
-    const std::string what = e.what();
-    CHECK(what.find("transpose_out.bin") != std::string::npos);
-    CHECK(what.find("50828 bytes") != std::string::npos);
-    CHECK(what.find("52400") != std::string::npos);
+  // Another shape, and the transposed shape whose files would have the same bytes.
+  for (const char* shape : {"100x131", "131x97"}) {
+    CAPTURE(shape);
+    try {
+      tmpl->workload(make_problem(*tmpl, shape));
+      FAIL("a shape the files were not recorded for was accepted");
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      CHECK(what.find("rows=97, cols=131 (the KtuneExtensions.Dimensions defaults)") != std::string::npos);
+      CHECK(what.find(std::string("rows=") + (shape[1] == '0' ? "100, cols=131" : "131, cols=97")) !=
+            std::string::npos);
+    }
   }
+  CHECK_NOTHROW(tmpl->workload(tmpl->example_problem()));
   Json doc = Json::parse(read_file(example_file("transpose_recorded.T1.json")));
   auto recorded_error = [&](const Json& edited) {
     try {
@@ -450,6 +455,20 @@ TEST_CASE("user template: a recorded reference refuses other shapes and incomple
     return std::string();
   };
   CHECK(recorded_error(doc).empty());
+  // Defaults that the files do not fit: their sizes are checked against the defaults' bytes.
+  Json other_defaults = doc;
+  other_defaults["KtuneExtensions"]["Dimensions"][0]["Default"] = 100;
+  auto resized = make_user_template(other_defaults.dump(), read_file(example_file("transpose.cu")), "",
+                                    example_file("transpose_recorded.T1.json"));
+  try {
+    resized->workload(resized->example_problem());
+    FAIL("files of another size were accepted");
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("transpose_out.bin") != std::string::npos);
+    CHECK(what.find("50828 bytes") != std::string::npos);
+    CHECK(what.find("52400") != std::string::npos);
+  }
   Json no_input = doc;
   no_input["KtuneExtensions"]["Reference"].erase("InputFiles");
   CHECK(recorded_error(no_input).find("no file for input in") != std::string::npos);
