@@ -3,6 +3,11 @@
 // non-zero exit status. Runs the built `ktune` binary.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
 #include "cli_fixtures.h"
 #include "ktune/version.h"
 #include "ktune/device.h"
@@ -122,6 +127,35 @@ TEST_CASE("cli: best, export and report name a missing database", "[cli]") {
                              "missing.db");
   require_failure_mentioning(
       run_ktune(dir, "report --db " + missing + " --out " + dir.file("r.html")), "missing.db");
+}
+
+TEST_CASE("cli: an export filter that matches nothing is refused and the output kept", "[cli]") {
+  TempDir dir;
+  const std::string db = dir.file("s.db");
+  REQUIRE(run_ktune(dir, "import --db " + db + " " +
+                             ktune::test::source_path("benchmarks/results/2026-11-30-h200/demo-h200.jsonl"))
+              .status == 0);
+  const std::string out = dir.file("deploy.jsonl");
+  ktune::test::write_text(out, "kept\n");
+  auto refused = [&](const std::string& filter, const std::vector<std::string>& needles) {
+    const CliResult r = run_ktune(dir, "export --db " + db + " " + filter + " " + out);
+    for (const auto& n : needles) require_failure_mentioning(r, n);
+    std::ifstream in(out);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(text == "kept\n");
+  };
+  // An op name where a template is expected: named, with the templates the log holds.
+  refused("--template gemm --best 3", {"--template gemm: no record", "gemm_mma", "nothing written"});
+  // A device name without its sm_XY|SMs parts: the device keys held are listed.
+  refused("--device 'NVIDIA H200'", {"--device NVIDIA H200: no record", "NVIDIA H200|sm_90|132"});
+  refused("--problem 'copy|N=1|dtype=f32'", {"--problem copy|N=1|dtype=f32", "copy|N=67108864"});
+  refused("--run nosuchrun", {"--run nosuchrun: no record"});
+  // Each filter matches alone, but not together.
+  refused("--template copy --problem 'layernorm|rows=8192,hidden=4096|dtype=f16,norm=layernorm'",
+          {"matches the filters together"});
+  const CliResult ok = run_ktune(dir, "export --db " + db + " --template copy " + out);
+  CHECK(ok.status == 0);
+  CHECK(ok.output.find("exported 0") == std::string::npos);
 }
 
 TEST_CASE("cli: import, list and compile reject bad arguments", "[cli]") {

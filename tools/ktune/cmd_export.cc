@@ -1,7 +1,9 @@
 // `ktune export`: writes the records of a tuning log (optionally filtered by template,
 // problem, device, run or status) to ktune JSON lines or a T4 results file; with --best N,
 // only each task's N fastest configs and its default (a compact log for deployment).
+#include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -26,6 +28,58 @@ struct ExportArgs {
   std::size_t best = 0;
   std::vector<std::string> spaces;
 };
+
+/// Throws Error(invalid_argument) when a filter would export nothing, before the output is
+/// touched (an empty export would silently replace a deployment log): each filter alone must
+/// match a record, named with what the log holds instead, and then all of them together.
+void check_filter_matches(const TuningLog& log, const LogFilter& filter, const ExportArgs& args) {
+  if (log.count() == 0)
+    throw Error(ErrorCode::invalid_argument, args.db + " holds no records; nothing to export");
+  auto list = [](std::vector<std::string> values) {
+    std::sort(values.begin(), values.end());
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    std::string out;
+    for (std::size_t i = 0; i < values.size() && i < 8; ++i) out += (i ? ", " : "") + values[i];
+    if (values.size() > 8) out += ", ... (" + std::to_string(values.size()) + " in all)";
+    return out;
+  };
+  const auto tasks = log.tasks();
+  auto check_one = [&](const std::optional<std::string>& value, const char* option, LogFilter one,
+                       auto&& field) {
+    if (!value || log.count(one) > 0) return;
+    std::vector<std::string> present;
+    for (const auto& t : tasks) present.push_back(field(t));
+    throw Error(ErrorCode::invalid_argument, std::string(option) + " " + *value + ": no record of " +
+                                                 args.db + " has it (the log holds: " + list(present) +
+                                                 "); nothing written");
+  };
+  LogFilter one;
+  one.template_name = filter.template_name;
+  check_one(filter.template_name, "--template", one, [](const TaskSummary& t) { return t.template_name; });
+  one = {};
+  one.problem_key = filter.problem_key;
+  check_one(filter.problem_key, "--problem", one, [](const TaskSummary& t) { return t.problem_key; });
+  one = {};
+  one.device_key = filter.device_key;
+  check_one(filter.device_key, "--device", one, [](const TaskSummary& t) { return t.device_key; });
+  if (filter.run_id) {
+    one = {};
+    one.run_id = filter.run_id;
+    if (log.count(one) == 0) {
+      std::vector<std::string> runs;
+      for (const auto& r : log.runs()) runs.push_back(r.run_id);
+      throw Error(ErrorCode::invalid_argument, "--run " + *filter.run_id + ": no record of " + args.db +
+                                                   " has it (the log holds: " + list(runs) +
+                                                   "); nothing written");
+    }
+  }
+  LogFilter together = filter;
+  if (args.best) together.status = Status::ok;  // --best exports ok trials only
+  if (log.count(together) == 0)
+    throw Error(ErrorCode::invalid_argument,
+                std::string("no record of ") + args.db + " matches the filters together" +
+                    (args.best ? " with status ok (all --best exports)" : "") + "; nothing written");
+}
 
 }  // namespace
 
@@ -60,6 +114,7 @@ void add_export_command(CLI::App& app) {
     if (args->best && filter.status && *filter.status != Status::ok)
       throw Error(ErrorCode::invalid_argument,
                   "--best keeps ok trials only; --status " + args->status + " would export none");
+    check_filter_matches(log, filter, *args);
     const LogFormat format = log_format_from_string(args->format);
     const ExportSelection selection = args->best ? best_configs_selection(args->best) : ExportSelection{};
     if (args->out == "-") {  // the records on stdout, the summary on stderr
