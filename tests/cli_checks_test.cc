@@ -674,6 +674,20 @@ TEST_CASE("cli: import --arch keeps a Kernel Tuner cache's device name, SM count
   require_failure_mentioning(run_ktune(dir, "import --db " + dir.file("x.db") + " " + cache +
                                                 " --template conv --arch sm_86 --sm-count 0"),
                              {"--sm-count"});
+  // Any GPU's compute capability, not only the targets ktune compiles for.
+  for (const char* arch : {"sm_75", "sm_100", "sm_90a"}) {
+    CAPTURE(arch);
+    const std::string db = dir.file(std::string(arch) + ".db");
+    REQUIRE(run_ktune(dir, "import --db " + db + " " + cache + " --template conv --arch " + arch).status == 0);
+    const std::string portable = std::string(arch) == "sm_90a" ? "sm_90" : arch;
+    CHECK(run_ktune(dir, "best --db " + db).output.find("NVIDIA RTX A4000|" + portable + "|0 ") !=
+          std::string::npos);
+  }
+  for (const char* arch : {"sm_7", "gfx90a", "sm_05"})
+    require_failure_mentioning(run_ktune(dir, "import --db " + dir.file("x.db") + " " + cache +
+                                                  " --template conv --arch " + arch),
+                               {std::string("--arch '") + arch + "'", "e.g. sm_75"});
+  CHECK_FALSE(std::filesystem::exists(dir.file("x.db")));
 }
 
 TEST_CASE("cli: a Hopper-only template on another target is refused before any build", "[cli]") {

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "created_log.h"
+#include "ktune/device.h"
 #include "ktune/error.h"
 #include "ktune/log.h"
 #include "option_checks.h"
@@ -21,6 +22,21 @@ struct ImportArgs {
   std::string template_name, problem, device_name, arch, run;
   int sm_count = 0;
 };
+
+/// The device of records imported with `--arch`: any sm_XY (or sm_XYa, the same GPU), not only
+/// the targets ktune compiles for, since a foreign file may come from any GPU. Throws
+/// Error(invalid_argument) naming the option for anything else.
+Device imported_arch(const std::string& arch) {
+  std::string portable = arch;
+  if (portable.size() > 3 && portable.back() == 'a') portable.pop_back();
+  try {
+    Device d = Device::from_key("imported|" + portable + "|0");
+    if (d.cc_major > 0) return d;
+  } catch (const Error&) {
+  }
+  throw Error(ErrorCode::invalid_argument,
+              "--arch '" + arch + "': expected sm_ followed by the compute capability, e.g. sm_75, sm_90, sm_100");
+}
 
 }  // namespace
 
@@ -53,7 +69,7 @@ void add_import_command(CLI::App& app) {
                   "--sm-count " + std::to_string(args->sm_count) +
                       " needs --arch (the device's architecture, e.g. sm_90)");
     if (!args->arch.empty() || !args->device_name.empty()) {
-      Device device = args->arch.empty() ? Device{} : Device::offline(args->arch);
+      Device device = args->arch.empty() ? Device{} : imported_arch(args->arch);
       // --arch alone keeps the device name the file gives (ImportOptions::device); the SM
       // count stays unknown (0) unless --sm-count gives it, not that of the architecture's
       // typical part.
