@@ -172,7 +172,7 @@ std::vector<TrialRecord> read_records(const std::string& path, LogFormat format,
 
 LogFormat detect_log_format(const std::string& path) {
   if (ends_with(path, ".jsonl") || ends_with(path, ".jsonl.gz")) return LogFormat::jsonl;
-  if (ends_with(path, ".json.gz")) return LogFormat::kernel_tuner;
+  // Other names by content: a ktune export or a T4 file may be gzipped as .json.gz too.
   const std::string head = detail::read_maybe_gzip(path, "log file", 4096);  // not the whole file
   if (head.find("\"ktune-trials\"") != std::string::npos) return LogFormat::jsonl;
   // T4: "results" with "schema_version", or (a writer that sorts keys puts the version after a
@@ -185,6 +185,7 @@ LogFormat detect_log_format(const std::string& path) {
   if (head.find("\"tune_params_keys\"") != std::string::npos ||
       head.find("\"cache\"") != std::string::npos)
     return LogFormat::kernel_tuner;
+  if (ends_with(path, ".json.gz")) return LogFormat::kernel_tuner;  // Kernel Tuner's own name
   throw Error(ErrorCode::parse_error,
               "cannot tell the format of '" + path +
                   "' (not ktune JSON lines, T4 results or a Kernel Tuner cache); name it");

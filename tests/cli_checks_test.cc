@@ -995,6 +995,20 @@ TEST_CASE("cli: a gzip-compressed export imports; a failed import leaves no new 
   REQUIRE(imported.status == 0);
   CHECK(ktune::TuningLog(copy, ktune::LogMode::read_only).count({}) ==
         ktune::TuningLog(db, ktune::LogMode::read_only).count({}));
+  // Named .json.gz (Kernel Tuner's suffix), it is still read by its content; so is a gzipped T4.
+  const std::string json_gz = dir.file("trials.json.gz");
+  std::filesystem::copy_file(gz, json_gz);
+  const CliResult by_content = run_ktune(dir, "import --db " + dir.file("c2.db") + " " + json_gz);
+  INFO(by_content.output);
+  CHECK(by_content.status == 0);
+  CHECK(by_content.output.find("(jsonl)") != std::string::npos);
+  const std::string t4_gz = dir.file("trials.t4.json.gz");
+  REQUIRE(std::system(("'" + ktune::test::ktune_program() + "' export --db " + db + " --format t4 - | gzip > " +
+                       t4_gz).c_str()) == 0);
+  const CliResult t4 = run_ktune(dir, "import --db " + dir.file("c3.db") + " " + t4_gz);
+  INFO(t4.output);
+  CHECK(t4.status == 0);
+  CHECK(t4.output.find("(t4)") != std::string::npos);
 
   // A refused file: the database the command would have created is not left behind, and an
   // existing one is kept as it was.
