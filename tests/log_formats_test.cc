@@ -153,6 +153,18 @@ TEST_CASE("T4 export and import round-trip losslessly and follow the T4 schema",
   CHECK(empty["schema_version"] == "1.0.0");
   CHECK(empty["results"].is_array());
   CHECK(empty["results"].empty());
+
+  // Launch and runtime errors share T4's "runtime" class; the ktune record keeps them apart.
+  TuningLog errors(dir.file("e.db"));
+  errors.append_batch({make_record("BLOCK=2048,VEC=1", 0.0, Status::launch_error, "run-3"),
+                       make_record("BLOCK=32,VEC=1", 0.0, Status::runtime_error, "run-3")});
+  CHECK(export_file(errors, dir.file("errors.t4.json"), LogFormat::t4) == 2);
+  const auto error_doc = nlohmann::json::parse(std::ifstream(dir.file("errors.t4.json")));
+  CHECK(error_doc["results"][0]["invalidity"] == "runtime");
+  CHECK(error_doc["results"][1]["invalidity"] == "runtime");
+  TuningLog errors_copy(dir.file("f.db"));
+  import_file(errors_copy, dir.file("errors.t4.json"));
+  require_same_records(errors.records(), errors_copy.records());
 }
 
 TEST_CASE("T4 import: runtimes before a time measurement, correctness 0, versions and disagreeing ktune objects",
