@@ -231,12 +231,19 @@ ImportSummary import_regular_file(TuningLog& log, const std::string& path,
   check_import_options(options, summary.format, path);
   // Each record is checked under the name of its place in the file, not the log's.
   auto checked = [&](const TrialRecord& r, std::size_t position) {
+    const std::string where = summary.format == LogFormat::jsonl
+                                  ? path + ":" + std::to_string(r.id)
+                                  : path + " (record " + std::to_string(position + 1) + ")";
     try {
-      check_record(r, summary.format == LogFormat::jsonl
-                          ? path + ":" + std::to_string(r.id)
-                          : path + " (record " + std::to_string(position + 1) + ")");
+      check_record(r, where);
     } catch (const Error& e) {  // in a file being imported, an impossible time is malformed input
       throw Error(ErrorCode::parse_error, e.what());
+    }
+    if (!options.check) return;
+    try {
+      options.check(r);
+    } catch (const Error& e) {
+      throw Error(ErrorCode::parse_error, where + ": " + e.what());
     }
   };
   std::set<std::string> runs;

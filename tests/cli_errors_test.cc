@@ -3,12 +3,15 @@
 // non-zero exit status. Runs the built `ktune` binary.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <vector>
 
 #include "cli_fixtures.h"
+#include "ktune/log.h"
+#include "log_fixtures.h"
 #include "ktune/version.h"
 #include "ktune/device.h"
 
@@ -156,6 +159,48 @@ TEST_CASE("cli: an export filter that matches nothing is refused and the output 
   const CliResult ok = run_ktune(dir, "export --db " + db + " --template copy " + out);
   CHECK(ok.status == 0);
   CHECK(ok.output.find("exported 0") == std::string::npos);
+}
+
+TEST_CASE("cli: import under a built-in template's name checks that the records fit it", "[cli]") {
+  TempDir dir;
+  const std::string cache = std::string(KTUNE_DATASETS_DIR) + "/convolution_milo_A4000.json.gz";
+  const std::string db = dir.file("k.db");
+  // Another kernel's parameters under copy's name: refused, naming the record and a parameter.
+  require_failure_mentioning(run_ktune(dir, "import --db " + db + " " + cache +
+                                                " --template copy --problem 'copy|N=67108864|dtype=f32'"),
+                             "is not one of template copy");
+  // A problem copy cannot do.
+  require_failure_mentioning(run_ktune(dir, "import --db " + db + " " + cache +
+                                                " --template copy --problem 'copy|N=67108864|dtype=f99'"),
+                             "is not one template copy can do");
+  CHECK_FALSE(std::filesystem::exists(db));
+  // A template name of the file's own is not checked.
+  CHECK(run_ktune(dir, "import --db " + db + " " + cache + " --template conv").status == 0);
+}
+
+TEST_CASE("cli: best says which ok trials name no config it would launch", "[cli]") {
+  TempDir dir;
+  const std::string db = dir.file("u.db");
+  {
+    ktune::TuningLog log(db);
+    log.append(ktune::test::make_record("block_size_x=256", 0.5, ktune::Status::ok, "run-a",
+                                        "copy|N=1024|dtype=f32"));
+  }
+  const CliResult alone = run_ktune(dir, "best --db " + db);
+  INFO(alone.output);
+  CHECK(alone.status == 0);
+  CHECK(alone.output.find("holds no successful trial of a config this build would launch") != std::string::npos);
+  CHECK(alone.output.find("note: 1 ok trial of 1 task name no config") != std::string::npos);
+  CHECK(alone.output.find("copy copy|N=1024|dtype=f32 on ") != std::string::npos);
+  {
+    ktune::TuningLog log(db);
+    log.append(ktune::test::make_record("VEC=4,THREADS=256,ITEMS=1,GRID_STRIDE=0", 0.5, ktune::Status::ok,
+                                        "run-a", "copy|N=2048|dtype=f32"));
+  }
+  const CliResult mixed = run_ktune(dir, "best --db " + db);
+  INFO(mixed.output);
+  CHECK(mixed.output.find("copy|N=2048|dtype=f32") != std::string::npos);  // its row
+  CHECK(mixed.output.find("note: 1 ok trial of 1 task") != std::string::npos);
 }
 
 TEST_CASE("cli: import, list and compile reject bad arguments", "[cli]") {

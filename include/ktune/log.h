@@ -233,6 +233,10 @@ struct ImportOptions {
   /// T4/KT: run id ("" = one derived from the file's content, so that importing the same file
   /// again adds nothing).
   std::string run_id;
+  /// Called for every record read, before anything is written; a throw refuses the whole
+  /// import with Error(parse_error), its message prefixed with the record's place (`ktune
+  /// import --template` checks that the records fit a template this build knows).
+  std::function<void(const TrialRecord&)> check;
 };
 
 /// What an import did.

@@ -1,11 +1,15 @@
 // `ktune best`: the best config per (template, problem, device) of a tuning log, with its
 // speed-up over the template's default config and its ratio to the vendor reference, as an
 // aligned table or as JSON.
+#include <algorithm>
 #include <cstdio>
+#include <string>
+#include <vector>
 #include <memory>
 
 #include "best_table.h"
 #include "commands.h"
+#include "vendor_records.h"
 #include "ktune/user_template.h"
 #include "ktune/log.h"
 
@@ -33,8 +37,37 @@ void add_best_command(CLI::App& app) {
                               .c_str());
       return;
     }
+    // Tasks whose ok trials name no config this build would launch (another kernel's records
+    // under a template's name, parameters since removed): said, not silently left out.
+    std::vector<std::string> unusable;
+    std::size_t unusable_trials = 0;
+    for (const auto& t : log.tasks()) {
+      if (t.ok_trials == 0 || is_vendor_template(t.template_name)) continue;
+      const bool shown = std::any_of(rows.begin(), rows.end(), [&](const BestRow& r) {
+        return r.template_name == t.template_name && r.problem_key == t.problem_key &&
+               r.device_key == t.device_key;
+      });
+      if (shown) continue;
+      unusable.push_back(t.template_name + " " + t.problem_key + " on " + t.device_key);
+      unusable_trials += static_cast<std::size_t>(t.ok_trials);
+    }
+    auto say_unusable = [&] {
+      if (unusable.empty()) return;
+      std::printf("note: %zu ok trial%s of %zu task%s name no config this build would launch "
+                  "(an unknown parameter, a value outside its domain or a broken constraint), so "
+                  "no row shows them:",
+                  unusable_trials, unusable_trials == 1 ? "" : "s", unusable.size(),
+                  unusable.size() == 1 ? "" : "s");
+      for (std::size_t i = 0; i < unusable.size() && i < 5; ++i)
+        std::printf("%s %s", i ? ";" : "", unusable[i].c_str());
+      if (unusable.size() > 5) std::printf("; and %zu more", unusable.size() - 5);
+      std::printf("\n");
+    };
     if (rows.empty()) {
-      std::printf("%s holds no successful trial yet\n", db->c_str());
+      std::printf(unusable.empty() ? "%s holds no successful trial yet\n"
+                                   : "%s holds no successful trial of a config this build would launch\n",
+                  db->c_str());
+      say_unusable();
       return;
     }
     std::printf("%s", best_rows_text(rows).c_str());
@@ -43,6 +76,7 @@ void add_best_command(CLI::App& app) {
                 "times; copy: the same bytes at the best copy bandwidth in the log); vs vendor: "
                 "tuned speed / vendor speed, '-' when not measured; (older source): measured with "
                 "another version of the template's source, none of this build's\n");
+    say_unusable();
   });
 }
 

@@ -2,6 +2,8 @@
 // (.json / .json.gz) to a tuning log in one transaction.
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <memory>
 
 #include "commands.h"
@@ -9,7 +11,11 @@
 #include "ktune/device.h"
 #include "ktune/error.h"
 #include "ktune/log.h"
+#include "ktune/problem.h"
+#include "ktune/space.h"
+#include "ktune/template.h"
 #include "option_checks.h"
+#include "recorded_trials.h"
 
 namespace ktune::cli {
 
@@ -38,6 +44,38 @@ Device imported_arch(const std::string& arch) {
               "--arch '" + arch + "': expected sm_ followed by the compute capability, e.g. sm_75, sm_90, sm_100");
 }
 
+/// The check of `import --template T` where T is a template this build knows: every record's
+/// problem is one T can do and its config names only T's parameters, with values in their
+/// domains (another kernel's cache imported under T's name would otherwise pass for T's trials).
+/// Constraint violations are left to the records' status: `best` skips such configs.
+std::function<void(const TrialRecord&)> template_fit_check(std::shared_ptr<const KernelTemplate> tmpl) {
+  auto spaces = std::make_shared<std::map<std::string, SearchSpace>>();
+  return [tmpl, spaces](const TrialRecord& r) {
+    auto it = spaces->find(r.problem_key + '\x1f' + r.device_key());
+    if (it == spaces->end()) {
+      // The check is about parameters and the problem, not the GPU's limits: a device of an
+      // architecture ktune has no limits for (a Kernel Tuner cache's sm_00) is judged as sm_90.
+      Device device = device_of_record(r.device);
+      if (device.max_threads_per_block == 0) device = Device::offline("sm_90");
+      try {
+        it = spaces->emplace(r.problem_key + '\x1f' + r.device_key(),
+                             tmpl->space(Problem::from_key(r.problem_key), device))
+                 .first;
+      } catch (const Error& e) {
+        throw Error(ErrorCode::invalid_argument, "problem " + r.problem_key + " is not one template " +
+                                                     tmpl->name() + " can do: " + e.what());
+      }
+    }
+    try {
+      (void)it->second.with_changes(parse_config_text(r.config_text).values_by_name());
+    } catch (const Error& e) {
+      throw Error(ErrorCode::invalid_argument, "config '" + r.config_text + "' is not one of template " +
+                                                   tmpl->name() + ": " + e.what() +
+                                                   " (is --template the kernel this file measured?)");
+    }
+  };
+}
+
 }  // namespace
 
 void add_import_command(CLI::App& app) {
@@ -64,6 +102,14 @@ void add_import_command(CLI::App& app) {
     options.template_name = args->template_name;
     options.problem_key = args->problem;
     options.run_id = args->run;
+    if (!args->template_name.empty()) {
+      std::shared_ptr<const KernelTemplate> tmpl;
+      try {
+        tmpl = find_template(args->template_name);
+      } catch (const Error&) {  // a name of the file's own: nothing to check against
+      }
+      if (tmpl) options.check = template_fit_check(tmpl);
+    }
     if (args->sm_count > 0 && args->arch.empty())
       throw Error(ErrorCode::invalid_argument,
                   "--sm-count " + std::to_string(args->sm_count) +
