@@ -193,6 +193,34 @@ LogFormat detect_log_format(const std::string& path) {
 
 namespace {
 
+/// True for a template name a command can name back: no space, control character or '|'.
+bool fits_template_name(const std::string& name) {
+  return std::none_of(name.begin(), name.end(), [](char c) {
+    return static_cast<unsigned char>(c) <= ' ' || c == '|' || c == 0x7f;
+  });
+}
+
+/// Throws Error(parse_error) for a record whose names no command could use again: a template
+/// name that is empty or holds a space, a control character or '|', a problem key that
+/// Problem::from_key refuses, an empty run id or one with a control character (a file's
+/// records would otherwise become tasks that `best`, `export --template` and the dispatcher
+/// cannot name, or split their tables).
+void check_record_names(const TrialRecord& r, const std::string& where) {
+  if (r.template_name.empty() || !fits_template_name(r.template_name))
+    throw Error(ErrorCode::parse_error, where + ": template name '" + r.template_name +
+                                            "' is empty or holds a space, a control character or '|'");
+  try {
+    (void)Problem::from_key(r.problem_key);
+  } catch (const Error& e) {
+    throw Error(ErrorCode::parse_error, where + ": " + e.what() + " (expected op|dim=v,...|attr=v,...)");
+  }
+  const bool control = std::any_of(r.run_id.begin(), r.run_id.end(), [](char c) {
+    return static_cast<unsigned char>(c) < ' ' || c == 0x7f;
+  });
+  if (r.run_id.empty() || control)
+    throw Error(ErrorCode::parse_error, where + ": run id '" + r.run_id + "' is empty or holds a control character");
+}
+
 /// Throws Error(invalid_argument) for import options that cannot apply: any of them for JSON
 /// lines (whose records carry their own), a problem key that does not parse, a template name
 /// with spaces, control characters or '|', a device name that does not fit a device key.
@@ -213,11 +241,10 @@ void check_import_options(const ImportOptions& options, LogFormat format, const 
                       "' is not one: " + e.what() + " (e.g. gemm|M=64,N=64,K=64|dtype=f16)");
     }
   }
-  for (const char c : options.template_name)
-    if (static_cast<unsigned char>(c) <= ' ' || c == '|' || c == 0x7f)
-      throw Error(ErrorCode::invalid_argument,
-                  "template name '" + options.template_name + "' given for '" + path +
-                      "' holds a space, a control character or '|'");
+  if (!fits_template_name(options.template_name))
+    throw Error(ErrorCode::invalid_argument,
+                "template name '" + options.template_name + "' given for '" + path +
+                    "' holds a space, a control character or '|'");
   if (options.device && !fits_device_key(options.device->name))
     throw Error(ErrorCode::invalid_argument,
                 "device name '" + options.device->name + "' given for '" + path +
@@ -239,6 +266,7 @@ ImportSummary import_regular_file(TuningLog& log, const std::string& path,
     } catch (const Error& e) {  // in a file being imported, an impossible time is malformed input
       throw Error(ErrorCode::parse_error, e.what());
     }
+    check_record_names(r, where);
     if (!options.check) return;
     try {
       options.check(r);

@@ -450,6 +450,38 @@ TEST_CASE("Malformed input names file, line and field, and imports nothing", "[l
                       Catch::Contains("kt.json:6") && Catch::Contains("bx") &&
                           Catch::Contains("not an integer"));
   }
+  SECTION("JSON lines whose names no command could use again") {
+    // The sample's first record names template copy, problem copy|n=1024|dtype=f32, run run-1.
+    const std::string path = dir.file("names.jsonl");
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"\"problem\":\"copy|n=1024|dtype=f32\"", "\"problem\":\"garbage\""},
+        {"\"problem\":\"copy|n=1024|dtype=f32\"", "\"problem\":\"copy|n=abc|dtype=f32\""},
+        {"\"problem\":\"copy|n=1024|dtype=f32\"", "\"problem\":\"copy|n=1024|dtype=f32|zzz\""},
+        {"\"template\":\"copy\"", "\"template\":\"a\\nb\""},
+        {"\"template\":\"copy\"", "\"template\":\"\""},
+        {"\"run_id\":\"run-1\"", "\"run_id\":\"\""},
+    };
+    for (const auto& [from, to] : cases) {
+      CAPTURE(to);
+      export_sample(path, LogFormat::jsonl);
+      std::vector<std::string> lines = read_lines(path);
+      const auto pos = lines[1].find(from);
+      REQUIRE(pos != std::string::npos);
+      lines[1].replace(pos, from.size(), to);
+      write_lines(path, lines);
+      CHECK_THROWS_WITH(import_file(log, path), Catch::Contains(path + ":2"));
+    }
+  }
+  SECTION("a Kernel Tuner cache whose kernel name holds '|' or whose size is 0") {
+    for (const char* header : {R"("kernel_name": "my|kern", "problem_size": [64])",
+                               R"("kernel_name": "k", "problem_size": [0])"}) {
+      CAPTURE(header);
+      write_text(dir.file("kt.json"), std::string(R"({"device_name": "X", )") + header + R"(,
+"tune_params_keys": ["bx"], "tune_params": {"bx": [1]}, "objective": "time",
+"cache": {"1": {"bx": 1, "time": 1.5, "times": [1.5], "compile_time": 1}}})");
+      CHECK_THROWS_WITH(import_file(log, dir.file("kt.json")), Catch::Contains("kt.json"));
+    }
+  }
   CHECK(log.count() == before);
   CHECK(log.runs().size() == 1);
 }

@@ -114,6 +114,7 @@ void add_export_command(CLI::App& app) {
     if (args->best && filter.status && *filter.status != Status::ok)
       throw Error(ErrorCode::invalid_argument,
                   "--best keeps ok trials only; --status " + args->status + " would export none");
+    if (args->out != "-") check_output_path(log, args->out);  // a bad path first: it is the argument's fault
     check_filter_matches(log, filter, *args);
     const LogFormat format = log_format_from_string(args->format);
     const ExportSelection selection = args->best ? best_configs_selection(args->best) : ExportSelection{};
