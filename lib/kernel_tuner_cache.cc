@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <regex>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,38 @@ Value to_value(const json& v, const std::string& origin, const std::string& what
   }
   throw Error(ErrorCode::parse_error, origin + ": " + what + " = " + detail::json_excerpt(v) +
                                           " is not an integer (ktune parameters are integers)");
+}
+
+/// True when a cache key (Kernel Tuner joins the parameter values with ',' as Python prints
+/// them: 1, 1.0, True) names exactly `values`.
+bool key_names_values(const std::string& key, const std::vector<Value>& values) {
+  std::size_t pos = 0;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const std::size_t comma = i + 1 < values.size() ? key.find(',', pos) : key.size();
+    if (comma == std::string::npos) return false;
+    const std::string part = key.substr(pos, comma - pos);
+    double v = 0;
+    if (part == "True") {
+      v = 1;
+    } else if (part == "False") {
+      v = 0;
+    } else {
+      char* end = nullptr;
+      v = std::strtod(part.c_str(), &end);
+      if (part.empty() || end != part.c_str() + part.size()) return false;
+    }
+    if (v != static_cast<double>(values[i])) return false;
+    pos = comma + 1;
+  }
+  return pos >= key.size();
+}
+
+/// "a=1,b=2" for an entry's values.
+std::string entry_values_text(const std::vector<std::string>& names, const std::vector<Value>& values) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += (i ? "," : "") + names[i] + "=" + std::to_string(values[i]);
+  return out;
 }
 
 /// Words Python's json module writes for non-finite numbers, which JSON lacks.
@@ -166,6 +199,8 @@ KernelTunerCache parse_cache_document(const json& doc, const std::string& origin
     }
     out.param_names.push_back(name.get<std::string>());
   }
+  if (out.param_names.empty())
+    throw Error(ErrorCode::parse_error, origin + ": \"tune_params_keys\" is empty: no parameter to make configs of");
   if (!doc["tune_params"].is_object()) {
     throw Error(ErrorCode::parse_error, origin + ": \"tune_params\" is not an object");
   }
@@ -192,6 +227,10 @@ KernelTunerCache parse_cache_document(const json& doc, const std::string& origin
       }
       e.values.push_back(to_value(item[name], origin, "cache entry '" + key + "' " + name));
     }
+    if (!key_names_values(key, e.values))
+      throw Error(ErrorCode::parse_error, origin + ": cache entry '" + key + "' holds other values (" +
+                                              entry_values_text(out.param_names, e.values) +
+                                              ") than its key names");
     const json time = item.contains("time") ? item["time"] : json();
     if (time.is_number()) {
       e.time_ms = time.get<double>();

@@ -472,6 +472,25 @@ TEST_CASE("Malformed input names file, line and field, and imports nothing", "[l
       CHECK_THROWS_WITH(import_file(log, path), Catch::Contains(path + ":2"));
     }
   }
+  SECTION("a Kernel Tuner cache whose entries contradict their keys or name no parameter") {
+    write_text(dir.file("kt.json"), R"({"device_name": "X", "kernel_name": "k", "problem_size": [64],
+"tune_params_keys": ["a", "b"], "tune_params": {"a": [1, 9], "b": [1, 9]}, "objective": "time",
+"cache": {"1,1": {"a": 1, "b": 1, "time": 1.5, "times": [1.5]},
+          "9,9": {"a": 1, "b": 1, "time": 0.1, "times": [0.1]}}})");
+    CHECK_THROWS_WITH(import_file(log, dir.file("kt.json")),
+                      Catch::Contains("cache entry '9,9' holds other values (a=1,b=1)"));
+    write_text(dir.file("kt.json"), R"({"device_name": "X", "kernel_name": "k", "problem_size": [64],
+"tune_params_keys": [], "tune_params": {}, "objective": "time",
+"cache": {"1": {"a": 1, "time": 1.5, "times": [1.5]}}})");
+    CHECK_THROWS_WITH(import_file(log, dir.file("kt.json")), Catch::Contains("\"tune_params_keys\" is empty"));
+    // Python's spellings of values in keys: True, 1.0.
+    write_text(dir.file("kt_ok.json"), R"({"device_name": "X", "kernel_name": "k", "problem_size": [64],
+"tune_params_keys": ["a", "b"], "tune_params": {"a": [true], "b": [1.0]}, "objective": "time",
+"cache": {"True,1.0": {"a": true, "b": 1.0, "time": 1.5, "times": [1.5]}}})");
+    test::TempDir other;
+    TuningLog fresh(other.file("k.db"));
+    CHECK(import_file(fresh, dir.file("kt_ok.json")).records == 1);
+  }
   SECTION("a Kernel Tuner cache whose kernel name holds '|' or whose size is 0") {
     for (const char* header : {R"("kernel_name": "my|kern", "problem_size": [64])",
                                R"("kernel_name": "k", "problem_size": [0])"}) {
