@@ -240,9 +240,9 @@ TEST_CASE("gemm spaces: defaults valid; shared memory and split-K constraints re
     }
   Problem p = make_problem(*mma, "4096x4096x4096", {});
   SearchSpace space = mma->space(p, h200);
-  Config huge = space.make({{"BM", 256}, {"BN", 256}, {"BK", 64}, {"WM", 64}, {"WN", 64},
+  Config huge = space.make({{"BM", 128}, {"BN", 256}, {"BK", 128}, {"WM", 64}, {"WN", 64},
                             {"STAGES", 5}, {"SPLIT_K", 1}, {"GROUP_M", 8}});
-  REQUIRE_FALSE(space.valid(huge));  // 5 * 512 * 64 * 2 bytes = 320 KiB
+  REQUIRE_FALSE(space.valid(huge));  // 5 * 384 * 128 * 2 bytes = 480 KiB
   CHECK_THAT(*space.violated(huge), Catch::Contains("STAGES"));
   Config fits = space.make({{"BM", 256}, {"BN", 128}, {"BK", 32}, {"WM", 64}, {"WN", 64},
                             {"STAGES", 4}, {"SPLIT_K", 1}, {"GROUP_M", 8}});
@@ -491,5 +491,36 @@ TEST_CASE("gemm templates compile for sm_90: defaults without spills, sampled co
     INFO(r.log);
     CHECK(r.ok);
     CHECK(r.resources.spill_stores == 0);
+  }
+  // The register-file rules: configs they keep compile without spills, and the ones they
+  // reject (compiled anyway: constraints do not stop a build) spill.
+  struct RegisterCase {
+    std::shared_ptr<const KernelTemplate> tmpl;
+    std::map<std::string, Value> values;
+    bool kept;
+  };
+  auto mma_config = [](Value bm, Value bn, Value wm, Value wn) {
+    return std::map<std::string, Value>{{"BM", bm}, {"BN", bn}, {"BK", 32}, {"WM", wm}, {"WN", wn},
+                                        {"STAGES", 4}, {"SPLIT_K", 1}, {"GROUP_M", 8}};
+  };
+  const std::vector<RegisterCase> register_cases = {
+      {mma, mma_config(128, 128, 16, 32), true},    // 32 warps of 16 x 32
+      {mma, mma_config(128, 128, 32, 32), true},    // 16 warps of 32 x 32
+      {mma, mma_config(128, 256, 16, 64), false},   // 32 warps of 16 x 64
+      {mma, mma_config(256, 128, 128, 16), false},  // 16 warps of 128 x 16
+      {simt, {{"BM", 32}, {"BN", 256}, {"BK", 32}, {"TM", 16}, {"TN", 8}, {"WARP_ROWS", 1}, {"VEC", 4},
+              {"STAGES", 1}, {"PAD", 0}, {"SPLIT_K", 1}, {"GROUP_M", 8}}, false},  // staging in registers
+  };
+  for (const auto& c : register_cases) {
+    Problem p = make_problem(*c.tmpl, "4096x4096x4096", {{"layout", "NT"}});
+    SearchSpace space = c.tmpl->space(p, h200);
+    const Config config = space.make(c.values);
+    INFO(c.tmpl->name() << " " << config.str() << ": " << space.violated(config).value_or("valid"));
+    CHECK(space.valid(config) == c.kept);
+    if (!c.kept) CHECK_THAT(*space.violated(config), Catch::Contains("register") || Catch::Contains("65536"));
+    BuildResult r = builder.build(*c.tmpl, p, config, h200);
+    INFO(r.log);
+    REQUIRE(r.ok);
+    CHECK((r.resources.spill_stores == 0) == c.kept);
   }
 }

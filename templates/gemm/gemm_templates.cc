@@ -140,7 +140,9 @@ std::int64_t simt_smem_bytes(const Config& c) {
 /// Rough registers per thread of a gemm_simt config: accumulators, fragments, staging.
 std::int64_t simt_register_estimate(const Config& c) {
   const Value threads = (c["BM"] / c["TM"]) * (c["BN"] / c["TN"]);
-  const Value staging = c["STAGES"] >= 2 ? (c["BM"] + c["BN"]) * c["BK"] / threads : 0;
+  // STAGES 1 stages the next tile in registers too (fetch into the staging registers, then
+  // store): ptxas spills 1212 bytes at 32x256x32 of 16x8 when this left it out.
+  const Value staging = (c["BM"] + c["BN"]) * c["BK"] / threads;
   return c["TM"] * c["TN"] + c["TM"] + c["TN"] + staging;
 }
 
@@ -352,6 +354,10 @@ class GemmMmaTemplate final : public GemmTemplateBase {
         .constraint("BM % WM == 0 and BN % WN == 0")
         .constraint("32 * (BM // WM) * (BN // WN) <= " + max_threads(device))
         .constraint("WM * WN <= 4096")  // at most 128 fp32 accumulators per thread
+        // The register file: accumulators, double-buffered A / B fragments and about 24 more
+        // per thread, for every warp of the block (ptxas caps each thread at 65536 / threads):
+        // more warps than that fit spill (128x256 of 16x64 warps: 300 bytes at 64 registers).
+        .constraint("(WM * WN // 32 + WM // 2 + WN // 2 + 24) * 32 * (BM // WM) * (BN // WN) <= 65536")
         .constraint(std::string("BK % ") + (tf32 ? "8" : "16") + " == 0")
         .constraint("BM * " + std::to_string(elt) + " >= 32 and BN * " + std::to_string(elt) +
                     " >= 32 and BK * " + std::to_string(elt) + " >= 32")
