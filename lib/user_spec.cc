@@ -388,19 +388,53 @@ void read_recorded_reference(const SpecReader& r, const Json& ref, const std::st
 
 }  // namespace
 
+std::optional<Value> Expr::eval_whole(const std::vector<Value>& values, std::string* why) const {
+  const double real = code.evaluate_real(values);
+  const std::optional<Value> exact = code.evaluate_checked(values);
+  std::string reason;
+  if (std::isnan(real)) {
+    reason = unusable_value(real, "");
+  } else if (std::isfinite(real) && real != std::floor(real)) {
+    char shown[64];
+    std::snprintf(shown, sizeof shown, "%.6g", real);
+    reason = std::string("is ") + shown + ", not a whole number (// divides rounding down)";
+  } else if (!exact) {
+    reason = unusable_value(real, "a 64-bit integer");
+  } else {
+    return exact;
+  }
+  if (why) *why = "\"" + code.text() + "\" " + reason;
+  return std::nullopt;
+}
+
 bool Geometry::compute(const std::vector<Value>& values, const Names& names, std::int64_t grid[3],
                        std::int64_t block_out[3], std::int64_t& smem, std::string* why) const {
-  for (int d = 0; d < 3; ++d) block_out[d] = block[d].eval(values);
+  const char* axis = "xyz";
+  // Counts must be whole: a fractional LocalSize or GridDiv would be truncated silently.
+  auto whole = [&](const Expr& e, const std::string& field, std::int64_t& out) {
+    std::string reason;
+    const auto v = e.eval_whole(values, &reason);
+    if (!v) {
+      if (why) *why = field + " " + reason;
+      return false;
+    }
+    out = *v;
+    return true;
+  };
+  for (int d = 0; d < 3; ++d)
+    if (!whole(block[d], std::string("LocalSize ") + char('X' + d), block_out[d])) return false;
   for (int d = 0; d < 3; ++d) {
     if (global.size() == 3) {
-      const std::int64_t g = global[d].eval(values);
+      std::int64_t g = 0;
+      if (!whole(global[d], std::string("GlobalSize ") + axis[d], g)) return false;
       grid[d] = global_is_threads && block_out[d] > 0 ? ceil_div(g, block_out[d]) : g;
     } else {
       const std::int64_t size =
           static_cast<std::size_t>(d) < problem_dims ? values[names.tunables + names.dims + d] : 1;
       std::int64_t div = 1;
       for (const auto& e : grid_div[d]) {
-        const std::int64_t factor = e.eval(values);
+        std::int64_t factor = 0;
+        if (!whole(e, std::string("GridDiv") + char('X' + d), factor)) return false;
         if (factor < 1 || factor > kMaxGridX) {  // a negative pair would multiply to > 0
           if (why) *why = std::string("a GridDiv") + "XYZ"[d] + " factor is " +
                           std::to_string(factor) + " (expected 1 .. 2^31 - 1)";
@@ -415,12 +449,12 @@ bool Geometry::compute(const std::vector<Value>& values, const Names& names, std
       grid[d] = ceil_div(size, div);
     }
   }
-  smem = shared_bytes ? shared_bytes->eval(values) : 0;
+  smem = 0;
+  if (shared_bytes && !whole(*shared_bytes, "SharedMemory", smem)) return false;
   auto reject = [&](const std::string& what) {
     if (why) *why = what;
     return false;
   };
-  const char* axis = "xyz";
   for (int d = 0; d < 3; ++d) {
     if (block_out[d] < 1)
       return reject(std::string("block.") + axis[d] + " = " + std::to_string(block_out[d]) + " < 1");

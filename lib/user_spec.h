@@ -38,6 +38,10 @@ struct Expr {
   Value eval(const std::vector<Value>& values) const { return code.evaluate(values); }
   /// The value as a double (a float scalar's `rows / 3`); NaN on a division by zero.
   double eval_real(const std::vector<Value>& values) const { return code.evaluate_real(values); }
+  /// The value of a count (threads, blocks, bytes, elements): nullopt with `why` set ("is
+  /// 10.6667, not a whole number (// divides rounding down)", "is not a number ... (a division
+  /// by zero ...)", "is beyond a 64-bit integer") where eval() would truncate, give 0 or clamp.
+  std::optional<Value> eval_whole(const std::vector<Value>& values, std::string* why) const;
 };
 
 /// Launch geometry: block from LocalSize, grid from ProblemSize / GridDiv or GlobalSize.

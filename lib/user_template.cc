@@ -39,7 +39,12 @@ class UserWorkload final : public Workload {
     for (std::size_t i = 0; i < spec_->args.size(); ++i) {
       const auto& a = spec_->args[i];
       if (!a.vector) continue;
-      const Value n = a.size->eval(values_);
+      std::string reason;
+      const std::optional<Value> whole = a.size->eval_whole(values_, &reason);
+      if (!whole)
+        throw Error(ErrorCode::invalid_argument, spec_->origin + ": argument " + a.name + ": Size " + reason +
+                                                     " for " + problem.key());
+      const Value n = *whole;
       if (n < 1 || n > kMaxElements)
         throw Error(ErrorCode::invalid_argument,
                     spec_->origin + ": argument " + a.name + " has " + std::to_string(n) +

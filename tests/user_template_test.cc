@@ -579,6 +579,22 @@ TEST_CASE("user template: mistakes that used to run silently are named by field"
   CHECK_THROWS_WITH(tmpl->workload(p), Catch::Contains("out") && Catch::Contains("2^40"));
   tmpl = make_example(edited([](Json&, Json& d) { d["KtuneExtensions"]["Bytes"] = "-rows"; }));
   CHECK_THROWS_WITH(tmpl->workload(p), Catch::Contains("Bytes") && Catch::Contains("-4096"));
+  // Counts that are not whole (true division) or not numbers (a division by zero) are named,
+  // never truncated to a block of 10 threads or launched over 0 elements.
+  tmpl = make_example(edited([](Json& k, Json&) { k["LocalSize"]["X"] = "block_size_x / 3"; }));
+  CHECK_FALSE(tmpl->can_implement(p, tmpl->space(p, h200).default_config(), &why));
+  CHECK_THAT(why, Catch::Contains("LocalSize X \"block_size_x / 3\" is 10.6667, not a whole number"));
+  tmpl = make_example(edited([](Json& k, Json&) { k["GridDivX"] = Json{"block_size_x / 3"}; }));
+  CHECK_FALSE(tmpl->can_implement(p, tmpl->space(p, h200).default_config(), &why));
+  CHECK_THAT(why, Catch::Contains("GridDivX \"block_size_x / 3\" is 10.6667"));
+  tmpl = make_example(edited([](Json& k, Json&) { k["Arguments"][0]["Size"] = "rows * cols / 3"; }));
+  CHECK_THROWS_WITH(tmpl->workload(p), Catch::Contains("argument out: Size \"rows * cols / 3\" is 5.59241e+06, "
+                                                       "not a whole number"));
+  tmpl = make_example(edited([](Json& k, Json&) { k["Arguments"][0]["Size"] = "rows * cols // (rows - 4096)"; }));
+  CHECK_THROWS_WITH(tmpl->workload(p), Catch::Contains("argument out: Size") &&
+                                           Catch::Contains("division by zero"));
+  tmpl = make_example(edited([](Json& k, Json&) { k["Arguments"][0]["Size"] = "rows * cols / 2"; }));
+  CHECK_NOTHROW(tmpl->workload(p));  // a whole quotient is fine
   // A launch no tuning parameter changes is checked once, when the space is asked for.
   tmpl = make_example(edited([](Json& k, Json&) {
     k["LocalSize"] = Json{{"X", "32"}, {"Y", "8"}, {"Z", "1"}};
