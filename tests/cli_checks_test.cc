@@ -111,6 +111,16 @@ TEST_CASE("cli: contradicting or empty choices are refused", "[cli]") {
   require_failure_mentioning(
       run_ktune(dir, "replay --data " + data + " --budget 2 --json " + dir.file("no/such/x.json")),
       {"no/such"});
+  // A folder as --json is refused before the runs, not after them.
+  const auto folder = run_ktune(dir, "replay --data " + data + " --budget 2 --json " + dir.path.string());
+  require_failure_mentioning(folder, {"is a folder"});
+  CHECK(folder.output.find("optimum") == std::string::npos);
+  // A ktune log as --data: named, with the command that replays it.
+  ktune::test::write_recorded_copy_db(dir.file("recorded.db"), {4096});
+  REQUIRE(run_ktune(dir, "export --db " + dir.file("recorded.db") + " " + dir.file("recorded.jsonl")).status == 0);
+  for (const char* log : {"recorded.db", "recorded.jsonl"})
+    require_failure_mentioning(run_ktune(dir, "replay --data " + dir.file(log) + " --budget 2"),
+                               {"is a ktune tuning log", "ktune tune --replay"});
   // /dev/stdout, a link to the pipe the output goes into, is written through.
   const auto piped = run_ktune(dir, "replay --data " + data + " --budget 2 --repeats 1 --json /dev/stdout");
   INFO(piped.output);

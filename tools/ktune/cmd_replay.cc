@@ -18,6 +18,7 @@
 #include "ktune/replay.h"
 #include "ktune/searcher.h"
 #include "replay_metrics.h"
+#include "sqlite_db.h"
 #include "option_checks.h"
 
 namespace ktune::cli {
@@ -194,12 +195,32 @@ void require_space_recorded(const SearchSpace& space, const ReplayMeasurer& meas
                   "in: give that space, or leave out what was not measured");
 }
 
+/// Throws Error(invalid_argument) when `data` is a ktune log (a database or a JSON-lines
+/// export) rather than a Kernel Tuner cache, saying which command replays it. A pipe is left
+/// to the cache reader (reading its start here would lose it).
+void refuse_ktune_log(const std::string& data) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(data, ec)) return;
+  bool ktune_log = sqlite::is_sqlite_file(data);
+  if (!ktune_log) {
+    try {
+      ktune_log = detect_log_format(data) == LogFormat::jsonl;
+    } catch (const Error&) {  // not a log of any kind: the cache reader says what is wrong
+    }
+  }
+  if (ktune_log)
+    throw Error(ErrorCode::invalid_argument,
+                "replay data '" + data + "' is a ktune tuning log; `replay` reads Kernel Tuner caches "
+                "with their T1 space, and `ktune tune --replay " + data + "` replays a ktune log");
+}
+
 void run_replay(const ReplaySettings& s) {
   std::string space_path = s.space;
   std::error_code ec;
   if (!std::filesystem::exists(s.data, ec))  // named first: its T1 file is looked for beside it
     throw Error(ErrorCode::not_found, "replay data '" + s.data + "' " +
                                           (ec ? "cannot be reached: " + ec.message() : "does not exist"));
+  refuse_ktune_log(s.data);
   if (space_path.empty()) {
     auto found = find_t1_beside(s.data);
     if (!found) {
@@ -219,6 +240,8 @@ void run_replay(const ReplaySettings& s) {
   for (const auto& name : searchers) (void)make_searcher(name, options_for(name, s.options, searchers));
   if (!s.json_path.empty() && s.json_path != "-") {
     check_output_not_database(s.json_path);  // a mistyped path must not destroy a tuning log
+    if (std::filesystem::is_directory(s.json_path, ec))  // said now, not after every run
+      throw Error(ErrorCode::invalid_argument, "--json '" + s.json_path + "' is a folder; name a file");
     const auto folder = std::filesystem::path(s.json_path).parent_path();
     std::error_code ec;
     if (!folder.empty() && !std::filesystem::is_directory(folder, ec))
