@@ -4,6 +4,7 @@
 // arguments for a problem and a config.
 #include "user_spec.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +14,8 @@
 #include <regex>
 #include <set>
 #include <sstream>
+
+#include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
 
@@ -64,6 +67,50 @@ struct SpecReader {
     for (std::size_t i = 0; i < allowed.size(); ++i)
       list += (i == 0 ? "" : i + 1 == allowed.size() ? " or " : ", ") + allowed[i];
     fail(ErrorCode::invalid_argument, f, "\"" + value + "\" is not " + list);
+  }
+  /// Checks the keys of `object` (at `field`) against `known`, those ktune reads there. A key
+  /// that looks like a misspelling of one (another case, at most two edits, or a prefix of
+  /// four or more letters) is refused, naming the key it resembles: a misspelt SharedMemory or
+  /// Tolerance would otherwise change what is measured or checked without a word. With
+  /// `strict` (ktune's own sections) any other key is refused too; in T1's sections it is
+  /// left to the tools that read it, with a warning.
+  void known_keys(const Json& object, const std::string& field, std::initializer_list<const char*> known,
+                  bool strict) const {
+    if (!object.is_object()) return;
+    std::string list;
+    for (const char* k : known) list += std::string(list.empty() ? "" : ", ") + k;
+    for (const auto& item : object.items()) {
+      const std::string& key = item.key();
+      if (std::any_of(known.begin(), known.end(), [&](const char* k) { return key == k; })) continue;
+      for (const char* k : known)
+        if (resembles(key, k))
+          fail(ErrorCode::parse_error, field + "." + key, std::string("unknown key; did you mean ") + k + "?");
+      if (strict) fail(ErrorCode::parse_error, field + "." + key, "unknown key (expected " + list + ")");
+      spdlog::warn("{}: {}.{}: not a key ktune reads (it reads {}); ignored", origin, field, key, list);
+    }
+  }
+  /// True when `key` looks like a misspelling of `known` (see known_keys).
+  static bool resembles(const std::string& key, const std::string& known) {
+    auto lower = [](std::string t) {
+      for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return t;
+    };
+    const std::string a = lower(key), b = lower(known);
+    if (a == b) return true;
+    if (a.size() >= 4 && (b.rfind(a, 0) == 0 || a.rfind(b, 0) == 0)) return true;
+    // Edit distance (insertions, deletions, substitutions, adjacent swaps) of at most 2.
+    const std::size_t n = a.size(), m = b.size();
+    if ((n > m ? n - m : m - n) > 2) return false;
+    std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1));
+    for (std::size_t i = 0; i <= n; ++i) d[i][0] = i;
+    for (std::size_t j = 0; j <= m; ++j) d[0][j] = j;
+    for (std::size_t i = 1; i <= n; ++i)
+      for (std::size_t j = 1; j <= m; ++j) {
+        d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+          d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    return d[n][m] <= 2;
   }
   /// An expression given as a JSON number or a string.
   std::string expression_text(const Json& v, const std::string& field) const {
@@ -259,6 +306,10 @@ std::optional<std::string> reserved_macro_name(const std::string& name) {
 ArgumentSpec parse_argument(const SpecReader& r, const Json& a, const std::string& field,
                             const Names& names) {
   if (!a.is_object()) r.fail(ErrorCode::parse_error, field, "expected an object");
+  r.known_keys(a, field,
+               {"Name", "Type", "MemoryType", "MemType", "AccessType", "FillType", "FillValue", "Value", "Size",
+                "Output", "Tolerance"},
+               false);
   ArgumentSpec s;
   s.name = r.text(r.member(a, field, "Name"), field + ".Name");
   if (!is_identifier(s.name))
@@ -608,6 +659,12 @@ std::shared_ptr<const UserSpec> read_user_spec(const std::string& spec_json,
   const Json* ext = r.find(doc, "KtuneExtensions");
   if (ext && !ext->is_object()) r.fail(ErrorCode::parse_error, "KtuneExtensions", "expected an object");
   if (!ext) ext = &empty;
+  r.known_keys(kernel, "KernelSpecification",
+               {"Language", "CompilerOptions", "BenchmarkName", "KernelName", "KernelFile", "GlobalSizeType",
+                "LocalSize", "GridDivX", "GridDivY", "GridDivZ", "GlobalSize", "ProblemSize", "SharedMemory",
+                "Stream", "Arguments"},
+               false);
+  r.known_keys(*ext, "KtuneExtensions", {"Dimensions", "Reference", "Tolerance", "Bytes", "Flops"}, true);
 
   if (const Json* language = r.find(kernel, "Language");
       language && r.text(*language, ks + ".Language") != "CUDA")
@@ -664,6 +721,7 @@ std::shared_ptr<const UserSpec> read_user_spec(const std::string& spec_json,
       r.fail(ErrorCode::parse_error, "KtuneExtensions.Dimensions", "expected a non-empty list of {Name, Default}");
     for (std::size_t i = 0; i < dims->size(); ++i) {
       const std::string f = "KtuneExtensions.Dimensions[" + std::to_string(i) + "]";
+      r.known_keys((*dims)[i], f, {"Name", "Default"}, true);
       const std::string dim = r.text(r.member((*dims)[i], f, "Name"), f + ".Name");
       const Json& def = r.member((*dims)[i], f, "Default");
       if (!is_identifier(dim)) r.fail(ErrorCode::invalid_argument, f + ".Name", "\"" + dim + "\" is not an identifier");
@@ -768,7 +826,12 @@ std::shared_ptr<const UserSpec> read_user_spec(const std::string& spec_json,
            "computes the outputs from the same arguments, or recorded data "
            "({\"InputFiles\": {...}, \"OutputFiles\": {...}}); candidates are checked against it");
   if (!ref->is_object()) r.fail(ErrorCode::parse_error, rf, "expected an object");
-  if (ref->contains("OutputFiles")) {
+  r.known_keys(*ref, rf,
+               {"KernelFile", "KernelName", "LocalSize", "GridDivX", "GridDivY", "GridDivZ", "GlobalSize",
+                "GlobalSizeType", "SharedMemory", "InputFiles", "OutputFiles"},
+               true);
+  // Either file list makes it the recorded form (whose reader names a missing OutputFiles).
+  if (ref->contains("OutputFiles") || ref->contains("InputFiles")) {
     read_recorded_reference(r, *ref, rf, origin, *spec);
   } else {
     spec->reference_name = r.text(r.member(*ref, rf, "KernelName"), rf + ".KernelName");

@@ -545,6 +545,25 @@ TEST_CASE("user template: mistakes that used to run silently are named by field"
       {edited(ks("LocalSize", Json{{"X", "block_size_x"}, {"Y", "block_size_y"}, {"Z", 1e30}})),
        {"LocalSize.Z", "expected an integer or an expression"}},
       {edited([](Json&, Json& d) { d["General"] = "x"; }), {"General", "expected an object"}},
+      // Misspelt keys: refused with the key they resemble, not ignored.
+      {edited(ks("SharedMem", 0)), {"KernelSpecification.SharedMem", "did you mean SharedMemory?"}},
+      {edited(ks("GridDivx", Json{"block_size_x"})), {"GridDivx", "did you mean GridDivX?"}},
+      {edited([](Json& k, Json&) { k["Arguments"][0]["Tolerence"] = 0.1; }),
+       {"Arguments[0].Tolerence", "did you mean Tolerance?"}},
+      {edited([](Json& k, Json&) { k["Arguments"][1]["FillTyp"] = "Random"; }),
+       {"Arguments[1].FillTyp", "did you mean FillType?"}},
+      {edited([](Json&, Json& d) { d["KtuneExtensions"]["Dimensions"][0]["Defualt"] = 5; }),
+       {"Dimensions[0].Defualt", "did you mean Default?"}},
+      {edited([](Json&, Json& d) { d["KtuneExtensions"]["Reference"]["LocalSiz"] = Json::object(); }),
+       {"Reference.LocalSiz", "did you mean LocalSize?"}},
+      // ktune's own section takes no other key.
+      {edited([](Json&, Json& d) { d["KtuneExtensions"]["Comment"] = "x"; }),
+       {"KtuneExtensions.Comment", "unknown key (expected Dimensions, Reference, Tolerance, Bytes, Flops)"}},
+      // Recorded inputs without recorded outputs: the missing list is named.
+      {edited([](Json&, Json& d) {
+         d["KtuneExtensions"]["Reference"] = {{"InputFiles", {{"in", "transpose_in.bin"}}}};
+       }),
+       {"OutputFiles", "no file for output out"}},
   };
   for (const auto& [doc, needles] : refused) {
     const std::string message = error_of(doc);
