@@ -211,6 +211,16 @@ TEST_CASE("cli: import, list and compile reject bad arguments", "[cli]") {
   require_failure_mentioning(run_ktune(dir, "list --arch sm_1"), "sm_1");
   require_failure_mentioning(run_ktune(dir, "compile --template nosuchtemplate"), "nosuchtemplate");
   require_failure_mentioning(run_ktune(dir, "nosuchcommand"), "subcommand");
+  // An empty name would silently mean "not given"; a newline would split tables.
+  const std::string cache = std::string(KTUNE_DATASETS_DIR) + "/convolution_milo_A4000.json.gz";
+  require_failure_mentioning(run_ktune(dir, "import --db " + dir.file("o.db") + " " + cache + " --run ''"),
+                             "--run: an empty value");
+  require_failure_mentioning(run_ktune(dir, "import --db " + dir.file("o.db") + " " + cache +
+                                                " --device-name \"$(printf 'a\\nb')\""),
+                             "control character");
+  require_failure_mentioning(run_ktune(dir, "export --db " + dir.file("o.db") + " --template '' x.jsonl"),
+                             "--template: an empty value");
+  CHECK_FALSE(std::filesystem::exists(dir.file("o.db")));
 }
 
 TEST_CASE("cli: every subcommand's --help shows its options with defaults", "[cli]") {

@@ -89,11 +89,11 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("--db", args->db, "tuning log (SQLite)");
   cmd->add_option("output", args->out, "file to write ('-' = standard output)")->required();
   cmd->add_option("--format", args->format, "jsonl or t4")->check(CLI::IsMember({"jsonl", "t4"}));
-  cmd->add_option("--template", args->template_name, "only this template");
-  cmd->add_option("--problem", args->problem, "only this problem key");
-  cmd->add_option("--device", args->device, "only this device key (name|sm_XY|SMs)");
-  cmd->add_option("--run", args->run, "only this run id");
-  cmd->add_option("--status", args->status, "only trials with this status (e.g. ok)");
+  cmd->add_option("--template", args->template_name, "only this template")->check(given_name());
+  cmd->add_option("--problem", args->problem, "only this problem key")->check(given_name());
+  cmd->add_option("--device", args->device, "only this device key (name|sm_XY|SMs)")->check(given_name());
+  cmd->add_option("--run", args->run, "only this run id")->check(given_name());
+  cmd->add_option("--status", args->status, "only trials with this status (e.g. ok)")->check(given_name());
   cmd->add_option("--best", args->best,
                   "only the ok trials of each task's N fastest configs (those `best` could "
                   "name) and of its default: a compact log for deployment")

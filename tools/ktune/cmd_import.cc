@@ -85,9 +85,9 @@ void add_import_command(CLI::App& app) {
   cmd->add_option("--db", args->db, "tuning log (SQLite; created when missing)");
   cmd->add_option("input", args->input, "file to import ('-' = standard input)")->required();
   cmd->add_option("--format", args->format, "jsonl, t4 or kernel_tuner (default: detect)");
-  cmd->add_option("--template", args->template_name, "T4/Kernel Tuner: template name");
-  cmd->add_option("--problem", args->problem, "T4/Kernel Tuner: problem key");
-  cmd->add_option("--device-name", args->device_name, "T4/Kernel Tuner: device name");
+  cmd->add_option("--template", args->template_name, "T4/Kernel Tuner: template name")->check(given_name());
+  cmd->add_option("--problem", args->problem, "T4/Kernel Tuner: problem key")->check(given_name());
+  cmd->add_option("--device-name", args->device_name, "T4/Kernel Tuner: device name")->check(given_name());
   cmd->add_option("--arch", args->arch, "T4/Kernel Tuner: device arch, e.g. sm_90 (the device keeps the file's name unless --device-name)");
   cmd->add_option("--sm-count", args->sm_count,
                   "T4/Kernel Tuner: the device's SM count (with --arch), so that its records match "
@@ -95,7 +95,8 @@ void add_import_command(CLI::App& app) {
       ->check(count_in(1, 1 << 20));
   cmd->add_option("--run", args->run,
                   "T4/Kernel Tuner: run id (default: derived from the file's content, so a file "
-                  "imported again adds nothing)");
+                  "imported again adds nothing)")
+      ->check(given_name());
   cmd->callback([args] {
     ImportOptions options;
     if (!args->format.empty()) options.format = log_format_from_string(args->format);

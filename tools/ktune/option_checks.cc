@@ -29,6 +29,17 @@ CLI::Validator seed_value() {
   return count_in(0, std::numeric_limits<std::int64_t>::max());
 }
 
+CLI::Validator given_name() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text.empty()) return "an empty value (leave the option out instead)";
+        for (const char c : text)
+          if (static_cast<unsigned char>(c) < ' ' || c == 0x7f) return "'" + text + "' holds a control character";
+        return {};
+      },
+      "NAME");
+}
+
 namespace {
 
 /// A finite number at least (strict: above) 0.

@@ -19,6 +19,9 @@ CLI::Validator count_in(std::int64_t lo, std::int64_t hi);
 /// A seed: a whole number in [0, 2^63 - 1] (so "-1" is not read as 2^64 - 1, and a run's
 /// seed + repeat never wraps).
 CLI::Validator seed_value();
+/// A name given on purpose: not empty (an empty value would silently mean "not given") and
+/// without control characters (a newline would split every table that shows it).
+CLI::Validator given_name();
 /// A finite number >= 0: rejects "-1", "nan" and "inf".
 CLI::Validator finite_non_negative();
 /// A finite number > 0: rejects "0", "-1", "nan" and "inf".
