@@ -4,9 +4,11 @@
 // stack; and values quoted in error messages are shortened.
 #pragma once
 
+#include <algorithm>
 #include <exception>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -46,14 +48,38 @@ inline std::string json_parse_message(const std::exception& e) {
 
 /// `text` parsed as one JSON document (Json: nlohmann::json or ordered_json) after
 /// require_json_depth; malformed text throws Error(parse_error) "<origin>: not valid JSON: ...".
+/// With `unique_keys` (documents a person writes: T1, T4, plans) a key given twice in one
+/// object is refused by name, where the parser would keep the last one silently; JSON lines
+/// records, written by ktune and read by the million, skip that check.
 template <class Json = nlohmann::json>
-Json parse_json_document(std::string_view text, const std::string& origin) {
+Json parse_json_document(std::string_view text, const std::string& origin, bool unique_keys = true) {
   require_json_depth(text, origin);
+  std::vector<std::vector<std::string>> keys;  // of each open object
+  std::string duplicate;
+  typename Json::parser_callback_t check = [&](int, typename Json::parse_event_t event, Json& parsed) {
+    using Event = typename Json::parse_event_t;
+    if (event == Event::object_start) {
+      keys.emplace_back();
+    } else if (event == Event::object_end) {
+      if (!keys.empty()) keys.pop_back();
+    } else if (event == Event::key && !keys.empty() && duplicate.empty()) {
+      const std::string key = parsed.template get<std::string>();
+      auto& seen = keys.back();
+      if (std::find(seen.begin(), seen.end(), key) != seen.end()) duplicate = key;
+      else seen.push_back(key);
+    }
+    return true;
+  };
+  Json doc;
   try {
-    return Json::parse(text);
+    doc = unique_keys ? Json::parse(text, check) : Json::parse(text);
   } catch (const typename Json::exception& e) {  // syntax, and numbers beyond a double (1e400)
     throw Error(ErrorCode::parse_error, origin + ": not valid JSON: " + json_parse_message(e));
   }
+  if (!duplicate.empty())
+    throw Error(ErrorCode::parse_error,
+                origin + ": the key \"" + duplicate + "\" is given twice in one object (which one is meant?)");
+  return doc;
 }
 
 /// `v` as JSON text for an error message: invalid UTF-8 replaced, cut to kJsonExcerptChars

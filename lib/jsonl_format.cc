@@ -150,7 +150,7 @@ void for_each(std::istream& in, const std::string& origin,
     ++number;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     std::string where = origin + ":" + std::to_string(number);
-    const json j = detail::parse_json_document(line, where);
+    const json j = detail::parse_json_document(line, where, false);
     // The first line is the header; a later one (exports joined with cat, or gzip members
     // joined) is checked like it and starts the next part.
     if (!seen_header || (j.is_object() && j.contains("format") && !j.contains("template"))) {

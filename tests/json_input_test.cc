@@ -61,6 +61,16 @@ TEST_CASE("json input: nesting is limited, brackets inside strings do not count"
   CHECK_NOTHROW(detail::require_json_depth("[\"\\\"" + std::string(200, '{') + "\"]", "escaped quote"));
 }
 
+TEST_CASE("json input: a key given twice in one object is refused by name", "[log][formats]") {
+  CHECK_THROWS_WITH(detail::parse_json_document(R"([{"op": "copy", "op": "gemm"}])", "plan.json"),
+                    Catch::Contains("plan.json") && Catch::Contains("\"op\" is given twice"));
+  CHECK_THROWS_WITH(detail::parse_json_document(R"({"a": {"b": 1, "c": {"b": 2}, "b": 3}})", "doc"),
+                    Catch::Contains("\"b\" is given twice"));
+  // The same key in sibling or nested objects is fine; JSON lines records skip the check.
+  CHECK(detail::parse_json_document(R"([{"b": 1}, {"b": 2, "c": {"b": 3}}])", "doc").size() == 2);
+  CHECK(detail::parse_json_document(R"({"b": 1, "b": 2})", "line", false)["b"] == 2);
+}
+
 TEST_CASE("json input: quoted values are shortened and made valid UTF-8", "[log][formats]") {
   const std::string excerpt = detail::json_excerpt(nlohmann::json(std::string(5000, 'x')));
   CHECK(excerpt.size() < 200);

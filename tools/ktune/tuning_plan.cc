@@ -105,13 +105,7 @@ PlanEntry entry_from_json(const nlohmann::json& item, const std::string& where,
 }  // namespace
 
 std::vector<PlanEntry> parse_plan(const std::string& json_text, const std::string& origin) {
-  nlohmann::json doc;
-  detail::require_json_depth(json_text, origin);
-  try {
-    doc = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorCode::parse_error, origin + ": not valid JSON (" + detail::json_parse_message(e) + ")");
-  }
+  nlohmann::json doc = detail::parse_json_document(json_text, origin);
   if (doc.is_object() && doc.contains("problems")) doc = doc["problems"];
   if (!doc.is_array() || doc.empty())
     throw Error(ErrorCode::invalid_argument,
