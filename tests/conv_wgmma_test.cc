@@ -285,13 +285,6 @@ TEST_CASE("conv2d_wgmma space: ResNet-50 defaults valid, can_implement names the
   // A wider tile than the output channels only pads: pruned from the space.
   CHECK_THAT(*space.violated(make(128, 256, 64, 2, 4)), Catch::Contains("BN <= 128"));
   CHECK(space.valid(make(128, 128, 64, 2, 6)));
-  // Persistent blocks asked to share an SM must fit its shared memory together: two blocks of
-  // 6 stages (193 KiB each) cannot, two of 3 stages (97 KiB) can, one of 6 can.
-  const Config deep = make(128, 128, 64, 2, 6);
-  CHECK_THAT(*space.violated(test::with(space, deep, {{"PERSIST", 2}})),
-             Catch::Contains("PERSIST * (shared memory + 1024)"));
-  CHECK(space.valid(test::with(space, deep, {{"PERSIST", 1}})));
-  CHECK(space.valid(test::with(space, make(128, 128, 64, 2, 3), {{"PERSIST", 2}})));
 }
 
 TEST_CASE("conv2d_wgmma launch plans: grid, 128 threads per warpgroup, aligned shared memory",

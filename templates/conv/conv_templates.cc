@@ -440,15 +440,6 @@ class Conv2dWgmmaTemplate final : public ConvTemplateBase {
         // is also the register bound (__launch_bounds__ minimum): accumulators + ~64 each.
         .constraint("PERSIST == 0 or (SPLIT_K == 1 and LOOP == 1)")
         .constraint("PERSIST <= 1 or PERSIST * WGS * ((BM // WGS) * BN // 128 + 64) <= 512")
-        // ... and the blocks it asks to keep resident must fit the SM's shared memory together,
-        // or the register bound only spills (256 x 64 tiles of 2 warpgroups, 5 stages: 68 bytes
-        // at PERSIST 2, none at PERSIST 1; two such blocks need 2 x 202 KiB).
-        .constraint("PERSIST <= 1 or PERSIST * (shared memory + 1024) <= " +
-                        std::to_string(device.smem_per_sm > 0 ? device.smem_per_sm : 233472),
-                    [s, per_sm = std::int64_t{device.smem_per_sm > 0 ? device.smem_per_sm : 233472}](
-                        const Config& c) {
-                      return c["PERSIST"] <= 1 || c["PERSIST"] * (wgmma_smem_bytes(s, c) + 1024) <= per_sm;
-                    })
         .constraint("shared memory (PERSIST with EPI = 1: staging after the stages; PRODUCER: "
                     "+128 bytes of mbarriers) <= " + std::to_string(limit),
                     [s, limit](const Config& c) {

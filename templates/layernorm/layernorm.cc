@@ -458,20 +458,6 @@ class LayernormTemplate final : public KernelTemplate {
                     });
     if (device.max_threads_per_block > 0)
       b.constraint("THREADS <= " + std::to_string(device.max_threads_per_block));
-    // MIN_WARPS caps the registers for MIN_WARPS * 32 / THREADS blocks per SM; when their shared
-    // memory cannot be resident together the cap only forces spills (4096 x 16384 f16, ROW_MODE
-    // 3 at 32 warps: 208 bytes spilled at 64 registers, none at 160 without the request).
-    if (device.smem_per_sm > 0)
-      b.constraint("MIN_WARPS: the blocks it asks for fit the SM's shared memory (" +
-                       std::to_string(device.smem_per_sm) + " B)",
-                   [hidden, dtype, rms, smem_per_sm = std::int64_t{device.smem_per_sm}](const Config& c) {
-                     if (c["MIN_WARPS"] == 0) return true;
-                     const std::int64_t blocks = c["MIN_WARPS"] * 32 / c["THREADS"];
-                     // per block: its dynamic and static shared memory and the 1 KiB the
-                     // system reserves
-                     return blocks * (dynamic_smem_bytes(hidden, dtype, rms, c) + kStaticSmemReserve + 1024) <=
-                            smem_per_sm;
-                   });
     return b.build();
   }
 
