@@ -94,8 +94,8 @@ std::vector<TrialRecord> read_kernel_tuner(const std::string& path, const std::s
   if (options.device) {
     base.device = *options.device;
     if (base.device.name.empty())
-      base.device.name = cache.device_name.empty() ? Device::offline(base.device.arch()).name
-                                                   : cache.device_name;
+      // Named as Device::offline names its parts, for any arch (sm_75 and sm_100 included).
+      base.device.name = cache.device_name.empty() ? "offline " + base.device.arch() : cache.device_name;
   } else {
     base.device.name = cache.device_name;
   }
@@ -266,7 +266,18 @@ ImportSummary import_regular_file(TuningLog& log, const std::string& path,
     } catch (const Error& e) {  // in a file being imported, an impossible time is malformed input
       throw Error(ErrorCode::parse_error, e.what());
     }
-    check_record_names(r, where);
+    try {
+      check_record_names(r, where);
+    } catch (const Error& e) {
+      // Names a T4 or Kernel Tuner file did not give were made from its header (kernel_name,
+      // problem_size): the options replace them.
+      const bool made = summary.format != LogFormat::jsonl &&
+                        (options.template_name.empty() || options.problem_key.empty());
+      if (!made) throw;
+      throw Error(e.code(), std::string(e.what()) +
+                                " (made from the file's kernel_name and problem_size; name them with "
+                                "--template and --problem, ImportOptions in the library)");
+    }
     if (!options.check) return;
     try {
       options.check(r);

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_fixtures.h"
 #include "ktune/log.h"
 #include "log_fixtures.h"
@@ -176,6 +178,25 @@ TEST_CASE("cli: import under a built-in template's name checks that the records 
   CHECK_FALSE(std::filesystem::exists(db));
   // A template name of the file's own is not checked.
   CHECK(run_ktune(dir, "import --db " + db + " " + cache + " --template conv").status == 0);
+  // A T4 file ktune wrote, with one foreign result appended: the options (and the check) apply
+  // to the foreign result only; the others keep their own templates. (Rewritten through
+  // nlohmann::json, its configurations come back with sorted keys, which changes no config.)
+  const std::string demo = ktune::test::source_path("benchmarks/results/2026-11-30-h200/demo-h200.jsonl");
+  REQUIRE(run_ktune(dir, "import --db " + dir.file("demo.db") + " " + demo).status == 0);
+  REQUIRE(run_ktune(dir, "export --db " + dir.file("demo.db") + " --format t4 " + dir.file("demo.t4.json")).status == 0);
+  nlohmann::json t4 = nlohmann::json::parse(std::ifstream(dir.file("demo.t4.json")));
+  nlohmann::json foreign = t4["results"][0];  // a gemm_mma result
+  REQUIRE(foreign["ktune"]["template"] == "gemm_mma");
+  const std::string problem = foreign["ktune"]["problem"];
+  foreign.erase("ktune");
+  t4["results"].push_back(foreign);
+  std::ofstream(dir.file("mixed.t4.json")) << t4.dump();
+  const CliResult mixed = run_ktune(dir, "import --db " + dir.file("mixed.db") + " " + dir.file("mixed.t4.json") +
+                                             " --template gemm_mma --problem '" + problem + "' --arch sm_90");
+  INFO(mixed.output);
+  CHECK(mixed.status == 0);
+  CHECK(ktune::TuningLog(dir.file("mixed.db"), ktune::LogMode::read_only).count() ==
+        static_cast<std::int64_t>(t4["results"].size()));
 }
 
 TEST_CASE("cli: best says which ok trials name no config it would launch", "[cli]") {
@@ -192,6 +213,12 @@ TEST_CASE("cli: best says which ok trials name no config it would launch", "[cli
   CHECK(alone.output.find("holds no successful trial of a config this build would launch") != std::string::npos);
   CHECK(alone.output.find("note: 1 ok trial of 1 task name no config") != std::string::npos);
   CHECK(alone.output.find("copy copy|N=1024|dtype=f32 on ") != std::string::npos);
+  // export --best of such a log: refused before the output is touched.
+  ktune::test::write_text(dir.file("deploy.jsonl"), "kept\n");
+  const CliResult none = run_ktune(dir, "export --db " + db + " --best 2 " + dir.file("deploy.jsonl"));
+  require_failure_mentioning(none, "names a config this build would launch; nothing written");
+  std::ifstream kept(dir.file("deploy.jsonl"));
+  CHECK(std::string((std::istreambuf_iterator<char>(kept)), std::istreambuf_iterator<char>()) == "kept\n");
   {
     ktune::TuningLog log(db);
     log.append(ktune::test::make_record("VEC=4,THREADS=256,ITEMS=1,GRID_STRIDE=0", 0.5, ktune::Status::ok,

@@ -492,13 +492,18 @@ TEST_CASE("Malformed input names file, line and field, and imports nothing", "[l
     CHECK(import_file(fresh, dir.file("kt_ok.json")).records == 1);
   }
   SECTION("a Kernel Tuner cache whose kernel name holds '|' or whose size is 0") {
-    for (const char* header : {R"("kernel_name": "my|kern", "problem_size": [64])",
-                               R"("kernel_name": "k", "problem_size": [0])"}) {
+    const std::vector<std::pair<std::string, std::string>> headers = {
+        {R"("kernel_name": "my|kern", "problem_size": [64])", "template name 'my|kern'"},
+        {R"("kernel_name": "vector_add<float>", "problem_size": [64])", "bad operator name"},
+        {R"("kernel_name": "k", "problem_size": [0])", "dimension d0 = 0"}};
+    for (const auto& [header, needle] : headers) {
       CAPTURE(header);
       write_text(dir.file("kt.json"), std::string(R"({"device_name": "X", )") + header + R"(,
 "tune_params_keys": ["bx"], "tune_params": {"bx": [1]}, "objective": "time",
 "cache": {"1": {"bx": 1, "time": 1.5, "times": [1.5], "compile_time": 1}}})");
-      CHECK_THROWS_WITH(import_file(log, dir.file("kt.json")), Catch::Contains("kt.json"));
+      CHECK_THROWS_WITH(import_file(log, dir.file("kt.json")),
+                        Catch::Contains("kt.json (record 1)") && Catch::Contains(needle) &&
+                            Catch::Contains("name them with --template and --problem"));
     }
   }
   CHECK(log.count() == before);

@@ -51,6 +51,9 @@ Device imported_arch(const std::string& arch) {
 std::function<void(const TrialRecord&)> template_fit_check(std::shared_ptr<const KernelTemplate> tmpl) {
   auto spaces = std::make_shared<std::map<std::string, SearchSpace>>();
   return [tmpl, spaces](const TrialRecord& r) {
+    // A T4 file ktune wrote names each result's own template (its "ktune" object): only the
+    // records the option put under T's name are T's to fit.
+    if (r.template_name != tmpl->name()) return;
     auto it = spaces->find(r.problem_key + '\x1f' + r.device_key());
     if (it == spaces->end()) {
       // The check is about parameters and the problem, not the GPU's limits: a device of an
@@ -84,11 +87,11 @@ void add_import_command(CLI::App& app) {
       "import", "Import JSON lines, T4 results or a Kernel Tuner cache into a tuning log");
   cmd->add_option("--db", args->db, "tuning log (SQLite; created when missing)");
   cmd->add_option("input", args->input, "file to import ('-' = standard input)")->required();
-  cmd->add_option("--format", args->format, "jsonl, t4 or kernel_tuner (default: detect)");
+  cmd->add_option("--format", args->format, "jsonl, t4 or kernel_tuner (default: detect)")->check(given_name());
   cmd->add_option("--template", args->template_name, "T4/Kernel Tuner: template name")->check(given_name());
   cmd->add_option("--problem", args->problem, "T4/Kernel Tuner: problem key")->check(given_name());
   cmd->add_option("--device-name", args->device_name, "T4/Kernel Tuner: device name")->check(given_name());
-  cmd->add_option("--arch", args->arch, "T4/Kernel Tuner: device arch, e.g. sm_90 (the device keeps the file's name unless --device-name)");
+  cmd->add_option("--arch", args->arch, "T4/Kernel Tuner: device arch, e.g. sm_90 (the device keeps the file's name unless --device-name)")->check(given_name());
   cmd->add_option("--sm-count", args->sm_count,
                   "T4/Kernel Tuner: the device's SM count (with --arch), so that its records match "
                   "that GPU exactly when deployed (default: unknown, 0)")
