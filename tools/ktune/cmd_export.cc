@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <ostream>
+#include <streambuf>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -118,6 +120,19 @@ void add_export_command(CLI::App& app) {
     check_filter_matches(log, filter, *args);
     const LogFormat format = log_format_from_string(args->format);
     const ExportSelection selection = args->best ? best_configs_selection(args->best) : ExportSelection{};
+    if (args->best) {
+      // --best keeps only configs this build would launch: counted before the output is
+      // touched, so that a log of none cannot replace a deployment log with an empty one.
+      struct Discard : std::streambuf {
+        int overflow(int c) override { return c; }
+      } discard;
+      std::ostream nowhere(&discard);
+      if (export_records(log, nowhere, format, filter, selection) == 0)
+        throw Error(ErrorCode::invalid_argument,
+                    "--best " + std::to_string(args->best) + ": no ok trial of " + args->db +
+                        " (with these filters) names a config this build would launch; nothing written "
+                        "(`ktune best` names the tasks)");
+    }
     if (args->out == "-") {  // the records on stdout, the summary on stderr
       const auto n = export_records(log, std::cout, format, filter, selection);
       std::cout.flush();
