@@ -510,6 +510,11 @@ TEST_CASE("gemm templates compile for sm_90: defaults without spills, sampled co
       {mma, mma_config(256, 128, 128, 16), false},  // 16 warps of 128 x 16
       {simt, {{"BM", 32}, {"BN", 256}, {"BK", 32}, {"TM", 16}, {"TN", 8}, {"WARP_ROWS", 1}, {"VEC", 4},
               {"STAGES", 1}, {"PAD", 0}, {"SPLIT_K", 1}, {"GROUP_M", 8}}, false},  // staging in registers
+      // within the host estimate, but the kernel's own asks for two blocks (128 registers)
+      {simt, {{"BM", 64}, {"BN", 256}, {"BK", 32}, {"TM", 8}, {"TN", 8}, {"WARP_ROWS", 1}, {"VEC", 4},
+              {"STAGES", 1}, {"PAD", 0}, {"SPLIT_K", 1}, {"GROUP_M", 8}}, false},
+      {simt, {{"BM", 64}, {"BN", 256}, {"BK", 32}, {"TM", 8}, {"TN", 8}, {"WARP_ROWS", 1}, {"VEC", 4},
+              {"STAGES", 2}, {"PAD", 0}, {"SPLIT_K", 1}, {"GROUP_M", 8}}, true},
   };
   for (const auto& c : register_cases) {
     Problem p = make_problem(*c.tmpl, "4096x4096x4096", {{"layout", "NT"}});

@@ -146,6 +146,17 @@ std::int64_t simt_register_estimate(const Config& c) {
   return c["TM"] * c["TN"] + c["TM"] + c["TN"] + staging;
 }
 
+/// False for a config that the kernel's own estimate (gemm_simt.cu, kRegisterEstimate: no
+/// staging counted at STAGES 1) would put under a two-blocks-per-SM register cap that its
+/// staging does not fit (64x256x32 of 8x8 at STAGES 1: 128 registers, 156 bytes spilled).
+bool simt_fits_kernel_register_cap(const Config& c) {
+  const Value threads = (c["BM"] / c["TM"]) * (c["BN"] / c["TN"]);
+  const Value staging = (c["BM"] + c["BN"]) * c["BK"] / threads;
+  const Value kernel_estimate = c["TM"] * c["TN"] + c["TM"] + c["TN"] + (c["STAGES"] >= 2 ? staging : 0) + 40;
+  if (kernel_estimate * 2 * threads > 65536) return true;  // one block per SM: up to 255 registers
+  return (simt_register_estimate(c) + 40) * 2 * threads <= 65536;
+}
+
 /// Default tiles of gemm_simt for a shape (see benchmarks/NOTES.md, GEMM second round).
 struct SimtDefaults {
   Value bm = 128, bn = 128, bk = 8, tm = 8, tn = 8, warp_rows = 4, stages = 2, split_k = 1,
@@ -221,6 +232,8 @@ class GemmSimtTemplate final : public GemmTemplateBase {
                     std::to_string(gemm::smem_limit(device)))
         .constraint("registers: TM*TN + TM + TN + staging <= 192",
                     [](const Config& c) { return simt_register_estimate(c) <= 192; })
+        .constraint("registers: within the two-block cap the kernel's own estimate asks for",
+                    [](const Config& c) { return simt_fits_kernel_register_cap(c); })
         // Wider vectors than either leading dimension allows would repeat narrower configs.
         .constraint("VEC <= " + std::to_string(std::max(s.align_a(), s.align_b())))
         // Every split gets at least one k tile.
