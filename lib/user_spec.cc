@@ -79,9 +79,16 @@ struct SpecReader {
     if (!object.is_object()) return;
     std::string list;
     for (const char* k : known) list += std::string(list.empty() ? "" : ", ") + k;
+    // Keys of the T1 schema that ktune does not use: accepted as they are.
+    static const char* const kSchemaKeysIgnored[] = {"Stream", "TypeSize", "DataSource", "RandomSeed",
+                                                      "ReferenceArguments", "Device", "Profiling",
+                                                      "SimulationInput"};
     for (const auto& item : object.items()) {
       const std::string& key = item.key();
       if (std::any_of(known.begin(), known.end(), [&](const char* k) { return key == k; })) continue;
+      if (!strict && std::any_of(std::begin(kSchemaKeysIgnored), std::end(kSchemaKeysIgnored),
+                                 [&](const char* k) { return key == k; }))
+        continue;
       for (const char* k : known)
         if (resembles(key, k))
           fail(ErrorCode::parse_error, field + "." + key, std::string("unknown key; did you mean ") + k + "?");
@@ -662,7 +669,7 @@ std::shared_ptr<const UserSpec> read_user_spec(const std::string& spec_json,
   r.known_keys(kernel, "KernelSpecification",
                {"Language", "CompilerOptions", "BenchmarkName", "KernelName", "KernelFile", "GlobalSizeType",
                 "LocalSize", "GridDivX", "GridDivY", "GridDivZ", "GlobalSize", "ProblemSize", "SharedMemory",
-                "Stream", "Arguments"},
+                "Arguments"},
                false);
   r.known_keys(*ext, "KtuneExtensions", {"Dimensions", "Reference", "Tolerance", "Bytes", "Flops"}, true);
 

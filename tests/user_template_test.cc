@@ -614,6 +614,12 @@ TEST_CASE("user template: mistakes that used to run silently are named by field"
                                            Catch::Contains("division by zero"));
   tmpl = make_example(edited([](Json& k, Json&) { k["Arguments"][0]["Size"] = "rows * cols / 2"; }));
   CHECK_NOTHROW(tmpl->workload(p));  // a whole quotient is fine
+  // Keys of the T1 schema that ktune does not use are accepted (TypeSize is no misspelt Type).
+  CHECK_NOTHROW(make_example(edited([](Json& k, Json&) {
+    k["Arguments"][1]["TypeSize"] = 4;
+    k["Arguments"][1]["DataSource"] = "x.bin";
+    k["Stream"] = 0;
+  })));
   // A launch no tuning parameter changes is checked once, when the space is asked for.
   tmpl = make_example(edited([](Json& k, Json&) {
     k["LocalSize"] = Json{{"X", "32"}, {"Y", "8"}, {"Z", "1"}};
