@@ -51,6 +51,10 @@ TEST_CASE("layernorm constraints reject what they should", "[layernorm]") {
   CHECK(min_warps_of("4096x32768", "bf16", "rmsnorm") == 0);
   CHECK(min_warps_of("4096x32768", "f16", "layernorm") == 0);
   CHECK(min_warps_of("4096x28672", "bf16", "layernorm") == 16);
+  // Unmeasured rows keep the request: shorter ones (RMSNorm 20480 does not spill at 16 warps)
+  // and narrower vectors (hidden 8194: VEC 2, 17 vectors per thread).
+  CHECK(min_warps_of("4096x20480", "f16", "rmsnorm") == 16);
+  CHECK(min_warps_of("4096x8194", "f16", "layernorm") == 16);
   CHECK(min_warps_of("4096x16384", "f32", "layernorm") == 16);  // f32 rows (16 vectors) do not spill
   const Config reg = with(s, d, {{"THREADS", 512}, {"TPR", 512}, {"VEC", 8}, {"ROW_MODE", 0}});
   REQUIRE(s.valid(reg));

@@ -380,12 +380,13 @@ class LayernormTemplate final : public KernelTemplate {
       const Value items = row_at(tpr, threads, 1, 1, 0, 0, 0).items();
       min_warps = items <= 4 ? 32 : 16;
       if (!row_at(tpr, threads, 1, 1, 0, 0, min_warps).fits()) min_warps = 0;
-      // 16-bit rows of more than 8 vectors per thread (hidden 18432..32768) spill under the
-      // 16-warp cap (56-376 bytes). Measured without it (session 29 call 2, H100, 4096 rows,
-      // % of copy): RMSNorm 96.9-97.4 against 61.9-95.4 at hidden 28672 and 32768; LayerNorm
-      // 76.7 / 80.3 against 64.8 / 57.1 at 32768 (16 vectors), but 72-76 against 84-90 at
-      // 28672 (14), so LayerNorm keeps the cap below 16 vectors.
-      if (elem == 2 && items > 8 && (rms || items >= 16)) min_warps = 0;
+      // 16-bit rows of 14-16 vectors of 8 per thread (hidden 26632..32768) spill under the
+      // 16-warp cap (8-376 bytes). Measured without it (session 29 call 2, H100, 4096 rows, %
+      // of copy): RMSNorm 96.9-97.4 against 61.9-95.4 at hidden 28672 and 32768; LayerNorm
+      // 76.7 / 80.3 against 64.8 / 57.1 at 32768 (16 vectors), but 71.9-76.3 against
+      // 84.2-89.6 at 28672 (14), so LayerNorm keeps the cap below 16. Shorter rows and
+      // narrower vectors (measured neither way; many do not spill) keep it too.
+      if (elem == 2 && vec == 8 && (rms ? items >= 14 : items >= 16)) min_warps = 0;
     } else {
       const std::pair<Value, Value> shapes[] = {{256, 24}, {512, 32}, {512, 16}, {1024, 32}};
       for (const auto& [th, mw] : shapes) {
