@@ -94,8 +94,7 @@ std::vector<TrialRecord> read_kernel_tuner(const std::string& path, const std::s
   if (options.device) {
     base.device = *options.device;
     if (base.device.name.empty())
-      // Named as Device::offline names its parts, for any arch (sm_75 and sm_100 included).
-      base.device.name = cache.device_name.empty() ? "offline " + base.device.arch() : cache.device_name;
+      base.device.name = cache.device_name.empty() ? Device::offline_name(base.device.arch()) : cache.device_name;
   } else {
     base.device.name = cache.device_name;
   }
@@ -195,9 +194,7 @@ namespace {
 
 /// True for a template name a command can name back: no space, control character or '|'.
 bool fits_template_name(const std::string& name) {
-  return std::none_of(name.begin(), name.end(), [](char c) {
-    return static_cast<unsigned char>(c) <= ' ' || c == '|' || c == 0x7f;
-  });
+  return fits_device_key(name) && name.find(' ') == std::string::npos;
 }
 
 /// Throws Error(parse_error) for a record whose names no command could use again: a template
@@ -214,10 +211,7 @@ void check_record_names(const TrialRecord& r, const std::string& where) {
   } catch (const Error& e) {
     throw Error(ErrorCode::parse_error, where + ": " + e.what() + " (expected op|dim=v,...|attr=v,...)");
   }
-  const bool control = std::any_of(r.run_id.begin(), r.run_id.end(), [](char c) {
-    return static_cast<unsigned char>(c) < ' ' || c == 0x7f;
-  });
-  if (r.run_id.empty() || control)
+  if (r.run_id.empty() || has_control_character(r.run_id))
     throw Error(ErrorCode::parse_error, where + ": run id '" + r.run_id + "' is empty or holds a control character");
 }
 

@@ -116,10 +116,13 @@ std::size_t typical_trial_position(const std::vector<double>& medians) {
   return order[(order.size() - 1) / 2];  // the lower median: a measured trial
 }
 
+bool has_control_character(const std::string& text) {
+  return std::any_of(text.begin(), text.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < ' ' || c == 0x7f; });
+}
+
 bool fits_device_key(const std::string& name) {
-  return std::none_of(name.begin(), name.end(), [](char c) {
-    return static_cast<unsigned char>(c) < ' ' || c == '|' || c == 0x7f;
-  });
+  return !has_control_character(name) && name.find('|') == std::string::npos;
 }
 
 void check_record(const TrialRecord& record, const std::string& where) {

@@ -66,6 +66,9 @@ Config parse_config_text(const std::string& text);
 /// TuningLog's appends and every import call it, so a negative, zero or infinite time never
 /// becomes a best config.
 void check_record(const TrialRecord& record, const std::string& where);
+/// Whether `text` holds a control character (below ' ', or DEL): such a name would split the
+/// lines and tables that show it.
+bool has_control_character(const std::string& text);
 /// Whether `name` can stand in a device key ("name|sm_XY|SMs", which must parse back): it
 /// holds no '|' and no control character.
 bool fits_device_key(const std::string& name);

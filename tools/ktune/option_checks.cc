@@ -1,6 +1,8 @@
 // Validators of numeric command-line options (see option_checks.h).
 #include "option_checks.h"
 
+#include "ktune/log.h"
+
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -33,8 +35,7 @@ CLI::Validator given_name() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
         if (text.empty()) return "an empty value (leave the option out instead)";
-        for (const char c : text)
-          if (static_cast<unsigned char>(c) < ' ' || c == 0x7f) return "'" + text + "' holds a control character";
+        if (has_control_character(text)) return "'" + text + "' holds a control character";
         return {};
       },
       "NAME");
