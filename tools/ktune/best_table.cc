@@ -157,7 +157,7 @@ std::string fixed(const std::optional<double>& v, const char* format) {
 
 }  // namespace
 
-std::vector<BestRow> best_rows(const TuningLog& log) {
+std::vector<BestRow> best_rows(const TuningLog& log, std::vector<TaskSummary>* unusable) {
   const auto tasks = log.tasks();
   const auto copy_bw = copy_bandwidth_by_device(log, tasks);
   std::vector<BestRow> rows;
@@ -169,7 +169,10 @@ std::vector<BestRow> best_rows(const TuningLog& log) {
     const std::string current_source = tmpl ? Builder::source_hash(tmpl->source()) : "";
     auto best = log.best(task.template_name, task.problem_key, task.device_key, current_source,
                          dispatchable(tmpl.get(), task.problem_key));
-    if (!best) continue;
+    if (!best) {
+      if (unusable) unusable->push_back(task);
+      continue;
+    }
     BestRow row;
     row.template_name = task.template_name;
     row.problem_key = task.problem_key;

@@ -38,8 +38,9 @@ struct BestRow {
 
 /// The rows of a log, sorted by template, problem, device; tasks without an ok trial are
 /// left out, and so are vendor reference tasks ("vendor:cublas"), which appear as the vendor
-/// columns of the rows of their problem.
-std::vector<BestRow> best_rows(const TuningLog& log);
+/// columns of the rows of their problem. `unusable` (when given) receives the tasks left out
+/// although they hold ok trials: none of those names a config this build would launch.
+std::vector<BestRow> best_rows(const TuningLog& log, std::vector<TaskSummary>* unusable = nullptr);
 
 /// What `ktune export --best N` keeps: per task and template source, the N fastest configs
 /// that best_rows() could name (the check it applies to a template this build knows), with

@@ -1,15 +1,12 @@
 // `ktune best`: the best config per (template, problem, device) of a tuning log, with its
 // speed-up over the template's default config and its ratio to the vendor reference, as an
 // aligned table or as JSON.
-#include <algorithm>
 #include <cstdio>
-#include <string>
-#include <vector>
 #include <memory>
+#include <vector>
 
 #include "best_table.h"
 #include "commands.h"
-#include "vendor_records.h"
 #include "ktune/user_template.h"
 #include "ktune/log.h"
 
@@ -28,7 +25,10 @@ void add_best_command(CLI::App& app) {
   cmd->callback([db, json, spaces] {
     for (const auto& s : *spaces) register_user_template({s, ""});
     TuningLog log(*db, LogMode::read_only);
-    const auto rows = best_rows(log);
+    // Tasks whose ok trials name no config this build would launch (another kernel's records
+    // under a template's name, parameters since removed): said, not silently left out.
+    std::vector<TaskSummary> unusable;
+    const auto rows = best_rows(log, &unusable);
     if (*json) {
       // Names are stored as given (an import may carry bytes that are not UTF-8): those
       // become U+FFFD, as in exports, instead of failing the whole answer.
@@ -37,29 +37,18 @@ void add_best_command(CLI::App& app) {
                               .c_str());
       return;
     }
-    // Tasks whose ok trials name no config this build would launch (another kernel's records
-    // under a template's name, parameters since removed): said, not silently left out.
-    std::vector<std::string> unusable;
-    std::size_t unusable_trials = 0;
-    for (const auto& t : log.tasks()) {
-      if (t.ok_trials == 0 || is_vendor_template(t.template_name)) continue;
-      const bool shown = std::any_of(rows.begin(), rows.end(), [&](const BestRow& r) {
-        return r.template_name == t.template_name && r.problem_key == t.problem_key &&
-               r.device_key == t.device_key;
-      });
-      if (shown) continue;
-      unusable.push_back(t.template_name + " " + t.problem_key + " on " + t.device_key);
-      unusable_trials += static_cast<std::size_t>(t.ok_trials);
-    }
     auto say_unusable = [&] {
       if (unusable.empty()) return;
+      std::size_t unusable_trials = 0;
+      for (const auto& t : unusable) unusable_trials += static_cast<std::size_t>(t.ok_trials);
       std::printf("note: %zu ok trial%s of %zu task%s name no config this build would launch "
                   "(an unknown parameter, a value outside its domain or a broken constraint), so "
                   "no row shows them:",
                   unusable_trials, unusable_trials == 1 ? "" : "s", unusable.size(),
                   unusable.size() == 1 ? "" : "s");
       for (std::size_t i = 0; i < unusable.size() && i < 5; ++i)
-        std::printf("%s %s", i ? ";" : "", unusable[i].c_str());
+        std::printf("%s %s %s on %s", i ? ";" : "", unusable[i].template_name.c_str(),
+                    unusable[i].problem_key.c_str(), unusable[i].device_key.c_str());
       if (unusable.size() > 5) std::printf("; and %zu more", unusable.size() - 5);
       std::printf("\n");
     };
