@@ -137,22 +137,26 @@ std::int64_t simt_smem_bytes(const Config& c) {
   return c["STAGES"] * c["BK"] * (c["BM"] + c["BN"] + 2 * c["PAD"]) * 4;
 }
 
+/// Threads of a gemm_simt block.
+Value simt_threads(const Config& c) { return (c["BM"] / c["TM"]) * (c["BN"] / c["TN"]); }
+
+/// Registers per thread that stage the next tile on its way to shared memory. STAGES 1 stages
+/// it in registers too (fetch, then store): ptxas spills 1212 bytes at 32x256x32 of 16x8 when
+/// the estimate left it out.
+Value simt_staging_registers(const Config& c) { return (c["BM"] + c["BN"]) * c["BK"] / simt_threads(c); }
+
 /// Rough registers per thread of a gemm_simt config: accumulators, fragments, staging.
 std::int64_t simt_register_estimate(const Config& c) {
-  const Value threads = (c["BM"] / c["TM"]) * (c["BN"] / c["TN"]);
-  // STAGES 1 stages the next tile in registers too (fetch into the staging registers, then
-  // store): ptxas spills 1212 bytes at 32x256x32 of 16x8 when this left it out.
-  const Value staging = (c["BM"] + c["BN"]) * c["BK"] / threads;
-  return c["TM"] * c["TN"] + c["TM"] + c["TN"] + staging;
+  return c["TM"] * c["TN"] + c["TM"] + c["TN"] + simt_staging_registers(c);
 }
 
 /// False for a config that the kernel's own estimate (gemm_simt.cu, kRegisterEstimate: no
 /// staging counted at STAGES 1) would put under a two-blocks-per-SM register cap that its
 /// staging does not fit (64x256x32 of 8x8 at STAGES 1: 128 registers, 156 bytes spilled).
 bool simt_fits_kernel_register_cap(const Config& c) {
-  const Value threads = (c["BM"] / c["TM"]) * (c["BN"] / c["TN"]);
-  const Value staging = (c["BM"] + c["BN"]) * c["BK"] / threads;
-  const Value kernel_estimate = c["TM"] * c["TN"] + c["TM"] + c["TN"] + (c["STAGES"] >= 2 ? staging : 0) + 40;
+  const Value threads = simt_threads(c);
+  const Value kernel_estimate =
+      simt_register_estimate(c) - (c["STAGES"] >= 2 ? 0 : simt_staging_registers(c)) + 40;
   if (kernel_estimate * 2 * threads > 65536) return true;  // one block per SM: up to 255 registers
   return (simt_register_estimate(c) + 40) * 2 * threads <= 65536;
 }
