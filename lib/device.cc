@@ -111,20 +111,22 @@ Device Device::h200() {
                         227 * kKiB, 228 * kKiB, 2048);
 }
 
+std::string Device::offline_name(const std::string& arch) { return "offline " + arch; }
+
 Device Device::offline(const std::string& arch) {
   // Representative parts: A100 SXM (sm_80), RTX 3090 (sm_86), L40S (sm_89), H100 SXM (sm_90).
   constexpr std::int64_t kGiB = std::int64_t{1} << 30;
   if (arch == "sm_80")
-    return offline_device("offline sm_80", 8, 0, 108, 80 * kGiB, 40 * kMiB, 163 * kKiB,
+    return offline_device(offline_name(arch), 8, 0, 108, 80 * kGiB, 40 * kMiB, 163 * kKiB,
                           164 * kKiB, 2048);
   if (arch == "sm_86")
-    return offline_device("offline sm_86", 8, 6, 82, 24 * kGiB, 6 * kMiB, 99 * kKiB,
+    return offline_device(offline_name(arch), 8, 6, 82, 24 * kGiB, 6 * kMiB, 99 * kKiB,
                           100 * kKiB, 1536);
   if (arch == "sm_89")
-    return offline_device("offline sm_89", 8, 9, 142, 48 * kGiB, 96 * kMiB, 99 * kKiB,
+    return offline_device(offline_name(arch), 8, 9, 142, 48 * kGiB, 96 * kMiB, 99 * kKiB,
                           100 * kKiB, 1536);
   if (arch == "sm_90" || arch == "sm_90a") {
-    Device d = offline_device("offline " + arch, 9, 0, 132, 80 * kGiB, 50 * kMiB, 227 * kKiB,
+    Device d = offline_device(offline_name(arch), 9, 0, 132, 80 * kGiB, 50 * kMiB, 227 * kKiB,
                               228 * kKiB, 2048);
     if (arch == "sm_90a") d.arch_suffix.push_back('a');  // (assigning "a" trips a GCC 12 -Wrestrict false positive)
     return d;

@@ -199,7 +199,7 @@ TrialRecord from_result(const ordered_json& j, const std::string& where,
                         "architecture (and name) in the import options (ktune import --arch "
                         "sm_90 --device-name ...)");
   r.device = *context.device;
-  if (r.device.name.empty()) r.device.name = "offline " + r.device.arch();  // as Device::offline names it, any arch
+  if (r.device.name.empty()) r.device.name = Device::offline_name(r.device.arch());  // any arch
   r.run_id = run_id;
   r.ktune_version = "t4";
   Trial& t = r.trial;

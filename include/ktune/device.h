@@ -46,6 +46,9 @@ struct Device {
   /// of a typical part of that generation, name "offline sm_XX"); throws
   /// Error(invalid_argument) for an unknown arch.
   static Device offline(const std::string& arch);
+  /// "offline <arch>": the name offline() gives its parts, and the name of a device known only
+  /// by its arch (any sm_XY, as imported records with no device name get).
+  static std::string offline_name(const std::string& arch);
   /// Throws Error(unsupported) naming `what` when code built for `target` ("sm_90a", an
   /// architecture-specific target) cannot run here: such code runs only on exactly that
   /// compute capability. Portable targets ("sm_80") pass.
