@@ -45,36 +45,32 @@ void check_filter_matches(const TuningLog& log, const LogFilter& filter, const E
     if (values.size() > 8) out += ", ... (" + std::to_string(values.size()) + " in all)";
     return out;
   };
-  const auto tasks = log.tasks();
-  auto check_one = [&](const std::optional<std::string>& value, const char* option, LogFilter one,
-                       auto&& field) {
-    if (!value || log.count(one) > 0) return;
-    std::vector<std::string> present;
-    for (const auto& t : tasks) present.push_back(field(t));
-    throw Error(ErrorCode::invalid_argument, std::string(option) + " " + *value + ": no record of " +
-                                                 args.db + " has it (the log holds: " + list(present) +
+  // Each filter alone; one that matches nothing is named with the values the log holds for it
+  // (read only then).
+  auto check_one = [&](const char* option, std::optional<std::string> LogFilter::*field, auto&& held) {
+    if (!(filter.*field)) return;
+    LogFilter one;
+    one.*field = filter.*field;
+    if (log.count(one) > 0) return;
+    throw Error(ErrorCode::invalid_argument, std::string(option) + " " + *(filter.*field) + ": no record of " +
+                                                 args.db + " has it (the log holds: " + list(held()) +
                                                  "); nothing written");
   };
-  LogFilter one;
-  one.template_name = filter.template_name;
-  check_one(filter.template_name, "--template", one, [](const TaskSummary& t) { return t.template_name; });
-  one = {};
-  one.problem_key = filter.problem_key;
-  check_one(filter.problem_key, "--problem", one, [](const TaskSummary& t) { return t.problem_key; });
-  one = {};
-  one.device_key = filter.device_key;
-  check_one(filter.device_key, "--device", one, [](const TaskSummary& t) { return t.device_key; });
-  if (filter.run_id) {
-    one = {};
-    one.run_id = filter.run_id;
-    if (log.count(one) == 0) {
-      std::vector<std::string> runs;
-      for (const auto& r : log.runs()) runs.push_back(r.run_id);
-      throw Error(ErrorCode::invalid_argument, "--run " + *filter.run_id + ": no record of " + args.db +
-                                                   " has it (the log holds: " + list(runs) +
-                                                   "); nothing written");
-    }
-  }
+  auto of_tasks = [&](std::string TaskSummary::*member) {
+    return [&log, member] {
+      std::vector<std::string> values;
+      for (const auto& t : log.tasks()) values.push_back(t.*member);
+      return values;
+    };
+  };
+  check_one("--template", &LogFilter::template_name, of_tasks(&TaskSummary::template_name));
+  check_one("--problem", &LogFilter::problem_key, of_tasks(&TaskSummary::problem_key));
+  check_one("--device", &LogFilter::device_key, of_tasks(&TaskSummary::device_key));
+  check_one("--run", &LogFilter::run_id, [&log] {
+    std::vector<std::string> runs;
+    for (const auto& r : log.runs()) runs.push_back(r.run_id);
+    return runs;
+  });
   LogFilter together = filter;
   if (args.best) together.status = Status::ok;  // --best exports ok trials only
   if (log.count(together) == 0)
