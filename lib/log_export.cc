@@ -23,6 +23,17 @@ void check_output_not_database(const std::string& path) {
                 "output '" + path + "' is an SQLite database (a tuning log?); refusing to "
                 "replace it: choose another file or remove it first");
   }
+  // A database's companion files (no header of their own): a -wal may hold committed trials
+  // not yet written back into the database.
+  const std::string target = detail::link_target(path);
+  for (const std::string suffix : {"-wal", "-shm", "-journal"}) {
+    if (target.size() <= suffix.size() || !target.ends_with(suffix)) continue;
+    const std::string database = target.substr(0, target.size() - suffix.size());
+    if (sqlite::is_sqlite_file(database))
+      throw Error(ErrorCode::invalid_argument,
+                  "output '" + path + "' is the " + suffix + " file of SQLite database '" +
+                      database + "' (a tuning log?); refusing to replace it: choose another file");
+  }
 }
 
 void check_output_path(const TuningLog& log, const std::string& path) {

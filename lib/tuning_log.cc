@@ -93,20 +93,31 @@ void bind_record(sqlite::Statement& s, const TrialRecord& r) {
   s.bind(30, t.temperature_c).bind(31, t.timestamp_us);
 }
 
-// Reads a row selected with kColumns. A config text that does not parse leaves trial.config
-// empty and keeps the raw text in config_text: consumers validate before use.
-TrialRecord read_record(const sqlite::Statement& s) {
+// Reads a row selected with kColumns (of the log at `path`, for messages). A config text that
+// does not parse leaves trial.config empty and keeps the raw text in config_text: consumers
+// validate before use.
+TrialRecord read_record(const sqlite::Statement& s, const std::string& path) {
   TrialRecord r;
   r.id = s.integer(0);
+  // A 32-bit field holding a wider value (a hand-edited log) is refused by row, never wrapped
+  // into another device or another count.
+  auto narrow = [&](int column, const char* name) {
+    const std::int64_t v = s.integer(column);
+    if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+      throw Error(ErrorCode::parse_error, "tuning log '" + path + "': trial id " + std::to_string(r.id) +
+                                              ": " + name + " " + std::to_string(v) +
+                                              " is outside a 32-bit integer's range");
+    return static_cast<int>(v);
+  };
   r.run_id = s.text(1);
   r.template_name = s.text(2);
   r.source_hash = s.text(3);
   r.problem_key = s.text(4);
   r.device.name = s.text(5);
-  r.device.cc_major = static_cast<int>(s.integer(6));
-  r.device.cc_minor = static_cast<int>(s.integer(7));
-  r.device.sm_count = static_cast<int>(s.integer(8));
-  r.device.driver_version = static_cast<int>(s.integer(9));
+  r.device.cc_major = narrow(6, "cc_major");
+  r.device.cc_minor = narrow(7, "cc_minor");
+  r.device.sm_count = narrow(8, "sm_count");
+  r.device.driver_version = narrow(9, "driver_version");
   r.ktune_version = s.text(10);
   r.nvrtc_version = s.text(11);
   r.config_text = s.text(12);
@@ -127,16 +138,16 @@ TrialRecord read_record(const sqlite::Statement& s) {
   t.min_ms = real_or_nan(s, 17);
   t.spread = real_or_nan(s, 18);
   t.error_norm = real_or_nan(s, 19);
-  t.resources.registers = static_cast<int>(s.integer(20));
-  t.resources.shared_bytes = static_cast<int>(s.integer(21));
-  t.resources.spill_stores = static_cast<int>(s.integer(22));
-  t.resources.spill_loads = static_cast<int>(s.integer(23));
-  t.resources.stack_bytes = static_cast<int>(s.integer(24));
-  t.resources.const_bytes = static_cast<int>(s.integer(25));
+  t.resources.registers = narrow(20, "registers");
+  t.resources.shared_bytes = narrow(21, "shared_bytes");
+  t.resources.spill_stores = narrow(22, "spill_stores");
+  t.resources.spill_loads = narrow(23, "spill_loads");
+  t.resources.stack_bytes = narrow(24, "stack_bytes");
+  t.resources.const_bytes = narrow(25, "const_bytes");
   t.compile_ms = real_or_nan(s, 26);
   t.wall_ms = real_or_nan(s, 27);
-  t.sm_clock_mhz = static_cast<int>(s.integer(28));
-  t.temperature_c = static_cast<int>(s.integer(29));
+  t.sm_clock_mhz = narrow(28, "sm_clock_mhz");
+  t.temperature_c = narrow(29, "temperature_c");
   t.timestamp_us = s.integer(30);
   return r;
 }
@@ -387,7 +398,7 @@ std::size_t TuningLog::append_absent_streamed(
     s.bind(3, problem_key);
     s.bind(4, device_key);
     if (family) s.bind(5, family_end);
-    while (s.step()) ++held[identity_key(identity(read_record(s), run_family))];
+    while (s.step()) ++held[identity_key(identity(read_record(s, impl().path), run_family))];
   }
   // Second read, inside the transaction: the records the log does not hold are inserted. A
   // batch that differs from the first read (a file rewritten meanwhile) could hold runs whose
@@ -463,7 +474,7 @@ std::optional<TrialRecord> TuningLog::best(const std::string& template_name,
       ~ResetOnExit() { s.reset(); }
     } reset_on_exit{s};
     s.bind(1, template_name).bind(2, problem_key).bind(3, device_key);
-    while (s.step()) ok.push_back(read_record(s));
+    while (s.step()) ok.push_back(read_record(s, impl().path));
   }
   for (auto& r : ranked_representatives(ok, prefer_source_hash))
     if (!usable || usable(r)) return std::move(r);
@@ -541,7 +552,7 @@ void TuningLog::for_each(const LogFilter& filter,
     explicit Visiting(int& d) : depth(d) { ++depth; }
     ~Visiting() { --depth; }
   } visiting(impl().visiting);
-  while (s.step()) visit(read_record(s));
+  while (s.step()) visit(read_record(s, impl().path));
 }
 
 std::vector<TrialRecord> TuningLog::records(const LogFilter& filter) const {

@@ -309,6 +309,19 @@ TEST_CASE("Exports and reports never replace the log they read nor another datab
   CHECK_THROWS_WITH(export_file(log, other, LogFormat::t4),
                     Catch::Contains("other.db") && Catch::Contains("SQLite database"));
   CHECK_THROWS_WITH(check_output_path(log, dir.file("./t.db")), Catch::Contains("t.db"));
+  // Another database's companions: its -wal may hold committed trials not yet written back.
+  std::ofstream(other + "-wal") << "not yet checkpointed";
+  for (const char* suffix : {"-wal", "-shm", "-journal"})
+    CHECK_THROWS_WITH(export_file(log, other + suffix, LogFormat::jsonl),
+                      Catch::Contains(std::string("the ") + suffix + " file of SQLite database") &&
+                          Catch::Contains("other.db"));
+  std::filesystem::create_symlink(other + "-wal", dir.file("to_other_wal.jsonl"));
+  CHECK_THROWS_WITH(check_output_path(log, dir.file("to_other_wal.jsonl")),
+                    Catch::Contains("-wal file of SQLite database"));
+  std::ifstream wal(other + "-wal");
+  CHECK(std::string(std::istreambuf_iterator<char>(wal), {}) == "not yet checkpointed");
+  // A name that merely ends like one, with no database beside it, is an ordinary output.
+  CHECK_NOTHROW(check_output_path(log, dir.file("notes-wal")));
   // Companions that do not exist now (a WAL log has no -journal; a closed one no -wal / -shm)
   // would still be taken for the log's by SQLite at its next open.
   for (const char* suffix : {"-journal", "-wal", "-shm"}) {
@@ -376,4 +389,23 @@ TEST_CASE("best() judges a config measured several times by its typical trial", 
   CHECK(typical_trial_position({2.0, 1.0}) == 1);
   CHECK(typical_trial_position({1.0}) == 0);
   CHECK_THROWS_AS(typical_trial_position({}), Error);
+}
+
+TEST_CASE("A hand-edited 32-bit field too wide for it is refused by row, never wrapped", "[log]") {
+  test::TempDir dir;
+  const std::string path = dir.file("wide.db"), out = dir.file("out.jsonl");
+  {
+    TuningLog log(path);
+    log.append(make_record("BLOCK=1,VEC=1", 1.0));
+    log.append(make_record("BLOCK=2,VEC=1", 2.0));
+  }
+  raw_sql(path, "UPDATE trials SET cc_major = 99999999999 WHERE id = 2");
+  TuningLog log(path, LogMode::read_only);
+  CHECK_THROWS_WITH(log.for_each({}, [](const TrialRecord&) {}),
+                    Catch::Contains("wide.db") && Catch::Contains("trial id 2") &&
+                        Catch::Contains("cc_major 99999999999"));
+  CHECK_THROWS_WITH(export_file(log, out, LogFormat::jsonl), Catch::Contains("cc_major"));
+  CHECK_FALSE(std::filesystem::exists(out));
+  raw_sql(path, "UPDATE trials SET cc_major = 9, registers = -4294967296 WHERE id = 2");
+  CHECK_THROWS_WITH(log.for_each({}, [](const TrialRecord&) {}), Catch::Contains("registers -4294967296"));
 }

@@ -267,8 +267,9 @@ ImportSummary import_file(TuningLog& log, const std::string& path,
 /// report) would replace the log itself, its WAL / shared-memory / journal companions, or any
 /// other SQLite database: tuning logs are never overwritten by their own outputs.
 void check_output_path(const TuningLog& log, const std::string& path);
-/// Throws Error(invalid_argument) naming `path` when it is empty or an SQLite database (a
-/// tuning log, perhaps): what any output file of ktune is checked against before it is written.
+/// Throws Error(invalid_argument) naming `path` when it is empty, an SQLite database (a tuning
+/// log, perhaps) or the -wal / -shm / -journal file beside one: what any output file of ktune is
+/// checked against before it is written.
 void check_output_not_database(const std::string& path);
 
 /// What an export keeps of the records its filter matches.
