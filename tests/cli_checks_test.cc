@@ -291,12 +291,22 @@ TEST_CASE("cli: /dev/stdout redirected to a file is written through, never repla
   std::ifstream g(dir.file("g.txt"));
   const std::string text((std::istreambuf_iterator<char>(g)), std::istreambuf_iterator<char>());
   CHECK(text.rfind("header\n{\"format\":\"ktune-trials\"", 0) == 0);
-  CHECK(text.find("exported 4 records to /dev/stdout") != std::string::npos);
   CHECK(text.size() > 7);
   CHECK(text.substr(text.size() - 7) == "footer\n");
   std::ifstream a(dir.file("appended.txt"));
   const std::string appended((std::istreambuf_iterator<char>(a)), std::istreambuf_iterator<char>());
   CHECK(appended.rfind("existing\n<!DOCTYPE html>", 0) == 0);
+  // The summaries go to stderr, not into the data: the records between the shell's lines
+  // import, and the page ends with the page.
+  CHECK(text.find("exported") == std::string::npos);
+  CHECK(r.output.find("exported 4 records to /dev/stdout") != std::string::npos);
+  CHECK(appended.find("wrote /dev/stdout") == std::string::npos);
+  CHECK(r.output.find("wrote /dev/stdout") != std::string::npos);
+  write_text(dir.file("records.jsonl"), text.substr(7, text.size() - 14));
+  const CliResult back = run_ktune(dir, "import --db " + dir.file("back.db") + " " + dir.file("records.jsonl"));
+  INFO(back.output);
+  CHECK(back.status == 0);
+  CHECK(back.output.find("imported 4 records") != std::string::npos);
 }
 
 TEST_CASE("cli: standard output that cannot take what a command prints fails the command",

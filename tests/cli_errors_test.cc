@@ -161,6 +161,19 @@ TEST_CASE("cli: an export filter that matches nothing is refused and the output 
   const CliResult ok = run_ktune(dir, "export --db " + db + " --template copy " + out);
   CHECK(ok.status == 0);
   CHECK(ok.output.find("exported 0") == std::string::npos);
+  // No filter at all, and no ok trial for --best: the log is named, not "the filters".
+  const std::string failed = dir.file("failed.db");
+  {
+    ktune::TuningLog log(failed);
+    log.append(ktune::test::make_record("VEC=4,THREADS=256,ITEMS=1,GRID_STRIDE=0", 0.5,
+                                        ktune::Status::compile_error, "run-a", "copy|N=2048|dtype=f32"));
+  }
+  ktune::test::write_text(out, "kept\n");
+  const CliResult none = run_ktune(dir, "export --db " + failed + " --best 1 " + out);
+  require_failure_mentioning(none, "failed.db holds no ok trial (--best exports ok trials only)");
+  CHECK(none.output.find("filters") == std::string::npos);
+  std::ifstream in(out);
+  CHECK(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()) == "kept\n");
 }
 
 TEST_CASE("cli: import under a built-in template's name checks that the records fit it", "[cli]") {
@@ -228,6 +241,21 @@ TEST_CASE("cli: best says which ok trials name no config it would launch", "[cli
   INFO(mixed.output);
   CHECK(mixed.output.find("copy|N=2048|dtype=f32") != std::string::npos);  // its row
   CHECK(mixed.output.find("note: 1 ok trial of 1 task") != std::string::npos);
+  // --json: stdout stays one JSON array, the note goes to stderr; the report notes it too.
+  const CliResult json = ktune::test::run_shell(
+      dir, "{ '" + ktune::test::ktune_program() + "' best --json --db " + db + " 2> " + dir.file("err.txt") + "; }");
+  INFO(json.output);
+  CHECK(json.status == 0);
+  const auto rows = nlohmann::json::parse(json.output);
+  CHECK(rows.size() == 1);
+  std::ifstream err(dir.file("err.txt"));
+  CHECK(std::string((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>())
+            .find("note: 1 ok trial of 1 task") != std::string::npos);
+  REQUIRE(run_ktune(dir, "report --db " + db + " --out " + dir.file("r.html")).status == 0);
+  std::ifstream page(dir.file("r.html"));
+  const std::string html((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+  CHECK(html.find("note: 1 ok trial of 1 task name no config") != std::string::npos);
+  CHECK(html.find("copy copy|N=1024|dtype=f32 on ") != std::string::npos);
 }
 
 TEST_CASE("cli: import, list and compile reject bad arguments", "[cli]") {

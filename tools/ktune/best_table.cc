@@ -301,4 +301,20 @@ std::string best_rows_text(const std::vector<BestRow>& rows) {
   return out;
 }
 
+std::string unusable_tasks_note(const std::vector<TaskSummary>& unusable) {
+  if (unusable.empty()) return "";
+  std::size_t trials = 0;
+  for (const auto& t : unusable) trials += static_cast<std::size_t>(t.ok_trials);
+  std::string note = "note: " + std::to_string(trials) + " ok trial" + (trials == 1 ? "" : "s") +
+                     " of " + std::to_string(unusable.size()) + " task" +
+                     (unusable.size() == 1 ? "" : "s") +
+                     " name no config this build would launch (an unknown parameter, a value "
+                     "outside its domain or a broken constraint), so no row shows them:";
+  for (std::size_t i = 0; i < unusable.size() && i < 5; ++i)
+    note += (i ? "; " : " ") + unusable[i].template_name + " " + unusable[i].problem_key + " on " +
+            unusable[i].device_key;
+  if (unusable.size() > 5) note += "; and " + std::to_string(unusable.size() - 5) + " more";
+  return note;
+}
+
 }  // namespace ktune::cli

@@ -54,4 +54,8 @@ nlohmann::json best_rows_json(const std::vector<BestRow>& rows);
 /// The rows as an aligned text table ("-" for missing numbers).
 std::string best_rows_text(const std::vector<BestRow>& rows);
 
+/// One line (no newline) naming the tasks best_rows() left out as `unusable` and their ok
+/// trials (up to five tasks by name); "" when there are none.
+std::string unusable_tasks_note(const std::vector<TaskSummary>& unusable);
+
 }  // namespace ktune::cli

@@ -29,34 +29,21 @@ void add_best_command(CLI::App& app) {
     // under a template's name, parameters since removed): said, not silently left out.
     std::vector<TaskSummary> unusable;
     const auto rows = best_rows(log, &unusable);
+    const std::string note = unusable_tasks_note(unusable);
     if (*json) {
       // Names are stored as given (an import may carry bytes that are not UTF-8): those
       // become U+FFFD, as in exports, instead of failing the whole answer.
       std::printf("%s\n", best_rows_json(rows)
                               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
                               .c_str());
+      if (!note.empty()) std::fprintf(stderr, "%s\n", note.c_str());  // stdout stays the array
       return;
     }
-    auto say_unusable = [&] {
-      if (unusable.empty()) return;
-      std::size_t unusable_trials = 0;
-      for (const auto& t : unusable) unusable_trials += static_cast<std::size_t>(t.ok_trials);
-      std::printf("note: %zu ok trial%s of %zu task%s name no config this build would launch "
-                  "(an unknown parameter, a value outside its domain or a broken constraint), so "
-                  "no row shows them:",
-                  unusable_trials, unusable_trials == 1 ? "" : "s", unusable.size(),
-                  unusable.size() == 1 ? "" : "s");
-      for (std::size_t i = 0; i < unusable.size() && i < 5; ++i)
-        std::printf("%s %s %s on %s", i ? ";" : "", unusable[i].template_name.c_str(),
-                    unusable[i].problem_key.c_str(), unusable[i].device_key.c_str());
-      if (unusable.size() > 5) std::printf("; and %zu more", unusable.size() - 5);
-      std::printf("\n");
-    };
     if (rows.empty()) {
       std::printf(unusable.empty() ? "%s holds no successful trial yet\n"
                                    : "%s holds no successful trial of a config this build would launch\n",
                   db->c_str());
-      say_unusable();
+      if (!note.empty()) std::printf("%s\n", note.c_str());
       return;
     }
     std::printf("%s", best_rows_text(rows).c_str());
@@ -65,7 +52,7 @@ void add_best_command(CLI::App& app) {
                 "times; copy: the same bytes at the best copy bandwidth in the log); vs vendor: "
                 "tuned speed / vendor speed, '-' when not measured; (older source): measured with "
                 "another version of the template's source, none of this build's\n");
-    say_unusable();
+    if (!note.empty()) std::printf("%s\n", note.c_str());
   });
 }
 

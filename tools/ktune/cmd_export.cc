@@ -17,6 +17,7 @@
 #include "ktune/log.h"
 #include "ktune/user_template.h"
 #include "option_checks.h"
+#include "summary_output.h"
 
 namespace ktune::cli {
 
@@ -73,6 +74,11 @@ void check_filter_matches(const TuningLog& log, const LogFilter& filter, const E
   });
   LogFilter together = filter;
   if (args.best) together.status = Status::ok;  // --best exports ok trials only
+  const bool filtered = filter.template_name || filter.problem_key || filter.device_key ||
+                        filter.run_id || filter.status;
+  if (log.count(together) == 0 && !filtered)  // only --best's own status ok matched nothing
+    throw Error(ErrorCode::invalid_argument,
+                args.db + " holds no ok trial (--best exports ok trials only); nothing written");
   if (log.count(together) == 0)
     throw Error(ErrorCode::invalid_argument,
                 std::string("no record of ") + args.db + " matches the filters together" +
@@ -138,8 +144,9 @@ void add_export_command(CLI::App& app) {
                    args->format.c_str());
       return;
     }
+    std::FILE* summary = summary_stream(args->out);  // /dev/stdout: not into the records
     auto n = export_file(log, args->out, format, filter, selection);
-    std::printf("exported %zu records to %s (%s)\n", n, args->out.c_str(), args->format.c_str());
+    std::fprintf(summary, "exported %zu records to %s (%s)\n", n, args->out.c_str(), args->format.c_str());
   });
 }
 

@@ -11,6 +11,7 @@
 #include "html_report.h"
 #include "ktune/error.h"
 #include "ktune/log.h"
+#include "summary_output.h"
 
 namespace ktune::cli {
 
@@ -31,8 +32,9 @@ void add_report_command(CLI::App& app) {
     check_output_path(log, *out);
     const std::string html = render_html_report(log, *title);
     // Whole or not at all, with the reason when it cannot be written.
+    std::FILE* summary = summary_stream(*out);  // /dev/stdout: not after </html>
     detail::write_file_atomically(*out, [&](std::ostream& file) { file << html; });
-    std::printf("wrote %s (%zu bytes)\n", out->c_str(), html.size());
+    std::fprintf(summary, "wrote %s (%zu bytes)\n", out->c_str(), html.size());
   });
 }
 

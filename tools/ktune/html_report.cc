@@ -266,7 +266,9 @@ std::string render_html_report(const TuningLog& log, const std::string& title) {
     statuses[to_string(r.trial.status)]++;
     ++total;
   });
-  const auto rows = best_rows(log);
+  std::vector<TaskSummary> unusable;  // noted under the table, as `ktune best` does
+  const auto rows = best_rows(log, &unusable);
+  const std::string unusable_note = unusable_tasks_note(unusable);
   char stamp[64];
   std::time_t now = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
@@ -286,6 +288,7 @@ std::string render_html_report(const TuningLog& log, const std::string& title) {
          "with ktune vendor; copy: the same bytes at the best copy bandwidth of this log). vs "
          "vendor: tuned speed relative to the vendor reference; - when the log holds no vendor "
          "measurement.</p>\n";
+  if (!unusable_note.empty()) out << "<p class=\"note\">" << esc(unusable_note) << "</p>\n";
   out << "<h2>Trials by status</h2>\n" << status_svg(statuses) << "\n";
   for (const auto& [key, task] : tasks) {
     out << "<h2>" << esc(key) << "</h2>\n<p class=\"note\">";
