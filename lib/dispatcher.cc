@@ -142,6 +142,8 @@ struct Dispatcher::Impl {
   using RecordSink = std::function<void(const TrialRecord&)>;
   /// Indexes the ok records that `read` passes to its sink.
   void index(const std::function<void(const RecordSink&)>& read, bool from_jsonl);
+  /// Indexes the regular file `file`: an SQLite tuning log or a JSON-lines export (by content).
+  void index_file(const std::string& file);
   Selection compute(const KernelTemplate& tmpl, const Problem& problem, const Device& device) const;
   std::optional<Config> try_task(const KernelTemplate& tmpl, const Task& task,
                                  const Problem& problem, const Device& device,
@@ -472,38 +474,47 @@ Dispatcher::Dispatcher(const std::string& path, DispatcherOptions options)
   impl_->path = path;
   impl_->options = std::move(options);
   detail::require_read_permission(path, "dispatch: tuning log");
-  std::ifstream probe(path);
-  if (!probe) throw Error(ErrorCode::not_found, "dispatch: tuning log '" + path + "' does not exist");
-  probe.close();
   std::error_code ec;
+  if (path.empty() || !std::filesystem::exists(path, ec))
+    throw Error(ErrorCode::not_found, "dispatch: tuning log '" + path + "' does not exist");
   if (std::filesystem::is_directory(path, ec))
     throw Error(ErrorCode::invalid_argument,
                 "dispatch: tuning log '" + path + "' is a folder; expected an SQLite log or a "
                 "JSON-lines export");
+  // The format is told by content and then read: a pipe or a process substitution such as
+  // <(zcat log.jsonl.gz) is read once into a temporary copy first, as imports are ("./-": a
+  // file of that name, not standard input).
+  const detail::RereadableInput input(path == "-" ? "./-" : path, "dispatch: tuning log");
+  try {
+    impl_->index_file(input.path());
+  } catch (const Error& e) {  // messages name the log given, not its temporary copy
+    throw input.naming_input(e);
+  }
+  spdlog::debug("dispatch: indexed {} ok records of '{}'", impl_->indexed, path);
+}
+
+void Dispatcher::Impl::index_file(const std::string& file) {
   // An SQLite tuning log, else a JSON-lines export (whose reader names what a file of neither
   // kind lacks), as `ktune tune --replay` decides.
-  if (!sqlite::is_sqlite_file(path)) {
-    impl_->index(
+  if (!sqlite::is_sqlite_file(file)) {
+    index(
         [&](const Impl::RecordSink& sink) {
           // Streamed; a config text that does not parse is kept, so that selection rejects
           // that record by name as it does an SQLite log's, instead of refusing the file.
           try {
-            jsonl::for_each_in_file(path, sink, jsonl::ConfigText::verbatim);
+            jsonl::for_each_in_file(file, sink, jsonl::ConfigText::verbatim);
           } catch (const Error&) {  // a T4 file or a cache: say so, not a JSON parser's message
-            refuse_foreign_log(path, "dispatch: tuning log");
+            refuse_foreign_log(file, "dispatch: tuning log");
             throw;
           }
         },
         true);
-  } else {
-    TuningLog log(path, LogMode::read_only);
-    LogFilter ok;
-    ok.status = Status::ok;
-    impl_->index(
-        [&](const Impl::RecordSink& sink) { log.for_each(ok, sink); },
-        false);
+    return;
   }
-  spdlog::debug("dispatch: indexed {} ok records of '{}'", impl_->indexed, path);
+  TuningLog log(file, LogMode::read_only);
+  LogFilter ok;
+  ok.status = Status::ok;
+  index([&](const Impl::RecordSink& sink) { log.for_each(ok, sink); }, false);
 }
 
 Dispatcher::~Dispatcher() = default;

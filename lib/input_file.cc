@@ -138,6 +138,8 @@ RereadableInput::~RereadableInput() {
   if (!copied_) return;
   std::error_code ec;
   std::filesystem::remove(path_, ec);
+  // A copied SQLite log read in place leaves its companions beside the copy.
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) std::filesystem::remove(path_ + suffix, ec);
 }
 
 void require_read_permission(const std::string& path, const std::string& what) {

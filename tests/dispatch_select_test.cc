@@ -2,7 +2,13 @@
 // (log2 distance, attributes must match, can_implement respected), another device of the same
 // compute capability (flagged), the default, and hostile logs whose configs are not in the
 // template's space.
+#include <unistd.h>
+
 #include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
 #include <fstream>
 #include <thread>
 
@@ -600,4 +606,50 @@ TEST_CASE("Dispatcher names a folder or a file of another format for what it is"
                     Catch::Contains("is a Kernel Tuner cache") && Catch::Contains("import it first"));
   std::ofstream(dir.file("t4.json")) << R"({"schema_version": "1.0.0", "results": []})";
   CHECK_THROWS_WITH(Dispatcher(dir.file("t4.json")), Catch::Contains("is a T4 results file"));
+}
+
+TEST_CASE("Dispatcher reads a log through a pipe, as a process substitution passes it",
+          "[dispatch]") {
+  test::TempDir dir;
+  const std::string db = tuned_log(dir), jsonl = dir.file("export.jsonl");
+  {
+    TuningLog log(db, LogMode::read_only);
+    export_file(log, jsonl, LogFormat::jsonl);
+  }
+  // The temporary copies go where TMPDIR says, so that this test can see them gone.
+  const std::string tmp = dir.file("tmp");
+  std::filesystem::create_directories(tmp);
+  const char* old_tmpdir = std::getenv("TMPDIR");
+  const std::string saved = old_tmpdir ? old_tmpdir : "";
+  ::setenv("TMPDIR", tmp.c_str(), 1);
+  auto* old_sigpipe = std::signal(SIGPIPE, SIG_IGN);  // a reader that stops early: EPIPE, not death
+  for (const std::string& file : {jsonl, db}) {
+    INFO(file);
+    std::ifstream in(file, std::ios::binary);
+    const std::string content((std::istreambuf_iterator<char>(in)), {});
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    std::thread writer([&] {
+      for (std::size_t done = 0; done < content.size();) {
+        const ssize_t put = ::write(fds[1], content.data() + done, content.size() - done);
+        if (put <= 0) break;
+        done += static_cast<std::size_t>(put);
+      }
+      ::close(fds[1]);
+    });
+    std::optional<Dispatcher> d;
+    try {
+      d.emplace("/dev/fd/" + std::to_string(fds[0]));
+    } catch (const Error& e) {
+      FAIL_CHECK(e.what());
+    }
+    ::close(fds[0]);  // a writer still blocked (the reader gave up) gets EPIPE
+    writer.join();
+    if (!d) continue;
+    CHECK(d->select(kTile, TileTemplate::problem(1024, 1024), test::test_device()).config.str() ==
+          "BM=128,BN=32,SPLIT=2");
+    CHECK(std::filesystem::is_empty(tmp));  // the copy, and an SQLite copy's -wal / -shm
+  }
+  std::signal(SIGPIPE, old_sigpipe);
+  if (old_tmpdir) ::setenv("TMPDIR", saved.c_str(), 1); else ::unsetenv("TMPDIR");
 }
