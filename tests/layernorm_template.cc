@@ -42,15 +42,29 @@ TEST_CASE("layernorm constraints reject what they should", "[layernorm]") {
   CHECK(d["ROW_MODE"] == 0);  // 4096 halves fit in registers
   CHECK(d["MIN_WARPS"] == 32);  // 4 vectors per thread: 64 registers, 4 blocks per SM
   CHECK(t->space(ln_problem("8192x16384", "f16", "layernorm"), dev).default_config()["MIN_WARPS"] == 16);
-  // 16-bit rows of 14-16 vectors per thread: no 16-warp request for RMSNorm, nor for LayerNorm
-  // at 16 (measured faster, session 29 call 2); LayerNorm at 14 keeps it (measured faster).
+  // 16-bit rows of 14-16 vectors per thread: no 16-warp request for RMSNorm (measured faster,
+  // session 29 call 2); LayerNorm takes the cluster ring of longer rows on sm_90 (session 30
+  // call 1), and before sm_90 drops the request at 16 vectors and keeps it at 14.
   auto min_warps_of = [&](const char* shape, const char* dtype, const char* norm) {
     return t->space(ln_problem(shape, dtype, norm), dev).default_config()["MIN_WARPS"];
   };
   CHECK(min_warps_of("4096x28672", "f16", "rmsnorm") == 0);
   CHECK(min_warps_of("4096x32768", "bf16", "rmsnorm") == 0);
-  CHECK(min_warps_of("4096x32768", "f16", "layernorm") == 0);
-  CHECK(min_warps_of("4096x28672", "bf16", "layernorm") == 16);
+  for (const char* shape : {"4096x28672", "4096x30720", "4096x32768"}) {
+    for (const char* dtype : {"f16", "bf16"}) {
+      INFO(shape << " " << dtype);
+      const Config c = t->space(ln_problem(shape, dtype, "layernorm"), dev).default_config();
+      CHECK(c.str() == "THREADS=256,TPR=256,VEC=8,ROW_MODE=3,STATS=1,CACHE_HINT=0,CLUSTER=4,RPG=6,"
+                       "PREFETCH=0,PARAMS=2,MIN_WARPS=24,STAGES=2");
+    }
+  }
+  const Device a100 = Device::offline("sm_80");
+  const Config ln16_80 = t->space(ln_problem("4096x32768", "f16", "layernorm"), a100).default_config();
+  CHECK(ln16_80["CLUSTER"] == 1);
+  CHECK(ln16_80["MIN_WARPS"] == 0);
+  CHECK(t->space(ln_problem("4096x28672", "bf16", "layernorm"), a100).default_config()["MIN_WARPS"] == 16);
+  // f32 and narrower vectors keep one CTA per row (hidden 26624: 13 vectors per thread).
+  CHECK(t->space(ln_problem("4096x26624", "f16", "layernorm"), dev).default_config()["CLUSTER"] == 1);
   // Unmeasured rows keep the request: shorter ones (RMSNorm 20480 does not spill at 16 warps)
   // and narrower vectors (hidden 8194: VEC 2, 17 vectors per thread).
   CHECK(min_warps_of("4096x20480", "f16", "rmsnorm") == 16);
@@ -392,9 +406,11 @@ TEST_CASE("layernorm spaces compile with NVRTC for sm_90", "[layernorm][nvrtc]")
   ktune::test::expect_space_compiles(*t, ln_problem("4096x65536", "bf16", "rmsnorm"), 1, 7);
   ktune::test::expect_space_compiles(*t, ln_problem("8192x16384", "f16", "layernorm"), 0, 8);
   ktune::test::expect_space_compiles(*t, ln_problem("8192x16384", "f32", "layernorm"), 0, 9);
-  // 16-bit rows of 16 vectors per thread, now without the 16-warp request: no spills.
+  // 16-bit rows of 14-16 vectors per thread: RMSNorm without the 16-warp request, LayerNorm
+  // on the cluster ring (unevenly split at 30720): no spills.
   ktune::test::expect_space_compiles(*t, ln_problem("4096x32768", "bf16", "rmsnorm"), 0, 10);
   ktune::test::expect_space_compiles(*t, ln_problem("4096x32768", "f16", "layernorm"), 0, 11);
+  ktune::test::expect_space_compiles(*t, ln_problem("4096x30720", "bf16", "layernorm"), 0, 12);
   // The cluster split (distributed shared memory) and several rows per group: prefetched,
   // gamma / beta in registers or shared memory, Welford, an odd RPG.
   const auto p = ln_problem("4096x65536", "bf16", "layernorm");

@@ -322,7 +322,8 @@ class LayernormTemplate final : public KernelTemplate {
     //   blocks (one wave: no tail), streaming hints;
     // - rows of up to 64 KiB: 8..256 threads per row with up to 4 vectors per thread (as
     //   measured at 94-96 % of copy), 32 or 16 warps per SM;
-    // - longer rows: a cluster of 2..8 CTAs per row, the first geometry whose registers fit
+    // - longer rows (and 16-bit LayerNorm rows of 14-16 vectors of 8 per thread on sm_90): a
+    //   cluster of 2..8 CTAs per row, the first geometry whose registers fit
     //   of 256 threads at 24 warps per SM, 512 at 32 or 16, 1024 at 32; RPG filling the last
     //   wave, the next row prefetched, gamma / beta in shared memory, no streaming hints;
     //   16-bit LayerNorm streams that geometry through the shared-memory ring (ROW_MODE 3)
@@ -360,6 +361,12 @@ class LayernormTemplate final : public KernelTemplate {
       }
       return best;
     };
+    // One CTA per row (the middle branch below), except 16-bit LayerNorm rows of 14-16 vectors
+    // of 8 per thread on sm_90, which take the cluster geometry of longer rows: 86.9-95.6 % of
+    // copy at 4096 x 28672 / 30720 / 32768 (f16 / bf16, H100), where one CTA per row ran
+    // 71.7-89.6 % (results/2026-12-06-h100/session30/call1, session29/call2).
+    const RegisterRow one_cta = row_at(tpr, threads, 1, 1, 0, 0, 0);
+    const bool cluster_instead = !before_sm90 && !rms && elem == 2 && vec == 8 && one_cta.items() >= 14;
     if (vectors <= 256) {
       tpr = std::min<std::int64_t>(32, std::max<std::int64_t>(8, memory_bound::floor_pow2(vectors / 4)));
       threads = 256, mode = 0, hint = 1;
@@ -371,21 +378,22 @@ class LayernormTemplate final : public KernelTemplate {
         if (rpg > 1) prefetch = 1, params = 2;
         break;
       }
-    } else if (hidden * elem <= 65536 && row_at(tpr, threads, 1, 1, 0, 0, 0).fits()) {
+    } else if (hidden * elem <= 65536 && one_cta.fits() && !cluster_instead) {
       // The occupancy the first rounds measured at 94-96 % (4 blocks of 256 threads per SM at
       // <= 4 vectors per thread, else 2), now asked for explicitly: the packed row leaves the
       // compiler free to take 80-210 registers otherwise (NVRTC, sm_90), and these caps do
       // not spill.
       mode = 0;
-      const Value items = row_at(tpr, threads, 1, 1, 0, 0, 0).items();
+      const Value items = one_cta.items();
       min_warps = items <= 4 ? 32 : 16;
       if (!row_at(tpr, threads, 1, 1, 0, 0, min_warps).fits()) min_warps = 0;
       // 16-bit rows of 14-16 vectors of 8 per thread (hidden 26632..32768) spill under the
       // 16-warp cap (8-376 bytes). Measured without it (session 29 call 2, H100, 4096 rows, %
       // of copy): RMSNorm 96.9-97.4 against 61.9-95.4 at hidden 28672 and 32768; LayerNorm
       // 76.7 / 80.3 against 64.8 / 57.1 at 32768 (16 vectors), but 71.9-76.3 against
-      // 84.2-89.6 at 28672 (14), so LayerNorm keeps the cap below 16. Shorter rows and
-      // narrower vectors (measured neither way; many do not spill) keep it too.
+      // 84.2-89.6 at 28672 (14), so LayerNorm (here only before sm_90: cluster_instead)
+      // keeps the cap below 16. Shorter rows and narrower vectors (measured neither way; many
+      // do not spill) keep it too.
       if (elem == 2 && vec == 8 && (rms ? items >= 14 : items >= 16)) min_warps = 0;
     } else {
       const std::pair<Value, Value> shapes[] = {{256, 24}, {512, 32}, {512, 16}, {1024, 32}};
@@ -405,11 +413,12 @@ class LayernormTemplate final : public KernelTemplate {
           // 16-bit LayerNorm: the same geometry streamed through the shared-memory ring with
           // one (mean, M2) exchange per row: 91.4-91.6 % of the copy at [4096, 65536] f16 on
           // two GPUs where this mode-0 two-pass default ran 89.2 % and 82.1 %
-          // (results/2026-12-01-h200/session7, calls 3 and 6-7). f32 and RMSNorm keep mode 0
-          // (their ring is not measured at this geometry; the tuner reaches it).
+          // (results/2026-12-01-h200/session7, calls 3 and 6-7); also where the CTA's part of
+          // the row does not split evenly over its threads (4096 x 28672 / 30720, f16 / bf16,
+          // H100: 87.1-91.7 % against mode 0's 86.4-90.3 %, session30/call1). f32 and RMSNorm
+          // keep mode 0 (their ring is not measured at this geometry; the tuner reaches it).
           if (!rms && elem == 2 && r > 1 && slice_bytes(hidden, dtype, c) % 16 == 0 &&
-              ring_bytes(hidden, dtype, rms, c, pa, 2, 1) <= smem_limit &&
-              (hidden / vec / c) % th == 0)
+              ring_bytes(hidden, dtype, rms, c, pa, 2, 1) <= smem_limit)
             mode = 3, stats = 1, prefetch = 0;
           break;
         }
