@@ -1124,6 +1124,16 @@ TEST_CASE("cli: attributes that contradict each other are refused; a plan's time
   write_text(dir.file("bad.json"), R"([{"template": "copy", "time": -1}])");
   require_failure_mentioning(run_ktune(dir, "tune --plan " + dir.file("bad.json") + " --dry-run"),
                              {"entry 1", "\"time\"", "seconds >= 0"});
+  // The {"problems": [...]} wrapper holds only the list: a budget beside it is not dropped.
+  write_text(dir.file("wrapped.json"), R"({"problems": [{"template": "copy"}]})");
+  CHECK(run_ktune(dir, "tune --plan " + dir.file("wrapped.json") + " --dry-run").status == 0);
+  write_text(dir.file("wrapped_budget.json"), R"({"problems": [{"template": "copy"}], "budget": 5})");
+  require_failure_mentioning(run_ktune(dir, "tune --plan " + dir.file("wrapped_budget.json") + " --dry-run"),
+                             {"wrapped_budget.json", "unknown key \"budget\" beside \"problems\""});
+  // An empty "space" is named as such, not as a missing one.
+  write_text(dir.file("empty_space.json"), R"([{"space": "", "shape": "1"}])");
+  require_failure_mentioning(run_ktune(dir, "tune --plan " + dir.file("empty_space.json") + " --dry-run"),
+                             {"entry 1", "\"space\" is empty"});
 }
 
 TEST_CASE("cli: a number out of range, one dimension and an empty output path are named as such",

@@ -216,6 +216,35 @@ TEST_CASE("cli: exhaustive replay finds the recorded optimum; JSON-lines data re
   }
 }
 
+TEST_CASE("cli: a config recorded several times replays as its typical trial, as best judges it",
+          "[cli][replay]") {
+  TempDir dir;
+  const std::string recorded = dir.file("recorded.db");
+  const auto optimum = test::write_recorded_copy_db(recorded, {kSmall});
+  const std::string fastest = "VEC=4,THREADS=256,ITEMS=4,GRID_STRIDE=0";
+  {  // the fastest config measured twice more, slower both times: its typical trial is slower
+    TuningLog log(recorded);
+    const TrialRecord first = fastest_record(log, kSmall);
+    REQUIRE(first.config_text == fastest);
+    for (int i = 0; i < 2; ++i) {
+      TrialRecord again = first;
+      again.trial.median_ms = optimum[0] * 1.5;
+      log.append(again);
+    }
+  }
+  const auto judged = fastest_record(TuningLog(recorded, LogMode::read_only), kSmall);
+  REQUIRE(judged.config_text != fastest);  // `best` judges by the typical trial
+  const std::string out = dir.file("out.db");
+  auto r = run_ktune(dir, "tune --template copy --shape " + std::to_string(kSmall) +
+                              " --dtype f32 --searcher exhaustive --budget 0 --replay " + recorded +
+                              " --db " + out);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  const auto replayed = fastest_record(TuningLog(out, LogMode::read_only), kSmall);
+  CHECK(replayed.config_text == judged.config_text);
+  CHECK(replayed.trial.median_ms == Approx(judged.trial.median_ms));
+}
+
 TEST_CASE("cli: plain progress lines end with the final count whatever stopped the run",
           "[cli][replay]") {
   TempDir dir;

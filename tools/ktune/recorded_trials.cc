@@ -113,29 +113,37 @@ ReplayTask make_replay_task(const RecordedTrials& recorded, const KernelTemplate
   task.device = device_of_record(sample->device);
   const SearchSpace full = tmpl.space(problem, task.device);
 
-  // One recorded outcome per config: an ok record before a failed one, and among those a
-  // record of this build's template source before an older one, else the first.
+  // One recorded outcome per config: ok records before failed ones, and among those the
+  // records of this build's template source before older ones; of the ok records kept, the
+  // typical trial (as `ktune best` and the tuner judge a config measured several times), else
+  // the first.
   const std::string current = Builder::source_hash(tmpl.source());
-  std::map<std::string, std::pair<Config, RecordedResult>> by_config;
+  std::map<std::string, std::pair<Config, std::vector<const TrialRecord*>>> records_of;
   for (const auto& r : records) {
     if (r.device_key() != chosen) continue;
     auto config = config_in_space(full, r.config_text);
     if (!config) continue;
-    auto it = by_config.find(config->str());
-    if (it != by_config.end()) {
-      const bool kept_ok = it->second.second.status == Status::ok;
-      if (kept_ok && !r.trial.ok()) continue;
-      if (kept_ok == r.trial.ok() &&
-          (task.source_of[config->str()] == current || r.source_hash != current))
-        continue;
-    }
-    task.source_of[config->str()] = r.source_hash;
+    auto& entry = records_of[config->str()];
+    entry.first = *config;
+    entry.second.push_back(&r);
+  }
+  std::map<std::string, std::pair<Config, RecordedResult>> by_config;
+  for (const auto& [text, entry] : records_of) {
+    auto rank = [&](const TrialRecord* r) { return (r->trial.ok() ? 0 : 2) + (r->source_hash == current ? 0 : 1); };
+    int best_rank = 3;
+    for (const TrialRecord* r : entry.second) best_rank = std::min(best_rank, rank(r));
+    std::vector<const TrialRecord*> kept;
+    std::vector<double> medians;
+    for (const TrialRecord* r : entry.second)
+      if (rank(r) == best_rank) kept.push_back(r), medians.push_back(r->trial.median_ms);
+    const TrialRecord& r = *kept[best_rank < 2 ? typical_trial_position(medians) : 0];
+    task.source_of[text] = r.source_hash;
     RecordedResult result;
     result.status = r.trial.status;
     result.time_ms = r.trial.median_ms;
     result.times_ms = r.trial.times_ms;
     result.message = r.trial.message;
-    by_config.insert_or_assign(config->str(), std::make_pair(*config, result));
+    by_config.emplace(text, std::make_pair(entry.first, result));
   }
   if (by_config.empty())
     throw Error(ErrorCode::not_found, origin + ": no recorded config of " + tmpl.name() + " on " +

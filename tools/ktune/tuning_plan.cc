@@ -64,12 +64,14 @@ PlanEntry entry_from_json(const nlohmann::json& item, const std::string& where,
   for (const auto& [key, value] : item.items()) {
     const std::string field = where + " field \"" + key + "\"";
     if (key == "template" || key == "op") {
-      if (!value.is_string())
-        throw Error(ErrorCode::invalid_argument, field + ": expected a name");
+      if (!value.is_string() || value.get<std::string>().empty())
+        throw Error(ErrorCode::invalid_argument, field + (value.is_string() ? " is empty" : "") +
+                                                     ": expected a name");
       (key == "template" ? options.template_name : options.op) = value.get<std::string>();
     } else if (key == "space" || key == "kernel") {
-      if (!value.is_string())
-        throw Error(ErrorCode::invalid_argument, field + ": expected a file path");
+      if (!value.is_string() || value.get<std::string>().empty())
+        throw Error(ErrorCode::invalid_argument, field + (value.is_string() ? " is empty" : "") +
+                                                     ": expected a file path");
       (key == "space" ? options.space : options.kernel) = (base_dir / value.get<std::string>()).string();
     } else if (key == "shape") {
       options.shape = shape_text(value, field);
@@ -106,7 +108,16 @@ PlanEntry entry_from_json(const nlohmann::json& item, const std::string& where,
 
 std::vector<PlanEntry> parse_plan(const std::string& json_text, const std::string& origin) {
   nlohmann::json doc = detail::parse_json_document(json_text, origin);
-  if (doc.is_object() && doc.contains("problems")) doc = doc["problems"];
+  if (doc.is_object() && doc.contains("problems")) {
+    // The wrapper holds the list and nothing else: a "budget" or "searcher" beside it would
+    // otherwise be dropped without a word (budgets go in the entries or on the command line).
+    for (const auto& [key, value] : doc.items())
+      if (key != "problems")
+        throw Error(ErrorCode::invalid_argument,
+                    origin + ": unknown key \"" + key + "\" beside \"problems\" (the object holds only "
+                    "the list; give \"budget\" / \"time\" in each entry, other settings as command-line options)");
+    doc = doc["problems"];
+  }
   if (!doc.is_array() || doc.empty())
     throw Error(ErrorCode::invalid_argument,
                 origin + ": expected a non-empty JSON list of problems, e.g. "
