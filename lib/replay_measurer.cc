@@ -161,7 +161,7 @@ double ReplayMeasurer::best_time_ms() const {
   return best;
 }
 
-std::optional<std::string> find_t1_beside(const std::string& data_path) {
+std::vector<std::string> t1_paths_beside(const std::string& data_path) {
   namespace fs = std::filesystem;
   const fs::path p(data_path);
   std::string stem = p.filename().string();
@@ -170,10 +170,14 @@ std::optional<std::string> find_t1_beside(const std::string& data_path) {
   }
   std::vector<std::string> tries = {stem};
   if (const auto cut = stem.rfind('_'); cut != std::string::npos && cut > 0) tries.push_back(stem.substr(0, cut));
-  for (const auto& t : tries) {
-    const fs::path candidate = p.parent_path() / (t + ".T1.json");
-    if (fs::exists(candidate)) return candidate.string();
-  }
+  std::vector<std::string> paths;
+  for (const auto& t : tries) paths.push_back((p.parent_path() / (t + ".T1.json")).string());
+  return paths;
+}
+
+std::optional<std::string> find_t1_beside(const std::string& data_path) {
+  for (const std::string& candidate : t1_paths_beside(data_path))
+    if (std::filesystem::exists(candidate)) return candidate;
   return std::nullopt;
 }
 

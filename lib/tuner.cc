@@ -207,6 +207,7 @@ TuneResult Tuner::run() {
     }
     starting.push_back(c);
   }
+  st.result.started = starting.size();
   if (!starting.empty()) {
     auto trials = measure_checked(measurer_, starting);
     for (const auto& t : trials) take(t);

@@ -108,6 +108,10 @@ TEST_CASE("cli: contradicting or empty choices are refused", "[cli]") {
       std::string(KTUNE_DATASETS_DIR) + "/convolution_milo_A4000.json.gz";
   require_failure_mentioning(run_ktune(dir, "replay --data " + data + " --searcher , --budget 2"),
                              {"--searcher", "names no searcher"});
+  // Data without its T1 file: the paths looked at are named.
+  std::filesystem::copy_file(data, dir.file("conv_X.json.gz"));
+  require_failure_mentioning(run_ktune(dir, "replay --data " + dir.file("conv_X.json.gz") + " --budget 2"),
+                             {"no T1 file beside", dir.file("conv_X.T1.json") + ", " + dir.file("conv.T1.json")});
   require_failure_mentioning(
       run_ktune(dir, "replay --data " + data + " --budget 2 --json " + dir.file("no/such/x.json")),
       {"no/such"});
@@ -1130,6 +1134,11 @@ TEST_CASE("cli: attributes that contradict each other are refused; a plan's time
   write_text(dir.file("wrapped_budget.json"), R"({"problems": [{"template": "copy"}], "budget": 5})");
   require_failure_mentioning(run_ktune(dir, "tune --plan " + dir.file("wrapped_budget.json") + " --dry-run"),
                              {"wrapped_budget.json", "unknown key \"budget\" beside \"problems\""});
+  // A config named twice is compiled once.
+  const CliResult twice = run_ktune(dir, "compile -j 1 --template copy --samples 0 --config VEC=2 --config VEC=2");
+  INFO(twice.output);
+  CHECK(twice.status == 0);
+  CHECK(twice.output.find("1 config") != std::string::npos);
   // An empty "space" is named as such, not as a missing one.
   write_text(dir.file("empty_space.json"), R"([{"space": "", "shape": "1"}])");
   require_failure_mentioning(run_ktune(dir, "tune --plan " + dir.file("empty_space.json") + " --dry-run"),

@@ -245,6 +245,40 @@ TEST_CASE("cli: a config recorded several times replays as its typical trial, as
   CHECK(replayed.trial.median_ms == Approx(judged.trial.median_ms));
 }
 
+TEST_CASE("cli: tune's header and progress say what the budget is and was", "[cli][replay]") {
+  TempDir dir;
+  const std::string recorded = dir.file("recorded.db"), out = dir.file("out.db");
+  test::write_recorded_copy_db(recorded, {kSmall});
+  const std::string tune = "tune --template copy --shape " + std::to_string(kSmall) +
+                           " --dtype f32 --searcher exhaustive --progress 0 --replay " + recorded +
+                           " --db " + out;
+  const auto all = run_ktune(dir, tune + " --budget 0");
+  INFO(all.output);
+  REQUIRE(all.status == 0);
+  CHECK(all.output.find("exhaustive, no trial limit") != std::string::npos);
+  CHECK(all.output.find("budget 0") == std::string::npos);
+  // Resumed past a smaller budget: the count says so instead of "N/2".
+  const auto again = run_ktune(dir, tune + " --budget 2");
+  INFO(again.output);
+  REQUIRE(again.status == 0);
+  const auto n = count_trials(out, kSmall);
+  CHECK(again.output.find(std::to_string(n) + " (budget 2) trials") != std::string::npos);
+  CHECK(again.output.find(std::to_string(n) + "/2") == std::string::npos);
+  // A bad --arch is named even where no dry run needs it.
+  const auto arch = run_ktune(dir, tune + " --arch bogus");
+  INFO(arch.output);
+  CHECK(arch.status != 0);
+  CHECK(arch.output.find("'bogus'") != std::string::npos);
+  // A tuning plan given as --replay data is named as such.
+  test::write_text(dir.file("plan.json"), "[\n  {\"template\": \"copy\"}\n]\n");
+  const auto plan = run_ktune(dir, "tune --template copy --replay " + dir.file("plan.json") + " --db " +
+                                       dir.file("p.db"));
+  INFO(plan.output);
+  CHECK(plan.status != 0);
+  CHECK(plan.output.find("plan.json' is a JSON list") != std::string::npos);
+  CHECK(plan.output.find("given as --plan") != std::string::npos);
+}
+
 TEST_CASE("cli: plain progress lines end with the final count whatever stopped the run",
           "[cli][replay]") {
   TempDir dir;

@@ -110,6 +110,7 @@ TEST_CASE("cli: tune starts a new shape from the nearest tuned shape's winner; -
     REQUIRE(second.status == 0);
     CHECK((second.output.find("warm start: the winners of the nearest tuned shapes (1 config)") !=
            std::string::npos) == (warm == 1));
+    CHECK((second.output.find("warm start: 1 of 1 config measured") != std::string::npos) == (warm == 1));
     // The second trial of the new shape (after the default) is the first shape's winner.
     TuningLog log(out, LogMode::read_only);
     const auto copy = find_template("copy");
@@ -123,6 +124,17 @@ TEST_CASE("cli: tune starts a new shape from the nearest tuned shape's winner; -
     REQUIRE(trials.size() == 3);
     CHECK((trials[1].config_text == winner->config_text) == (warm == 1));
   }
+  // A budget that the default fills: the header names the candidate, the summary that none of
+  // it was measured.
+  const std::string out = dir.file("out-budget.db");
+  REQUIRE(test::run_ktune(dir, "tune --plan " + plan(kFirst, 0) + " --replay " + recorded + " --db " + out +
+                                   " --searcher exhaustive --progress 0").status == 0);
+  auto tight = test::run_ktune(dir, "tune --plan " + plan(kSecond, 1) + " --replay " + recorded + " --db " +
+                                        out + " --searcher random --progress 0");
+  INFO(tight.output);
+  REQUIRE(tight.status == 0);
+  CHECK(tight.output.find("(1 config)") != std::string::npos);
+  CHECK(tight.output.find("warm start: 0 of 1 config measured") != std::string::npos);
 }
 
 TEST_CASE("warm start: only the nearest problems are asked when their winners coincide",

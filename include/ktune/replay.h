@@ -82,8 +82,10 @@ class ReplayMeasurer : public Measurer {
   std::string origin_;
 };
 
-/// The T1 space file conventionally stored beside a data file: for "dir/name_DEVICE.json.gz"
-/// the first existing of "dir/name_DEVICE.T1.json" and "dir/name.T1.json", else nullopt.
+/// The paths a T1 space file is looked for at beside a data file, in order: for
+/// "dir/name_DEVICE.json.gz", "dir/name_DEVICE.T1.json" and "dir/name.T1.json".
+std::vector<std::string> t1_paths_beside(const std::string& data_path);
+/// The first of t1_paths_beside() that exists, else nullopt.
 std::optional<std::string> find_t1_beside(const std::string& data_path);
 
 /// The trajectory of one replayed search.

@@ -71,6 +71,9 @@ struct TuneResult {
   std::string stop_reason;              ///< max_trials, max_seconds, patience or exhausted
   std::map<Status, std::size_t> status_counts;  ///< trials of this run per status
   double elapsed_s = 0;                 ///< wall time of the run
+  /// Configs of start_with() measured by this run (those the budget left room for, not
+  /// already measured or resumed).
+  std::size_t started = 0;
   /// default median / best median, 0 when either is unknown.
   double speedup() const;
 };

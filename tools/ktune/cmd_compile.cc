@@ -60,7 +60,10 @@ void add_compile_command(CLI::App& app) {
     Device device = Device::offline(*arch);
     SearchSpace space = tmpl->space(p, device);
     std::vector<Config> configs;
-    for (const std::string& changes : *named) configs.push_back(config_from_changes(space, changes));
+    for (const std::string& changes : *named) {  // one compile per distinct config
+      Config c = config_from_changes(space, changes);
+      if (std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(std::move(c));
+    }
     if (configs.empty()) configs.push_back(space.default_config());
     // A config the template cannot implement for this problem is not compiled (its source
     // would stop at a static_assert), nor is a default that breaks a constraint of the space

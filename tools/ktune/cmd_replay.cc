@@ -224,8 +224,10 @@ void run_replay(const ReplaySettings& s) {
   if (space_path.empty()) {
     auto found = find_t1_beside(s.data);
     if (!found) {
+      std::string looked;
+      for (const std::string& path : t1_paths_beside(s.data)) looked += (looked.empty() ? "" : ", ") + path;
       throw Error(ErrorCode::not_found, "no --space given and no T1 file beside '" + s.data +
-                                            "' (looked for <name>.T1.json)");
+                                            "' (looked for " + looked + ")");
     }
     space_path = *found;
   }

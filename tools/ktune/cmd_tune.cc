@@ -82,6 +82,7 @@ struct TuneContext {
   std::string run_id;
   std::optional<Device> gpu;                  // live tuning
   std::unique_ptr<Builder> builder;           // live tuning
+  std::size_t recorded_before = 0;            // trials this run recorded for earlier tasks
 };
 
 void print_result(const PlanEntry& entry, const TuneResult& result, std::size_t resumed,
@@ -138,15 +139,20 @@ void tune_task(TuneContext& ctx, const PlanEntry& entry, ReplayTask* replay, Sea
                                    replay ? replay->source_of : std::map<std::string, std::string>{});
   const std::size_t resumed = previous.size();
   if (options.max_trials > 0 && resumed >= options.max_trials) options.top_k = 0;
-  // Warm start: the winners of the nearest shapes this log has tuned (not yet measured here).
+  // Warm start: the winners of the nearest shapes this log has tuned (not yet measured here,
+  // and not the default, which is measured first anyway).
   std::vector<Config> starting;
   for (Config& c : nearest_shape_configs(ctx.log, *entry.tmpl, entry.problem, device, space,
                                          args.warm_start))
-    if (std::none_of(previous.begin(), previous.end(), [&](const Trial& t) { return t.config == c; }))
+    if (c != space.default_config() &&
+        std::none_of(previous.begin(), previous.end(), [&](const Trial& t) { return t.config == c; }))
       starting.push_back(std::move(c));
+  const std::size_t warm_candidates = starting.size();
   const std::string label = entry.tmpl->name() + " " + entry.problem.key();
-  std::printf("tuning %s on %s: %s, budget %zu trials%s%s%s\n", label.c_str(),
-              device.key().c_str(), searcher.name().c_str(), options.max_trials,
+  std::printf("tuning %s on %s: %s, %s%s%s%s\n", label.c_str(), device.key().c_str(),
+              searcher.name().c_str(),
+              options.max_trials ? ("budget " + std::to_string(options.max_trials) + " trials").c_str()
+                                 : "no trial limit",
               resumed ? (", resuming from " + std::to_string(resumed) + " recorded trials").c_str() : "",
               replay ? (", replaying " + std::to_string(replay->records) + " recorded configs").c_str() : "",
               starting.empty() ? "" : (", warm start: the winners of the nearest tuned shapes (" +
@@ -174,12 +180,16 @@ void tune_task(TuneContext& ctx, const PlanEntry& entry, ReplayTask* replay, Sea
     // "exhausted" without measuring again, e.g. under --replay): still an interruption.
     if (stop_requested()) throw Interrupted{};
     progress.finish();
+    ctx.recorded_before += recorder.recorded();
     print_result(entry, result, resumed, recorder.recorded());
+    if (warm_candidates > 0)  // the budget may leave room for fewer than the header named
+      std::printf("  warm start: %zu of %zu config%s measured\n", result.started, warm_candidates,
+                  warm_candidates == 1 ? "" : "s");
     std::fflush(stdout);
   } catch (const Interrupted&) {
     progress.finish();
     std::printf("%s: interrupted; %zu trials of this run are in %s\n", label.c_str(),
-                recorder.recorded(), args.db.c_str());
+                ctx.recorded_before + recorder.recorded(), args.db.c_str());
     throw;
   }
 }
@@ -199,6 +209,7 @@ void run_tune(const TuneArgs& args) {
   }
   const SearcherOptions searcher_options = SearcherOptions::parse(args.options);
   auto searcher = make_searcher(args.searcher, searcher_options);
+  (void)Device::offline(args.arch);  // a bad --arch is named even where no dry run needs it
   if (args.dry_run) {
     const Device device = cuda_unavailable_reason() ? Device::offline(args.arch) : query_device(args.gpu);
     print_dry_run(plan, device);

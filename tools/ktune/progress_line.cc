@@ -34,8 +34,11 @@ std::string format_time_ms(double ms) {
 }
 
 std::string progress_text(const TuneProgress& p) {
-  std::string budget = p.budget ? std::to_string(p.budget) : "?";
-  std::string text = std::to_string(p.done) + "/" + budget + " trials, " +
+  // done / budget; a run resumed past its budget says so instead of "3000/100".
+  std::string count = p.budget == 0          ? std::to_string(p.done) + "/?"
+                      : p.done <= p.budget ? std::to_string(p.done) + "/" + std::to_string(p.budget)
+                                           : std::to_string(p.done) + " (budget " + std::to_string(p.budget) + ")";
+  std::string text = count + " trials, " +
                      format_duration(p.elapsed_s) + " elapsed, ETA " + format_duration(p.eta_s) +
                      ", " + std::to_string(p.failures) + " failed, best " +
                      format_time_ms(p.best_ms);

@@ -55,8 +55,16 @@ RecordedTrials read_recorded_trials(const std::string& given) {
         jsonl::for_each_in_file(path, keep);
         return out;
       } catch (const Error&) {
-        // A file import reads but replay does not: say so, instead of a JSON parser's message.
+        // A file import reads but replay does not: say so, instead of a JSON parser's message;
+        // so too a JSON list (a tuning plan, most likely).
         refuse_foreign_log(path, "replay data");
+        std::ifstream in(path);
+        char first = 0;
+        if (in >> first && first == '[')
+          throw Error(ErrorCode::parse_error,
+                      "replay data '" + path + "' is a JSON list, not a ktune database or JSON-lines "
+                      "export (a ktune-trials header line, then one record per line); a tuning plan "
+                      "is given as --plan");
         throw;
       }
     }
