@@ -311,6 +311,13 @@ TEST_CASE("cli: /dev/stdout redirected to a file is written through, never repla
   INFO(back.output);
   CHECK(back.status == 0);
   CHECK(back.output.find("imported 4 records") != std::string::npos);
+  // /dev/null holds no data to spoil: with stdout silenced there too, the summary stays silent.
+  const CliResult silenced = ktune::test::run_shell(
+      dir, "{ " + k + " export --db " + db + " /dev/null > /dev/null; " + k + " report --db " + db +
+               " --out /dev/null > /dev/null; }");
+  INFO(silenced.output);
+  CHECK(silenced.status == 0);
+  CHECK(silenced.output.empty());
 }
 
 TEST_CASE("cli: standard output that cannot take what a command prints fails the command",

@@ -243,6 +243,29 @@ TEST_CASE("cli: a config recorded several times replays as its typical trial, as
   const auto replayed = fastest_record(TuningLog(out, LogMode::read_only), kSmall);
   CHECK(replayed.config_text == judged.config_text);
   CHECK(replayed.trial.median_ms == Approx(judged.trial.median_ms));
+  // Records of two older sources: each source's trials are judged apart, and the faster
+  // source's typical trial answers, as best ranks them (not a median over both).
+  const std::string older = dir.file("older.db");
+  const auto opt = test::write_recorded_copy_db(older, {kSmall}, "aaaaaaaaaaaaaaaa");
+  {
+    TuningLog log(older);
+    TrialRecord slow = fastest_record(log, kSmall);
+    REQUIRE(slow.config_text == fastest);
+    slow.source_hash = "bbbbbbbbbbbbbbbb";
+    slow.trial.median_ms = opt[0] * 3;
+    log.append(slow);
+    log.append(slow);
+  }
+  REQUIRE(fastest_record(TuningLog(older, LogMode::read_only), kSmall).config_text == fastest);
+  const std::string out2 = dir.file("out2.db");
+  auto r2 = run_ktune(dir, "tune --template copy --shape " + std::to_string(kSmall) +
+                               " --dtype f32 --searcher exhaustive --budget 0 --replay " + older +
+                               " --db " + out2);
+  INFO(r2.output);
+  REQUIRE(r2.status == 0);
+  const auto replayed2 = fastest_record(TuningLog(out2, LogMode::read_only), kSmall);
+  CHECK(replayed2.config_text == fastest);
+  CHECK(replayed2.trial.median_ms == Approx(opt[0]));
 }
 
 TEST_CASE("cli: tune's header and progress say what the budget is and was", "[cli][replay]") {

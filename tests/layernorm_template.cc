@@ -63,8 +63,14 @@ TEST_CASE("layernorm constraints reject what they should", "[layernorm]") {
   CHECK(ln16_80["CLUSTER"] == 1);
   CHECK(ln16_80["MIN_WARPS"] == 0);
   CHECK(t->space(ln_problem("4096x28672", "bf16", "layernorm"), a100).default_config()["MIN_WARPS"] == 16);
-  // f32 and narrower vectors keep one CTA per row (hidden 26624: 13 vectors per thread).
-  CHECK(t->space(ln_problem("4096x26624", "f16", "layernorm"), dev).default_config()["CLUSTER"] == 1);
+  // Rows of 13 vectors per thread (26624), and rows whose vectors do not split over 4 CTAs
+  // (26632: 3329 vectors; 28688: 3586), keep one CTA per row with the row in registers.
+  for (const char* shape : {"4096x26624", "4096x26632", "4096x28688"}) {
+    INFO(shape);
+    const Config c = t->space(ln_problem(shape, "f16", "layernorm"), dev).default_config();
+    CHECK(c["CLUSTER"] == 1);
+    CHECK(c["ROW_MODE"] == 0);
+  }
   // Unmeasured rows keep the request: shorter ones (RMSNorm 20480 does not spill at 16 warps)
   // and narrower vectors (hidden 8194: VEC 2, 17 vectors per thread).
   CHECK(min_warps_of("4096x20480", "f16", "rmsnorm") == 16);

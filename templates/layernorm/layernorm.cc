@@ -362,11 +362,14 @@ class LayernormTemplate final : public KernelTemplate {
       return best;
     };
     // One CTA per row (the middle branch below), except 16-bit LayerNorm rows of 14-16 vectors
-    // of 8 per thread on sm_90, which take the cluster geometry of longer rows: 86.9-95.6 % of
-    // copy at 4096 x 28672 / 30720 / 32768 (f16 / bf16, H100), where one CTA per row ran
-    // 71.7-89.6 % (results/2026-12-06-h100/session30/call1, session29/call2).
+    // of 8 per thread on sm_90 that split over 4 CTAs, which take the cluster geometry of
+    // longer rows (it comes out as 4 CTAs of 256 threads): 87.3-95.6 % of copy at 4096 x 28672
+    // / 30720 / 32768 (f16 / bf16, H100), where one CTA per row ran 57.2-90.9 %
+    // (results/2026-12-06-h100/session30). Rows that do not split over 4 (an odd number of
+    // vectors, or 2 mod 4: other geometries, unmeasured) keep one CTA.
     const RegisterRow one_cta = row_at(tpr, threads, 1, 1, 0, 0, 0);
-    const bool cluster_instead = !before_sm90 && !rms && elem == 2 && vec == 8 && one_cta.items() >= 14;
+    const bool cluster_instead = !before_sm90 && !rms && elem == 2 && vec == 8 &&
+                                 one_cta.items() >= 14 && hidden % (vec * 4) == 0;
     if (vectors <= 256) {
       tpr = std::min<std::int64_t>(32, std::max<std::int64_t>(8, memory_bound::floor_pow2(vectors / 4)));
       threads = 256, mode = 0, hint = 1;

@@ -121,30 +121,34 @@ ReplayTask make_replay_task(const RecordedTrials& recorded, const KernelTemplate
   task.device = device_of_record(sample->device);
   const SearchSpace full = tmpl.space(problem, task.device);
 
-  // One recorded outcome per config: ok records before failed ones, and among those the
-  // records of this build's template source before older ones; of the ok records kept, the
-  // typical trial (as `ktune best` and the tuner judge a config measured several times), else
-  // the first.
+  // One recorded outcome per config: of its ok records, the one `ktune best` would rank first
+  // (ranked_representatives: this build's template source first, then each source's typical
+  // trial, fastest first); a config with no ok record answers with its first failure, this
+  // build's source first.
   const std::string current = Builder::source_hash(tmpl.source());
-  std::map<std::string, std::pair<Config, std::vector<const TrialRecord*>>> records_of;
+  std::map<std::string, std::pair<Config, std::vector<TrialRecord>>> records_of;
   for (const auto& r : records) {
     if (r.device_key() != chosen) continue;
     auto config = config_in_space(full, r.config_text);
     if (!config) continue;
     auto& entry = records_of[config->str()];
     entry.first = *config;
-    entry.second.push_back(&r);
+    entry.second.push_back(r);
   }
   std::map<std::string, std::pair<Config, RecordedResult>> by_config;
   for (const auto& [text, entry] : records_of) {
-    auto rank = [&](const TrialRecord* r) { return (r->trial.ok() ? 0 : 2) + (r->source_hash == current ? 0 : 1); };
-    int best_rank = 3;
-    for (const TrialRecord* r : entry.second) best_rank = std::min(best_rank, rank(r));
-    std::vector<const TrialRecord*> kept;
-    std::vector<double> medians;
-    for (const TrialRecord* r : entry.second)
-      if (rank(r) == best_rank) kept.push_back(r), medians.push_back(r->trial.median_ms);
-    const TrialRecord& r = *kept[best_rank < 2 ? typical_trial_position(medians) : 0];
+    std::vector<TrialRecord> ok;
+    for (const TrialRecord& r : entry.second)
+      if (r.trial.ok()) ok.push_back(r);
+    TrialRecord chosen_record;
+    if (!ok.empty()) {
+      chosen_record = ranked_representatives(ok, current).front();
+    } else {
+      const auto of_current = std::find_if(entry.second.begin(), entry.second.end(),
+                                           [&](const TrialRecord& r) { return r.source_hash == current; });
+      chosen_record = of_current != entry.second.end() ? *of_current : entry.second.front();
+    }
+    const TrialRecord& r = chosen_record;
     task.source_of[text] = r.source_hash;
     RecordedResult result;
     result.status = r.trial.status;
