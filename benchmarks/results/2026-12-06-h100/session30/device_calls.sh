@@ -20,3 +20,5 @@ KTUNE_PHASE_TIMEOUT=200 timeout 230 scripts/gpu-suite info tests-core
 # (the same call also ran the gemm_wgmma case by its full name, which Catch read as two names
 # split at the comma: "No tests ran"; rerun on the warm machine:)
 timeout 200 build/gpu/tests/ktune_tests "gemm_wgmma is correct on interior tiles*" -d yes
+# call 3 (6818cf1; an H100 came)
+KTUNE_PHASE_TIMEOUT=120 timeout 250 scripts/gpu-suite info tests-demo demo
