@@ -234,13 +234,16 @@ TEST_CASE("cli: a config recorded several times replays as its typical trial, as
   }
   const auto judged = fastest_record(TuningLog(recorded, LogMode::read_only), kSmall);
   REQUIRE(judged.config_text != fastest);  // `best` judges by the typical trial
-  const std::string out = dir.file("out.db");
-  auto r = run_ktune(dir, "tune --template copy --shape " + std::to_string(kSmall) +
-                              " --dtype f32 --searcher exhaustive --budget 0 --replay " + recorded +
-                              " --db " + out);
-  INFO(r.output);
-  REQUIRE(r.status == 0);
-  const auto replayed = fastest_record(TuningLog(out, LogMode::read_only), kSmall);
+  // Every recorded config replayed into a fresh log: that log's fastest record.
+  auto replay_all = [&](const std::string& data, const std::string& out) {
+    auto r = run_ktune(dir, "tune --template copy --shape " + std::to_string(kSmall) +
+                                " --dtype f32 --searcher exhaustive --budget 0 --replay " + data +
+                                " --db " + out);
+    INFO(r.output);
+    REQUIRE(r.status == 0);
+    return fastest_record(TuningLog(out, LogMode::read_only), kSmall);
+  };
+  const auto replayed = replay_all(recorded, dir.file("out.db"));
   CHECK(replayed.config_text == judged.config_text);
   CHECK(replayed.trial.median_ms == Approx(judged.trial.median_ms));
   // Records of two older sources: each source's trials are judged apart, and the faster
@@ -257,13 +260,7 @@ TEST_CASE("cli: a config recorded several times replays as its typical trial, as
     log.append(slow);
   }
   REQUIRE(fastest_record(TuningLog(older, LogMode::read_only), kSmall).config_text == fastest);
-  const std::string out2 = dir.file("out2.db");
-  auto r2 = run_ktune(dir, "tune --template copy --shape " + std::to_string(kSmall) +
-                               " --dtype f32 --searcher exhaustive --budget 0 --replay " + older +
-                               " --db " + out2);
-  INFO(r2.output);
-  REQUIRE(r2.status == 0);
-  const auto replayed2 = fastest_record(TuningLog(out2, LogMode::read_only), kSmall);
+  const auto replayed2 = replay_all(older, dir.file("out2.db"));
   CHECK(replayed2.config_text == fastest);
   CHECK(replayed2.trial.median_ms == Approx(opt[0]));
 }
