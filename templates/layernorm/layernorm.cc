@@ -322,8 +322,8 @@ class LayernormTemplate final : public KernelTemplate {
     //   blocks (one wave: no tail), streaming hints;
     // - rows of up to 64 KiB: 8..256 threads per row with up to 4 vectors per thread (as
     //   measured at 94-96 % of copy), 32 or 16 warps per SM;
-    // - longer rows (and 16-bit LayerNorm rows of 14-16 vectors of 8 per thread on sm_90): a
-    //   cluster of 2..8 CTAs per row, the first geometry whose registers fit
+    // - longer rows (and on sm_90 16-bit LayerNorm rows of 14-16 vectors of 8 per thread that
+    //   split over 4 CTAs): a cluster of 2..8 CTAs per row, the first geometry whose registers fit
     //   of 256 threads at 24 warps per SM, 512 at 32 or 16, 1024 at 32; RPG filling the last
     //   wave, the next row prefetched, gamma / beta in shared memory, no streaming hints;
     //   16-bit LayerNorm streams that geometry through the shared-memory ring (ROW_MODE 3)
@@ -394,8 +394,8 @@ class LayernormTemplate final : public KernelTemplate {
       // 16-warp cap (8-376 bytes). Measured without it (session 29 call 2, H100, 4096 rows, %
       // of copy): RMSNorm 96.9-97.4 against 61.9-95.4 at hidden 28672 and 32768; LayerNorm
       // 76.7 / 80.3 against 64.8 / 57.1 at 32768 (16 vectors), but 71.9-76.3 against
-      // 84.2-89.6 at 28672 (14), so LayerNorm (here only before sm_90: cluster_instead)
-      // keeps the cap below 16. Shorter rows and narrower vectors (measured neither way; many
+      // 84.2-89.6 at 28672 (14), so LayerNorm (here before sm_90, or a row that does not
+      // split over 4 CTAs: cluster_instead) keeps the cap below 16. Shorter rows and narrower vectors (measured neither way; many
       // do not spill) keep it too.
       if (elem == 2 && vec == 8 && (rms ? items >= 14 : items >= 16)) min_warps = 0;
     } else {
