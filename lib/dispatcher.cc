@@ -17,6 +17,7 @@
 #include <set>
 #include <shared_mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "cuda_module.h"
 #include "input_file.h"
@@ -160,9 +161,19 @@ void Dispatcher::Impl::index(const std::function<void(const RecordSink&)>& read,
   // only what selection reads is kept, so a log of a million trials is not held whole.
   std::unordered_map<std::string, std::size_t> task_of;
   std::vector<PendingTask> pending;
+  // Task + config + source of each failed trial: such a config is never selected (the tuner
+  // drops a finalist that fails when measured again; config_representatives() likewise).
+  std::unordered_set<std::string> failed_groups;
+  auto group_key = [](const std::string& task, const std::string& config, const std::string& source) {
+    return task + '\x1f' + config + '\x1f' + source;
+  };
   read([&](const TrialRecord& r) {
-    if (!r.trial.ok()) return;
     const std::string device_key = r.device_key();
+    if (!r.trial.ok()) {
+      failed_groups.insert(group_key(r.template_name + '\x1f' + r.problem_key + '\x1f' + device_key,
+                                     r.config_text, r.source_hash));
+      return;
+    }
     try {  // a log written by hand or by an older ktune: an impossible time never wins
       check_record(r, "the record");
     } catch (const Error& e) {
@@ -202,7 +213,9 @@ void Dispatcher::Impl::index(const std::function<void(const RecordSink&)>& read,
     task.cc_minor = p.cc_minor;
     // Each config by its typical trial (the rule of config_representatives): a config the
     // tuner's final rounds re-measured is not judged by its luckiest trial.
+    const std::string task_key = p.template_name + '\x1f' + p.problem_key + '\x1f' + p.device_key;
     for (auto& g : p.groups) {
+      if (failed_groups.count(group_key(task_key, g.config_text, g.source_hash))) continue;
       medians.clear();
       for (const auto& m : g.trials) medians.push_back(m.median_ms);
       const Measured& typical = g.trials[typical_trial_position(medians)];
@@ -511,10 +524,8 @@ void Dispatcher::Impl::index_file(const std::string& file) {
         true);
     return;
   }
-  TuningLog log(file, LogMode::read_only);
-  LogFilter ok;
-  ok.status = Status::ok;
-  index([&](const Impl::RecordSink& sink) { log.for_each(ok, sink); }, false);
+  TuningLog log(file, LogMode::read_only);  // every trial: failed ones rule their configs out
+  index([&](const Impl::RecordSink& sink) { log.for_each({}, sink); }, false);
 }
 
 Dispatcher::~Dispatcher() = default;

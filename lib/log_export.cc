@@ -75,15 +75,19 @@ void check_export_format(LogFormat format) {
   }
 }
 
-/// Of one task's ok trials (log order), those `selection` keeps (see ExportSelection), in
-/// log order.
-std::vector<TrialRecord> kept_of_task(std::vector<TrialRecord> ok, const ExportSelection& selection) {
-  std::erase_if(ok, [](const TrialRecord& r) { return !is_possible_time(r.trial.median_ms); });
+/// Of one task's trials (log order), the ok ones that `selection` keeps (see
+/// ExportSelection), in log order; a config with a failed trial is not among the N best.
+std::vector<TrialRecord> kept_of_task(std::vector<TrialRecord> trials, const ExportSelection& selection) {
+  std::erase_if(trials, [](const TrialRecord& r) { return r.trial.ok() && !is_possible_time(r.trial.median_ms); });
+  const std::vector<TrialRecord> judged = trials;  // failures included: they rule configs out
+  std::vector<TrialRecord> ok;
+  for (auto& r : trials)
+    if (r.trial.ok()) ok.push_back(std::move(r));
   auto group = [](const TrialRecord& r) { return r.config_text + '\x1f' + r.source_hash; };
   // TuningLog::best's ranking, counted per source.
   std::map<std::string, std::size_t> taken_per_source;
   std::set<std::string> chosen;
-  for (const TrialRecord& r : ranked_representatives(ok)) {
+  for (const TrialRecord& r : ranked_representatives(judged)) {
     std::size_t& taken = taken_per_source[r.source_hash];
     if (taken == selection.best_configs) continue;
     if (selection.usable && !selection.usable(r)) continue;
@@ -113,7 +117,7 @@ void for_each_exported(const TuningLog& log, const LogFilter& filter,
     one.template_name = task.template_name;
     one.problem_key = task.problem_key;
     one.device_key = task.device_key;
-    one.status = Status::ok;
+    one.status.reset();  // failed trials are read (they rule configs out), never written
     for (const TrialRecord& r : kept_of_task(log.records(one), selection)) write(r);
   }
 }

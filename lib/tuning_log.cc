@@ -464,8 +464,8 @@ std::optional<TrialRecord> TuningLog::best(const std::string& template_name,
     if (!impl().best)
       impl().best.emplace(impl().db->prepare(std::string("SELECT ") + kColumns +
                                              " FROM trials WHERE template = ?1 AND problem_key = ?2 AND "
-                                             "device_key = ?3 AND status = 'ok' AND " + kUsableMedian +
-                                             " ORDER BY id"));
+                                             "device_key = ?3 AND (status != 'ok' OR (" + kUsableMedian +
+                                             ")) ORDER BY id"));
     auto& s = *impl().best;
     s.reset();
     // Reset however the reads end: a statement left mid-way would hold its read snapshot.

@@ -86,6 +86,9 @@ std::vector<TrialRecord> config_representatives(const std::vector<TrialRecord>& 
   std::vector<double> medians;
   for (const auto& key : order) {
     const auto& g = groups[key];
+    // A config that failed any of its trials (a finalist whose output turned wrong when
+    // measured again) is not judged at all, as the tuner drops such a finalist.
+    if (std::any_of(g.begin(), g.end(), [](const TrialRecord* r) { return !r->trial.ok(); })) continue;
     medians.clear();
     for (const TrialRecord* r : g) medians.push_back(r->trial.median_ms);
     out.push_back(*g[typical_trial_position(medians)]);
@@ -113,7 +116,9 @@ std::size_t typical_trial_position(const std::vector<double>& medians) {
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return medians[a] < medians[b]; });
-  return order[(order.size() - 1) / 2];  // the lower median: a measured trial
+  // The lower median (a measured trial); of equal medians, the earliest trial.
+  const double lower = medians[order[(order.size() - 1) / 2]];
+  return static_cast<std::size_t>(std::find(medians.begin(), medians.end(), lower) - medians.begin());
 }
 
 bool has_control_character(const std::string& text) {

@@ -132,6 +132,24 @@ TEST_CASE("Dispatcher picks the exact record of this problem and device", "[disp
   CHECK(again.config == s.config);  // memoized
 }
 
+TEST_CASE("Dispatcher never selects a config that failed any of its trials", "[dispatch]") {
+  test::TempDir dir;
+  TrialRecord wrong = tile_record(1024, 1024, "BM=128,BN=32,SPLIT=2", 0.5);
+  wrong.trial.status = Status::wrong_result;  // the fastest config, wrong when measured again
+  const std::string db = tuned_log(dir, {wrong});
+  const std::string jsonl = dir.file("all.jsonl");
+  {
+    TuningLog log(db, LogMode::read_only);
+    export_file(log, jsonl, LogFormat::jsonl);
+  }
+  for (const std::string& path : {db, jsonl}) {
+    INFO(path);
+    Dispatcher d(path);
+    CHECK(d.select(kTile, TileTemplate::problem(1024, 1024), test::test_device()).config.str() ==
+          "BM=64,BN=64,SPLIT=1");
+  }
+}
+
 TEST_CASE("Dispatcher remembers a bounded number of selections, with the same answers",
           "[dispatch]") {
   // A program whose shapes keep changing (batch or sequence lengths) must not grow forever.

@@ -388,7 +388,34 @@ TEST_CASE("best() judges a config measured several times by its typical trial", 
   CHECK(typical_trial_position({0.9, 0.3, 0.6}) == 2);
   CHECK(typical_trial_position({2.0, 1.0}) == 1);
   CHECK(typical_trial_position({1.0}) == 0);
+  CHECK(typical_trial_position({2.0, 1.0, 1.0}) == 1);  // of equal medians, the earliest
+  CHECK(typical_trial_position({1.0, 2.0, 1.0}) == 0);
   CHECK_THROWS_AS(typical_trial_position({}), Error);
+}
+
+TEST_CASE("A config that failed any of its trials is never the best, nor exported as one", "[log]") {
+  test::TempDir dir;
+  const std::string path = dir.file("flaky.db");
+  const std::string key = "copy|n=1024|dtype=f32";
+  {
+    TuningLog log(path);
+    log.append(make_record("BLOCK=1,VEC=1", 0.5));  // fast once, then wrong when measured again
+    log.append(make_record("BLOCK=2,VEC=1", 0.8));
+    log.append(make_record("BLOCK=1,VEC=1", 0.5, Status::wrong_result));
+  }
+  TuningLog log(path, LogMode::read_only);
+  CHECK(log.best("copy", key, device_key_of(test::test_device()))->config_text == "BLOCK=2,VEC=1");
+  const auto ranked = ranked_representatives(log.records());
+  REQUIRE(ranked.size() == 1);
+  CHECK(ranked.front().config_text == "BLOCK=2,VEC=1");
+  // export --best 1: only the other config's trial is written.
+  ExportSelection one;
+  one.best_configs = 1;
+  const std::string out = dir.file("best.jsonl");
+  CHECK(export_file(log, out, LogFormat::jsonl, {}, one) == 1);
+  TuningLog back(dir.file("back.db"));
+  import_file(back, out);
+  CHECK(back.best("copy", key, device_key_of(test::test_device()))->config_text == "BLOCK=2,VEC=1");
 }
 
 TEST_CASE("A hand-edited 32-bit field too wide for it is refused by row, never wrapped", "[log]") {

@@ -73,11 +73,13 @@ bool has_control_character(const std::string& text);
 /// holds no '|' and no control character.
 bool fits_device_key(const std::string& name);
 
-/// For ok trials of one task: per config and template source, the trial whose median is the
-/// lower median of that config's trial medians, in order of first appearance. This is how
-/// the log judges a config measured several times (the tuner's final rounds re-measure its
-/// finalists): by its typical measurement, not its luckiest one, so that best(), `ktune best`
-/// and the dispatcher agree with the tuner's winner, and a default that wins shows 1.00x.
+/// For the trials of one task: per config and template source, the trial whose median is the
+/// lower median of that config's trial medians, in order of first appearance; a config with
+/// a failed trial among them gets none (the tuner drops a finalist that fails when measured
+/// again). This is how the log judges a config measured several times (the tuner's final
+/// rounds re-measure its finalists): by its typical measurement, not its luckiest one, so
+/// that best(), `ktune best` and the dispatcher agree with the tuner's winner, and a default
+/// that wins shows 1.00x.
 std::vector<TrialRecord> config_representatives(const std::vector<TrialRecord>& records);
 
 /// The rule config_representatives() applies to one config's trials: given their medians in
@@ -85,9 +87,10 @@ std::vector<TrialRecord> config_representatives(const std::vector<TrialRecord>& 
 /// earlier trial). Empty input is misuse: Error(invalid_argument).
 std::size_t typical_trial_position(const std::vector<double>& medians);
 
-/// How TuningLog::best() ranks a task's configs: config_representatives() of its ok trials,
-/// fastest first, a tie going to the config that appears first; with `prefer_source_hash`,
-/// the configs of that template source come before the others.
+/// How TuningLog::best() ranks a task's configs: config_representatives() of its trials (ok
+/// ones, and failed ones, which rule their config out), fastest first, a tie going to the
+/// config that appears first; with `prefer_source_hash`, the configs of that template source
+/// come before the others.
 std::vector<TrialRecord> ranked_representatives(const std::vector<TrialRecord>& ok,
                                                 const std::string& prefer_source_hash = "");
 

@@ -121,10 +121,10 @@ ReplayTask make_replay_task(const RecordedTrials& recorded, const KernelTemplate
   task.device = device_of_record(sample->device);
   const SearchSpace full = tmpl.space(problem, task.device);
 
-  // One recorded outcome per config: of its ok records, the one `ktune best` would rank first
+  // One recorded outcome per config: the record `ktune best` would rank first
   // (ranked_representatives: this build's template source first, then each source's typical
-  // trial, fastest first); a config with no ok record answers with its first failure, this
-  // build's source first.
+  // trial, fastest first; a source with a failed trial of the config is not ranked); a config
+  // with nothing ranked answers with its first failure, this build's source first.
   const std::string current = Builder::source_hash(tmpl.source());
   std::map<std::string, std::pair<Config, std::vector<TrialRecord>>> records_of;
   for (const auto& r : records) {
@@ -137,16 +137,18 @@ ReplayTask make_replay_task(const RecordedTrials& recorded, const KernelTemplate
   }
   std::map<std::string, std::pair<Config, RecordedResult>> by_config;
   for (const auto& [text, entry] : records_of) {
-    std::vector<TrialRecord> ok;
-    for (const TrialRecord& r : entry.second)
-      if (r.trial.ok()) ok.push_back(r);
+    const std::vector<TrialRecord> ranked = ranked_representatives(entry.second, current);
     TrialRecord chosen_record;
-    if (!ok.empty()) {
-      chosen_record = ranked_representatives(ok, current).front();
+    if (!ranked.empty()) {
+      chosen_record = ranked.front();
     } else {
-      const auto of_current = std::find_if(entry.second.begin(), entry.second.end(),
-                                           [&](const TrialRecord& r) { return r.source_hash == current; });
-      chosen_record = of_current != entry.second.end() ? *of_current : entry.second.front();
+      auto failed_of = [&](bool of_current) {
+        return std::find_if(entry.second.begin(), entry.second.end(), [&](const TrialRecord& r) {
+          return !r.trial.ok() && (!of_current || r.source_hash == current);
+        });
+      };
+      const auto of_current = failed_of(true);
+      chosen_record = of_current != entry.second.end() ? *of_current : *failed_of(false);
     }
     const TrialRecord& r = chosen_record;
     task.source_of[text] = r.source_hash;
