@@ -309,7 +309,8 @@ std::string unusable_tasks_note(const std::vector<TaskSummary>& unusable) {
                      " of " + std::to_string(unusable.size()) + " task" +
                      (unusable.size() == 1 ? "" : "s") +
                      " name no config this build would launch (an unknown parameter, a value "
-                     "outside its domain or a broken constraint), so no row shows them:";
+                     "outside its domain, a broken constraint, or a failed trial of the same "
+                     "config), so no row shows them:";
   for (std::size_t i = 0; i < unusable.size() && i < 5; ++i)
     note += (i ? "; " : " ") + unusable[i].template_name + " " + unusable[i].problem_key + " on " +
             unusable[i].device_key;
