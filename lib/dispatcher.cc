@@ -329,9 +329,8 @@ Selection Dispatcher::Impl::compute(const KernelTemplate& tmpl, const Problem& p
       if (t.problem_key == key) {
         out.emplace_back(0.0, &t);
       } else if (t.problem) {
-        // Rounded to 1e-9: equal ratios (log2 2x up and 2x down) compare equal despite floating
-        // point, so that such ties go to the problem key as documented.
-        if (auto d = shape_distance(problem, *t.problem)) out.emplace_back(std::round(*d * 1e9) / 1e9, &t);
+        // (rounded: equal ratios up and down tie, and ties go to the problem key)
+        if (auto d = shape_distance(problem, *t.problem)) out.emplace_back(*d, &t);
       }
     }
     // Ties (one problem tuned on several devices of the requested compute capability) go to

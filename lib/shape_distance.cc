@@ -15,7 +15,9 @@ std::optional<double> shape_distance(const Problem& a, const Problem& b) {
     double y = std::log2(static_cast<double>(std::max<std::int64_t>(1, b.dims[i].second)));
     sum += (x - y) * (x - y);
   }
-  return std::sqrt(sum);
+  // Rounded to 1e-9: equal ratios (log2 of 2x up and of 2x down) compare equal despite floating
+  // point, so that the dispatcher's and the warm start's ties go to the problem key.
+  return std::round(std::sqrt(sum) * 1e9) / 1e9;
 }
 
 }  // namespace ktune

@@ -10,8 +10,9 @@
 
 namespace ktune {
 
-/// sqrt(sum_i (log2 a_i - log2 b_i)^2), or nullopt when the problems are not comparable.
-/// Dimensions below 1 count as 1. Zero exactly when the shapes are equal.
+/// sqrt(sum_i (log2 a_i - log2 b_i)^2) rounded to 1e-9 (so that equal ratios up and down
+/// tie exactly), or nullopt when the problems are not comparable. Dimensions below 1 count
+/// as 1. Zero exactly when the shapes are equal.
 std::optional<double> shape_distance(const Problem& a, const Problem& b);
 
 }  // namespace ktune

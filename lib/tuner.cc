@@ -231,6 +231,8 @@ TuneResult Tuner::run() {
     }
     std::size_t n = options_.batch;
     if (options_.max_trials > 0) n = std::min(n, options_.max_trials - st.done);
+    // Never past the patience: a batch ends where it would run out without an improvement.
+    if (options_.patience > 0) n = std::min(n, options_.patience - st.since_improvement);
     auto proposed = searcher_.propose(n);
     if (proposed.empty()) {
       st.result.stop_reason = "exhausted";

@@ -113,6 +113,9 @@ TEST_CASE("shape_distance is Euclidean over log2 dims and needs equal attributes
   REQUIRE(shape_distance(a, b));
   CHECK(*shape_distance(a, b) == Approx(std::sqrt(8.0)));
   CHECK(*shape_distance(a, a) == 0.0);
+  // One octave up and one down are exactly equal (rounded), so ties go to the problem key.
+  CHECK(*shape_distance(TileTemplate::problem(20, 20), TileTemplate::problem(10, 10)) ==
+        *shape_distance(TileTemplate::problem(20, 20), TileTemplate::problem(40, 40)));
   CHECK_FALSE(shape_distance(a, TileTemplate::problem(1024, 1024, "f16")));
   Problem other_dims{"tile", {{"N", 1024}, {"M", 1024}}, {{"dtype", "f32"}}};
   CHECK_FALSE(shape_distance(a, other_dims));

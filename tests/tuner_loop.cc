@@ -291,6 +291,16 @@ TEST_CASE("tuner: patience counts only gains above min_improvement, exactly", "[
   auto all = Tuner(space, s2, m2, o).run();
   CHECK(all.stop_reason == "exhausted");
   CHECK(all.trials.size() == 10);
+
+  // Batches of 8 stop at the patience, not at the end of the batch that crossed it.
+  auto slower = [](const Config& c, int) { return 10.0 + static_cast<double>(c["A"]); };
+  o.batch = 8;
+  o.patience = 3;
+  FunctionMeasurer m3(slower);
+  ListSearcher s3(a_row(space));
+  auto capped = Tuner(space, s3, m3, o).run();
+  CHECK(capped.stop_reason == "patience");
+  CHECK(capped.trials.size() == 4);  // the first (the best), then three without a gain
 }
 
 TEST_CASE("tuner: the time budget stops the run", "[tuner]") {

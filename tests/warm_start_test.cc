@@ -161,3 +161,19 @@ TEST_CASE("warm start: only the nearest problems are asked when their winners co
         std::vector<std::string>{"VEC=4,THREADS=256,ITEMS=1,GRID_STRIDE=0",
                                  "VEC=2,THREADS=512,ITEMS=2,GRID_STRIDE=1"});
 }
+
+TEST_CASE("warm start: shapes equally far up and down tie by problem key, as the dispatcher's",
+          "[warm_start]") {
+  TempDir dir;
+  TuningLog log(dir.file("t.db"));
+  const auto copy = find_template("copy");
+  // 20 -> 10 and 20 -> 40 are both one octave; in floating point log2(20/10) and log2(40/20)
+  // differ in the last bit unless rounded.
+  log.append_batch({copy_record(40, "VEC=2,THREADS=256,ITEMS=1,GRID_STRIDE=0", 0.1),
+                    copy_record(10, "VEC=1,THREADS=256,ITEMS=1,GRID_STRIDE=0", 0.1)});
+  const Problem problem = make_problem(*copy, "20", {{"dtype", "f32"}});
+  const SearchSpace space = copy->space(problem, Device::h200());
+  const auto configs = nearest_shape_configs(log, *copy, problem, Device::h200(), space, 1);
+  REQUIRE(configs.size() == 1);
+  CHECK(configs.front().str() == "VEC=1,THREADS=256,ITEMS=1,GRID_STRIDE=0");  // copy|N=10 first
+}
