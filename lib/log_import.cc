@@ -192,29 +192,6 @@ LogFormat detect_log_format(const std::string& path) {
 
 namespace {
 
-/// True for a template name a command can name back: no space, control character or '|'.
-bool fits_template_name(const std::string& name) {
-  return fits_device_key(name) && name.find(' ') == std::string::npos;
-}
-
-/// Throws Error(parse_error) for a record whose names no command could use again: a template
-/// name that is empty or holds a space, a control character or '|', a problem key that
-/// Problem::from_key refuses, an empty run id or one with a control character (a file's
-/// records would otherwise become tasks that `best`, `export --template` and the dispatcher
-/// cannot name, or split their tables).
-void check_record_names(const TrialRecord& r, const std::string& where) {
-  if (r.template_name.empty() || !fits_template_name(r.template_name))
-    throw Error(ErrorCode::parse_error, where + ": template name '" + r.template_name +
-                                            "' is empty or holds a space, a control character or '|'");
-  try {
-    (void)Problem::from_key(r.problem_key);
-  } catch (const Error& e) {
-    throw Error(ErrorCode::parse_error, where + ": " + e.what() + " (expected op|dim=v,...|attr=v,...)");
-  }
-  if (r.run_id.empty() || has_control_character(r.run_id))
-    throw Error(ErrorCode::parse_error, where + ": run id '" + r.run_id + "' is empty or holds a control character");
-}
-
 /// Throws Error(invalid_argument) for import options that cannot apply: any of them for JSON
 /// lines (whose records carry their own), a problem key that does not parse, a template name
 /// with spaces, control characters or '|', a device name that does not fit a device key.
@@ -256,21 +233,21 @@ ImportSummary import_regular_file(TuningLog& log, const std::string& path,
                                   ? path + ":" + std::to_string(r.id)
                                   : path + " (record " + std::to_string(position + 1) + ")";
     try {
-      check_record(r, where);
-    } catch (const Error& e) {  // in a file being imported, an impossible time is malformed input
-      throw Error(ErrorCode::parse_error, e.what());
-    }
-    try {
       check_record_names(r, where);
     } catch (const Error& e) {
       // Names a T4 or Kernel Tuner file did not give were made from its header (kernel_name,
       // problem_size): the options replace them.
       const bool made = summary.format != LogFormat::jsonl &&
                         (options.template_name.empty() || options.problem_key.empty());
-      if (!made) throw;
-      throw Error(e.code(), std::string(e.what()) +
+      if (!made) throw Error(ErrorCode::parse_error, e.what());
+      throw Error(ErrorCode::parse_error, std::string(e.what()) +
                                 " (made from the file's kernel_name and problem_size; name them with "
                                 "--template and --problem, ImportOptions in the library)");
+    }
+    try {
+      check_record(r, where);
+    } catch (const Error& e) {  // in a file being imported, an impossible time is malformed input
+      throw Error(ErrorCode::parse_error, e.what());
     }
     if (!options.check) return;
     try {

@@ -130,10 +130,39 @@ bool fits_device_key(const std::string& name) {
   return !has_control_character(name) && name.find('|') == std::string::npos;
 }
 
+bool fits_template_name(const std::string& name) {
+  return fits_device_key(name) && name.find(' ') == std::string::npos;
+}
+
+void check_record_names(const TrialRecord& r, const std::string& where) {
+  if (r.template_name.empty() || !fits_template_name(r.template_name))
+    throw Error(ErrorCode::invalid_argument, where + ": template name '" + r.template_name +
+                                                 "' is empty or holds a space, a control character or '|'");
+  try {
+    (void)Problem::from_key(r.problem_key);
+  } catch (const Error& e) {
+    throw Error(ErrorCode::invalid_argument, where + ": " + e.what() + " (expected op|dim=v,...|attr=v,...)");
+  }
+  if (r.run_id.empty() || has_control_character(r.run_id))
+    throw Error(ErrorCode::invalid_argument,
+                where + ": run id '" + r.run_id + "' is empty or holds a control character");
+}
+
 void check_record(const TrialRecord& record, const std::string& where) {
+  check_record_names(record, where);
   const Trial& t = record.trial;
   // The config text is the authority (bind_record stores it): one that does not parse
   // strictly could be stored but never imported again from the log's own export.
+  // What bind_record stores: the text, else trial.config's (which must parse back too).
+  const std::string stored = record.config_text.empty() ? t.config.str() : record.config_text;
+  if (record.config_text.empty() && !stored.empty()) {
+    try {
+      (void)parse_config_text(stored);
+    } catch (const Error& e) {
+      throw Error(ErrorCode::invalid_argument, where + ": trial " + record.template_name + " " +
+                                                   record.problem_key + ": " + e.what());
+    }
+  }
   if (!record.config_text.empty()) {
     Config parsed;
     try {

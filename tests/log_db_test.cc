@@ -436,3 +436,27 @@ TEST_CASE("A hand-edited 32-bit field too wide for it is refused by row, never w
   raw_sql(path, "UPDATE trials SET cc_major = 9, registers = -4294967296 WHERE id = 2");
   CHECK_THROWS_WITH(log.for_each({}, [](const TrialRecord&) {}), Catch::Contains("registers -4294967296"));
 }
+
+TEST_CASE("An append refuses a record whose own export would not import again", "[log]") {
+  test::TempDir dir;
+  TuningLog log(dir.file("names.db"));
+  auto refused = [&](TrialRecord r, const std::string& what) {
+    INFO(what);
+    CHECK_THROWS_WITH(log.append(r), Catch::Contains(what));
+  };
+  TrialRecord r = make_record("BLOCK=1,VEC=1", 1.0);
+  r.run_id = "";
+  refused(r, "run id '' is empty");
+  r = make_record("BLOCK=1,VEC=1", 1.0);
+  r.problem_key = "not a problem key";
+  refused(r, "expected op|dim=v");
+  r = make_record("BLOCK=1,VEC=1", 1.0);
+  r.template_name = "my template";
+  refused(r, "template name 'my template'");
+  r = make_record("BLOCK=1,VEC=1", 1.0);
+  r.config_text = "";
+  r.trial.config = Config(std::make_shared<const std::vector<std::string>>(std::vector<std::string>{"BM;-DX"}),
+                          {1});
+  refused(r, "BM;-DX");
+  CHECK(log.count() == 0);
+}

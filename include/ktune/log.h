@@ -58,14 +58,22 @@ std::string new_run_id();
 /// naming the bad item. An empty text is a config without parameters.
 Config parse_config_text(const std::string& text);
 
-/// Checks what the log relies on: a config text (when given) that parse_config_text accepts
-/// and that names the same config as trial.config (when that is set), so that the log's own
-/// exports always import again; a device name without '|' or control characters (its key
-/// must parse back); and for an ok trial a median that is a finite time above 0 ms.
-/// Throws Error(invalid_argument) naming `where`, the template, problem and config otherwise.
-/// TuningLog's appends and every import call it, so a negative, zero or infinite time never
-/// becomes a best config.
+/// Checks what the log relies on: check_record_names(); a config text (when given, else
+/// trial.config's text) that parse_config_text accepts and that names the same config as
+/// trial.config (when that is set), so that the log's own exports always import again; a
+/// device name without '|' or control characters (its key must parse back); and for an ok
+/// trial a median that is a finite time above 0 ms. Throws Error(invalid_argument) naming
+/// `where`, the template, problem and config otherwise. TuningLog's appends and every import
+/// call it, so a negative, zero or infinite time never becomes a best config.
 void check_record(const TrialRecord& record, const std::string& where);
+/// Whether `name` holds nothing that keeps a command from naming a template back: no space,
+/// control character or '|' (emptiness is check_record_names()'s concern).
+bool fits_template_name(const std::string& name);
+/// Throws Error(invalid_argument) naming `where` for a record whose names no command could
+/// use again: a template name that fits_template_name() refuses, a problem key that
+/// Problem::from_key refuses, an empty run id or one with a control character (they would
+/// become tasks that `best`, `export --template` and the dispatcher cannot name).
+void check_record_names(const TrialRecord& record, const std::string& where);
 /// Whether `text` holds a control character (below ' ', or DEL): such a name would split the
 /// lines and tables that show it.
 bool has_control_character(const std::string& text);
