@@ -394,8 +394,14 @@ Selection Dispatcher::Impl::compute(const KernelTemplate& tmpl, const Problem& p
     s.explanation = "no usable record: the template's default config";
     return s;
   }
-  // The default cannot run this problem: the first valid config of the space that can.
-  const Index limit = std::min<Index>(space.size(), Index{1} << 20);
+  // The default cannot run this problem: the first valid config of the space that can, among
+  // its first kLastResortConfigs points (index order; a space of more than 2^63 points has no
+  // size, and a scan of it none either).
+  Index limit = Dispatcher::kLastResortConfigs;
+  try {
+    limit = std::min<Index>(space.size(), Dispatcher::kLastResortConfigs);
+  } catch (const Error&) {
+  }
   for (Index i = 0; i < limit; ++i) {
     Config c = space.at(i);
     if (space.valid(c) && tmpl.can_implement(problem, c)) {
@@ -406,7 +412,9 @@ Selection Dispatcher::Impl::compute(const KernelTemplate& tmpl, const Problem& p
     }
   }
   throw Error(ErrorCode::unsupported, "template " + tmpl.name() + " has no config that can " +
-                                          "implement " + key + " on " + dk);
+                                          "implement " + key + " on " + dk +
+                                          " (no record, the default cannot, and none of the first " +
+                                          std::to_string(limit) + " points of its space can)");
 }
 
 Selection Dispatcher::Impl::select(const KernelTemplate& tmpl, const Problem& problem,

@@ -82,11 +82,15 @@ class Dispatcher {
   /// Most selections remembered at once: when full, an eighth of them is dropped, so that a
   /// program whose shapes keep changing does not grow without bound.
   static constexpr std::size_t kRememberedSelections = 4096;
+  /// Points of a space (index order) the last-resort rule looks through for a valid config
+  /// that can implement the problem when the default cannot and no record can be used.
+  static constexpr std::uint64_t kLastResortConfigs = std::uint64_t{1} << 20;
 
   /// The config for a problem on a device (rules in docs/deployment.md). Results are
   /// memoized (up to kRememberedSelections), so a repeated call is a hash lookup. Throws Error(unknown_name) for an
   /// unregistered template, the template's error for an invalid problem, and
-  /// Error(unsupported) when no config of the space can implement the problem.
+  /// Error(unsupported) when no config can implement the problem (no record can, the default
+  /// cannot, nor any of the first kLastResortConfigs points of the space).
   Selection select(const std::string& template_name, const Problem& problem,
                    const Device& device) const;
   /// Same, for a template object (registered or not). Selections are remembered by template
