@@ -149,7 +149,7 @@ struct Dispatcher::Impl {
   std::optional<Config> try_task(const KernelTemplate& tmpl, const Task& task,
                                  const Problem& problem, const Device& device,
                                  const SearchSpace& space, const std::string& current_source,
-                                 const Candidate** used) const;
+                                 bool current, const Candidate** used) const;
   void reject(const std::string& record, const std::string& why) const;
   Selection select(const KernelTemplate& tmpl, const Problem& problem, const Device& device) const;
   std::shared_ptr<Prepared> prepare(const std::string& template_name, const Problem& problem,
@@ -241,12 +241,12 @@ void Dispatcher::Impl::reject(const std::string& record, const std::string& why)
 }
 
 // First candidate of a task that is in the template's space for the task's own problem (else
-// the record is hostile or stale and rejected), and valid and implementable for `problem`:
-// first among those measured with the template's current source, then among the others.
+// the record is hostile or stale and rejected), and valid and implementable for `problem`,
+// among those measured with the template's current source (`current`), else the others.
 std::optional<Config> Dispatcher::Impl::try_task(const KernelTemplate& tmpl, const Task& task,
                                                  const Problem& problem, const Device& device,
                                                  const SearchSpace& space,
-                                                 const std::string& current_source,
+                                                 const std::string& current_source, bool current,
                                                  const Candidate** used) const {
   const bool same_problem = task.problem_key == problem.key();
   std::optional<SearchSpace> own_space;  // the space the record was tuned in
@@ -278,35 +278,33 @@ std::optional<Config> Dispatcher::Impl::try_task(const KernelTemplate& tmpl, con
   };
   // Strict: every record of the task is checked, not only those ranked above the one that is
   // used, so a hostile record cannot hide behind an honest best.
-  if (options.strict)
+  if (options.strict && current)
     for (const Candidate& c : task.candidates) (void)own_values(c);
-  for (int pass = 0; pass < 2; ++pass) {
-    for (const Candidate& c : task.candidates) {
-      if ((c.source_hash == current_source) != (pass == 0)) continue;
-      const auto values = own_values(c);
-      if (!values) continue;
-      Config config;
-      try {
-        config = space.make(*values);  // in the requested problem's space (order and domains)
-      } catch (const Error& e) {
-        spdlog::debug("dispatch: {}: config '{}' not in the space of {}: {}", c.record,
-                      c.config_text, problem.key(), e.what());
-        continue;
-      }
-      std::string why;
-      if (!space.valid(config)) {
-        spdlog::debug("dispatch: {}: '{}' violates {}", c.record, c.config_text,
-                      space.violated(config).value_or("a constraint"));
-        continue;
-      }
-      if (!tmpl.can_implement(problem, config, &why)) {
-        spdlog::debug("dispatch: {}: '{}' cannot implement {}: {}", c.record, c.config_text,
-                      problem.key(), why);
-        continue;
-      }
-      *used = &c;
-      return config;
+  for (const Candidate& c : task.candidates) {
+    if ((c.source_hash == current_source) != current) continue;
+    const auto values = own_values(c);
+    if (!values) continue;
+    Config config;
+    try {
+      config = space.make(*values);  // in the requested problem's space (order and domains)
+    } catch (const Error& e) {
+      spdlog::debug("dispatch: {}: config '{}' not in the space of {}: {}", c.record,
+                    c.config_text, problem.key(), e.what());
+      continue;
     }
+    std::string why;
+    if (!space.valid(config)) {
+      spdlog::debug("dispatch: {}: '{}' violates {}", c.record, c.config_text,
+                    space.violated(config).value_or("a constraint"));
+      continue;
+    }
+    if (!tmpl.can_implement(problem, config, &why)) {
+      spdlog::debug("dispatch: {}: '{}' cannot implement {}: {}", c.record, c.config_text,
+                    problem.key(), why);
+      continue;
+    }
+    *used = &c;
+    return config;
   }
   return std::nullopt;
 }
@@ -346,34 +344,44 @@ Selection Dispatcher::Impl::compute(const KernelTemplate& tmpl, const Problem& p
     });
     return out;
   };
+  // One task's selection under a rule: its first usable record of the current template source
+  // (`current`) or of the older ones.
+  auto try_one = [&](double distance, const Task& task, bool current,
+                     bool other_device) -> std::optional<Selection> {
+    const bool exact = task.problem_key == key;
+    if (!exact && !options.allow_nearest_shape) return std::nullopt;
+    const Candidate* used = nullptr;
+    auto config = try_task(tmpl, task, problem, device, space, current_source, current, &used);
+    if (!config) return std::nullopt;
+    Selection s;
+    s.config = *config;
+    s.older_source = used->source_hash != current_source;
+    s.reason = other_device ? SelectionReason::same_arch
+                            : (exact ? SelectionReason::exact : SelectionReason::nearest_shape);
+    s.source_problem = task.problem_key;
+    s.source_device = task.device_key;
+    s.median_ms = used->median_ms;
+    s.distance = distance;
+    s.explanation = std::string(exact ? "best record of this problem" : "nearest tuned shape " +
+                                                                         task.problem_key) +
+                    (other_device ? " on another device of the same compute capability (" +
+                                        task.device_key + ")"
+                                  : "") +
+                    " (" + used->record + ", median " + std::to_string(used->median_ms) +
+                    " ms" + (exact ? "" : ", log2 distance " + std::to_string(distance)) +
+                    (s.older_source ? ", measured with an older source of the template" : "") +
+                    ")";
+    return s;
+  };
+  // Within each rule (the exact problem, then the nearest shapes), records of the current
+  // template source come before older ones over all of the rule's tasks, nearest first.
   auto attempt = [&](const std::vector<std::pair<double, const Task*>>& group, bool other_device)
       -> std::optional<Selection> {
-    for (const auto& [distance, task] : group) {
-      const bool exact = task->problem_key == key;
-      if (!exact && !options.allow_nearest_shape) continue;
-      const Candidate* used = nullptr;
-      auto config = try_task(tmpl, *task, problem, device, space, current_source, &used);
-      if (!config) continue;
-      Selection s;
-      s.config = *config;
-      s.older_source = used->source_hash != current_source;
-      s.reason = other_device ? SelectionReason::same_arch
-                              : (exact ? SelectionReason::exact : SelectionReason::nearest_shape);
-      s.source_problem = task->problem_key;
-      s.source_device = task->device_key;
-      s.median_ms = used->median_ms;
-      s.distance = distance;
-      s.explanation = std::string(exact ? "best record of this problem" : "nearest tuned shape " +
-                                                                           task->problem_key) +
-                      (other_device ? " on another device of the same compute capability (" +
-                                          task->device_key + ")"
-                                    : "") +
-                      " (" + used->record + ", median " + std::to_string(used->median_ms) +
-                      " ms" + (exact ? "" : ", log2 distance " + std::to_string(distance)) +
-                      (s.older_source ? ", measured with an older source of the template" : "") +
-                      ")";
-      return s;
-    }
+    for (const bool exact_rule : {true, false})
+      for (const bool current : {true, false})
+        for (const auto& [distance, task] : group)
+          if ((task->problem_key == key) == exact_rule)
+            if (auto s = try_one(distance, *task, current, other_device)) return s;
     return std::nullopt;
   };
 

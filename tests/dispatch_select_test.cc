@@ -430,6 +430,16 @@ TEST_CASE("Dispatcher prefers records of the template's current source, and says
   const auto key = TileTemplate::problem(1024, 1024).key();
   CHECK(log.best(kTile.name(), key, dk)->config_text == "BM=128,BN=32,SPLIT=2");
   CHECK(log.best(kTile.name(), key, dk, current.source_hash)->config_text == "BM=64,BN=64,SPLIT=1");
+  // Within the nearest-shape rule too: 2048^2 is nearer 1024^2 (older source only) than
+  // 8192^2, but 8192^2 has a record of the current source, which comes first.
+  test::TempDir dir3;
+  auto far = tile_record(8192, 8192, "BM=32,BN=32,SPLIT=1", 2.0);
+  far.source_hash = current.source_hash;
+  Dispatcher near_far(tuned_log(dir3, {far}));
+  auto n = near_far.select(kTile, TileTemplate::problem(2048, 2048), test::test_device());
+  CHECK(n.reason == SelectionReason::nearest_shape);
+  CHECK(n.source_problem == TileTemplate::problem(8192, 8192).key());
+  CHECK_FALSE(n.older_source);
 }
 
 TEST_CASE("Dispatcher judges a re-measured config by its typical trial, as the tuner does",
