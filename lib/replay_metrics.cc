@@ -124,6 +124,7 @@ MethodologyScore methodology_score(const RandomSearchExpectation& random,
     sum += (r - mean_best_time[k - 1]) / (r - opt);
     ++count;
   }
+  out.budgets = count;
   out.available = count > 0;
   out.score = count ? sum / static_cast<double>(count) : 0.0;
   return out;

@@ -65,7 +65,10 @@ struct MethodologyScore {
   std::size_t last = 0;      ///< last budget of the range (96%), capped by the runs' length
   std::size_t full_last = 0; ///< the uncapped last budget
   bool truncated = false;    ///< the runs ended before full_last
-  bool available = false;    ///< false when the runs end before the range starts
+  bool available = false;    ///< false when no budget of the range could be scored
+  /// Budgets of first..last averaged: those where random search has not reached the optimum
+  /// yet (at the others no gap is left to close).
+  std::size_t budgets = 0;
 };
 
 /// Score from the mean best-so-far time per evaluation (index k-1 = after k evaluations;

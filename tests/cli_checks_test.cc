@@ -108,6 +108,17 @@ TEST_CASE("cli: contradicting or empty choices are refused", "[cli]") {
       std::string(KTUNE_DATASETS_DIR) + "/convolution_milo_A4000.json.gz";
   require_failure_mentioning(run_ktune(dir, "replay --data " + data + " --searcher , --budget 2"),
                              {"--searcher", "names no searcher"});
+  // Each searcher is labelled with the options it received; one run has no interval.
+  const CliResult two = run_ktune(dir, "replay --data " + data + " --searcher genetic,annealing "
+                                       "--options population=8 --budget 25 --repeats 2");
+  INFO(two.output);
+  CHECK(two.status == 0);
+  CHECK(two.output.find("searcher genetic population=8:") != std::string::npos);
+  CHECK(two.output.find("searcher annealing:") != std::string::npos);
+  const CliResult one = run_ktune(dir, "replay --data " + data + " --searcher random --budget 25 --repeats 1");
+  INFO(one.output);
+  CHECK(one.status == 0);
+  CHECK(one.output.find("(one run: no interval)") != std::string::npos);
   // Data without its T1 file: the paths looked at are named.
   std::filesystem::copy_file(data, dir.file("conv_X.json.gz"));
   require_failure_mentioning(run_ktune(dir, "replay --data " + dir.file("conv_X.json.gz") + " --budget 2"),

@@ -93,7 +93,10 @@ std::vector<std::size_t> report_budgets(std::size_t budget) {
 nlohmann::json replay_one(const ReplaySettings& s, const std::string& searcher_name,
                           ReplayMeasurer& measurer, const replay::RandomSearchExpectation& random,
                           std::FILE* text) {
-  auto searcher = make_searcher(searcher_name, options_for(searcher_name, s.options, split_list(s.searchers)));
+  const SearcherOptions own = options_for(searcher_name, s.options, split_list(s.searchers));
+  auto searcher = make_searcher(searcher_name, own);
+  std::string own_text;  // the options this searcher received, not every searcher's
+  for (const auto& [name, value] : own.values()) own_text += (own_text.empty() ? "" : ",") + name + "=" + value;
   std::vector<ReplayRun> runs;
   const auto start = std::chrono::steady_clock::now();
   for (std::size_t r = 0; r < s.repeats; ++r) {
@@ -105,26 +108,40 @@ nlohmann::json replay_one(const ReplaySettings& s, const std::string& searcher_n
   const auto curve = replay::mean_best_time_curve(runs, s.budget, random.worst());
   const auto score = replay::methodology_score(random, curve);
 
-  const double evaluations = std::max<double>(1, static_cast<double>(s.repeats * s.budget));
+  std::size_t evaluated = 0;  // runs end early when the space is exhausted
+  for (const auto& run : runs) evaluated += run.best_ms.size();
+  const double evaluations = std::max<double>(1, static_cast<double>(evaluated));
   std::fprintf(text, "\nsearcher %s%s%s: %zu runs, %.1f s (%.2f ms per evaluation)\n",
-               searcher_name.c_str(), s.options.empty() ? "" : " ", s.options.c_str(), runs.size(),
+               searcher_name.c_str(), own_text.empty() ? "" : " ", own_text.c_str(), runs.size(),
                seconds, 1e3 * seconds / evaluations);
   std::fprintf(text, "  %7s  %-24s  %s\n", "budget", "fraction of optimum", "random expectation");
   nlohmann::json j;
   j["searcher"] = searcher_name;
-  j["options"] = s.options;
+  j["options"] = own_text;
   j["seconds"] = seconds;
   j["runs"] = runs.size();
   for (std::size_t b : report_budgets(s.budget)) {
     const auto ci = replay::mean_confidence_95(replay::fractions_at(runs, b, opt), 0.0, 1.0);
     const double expect = random.expected_fraction(b);
-    std::fprintf(text, "  %7zu  %.3f [%.3f, %.3f]     %.3f\n", b, ci.mean, ci.low, ci.high, expect);
-    j["budgets"].push_back({{"budget", b}, {"mean_fraction", ci.mean}, {"ci_low", ci.low},
-                            {"ci_high", ci.high}, {"random_expectation", expect}});
+    // One run has no interval (a Student-t interval needs two): said, not shown as certainty.
+    const bool interval = runs.size() >= 2;
+    if (interval)
+      std::fprintf(text, "  %7zu  %.3f [%.3f, %.3f]     %.3f\n", b, ci.mean, ci.low, ci.high, expect);
+    else
+      std::fprintf(text, "  %7zu  %.3f (one run: no interval)  %.3f\n", b, ci.mean, expect);
+    j["budgets"].push_back({{"budget", b}, {"mean_fraction", ci.mean},
+                            {"ci_low", interval ? nlohmann::json(ci.low) : nlohmann::json()},
+                            {"ci_high", interval ? nlohmann::json(ci.high) : nlohmann::json()},
+                            {"random_expectation", expect}});
   }
   if (score.available) {
-    std::fprintf(text, "  methodology score %.3f over budgets %zu..%zu%s\n", score.score,
+    const std::size_t window = score.last - score.first + 1;
+    std::fprintf(text, "  methodology score %.3f over budgets %zu..%zu%s%s\n", score.score,
                  score.first, score.last,
+                 score.budgets < window
+                     ? (" (" + std::to_string(score.budgets) + " of them: at the others random "
+                        "search already has the optimum)").c_str()
+                     : "",
                  score.truncated ? (" (truncated: random closes 96% of the gap at " +
                                     std::to_string(score.full_last) + ")").c_str()
                                  : "");
@@ -132,13 +149,17 @@ nlohmann::json replay_one(const ReplaySettings& s, const std::string& searcher_n
     if (!(random.median() > opt))
       std::fprintf(text, "  methodology score: not available (the median record is the optimum: "
                          "no gap to close)\n");
-    else
+    else if (score.last < score.first)
       std::fprintf(text, "  methodology score: not available (runs end before budget %zu)\n",
                    score.first);
+    else
+      std::fprintf(text, "  methodology score: not available (at budgets %zu..%zu random search "
+                         "already has the optimum: no gap to close)\n",
+                   score.first, score.last);
   }
   j["score"] = {{"value", score.available ? nlohmann::json(score.score) : nlohmann::json()},
                 {"first", score.first}, {"last", score.last}, {"full_last", score.full_last},
-                {"truncated", score.truncated}};
+                {"truncated", score.truncated}, {"budgets", score.budgets}};
   std::vector<double> mean_fraction;
   for (std::size_t k = 1; k <= s.budget; ++k) {
     mean_fraction.push_back(replay::mean_confidence_95(replay::fractions_at(runs, k, opt)).mean);
