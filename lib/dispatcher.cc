@@ -248,6 +248,10 @@ std::optional<Config> Dispatcher::Impl::try_task(const KernelTemplate& tmpl, con
                                                  const SearchSpace& space,
                                                  const std::string& current_source, bool current,
                                                  const Candidate** used) const {
+  // Nothing of this source: no space to build, no record to check.
+  if (std::none_of(task.candidates.begin(), task.candidates.end(),
+                   [&](const Candidate& c) { return (c.source_hash == current_source) == current; }))
+    return std::nullopt;
   const bool same_problem = task.problem_key == problem.key();
   std::optional<SearchSpace> own_space;  // the space the record was tuned in
   if (!same_problem) {
@@ -278,7 +282,7 @@ std::optional<Config> Dispatcher::Impl::try_task(const KernelTemplate& tmpl, con
   };
   // Strict: every record of the task is checked, not only those ranked above the one that is
   // used, so a hostile record cannot hide behind an honest best.
-  if (options.strict && current)
+  if (options.strict)  // (in either pass that consults the task; a second check finds nothing new)
     for (const Candidate& c : task.candidates) (void)own_values(c);
   for (const Candidate& c : task.candidates) {
     if ((c.source_hash == current_source) != current) continue;

@@ -94,9 +94,15 @@ std::vector<TrialRecord> kept_of_task(std::vector<TrialRecord> trials, const Exp
     chosen.insert(group(r));
     ++taken;
   }
+  // A config with a failed trial is kept neither as one of the best nor as the default (its
+  // ok trials alone would make it look usable in the export).
+  std::set<std::string> failed;
+  for (const TrialRecord& r : judged)
+    if (!r.trial.ok()) failed.insert(group(r));
   std::vector<TrialRecord> kept;
   for (auto& r : ok)
-    if (chosen.count(group(r)) || (selection.also_keep && selection.also_keep(r)))
+    if (chosen.count(group(r)) ||
+        (selection.also_keep && selection.also_keep(r) && !failed.count(group(r))))
       kept.push_back(std::move(r));
   return kept;
 }

@@ -293,3 +293,38 @@ TEST_CASE("cli: every subcommand's --help shows its options with defaults", "[cl
     CHECK(h.output.find("Usage") != std::string::npos);
   }
 }
+
+TEST_CASE("cli: a default config with a failed trial has no time in best and stays out of export --best",
+          "[cli]") {
+  TempDir dir;
+  const std::string db = dir.file("flaky.db"), problem = "copy|N=1048576|dtype=f32";
+  const std::string source = ktune::Builder::source_hash(ktune::find_template("copy")->source());
+  const std::string fallback = "VEC=4,THREADS=256,ITEMS=1,GRID_STRIDE=0";  // copy's default
+  {
+    ktune::TuningLog log(db);
+    auto add = [&](const std::string& config, double ms, ktune::Status status) {
+      auto r = ktune::test::make_record(config, ms, status, "run-a", problem, "copy",
+                                        ktune::Device::h200());
+      r.source_hash = source;
+      log.append(r);
+    };
+    add(fallback, 0.5, ktune::Status::ok);
+    add(fallback, 0.5, ktune::Status::timeout);  // timed out when measured again
+    add("VEC=2,THREADS=256,ITEMS=2,GRID_STRIDE=0", 0.6, ktune::Status::ok);
+  }
+  const CliResult best = ktune::test::run_shell(
+      dir, "{ '" + ktune::test::ktune_program() + "' best --json --db " + db + " 2> /dev/null; }");
+  INFO(best.output);
+  REQUIRE(best.status == 0);
+  const auto rows = nlohmann::json::parse(best.output);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0]["config"] == "VEC=2,THREADS=256,ITEMS=2,GRID_STRIDE=0");
+  CHECK(rows[0]["default_ms"].is_null());
+  const CliResult exported = run_ktune(dir, "export --db " + db + " --best 1 " + dir.file("d.jsonl"));
+  INFO(exported.output);
+  REQUIRE(exported.status == 0);
+  std::ifstream in(dir.file("d.jsonl"));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.find("VEC=2,THREADS=256,ITEMS=2") != std::string::npos);
+  CHECK(text.find(fallback) == std::string::npos);
+}

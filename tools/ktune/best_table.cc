@@ -29,8 +29,9 @@ std::optional<double> bandwidth_gbs(const KernelTemplate& tmpl, const Problem& p
 }
 
 /// The default config's time, judged as the best's: its config_representatives() median
-/// among the task's ok trials of `source_hash` (the best's source), so that a default that is
-/// the best shows 1.00x. Records written before the template gained parameters count, with
+/// among the task's trials of `source_hash` (the best's source), so that a default that is
+/// the best shows 1.00x, and a default with a failed trial, which could not be the best, has
+/// none. Records written before the template gained parameters count, with
 /// those parameters at their defaults (the rule of `tune --replay`).
 std::optional<double> default_median(const TuningLog& log, const TaskSummary& task,
                                      const std::string& source_hash, const SearchSpace& space) {
@@ -39,7 +40,6 @@ std::optional<double> default_median(const TuningLog& log, const TaskSummary& ta
   filter.template_name = task.template_name;
   filter.problem_key = task.problem_key;
   filter.device_key = task.device_key;
-  filter.status = Status::ok;
   std::vector<TrialRecord> defaults;
   log.for_each(filter, [&](const TrialRecord& r) {
     auto config = config_in_space(space, r.config_text);
