@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <limits>
 #include <chrono>
 #include <cmath>
 #include <unordered_map>
@@ -260,32 +261,63 @@ TuneResult Tuner::run() {
   auto finalists = fastest_ok(st.known, st.first_seen, options_.top_k);
   bool remeasure = options_.top_k > 0 && options_.final_rounds > 0 && !finalists.empty();
   if (remeasure) {
-    std::vector<Config> configs;
-    for (const auto& f : finalists) configs.push_back(f.config);
-    std::vector<std::vector<double>> round_medians(finalists.size()), pooled(finalists.size());
-    std::vector<bool> failed(finalists.size(), false);
-    for (int round = 0; round < options_.final_rounds; ++round) {
-      auto trials = measure_checked(measurer_, configs);
-      for (std::size_t i = 0; i < trials.size() && i < finalists.size(); ++i) {
-        if (sink_ && options_.record_final) sink_->record(trials[i]);
-        if (!trials[i].ok()) {
-          failed[i] = true;  // a finalist that fails when measured again cannot win
-          continue;
+    std::vector<std::vector<double>> round_medians, pooled;
+    std::vector<bool> failed;
+    // The rounds over finalists[from..]: each round measures each of them once, in turn.
+    auto measure_rounds = [&](std::size_t from) {
+      std::vector<Config> configs;
+      for (std::size_t i = from; i < finalists.size(); ++i) configs.push_back(finalists[i].config);
+      round_medians.resize(finalists.size());
+      pooled.resize(finalists.size());
+      failed.resize(finalists.size(), false);
+      for (int round = 0; round < options_.final_rounds; ++round) {
+        auto trials = measure_checked(measurer_, configs);
+        for (std::size_t j = 0; j < trials.size(); ++j) {
+          const std::size_t i = from + j;
+          if (sink_ && options_.record_final) sink_->record(trials[j]);
+          if (!trials[j].ok()) {
+            failed[i] = true;  // a finalist that fails when measured again cannot win
+            continue;
+          }
+          round_medians[i].push_back(trials[j].median_ms);
+          pooled[i].insert(pooled[i].end(), trials[j].times_ms.begin(), trials[j].times_ms.end());
         }
-        round_medians[i].push_back(trials[i].median_ms);
-        pooled[i].insert(pooled[i].end(), trials[i].times_ms.begin(), trials[i].times_ms.end());
       }
-    }
+    };
     // Each finalist is judged by its typical trial over the search trial and the rounds, the
     // rule of config_representatives(): with the rounds recorded, the log's best(), `ktune
     // best` and the dispatcher then name the same winner as this run.
+    auto typical_of = [&](std::size_t i) {
+      std::vector<double> medians{finalists[i].median_ms};
+      medians.insert(medians.end(), round_medians[i].begin(), round_medians[i].end());
+      return medians[typical_trial_position(medians)];
+    };
+    measure_rounds(0);
+    // A config outside the finalists whose one search trial beats the winner's typical trial
+    // would be the log's best (judged by that one trial): such a challenger is measured in
+    // rounds too, the fastest first, until none is left (at most top_k of them).
+    for (std::size_t extra = 0; extra < options_.top_k; ++extra) {
+      double winner = std::numeric_limits<double>::infinity();
+      for (std::size_t i = 0; i < finalists.size(); ++i)
+        if (!failed[i] && !round_medians[i].empty()) winner = std::min(winner, typical_of(i));
+      const Trial* challenger = nullptr;
+      for (const auto& [text, t] : st.known) {
+        if (!t.ok() || t.median_ms >= winner) continue;
+        if (std::any_of(finalists.begin(), finalists.end(), [&](const Trial& f) { return f.config == t.config; }))
+          continue;
+        if (!challenger || t.median_ms < challenger->median_ms ||
+            (t.median_ms == challenger->median_ms && st.first_seen.at(text) < st.first_seen.at(challenger->config.str())))
+          challenger = &t;
+      }
+      if (!challenger) break;
+      finalists.push_back(*challenger);
+      measure_rounds(finalists.size() - 1);
+    }
     std::vector<std::size_t> order;
     std::vector<double> typical(finalists.size(), 0.0);
     for (std::size_t i = 0; i < finalists.size(); ++i) {
       if (failed[i] || round_medians[i].empty()) continue;
-      std::vector<double> medians{finalists[i].median_ms};
-      medians.insert(medians.end(), round_medians[i].begin(), round_medians[i].end());
-      typical[i] = medians[typical_trial_position(medians)];
+      typical[i] = typical_of(i);
       order.push_back(i);
     }
     std::stable_sort(order.begin(), order.end(),

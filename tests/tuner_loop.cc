@@ -388,6 +388,29 @@ TEST_CASE("tuner: the winner is the config the log's best() names from the recor
   CHECK(r.best->median_ms == Approx(log_best->trial.median_ms));
 }
 
+TEST_CASE("tuner: a config whose one trial beats the finalists' typical trials is measured in rounds too",
+          "[tuner][log]") {
+  // A=0..1 are fastest in the search but 1.5 when measured again; A=2 (1.02 every time) is
+  // not among the top 2, yet its one trial beats their typical 1.5: the log would name it.
+  auto space = test_space();
+  FunctionMeasurer m([](const Config& cfg, int earlier) {
+    const double first = 1.0 + 0.01 * static_cast<double>(cfg["A"]);
+    return cfg["A"] < 2 && earlier > 0 ? 1.5 : first;
+  });
+  ListSearcher searcher(a_row(space));
+  CollectingSink sink;
+  auto r = run_two_finalists(space, searcher, m, sink);
+  REQUIRE(r.best);
+  CHECK(r.best->config.str() == "A=2,B=0");
+  CHECK(r.best->median_ms == Approx(1.02));
+  const std::optional<TrialRecord> log_best = log_best_of(sink);
+  REQUIRE(log_best);
+  CHECK(log_best->config_text == r.best->config.str());
+  // A=3 (1.03) does not beat A=2's typical trial: it is not measured again.
+  CHECK(std::count_if(sink.trials.begin(), sink.trials.end(),
+                      [](const Trial& t) { return t.config.str() == "A=3,B=0"; }) == 1);
+}
+
 TEST_CASE("tuner: finalists with equal typical trials go to the config measured first, as in the log",
           "[tuner][log]") {
   // Session 19's demo: two gemm_mma configs with the same typical time to the nanosecond;
