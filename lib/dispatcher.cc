@@ -164,14 +164,12 @@ void Dispatcher::Impl::index(const std::function<void(const RecordSink&)>& read,
   // Task + config + source of each failed trial: such a config is never selected (the tuner
   // drops a finalist that fails when measured again; config_representatives() likewise).
   std::unordered_set<std::string> failed_groups;
-  auto group_key = [](const std::string& task, const std::string& config, const std::string& source) {
-    return task + '\x1f' + config + '\x1f' + source;
-  };
   read([&](const TrialRecord& r) {
     const std::string device_key = r.device_key();
+    const std::string task_key = r.template_name + '\x1f' + r.problem_key + '\x1f' + device_key;
+    const std::string group_key = r.config_text + '\x1f' + r.source_hash;
     if (!r.trial.ok()) {
-      failed_groups.insert(group_key(r.template_name + '\x1f' + r.problem_key + '\x1f' + device_key,
-                                     r.config_text, r.source_hash));
+      failed_groups.insert(task_key + '\x1f' + group_key);
       return;
     }
     try {  // a log written by hand or by an older ktune: an impossible time never wins
@@ -182,8 +180,7 @@ void Dispatcher::Impl::index(const std::function<void(const RecordSink&)>& read,
       return;
     }
     ++indexed;
-    auto [t, new_task] =
-        task_of.try_emplace(r.template_name + '\x1f' + r.problem_key + '\x1f' + device_key, pending.size());
+    auto [t, new_task] = task_of.try_emplace(task_key, pending.size());
     if (new_task) {
       PendingTask task;
       task.template_name = r.template_name;
@@ -194,8 +191,7 @@ void Dispatcher::Impl::index(const std::function<void(const RecordSink&)>& read,
       pending.push_back(std::move(task));
     }
     PendingTask& task = pending[t->second];
-    auto [g, new_group] =
-        task.group_of.try_emplace(r.config_text + '\x1f' + r.source_hash, task.groups.size());
+    auto [g, new_group] = task.group_of.try_emplace(group_key, task.groups.size());
     if (new_group) task.groups.push_back({r.config_text, r.source_hash, {}});
     task.groups[g->second].trials.push_back({r.trial.median_ms, r.id, r.run_id});
   });
@@ -215,7 +211,7 @@ void Dispatcher::Impl::index(const std::function<void(const RecordSink&)>& read,
     // tuner's final rounds re-measured is not judged by its luckiest trial.
     const std::string task_key = p.template_name + '\x1f' + p.problem_key + '\x1f' + p.device_key;
     for (auto& g : p.groups) {
-      if (failed_groups.count(group_key(task_key, g.config_text, g.source_hash))) continue;
+      if (failed_groups.count(task_key + '\x1f' + g.config_text + '\x1f' + g.source_hash)) continue;
       medians.clear();
       for (const auto& m : g.trials) medians.push_back(m.median_ms);
       const Measured& typical = g.trials[typical_trial_position(medians)];

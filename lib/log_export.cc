@@ -76,33 +76,29 @@ void check_export_format(LogFormat format) {
 }
 
 /// Of one task's trials (log order), the ok ones that `selection` keeps (see
-/// ExportSelection), in log order; a config with a failed trial is not among the N best.
+/// ExportSelection), in log order; a config with a failed trial is kept neither as one of the
+/// N best (ranked_representatives leaves it out) nor as the default (its ok trials alone would
+/// make it look usable in the export).
 std::vector<TrialRecord> kept_of_task(std::vector<TrialRecord> trials, const ExportSelection& selection) {
   std::erase_if(trials, [](const TrialRecord& r) { return r.trial.ok() && !is_possible_time(r.trial.median_ms); });
-  const std::vector<TrialRecord> judged = trials;  // failures included: they rule configs out
-  std::vector<TrialRecord> ok;
-  for (auto& r : trials)
-    if (r.trial.ok()) ok.push_back(std::move(r));
   auto group = [](const TrialRecord& r) { return r.config_text + '\x1f' + r.source_hash; };
   // TuningLog::best's ranking, counted per source.
   std::map<std::string, std::size_t> taken_per_source;
   std::set<std::string> chosen;
-  for (const TrialRecord& r : ranked_representatives(judged)) {
+  for (const TrialRecord& r : ranked_representatives(trials)) {
     std::size_t& taken = taken_per_source[r.source_hash];
     if (taken == selection.best_configs) continue;
     if (selection.usable && !selection.usable(r)) continue;
     chosen.insert(group(r));
     ++taken;
   }
-  // A config with a failed trial is kept neither as one of the best nor as the default (its
-  // ok trials alone would make it look usable in the export).
   std::set<std::string> failed;
-  for (const TrialRecord& r : judged)
+  for (const TrialRecord& r : trials)
     if (!r.trial.ok()) failed.insert(group(r));
   std::vector<TrialRecord> kept;
-  for (auto& r : ok)
-    if (chosen.count(group(r)) ||
-        (selection.also_keep && selection.also_keep(r) && !failed.count(group(r))))
+  for (auto& r : trials)
+    if (r.trial.ok() && (chosen.count(group(r)) ||
+                         (selection.also_keep && selection.also_keep(r) && !failed.count(group(r)))))
       kept.push_back(std::move(r));
   return kept;
 }

@@ -258,7 +258,10 @@ TuneResult Tuner::run() {
   }
 
   // 5. Finalists re-measured interleaved: each round measures every finalist once, in turn.
-  auto finalists = fastest_ok(st.known, st.first_seen, options_.top_k);
+  // Every ok config, fastest first: the top_k finalists, then the challengers below in order.
+  const std::vector<Trial> ranked = fastest_ok(st.known, st.first_seen, st.known.size());
+  std::vector<Trial> finalists(ranked.begin(),
+                               ranked.begin() + static_cast<std::ptrdiff_t>(std::min(options_.top_k, ranked.size())));
   bool remeasure = options_.top_k > 0 && options_.final_rounds > 0 && !finalists.empty();
   if (remeasure) {
     std::vector<std::vector<double>> round_medians, pooled;
@@ -296,21 +299,13 @@ TuneResult Tuner::run() {
     // A config outside the finalists whose one search trial beats the winner's typical trial
     // would be the log's best (judged by that one trial): such a challenger is measured in
     // rounds too, the fastest first, until none is left (at most top_k of them).
-    for (std::size_t extra = 0; extra < options_.top_k; ++extra) {
+    for (std::size_t extra = 0; extra < options_.top_k && finalists.size() < ranked.size(); ++extra) {
       double winner = std::numeric_limits<double>::infinity();
       for (std::size_t i = 0; i < finalists.size(); ++i)
         if (!failed[i] && !round_medians[i].empty()) winner = std::min(winner, typical_of(i));
-      const Trial* challenger = nullptr;
-      for (const auto& [text, t] : st.known) {
-        if (!t.ok() || t.median_ms >= winner) continue;
-        if (std::any_of(finalists.begin(), finalists.end(), [&](const Trial& f) { return f.config == t.config; }))
-          continue;
-        if (!challenger || t.median_ms < challenger->median_ms ||
-            (t.median_ms == challenger->median_ms && st.first_seen.at(text) < st.first_seen.at(challenger->config.str())))
-          challenger = &t;
-      }
-      if (!challenger) break;
-      finalists.push_back(*challenger);
+      const Trial& challenger = ranked[finalists.size()];  // the fastest config not re-measured
+      if (challenger.median_ms >= winner) break;
+      finalists.push_back(challenger);
       measure_rounds(finalists.size() - 1);
     }
     std::vector<std::size_t> order;

@@ -151,27 +151,19 @@ void check_record_names(const TrialRecord& r, const std::string& where) {
 void check_record(const TrialRecord& record, const std::string& where) {
   check_record_names(record, where);
   const Trial& t = record.trial;
-  // The config text is the authority (bind_record stores it): one that does not parse
-  // strictly could be stored but never imported again from the log's own export.
-  // What bind_record stores: the text, else trial.config's (which must parse back too).
+  // What bind_record stores (the config text, else trial.config's) must parse strictly, or
+  // it could be stored but never imported again from the log's own export; a text given
+  // beside trial.config must name the same config.
   const std::string stored = record.config_text.empty() ? t.config.str() : record.config_text;
-  if (record.config_text.empty() && !stored.empty()) {
-    try {
-      (void)parse_config_text(stored);
-    } catch (const Error& e) {
-      throw Error(ErrorCode::invalid_argument, where + ": trial " + record.template_name + " " +
-                                                   record.problem_key + ": " + e.what());
-    }
-  }
-  if (!record.config_text.empty()) {
+  if (!stored.empty()) {
     Config parsed;
     try {
-      parsed = parse_config_text(record.config_text);
+      parsed = parse_config_text(stored);
     } catch (const Error& e) {
       throw Error(ErrorCode::invalid_argument, where + ": trial " + record.template_name + " " +
                                                    record.problem_key + ": " + e.what());
     }
-    if (t.config.size() > 0 && parsed != t.config)
+    if (!record.config_text.empty() && t.config.size() > 0 && parsed != t.config)
       throw Error(ErrorCode::invalid_argument,
                   where + ": trial " + record.template_name + " " + record.problem_key +
                       ": config text '" + record.config_text + "' and trial.config '" +

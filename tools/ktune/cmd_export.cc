@@ -74,15 +74,15 @@ void check_filter_matches(const TuningLog& log, const LogFilter& filter, const E
   });
   LogFilter together = filter;
   if (args.best) together.status = Status::ok;  // --best exports ok trials only
+  if (log.count(together) > 0) return;
   const bool filtered = filter.template_name || filter.problem_key || filter.device_key ||
                         filter.run_id || filter.status;
-  if (log.count(together) == 0 && !filtered)  // only --best's own status ok matched nothing
+  if (!filtered)  // only --best's own status ok matched nothing
     throw Error(ErrorCode::invalid_argument,
                 args.db + " holds no ok trial (--best exports ok trials only); nothing written");
-  if (log.count(together) == 0)
-    throw Error(ErrorCode::invalid_argument,
-                std::string("no record of ") + args.db + " matches the filters together" +
-                    (args.best ? " with status ok (all --best exports)" : "") + "; nothing written");
+  throw Error(ErrorCode::invalid_argument,
+              std::string("no record of ") + args.db + " matches the filters together" +
+                  (args.best ? " with status ok (all --best exports)" : "") + "; nothing written");
 }
 
 }  // namespace
