@@ -113,7 +113,8 @@ struct Prepared {
   Selection selection;
   LaunchPlan plan;
   std::shared_ptr<detail::CudaModule> module;
-  std::vector<std::size_t> buffer_bytes;       // of the caller's buffers
+  std::vector<BufferSpec> buffers;             // the caller's buffers, in order
+  std::size_t alignment = 1;                   // each caller buffer's (KernelTemplate)
   std::vector<detail::DeviceMemory> scratch;   // the plan's scratch buffers
 };
 
@@ -490,8 +491,8 @@ std::shared_ptr<Prepared> Dispatcher::Impl::prepare(const std::string& template_
     throw Error(e.code(), "dispatch: " + template_name + " config " + p->selection.config.str() +
                               " for " + problem.key() + ": " + e.what());
   }
-  for (const auto& spec : tmpl->workload(problem)->buffers())
-    p->buffer_bytes.push_back(spec.elements * dtype_size(spec.dtype));
+  p->buffers = tmpl->workload(problem)->buffers();
+  p->alignment = tmpl->buffer_alignment();
   for (const auto& spec : p->plan.scratch)
     p->scratch.emplace_back(spec.elements * dtype_size(spec.dtype) + spec.offset_bytes);
   return p;
@@ -582,15 +583,12 @@ void Dispatcher::launch(const std::string& template_name, const Problem& problem
       impl_->prepared.emplace(key, p);
     }
   }
-  if (buffers.size() != p->buffer_bytes.size()) {
-    throw Error(ErrorCode::invalid_argument,
-                "dispatch: " + template_name + " " + problem.key() + " takes " +
-                    std::to_string(p->buffer_bytes.size()) + " buffers, got " +
-                    std::to_string(buffers.size()));
-  }
+  detail::check_caller_buffers("dispatch: " + template_name + " " + problem.key(), p->buffers,
+                               buffers, p->alignment);
   std::vector<detail::DeviceBuffer> all;
   all.reserve(buffers.size() + p->scratch.size());
-  for (std::size_t i = 0; i < buffers.size(); ++i) all.push_back({buffers[i], p->buffer_bytes[i]});
+  for (std::size_t i = 0; i < buffers.size(); ++i)
+    all.push_back({buffers[i], p->buffers[i].elements * dtype_size(p->buffers[i].dtype)});
   for (std::size_t i = 0; i < p->scratch.size(); ++i) {
     auto* base = static_cast<char*>(p->scratch[i].get());
     all.push_back({base + p->plan.scratch[i].offset_bytes,

@@ -49,6 +49,14 @@ class PackedArgs {
   std::vector<void*> pointers_;       // pointers into slots_
 };
 
+/// Checks the device pointers a caller hands for a template's workload buffers (`specs`, in
+/// order): their number, no null pointer for a buffer of any bytes, and each address a
+/// multiple of max(`alignment`, the buffer's element size). Throws Error(invalid_argument)
+/// naming `what` (template and problem), the buffer and what was expected: a wrong pointer
+/// would otherwise fault inside the kernel and leave the CUDA context unusable.
+void check_caller_buffers(const std::string& what, const std::vector<BufferSpec>& specs,
+                          const std::vector<void*>& pointers, std::size_t alignment);
+
 /// Runs every step of `plan` on `stream` with `buffers` = workload buffers followed by the
 /// plan's scratch buffers. Stops at the first failing step and returns its status (launches
 /// are asynchronous: faults inside kernels surface at the next synchronization). Throws

@@ -255,6 +255,9 @@ class UserTemplate final : public KernelTemplate {
                        config.str());
   }
 
+  // A user kernel's needs are not declared: only each element's own alignment is checked.
+  std::size_t buffer_alignment() const override { return 1; }
+
   std::unique_ptr<Workload> workload(const Problem& problem) const override {
     check_problem(problem);
     return std::make_unique<UserWorkload>(spec_, problem);

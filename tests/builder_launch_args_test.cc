@@ -37,3 +37,31 @@ TEST_CASE("PackedArgs rejects missing buffers and oversized i32 values", "[build
   CHECK(empty.size() == 0);
   CHECK(empty.data() == nullptr);
 }
+
+TEST_CASE("check_caller_buffers refuses a wrong count, null and misaligned pointers",
+          "[builder][launch]") {
+  using detail::check_caller_buffers;
+  std::vector<BufferSpec> specs{{"x", DType::f16, 1000, Role::input, 0},
+                                {"y", DType::f32, 1000, Role::output, 0},
+                                {"none", DType::f32, 0, Role::output, 0}};
+  alignas(64) static unsigned char arena[256];
+  void* aligned = arena;
+  void* plus2 = arena + 2;
+  void* plus4 = arena + 4;
+  // 16-byte template: aligned pointers pass; an empty buffer may be null.
+  CHECK_NOTHROW(check_caller_buffers("t", specs, {aligned, arena + 16, nullptr}, 16));
+  CHECK_THROWS_WITH(check_caller_buffers("dispatch: copy 8", specs, {aligned, aligned}, 16),
+                    Catch::Contains("dispatch: copy 8 takes 3 buffers, got 2"));
+  CHECK_THROWS_WITH(check_caller_buffers("t", specs, {aligned, nullptr, nullptr}, 16),
+                    Catch::Contains("buffer 1 (y, f32) is a null pointer") &&
+                        Catch::Contains("4000 bytes"));
+  CHECK_THROWS_WITH(check_caller_buffers("t", specs, {plus4, aligned, nullptr}, 16),
+                    Catch::Contains("buffer 0 (x, f16)") && Catch::Contains("not 16-byte aligned") &&
+                        Catch::Contains("4 bytes past"));
+  // Alignment 1 (a user template): each element's own alignment still holds.
+  CHECK_NOTHROW(check_caller_buffers("t", specs, {plus2, plus4, nullptr}, 1));
+  CHECK_THROWS_WITH(check_caller_buffers("t", specs, {plus2, plus2, nullptr}, 1),
+                    Catch::Contains("buffer 1 (y, f32)") && Catch::Contains("not 4-byte aligned"));
+  CHECK_THROWS_WITH(check_caller_buffers("t", specs, {arena + 1, plus4, nullptr}, 1),
+                    Catch::Contains("not 2-byte aligned"));
+}

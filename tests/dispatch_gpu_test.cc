@@ -154,6 +154,13 @@ TEST_CASE("dispatch child: copy from a tuned log", "[.][dispatch_child]") {
   detail::check_cuda(cudaDeviceSynchronize(), "synchronize");
   CHECK(restarted.compiles() == 0);
   CHECK_THROWS_AS(restarted.launch("copy", third, {x.get()}), Error);
+  // A misaligned or null pointer is refused before anything is launched, so the context
+  // stays usable: the next launch below still runs and checks correct.
+  CHECK_THROWS_WITH(restarted.launch("copy", third, {x.get(), static_cast<char*>(y.get()) + 4}),
+                    Catch::Contains("not 16-byte aligned"));
+  CHECK_THROWS_WITH(restarted.launch("copy", third, {nullptr, y.get()}),
+                    Catch::Contains("null pointer"));
+  detail::check_cuda(cudaDeviceSynchronize(), "synchronize after the refused launches");
 
   // The default cache folder cannot be created (HOME in /proc): a warning, a launch anyway.
   unsetenv("KTUNE_CACHE_DIR");

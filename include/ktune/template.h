@@ -187,6 +187,10 @@ class KernelTemplate {
   virtual std::unique_ptr<Workload> workload(const Problem& problem) const = 0;
   /// Vendor baseline to report against: "copy", "cublas", "cudnn", or "" for none.
   virtual std::string vendor_reference() const { return ""; }
+  /// Byte alignment the kernels need of every caller buffer's address: Dispatcher::launch
+  /// refuses a buffer that lacks it, rather than let a vector access fault and corrupt the
+  /// CUDA context. Built-in templates: 16 (any cudaMalloc result has it); 1 = any address.
+  virtual std::size_t buffer_alignment() const { return 16; }
 };
 
 /// Adds a template to the global registry (replacing one of the same name).
