@@ -50,6 +50,12 @@ TEST_CASE("layernorm constraints reject what they should", "[layernorm]") {
   };
   CHECK(min_warps_of("4096x28672", "f16", "rmsnorm") == 0);
   CHECK(min_warps_of("4096x32768", "bf16", "rmsnorm") == 0);
+  // RMSNorm at 13 vectors (25000, 26624) drops it too (session 31 call 3); LayerNorm rows of
+  // 15 vectors that do not split over 4 CTAs (29704: 3713 vectors) drop it for bf16 only.
+  CHECK(min_warps_of("4096x25000", "bf16", "rmsnorm") == 0);
+  CHECK(min_warps_of("4096x26624", "f16", "rmsnorm") == 0);
+  CHECK(min_warps_of("4096x29704", "bf16", "layernorm") == 0);
+  CHECK(min_warps_of("4096x29704", "f16", "layernorm") == 16);
   for (const char* shape : {"4096x28672", "4096x30720", "4096x32768"}) {
     for (const char* dtype : {"f16", "bf16"}) {
       INFO(shape << " " << dtype);

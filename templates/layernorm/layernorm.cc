@@ -390,14 +390,18 @@ class LayernormTemplate final : public KernelTemplate {
       const Value items = one_cta.items();
       min_warps = items <= 4 ? 32 : 16;
       if (!row_at(tpr, threads, 1, 1, 0, 0, min_warps).fits()) min_warps = 0;
-      // 16-bit rows of 14-16 vectors of 8 per thread (hidden 26632..32768) spill under the
-      // 16-warp cap (8-376 bytes). Measured without it (session 29 call 2, H100, 4096 rows, %
-      // of copy): RMSNorm 96.9-97.4 against 61.9-95.4 at hidden 28672 and 32768; LayerNorm
-      // 76.7 / 80.3 against 64.8 / 57.1 at 32768 (16 vectors), but 71.9-76.3 against
-      // 84.2-89.6 at 28672 (14), so LayerNorm (here before sm_90, or a row that does not
-      // split over 4 CTAs: cluster_instead) keeps the cap below 16. Shorter rows and narrower vectors (measured neither way; many
-      // do not spill) keep it too.
-      if (elem == 2 && vec == 8 && (rms ? items >= 14 : items >= 16)) min_warps = 0;
+      // 16-bit rows of 13-16 vectors of 8 per thread (hidden 24584..32768) spill under the
+      // 16-warp cap (8-376 bytes). Measured without it (H100, 4096 rows, % of copy):
+      // RMSNorm 96.9-97.4 against 61.9-95.4 at hidden 28672 and 32768 (session 29 call 2),
+      // and 94.3-96.8 against 91.6-96.6 at 25000 / 26624 (13 vectors; session 31 call 3);
+      // LayerNorm 76.7 / 80.3 against 64.8 / 57.1 at 32768 (16 vectors), 72.6-73.6 against
+      // 70.0-70.7 for bf16 at 29704 / 30696 (15), but f16 71.7 / 74.4 against 78.6 / 79.2
+      // there and 71.9-76.3 against 84.2-89.6 at 28672 (14), so LayerNorm (here before
+      // sm_90, or a row that does not split over 4 CTAs: cluster_instead) keeps the cap below
+      // 16 vectors, f16 also at 15. Shorter rows and narrower vectors (measured neither way;
+      // many do not spill) keep it too.
+      const bool uncapped = rms ? items >= 13 : items >= 16 || (items == 15 && dtype == DType::bf16);
+      if (elem == 2 && vec == 8 && uncapped) min_warps = 0;
     } else {
       const std::pair<Value, Value> shapes[] = {{256, 24}, {512, 32}, {512, 16}, {1024, 32}};
       for (const auto& [th, mw] : shapes) {
