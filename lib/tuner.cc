@@ -6,9 +6,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <limits>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <unordered_map>
 
 #include "ktune/error.h"
@@ -296,15 +296,26 @@ TuneResult Tuner::run() {
       return medians[typical_trial_position(medians)];
     };
     measure_rounds(0);
-    // A config outside the finalists whose one search trial beats the winner's typical trial
-    // would be the log's best (judged by that one trial): such a challenger is measured in
-    // rounds too, the fastest first, until none is left (at most top_k of them).
+    // Finalists ranked as the log's best() ranks configs: by typical trial, equal ones to the
+    // config recorded first.
+    auto seen = [&](std::size_t i) { return st.first_seen.at(finalists[i].config.str()); };
+    auto ranks_before = [&](double time_a, std::size_t seen_a, double time_b, std::size_t seen_b) {
+      return time_a != time_b ? time_a < time_b : seen_a < seen_b;
+    };
+    // A config outside the finalists whose one search trial ranks before the winner's typical
+    // trial (faster, or as fast and recorded first) would be the log's best, judged by that one
+    // trial: such a challenger is measured in rounds too, the fastest first, until none is
+    // left (at most top_k of them).
     for (std::size_t extra = 0; extra < options_.top_k && finalists.size() < ranked.size(); ++extra) {
-      double winner = std::numeric_limits<double>::infinity();
+      std::optional<std::size_t> winner;
       for (std::size_t i = 0; i < finalists.size(); ++i)
-        if (!failed[i] && !round_medians[i].empty()) winner = std::min(winner, typical_of(i));
+        if (!failed[i] && !round_medians[i].empty() &&
+            (!winner || ranks_before(typical_of(i), seen(i), typical_of(*winner), seen(*winner))))
+          winner = i;
       const Trial& challenger = ranked[finalists.size()];  // the fastest config not re-measured
-      if (challenger.median_ms >= winner) break;
+      if (winner && !ranks_before(challenger.median_ms, st.first_seen.at(challenger.config.str()),
+                                  typical_of(*winner), seen(*winner)))
+        break;
       finalists.push_back(challenger);
       measure_rounds(finalists.size() - 1);
     }
@@ -315,8 +326,9 @@ TuneResult Tuner::run() {
       typical[i] = typical_of(i);
       order.push_back(i);
     }
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return typical[a] < typical[b]; });
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return ranks_before(typical[a], seen(a), typical[b], seen(b));
+    });
     for (std::size_t i : order) {
       Trial t = finalists[i];
       t.times_ms = pooled[i];

@@ -428,6 +428,73 @@ TEST_CASE("tuner: finalists with equal typical trials go to the config measured 
   CHECK(log_best->config_text == r.best->config.str());
 }
 
+TEST_CASE("tuner: a challenger that ties the winner is measured again only when recorded first",
+          "[tuner][log]") {
+  // A=0: 1.0 in the search, then 1.2 in each round (typical 1.2); A=1: 1.2 every time. With
+  // one finalist (A=0), A=1's one trial ties its typical trial: the log breaks that tie to the
+  // config recorded first.
+  auto space = test_space();
+  auto c = [&](Value a) { return space.make({{"A", a}, {"B", 0}}); };
+  FunctionMeasurer m([](const Config& cfg, int earlier) {
+    if (cfg["A"] == 0) return earlier == 0 ? 1.0 : 1.2;
+    return cfg["A"] == 1 ? 1.2 : 5.0;
+  });
+  auto run = [&](std::vector<Config> order, CollectingSink& sink) {
+    ListSearcher searcher(std::move(order));
+    TunerOptions o;
+    o.measure_default = false;
+    o.batch = 3;
+    o.top_k = 1;
+    o.final_rounds = 2;
+    Tuner tuner(space, searcher, m, o);
+    tuner.set_sink(&sink);
+    return tuner.run();
+  };
+  auto count = [](const CollectingSink& sink, const char* config) {
+    return std::count_if(sink.trials.begin(), sink.trials.end(),
+                         [&](const Trial& t) { return t.config.str() == config; });
+  };
+  SECTION("recorded after the winner: the log keeps the winner, nothing more is measured") {
+    CollectingSink sink;
+    auto r = run({c(0), c(1), c(2)}, sink);
+    REQUIRE(r.best);
+    CHECK(r.best->config.str() == "A=0,B=0");
+    CHECK(r.finalists.size() == 1);
+    CHECK(count(sink, "A=1,B=0") == 1);
+    REQUIRE(log_best_of(sink));
+    CHECK(log_best_of(sink)->config_text == "A=0,B=0");
+  }
+  SECTION("recorded before the winner: it is measured in rounds and wins the tie, as in the log") {
+    CollectingSink sink;
+    auto r = run({c(1), c(0), c(2)}, sink);
+    REQUIRE(r.best);
+    CHECK(count(sink, "A=1,B=0") == 3);
+    CHECK(r.best->config.str() == "A=1,B=0");
+    REQUIRE(log_best_of(sink));
+    CHECK(log_best_of(sink)->config_text == r.best->config.str());
+  }
+}
+
+TEST_CASE("tuner: without re-measurement equal times go to the config measured first",
+          "[tuner][log]") {
+  auto space = test_space();
+  auto c = [&](Value a) { return space.make({{"A", a}, {"B", 0}}); };
+  FunctionMeasurer m([](const Config& cfg, int) { return cfg["A"] == 3 ? 2.0 : 1.0; });
+  ListSearcher searcher({c(2), c(1), c(3)});  // A=2 first, though "A=1" sorts before it
+  CollectingSink sink;
+  TunerOptions o;
+  o.measure_default = false;
+  o.batch = 3;
+  o.top_k = 0;  // as `--replay` runs
+  Tuner tuner(space, searcher, m, o);
+  tuner.set_sink(&sink);
+  auto r = tuner.run();
+  REQUIRE(r.best);
+  CHECK(r.best->config.str() == "A=2,B=0");
+  REQUIRE(log_best_of(sink));
+  CHECK(log_best_of(sink)->config_text == r.best->config.str());
+}
+
 TEST_CASE("tuner: a default among the finalists is judged by its typical trial, as in the log",
           "[tuner]") {
   // The default (A=0,B=2) is measured first at 1.00 and then 1.10, 1.12, 1.11 in the rounds:
