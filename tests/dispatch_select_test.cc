@@ -440,6 +440,35 @@ TEST_CASE("Dispatcher prefers records of the template's current source, and says
   CHECK(n.reason == SelectionReason::nearest_shape);
   CHECK(n.source_problem == TileTemplate::problem(8192, 8192).key());
   CHECK_FALSE(n.older_source);
+  // But the rules keep their order: the exact problem's older-source record comes before a
+  // current-source record of another shape.
+  auto exact_old = near_far.select(kTile, TileTemplate::problem(1024, 1024), test::test_device());
+  CHECK(exact_old.reason == SelectionReason::exact);
+  CHECK(exact_old.config.str() == "BM=128,BN=32,SPLIT=2");
+  CHECK(exact_old.older_source);
+}
+
+TEST_CASE("Dispatcher: a failure measured with an older source does not rule out the current one",
+          "[dispatch]") {
+  // "A config with a failed trial of the same template source is never used": BM=128,BN=32
+  // failed with an older source and is the fastest, ok, with the current one.
+  test::TempDir dir;
+  const std::string current = Builder::source_hash(kTile.source());
+  TrialRecord old_wrong = tile_record(1024, 1024, "BM=128,BN=32,SPLIT=2", 0.4);
+  old_wrong.trial.status = Status::wrong_result;
+  TrialRecord now_ok = tile_record(1024, 1024, "BM=128,BN=32,SPLIT=2", 0.5);
+  now_ok.source_hash = current;
+  TrialRecord slower = tile_record(1024, 1024, "BM=64,BN=64,SPLIT=1", 0.8);
+  slower.source_hash = current;
+  const std::string path = tuned_log(dir, {old_wrong, now_ok, slower});
+  Dispatcher d(path);
+  auto s = d.select(kTile, TileTemplate::problem(1024, 1024), test::test_device());
+  CHECK(s.config.str() == "BM=128,BN=32,SPLIT=2");
+  CHECK_FALSE(s.older_source);
+  TuningLog log(path, LogMode::read_only);
+  CHECK(log.best(kTile.name(), TileTemplate::problem(1024, 1024).key(),
+                 device_key_of(test::test_device()), current)
+            ->config_text == "BM=128,BN=32,SPLIT=2");
 }
 
 TEST_CASE("Dispatcher judges a re-measured config by its typical trial, as the tuner does",

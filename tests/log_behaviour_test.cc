@@ -72,6 +72,12 @@ TEST_CASE("log: append_absent keeps re-measurements that differ in timestamp or 
   CHECK(log.append_absent({a, later, slower}).size() == 3);
   CHECK(log.append_absent({a, later, slower}).size() == 0);  // a re-import adds nothing
   CHECK(log.count() == 3);
+  // A trial that differs only in its timestamp, in a later import of its own (a later T4 file
+  // of the same kernel), is another measurement too, not a batch-mate held already.
+  auto a_second_later = a;
+  a_second_later.trial.timestamp_us += 1000000;
+  CHECK(log.append_absent({a_second_later}).size() == 1);
+  CHECK(log.count() == 4);
 }
 
 TEST_CASE("log: append_absent keeps equal records of one batch; the log's copies answer for them",

@@ -1,7 +1,7 @@
-// Searcher behaviour pinned down by a mutation audit: genetic's tournament, repair, crossover
+// Searcher behaviour pinned down by mutation audits: genetic's tournament, repair, crossover
 // and jumps, annealing's alternating restarts (also inside a batch), bayesian's initial design,
-// believer batches, lcb and incumbent neighbours, the catalog's documented defaults and option
-// parsing.
+// believer batches, lcb, incumbent neighbours and imputed failures, the catalog's documented
+// defaults and option parsing.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -216,6 +216,26 @@ TEST_CASE("searchers: bayesian stays random while fewer than two trials succeede
       bo->observe({t});
       rnd->observe({k == 0 ? timed(b[0], 1.0) : failed(b[0])});
     }
+  }
+}
+
+TEST_CASE("searchers: bayesian models failed configs as the worst time and keeps away from them",
+          "[search][bayesian]") {
+  // ok at x = 0, 5, 10 (improving towards 10) and 39 (slow); compile errors at 15, 20, 25.
+  // Imputed with the worst time, the failures pull the model up between 10 and 39; imputed
+  // with the best, the region between them would look like the fastest.
+  const SearchSpace space = line_space(40);
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    auto s = make_searcher("bayesian", SearcherOptions::parse("initial=2"));
+    s->reset(space, seed);
+    std::vector<Trial> trials{timed(at_x(space, 0), 2.0), timed(at_x(space, 5), 1.5),
+                              timed(at_x(space, 10), 1.2), timed(at_x(space, 39), 4.0)};
+    for (Value x : {15, 20, 25}) trials.push_back(failed(at_x(space, x)));
+    s->observe(trials);
+    const auto pick = s->propose(1);
+    REQUIRE(pick.size() == 1);
+    INFO("seed " << seed << " pick x=" << pick[0]["x"]);
+    CHECK((pick[0]["x"] < 14 || pick[0]["x"] > 26));
   }
 }
 
