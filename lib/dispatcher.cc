@@ -583,8 +583,8 @@ void Dispatcher::launch(const std::string& template_name, const Problem& problem
       impl_->prepared.emplace(key, p);
     }
   }
-  detail::check_caller_buffers("dispatch: " + template_name + " " + problem.key(), p->buffers,
-                               buffers, p->alignment);
+  detail::check_caller_buffers([&] { return "dispatch: " + template_name + " " + problem.key(); },
+                               p->buffers, buffers, p->alignment);
   std::vector<detail::DeviceBuffer> all;
   all.reserve(buffers.size() + p->scratch.size());
   for (std::size_t i = 0; i < buffers.size(); ++i)

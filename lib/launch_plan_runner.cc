@@ -76,29 +76,33 @@ std::uint64_t argument_slot(const KernelArg& a, void* buffer_ptr, std::size_t in
   return 0;
 }
 
-void check_caller_buffers(const std::string& what, const std::vector<BufferSpec>& specs,
-                          const std::vector<void*>& pointers, std::size_t alignment) {
+void check_caller_buffers(const std::function<std::string()>& what,
+                          const std::vector<BufferSpec>& specs, const std::vector<void*>& pointers,
+                          std::size_t alignment) {
   if (pointers.size() != specs.size()) {
     throw Error(ErrorCode::invalid_argument,
-                what + " takes " + std::to_string(specs.size()) + " buffers, got " +
+                what() + " takes " + std::to_string(specs.size()) + " buffers, got " +
                     std::to_string(pointers.size()));
   }
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const BufferSpec& spec = specs[i];
-    const std::string which = "buffer " + std::to_string(i) + " (" + spec.name + ", " +
-                              to_string(spec.dtype) + ")";
+    if (spec.elements == 0) continue;  // never dereferenced
+    auto which = [&] {
+      return what() + ": buffer " + std::to_string(i) + " (" + spec.name + ", " +
+             to_string(spec.dtype) + ")";
+    };
     if (pointers[i] == nullptr) {
-      if (spec.elements == 0) continue;
       throw Error(ErrorCode::invalid_argument,
-                  what + ": " + which + " is a null pointer; expected device memory of " +
+                  which() + " is a null pointer; expected device memory of " +
                       std::to_string(spec.elements * dtype_size(spec.dtype)) + " bytes");
     }
-    const std::size_t need = std::max(alignment, dtype_size(spec.dtype));
+    std::size_t need = std::max(alignment, dtype_size(spec.dtype));
+    if (spec.offset_bytes != 0) need = std::min(need, spec.offset_bytes & (~spec.offset_bytes + 1));
     const auto address = reinterpret_cast<std::uintptr_t>(pointers[i]);
     if (need > 1 && address % need != 0) {
       std::ostringstream text;
-      text << what << ": " << which << " at " << pointers[i] << " is not " << need
-           << "-byte aligned (" << address % need << " bytes past a multiple of " << need
+      text << which() << " at " << pointers[i] << " is not " << need << "-byte aligned ("
+           << address % need << " bytes past a multiple of " << need
            << "; cudaMalloc results are aligned)";
       throw Error(ErrorCode::invalid_argument, text.str());
     }

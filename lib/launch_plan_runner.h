@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,12 +51,15 @@ class PackedArgs {
 };
 
 /// Checks the device pointers a caller hands for a template's workload buffers (`specs`, in
-/// order): their number, no null pointer for a buffer of any bytes, and each address a
-/// multiple of max(`alignment`, the buffer's element size). Throws Error(invalid_argument)
-/// naming `what` (template and problem), the buffer and what was expected: a wrong pointer
-/// would otherwise fault inside the kernel and leave the CUDA context unusable.
-void check_caller_buffers(const std::string& what, const std::vector<BufferSpec>& specs,
-                          const std::vector<void*>& pointers, std::size_t alignment);
+/// order): their number and, for each buffer of at least one element, no null pointer and an
+/// address that is a multiple of max(`alignment`, the element size), or of the largest power
+/// of two dividing the buffer's offset_bytes where that is smaller (the workload was tuned at
+/// that offset). Throws Error(invalid_argument) naming `what()` (template and problem; called
+/// only on failure), the buffer and what was expected: a wrong pointer would otherwise fault
+/// inside the kernel and leave the CUDA context unusable.
+void check_caller_buffers(const std::function<std::string()>& what,
+                          const std::vector<BufferSpec>& specs, const std::vector<void*>& pointers,
+                          std::size_t alignment);
 
 /// Runs every step of `plan` on `stream` with `buffers` = workload buffers followed by the
 /// plan's scratch buffers. Stops at the first failing step and returns its status (launches

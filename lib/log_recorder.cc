@@ -1,6 +1,7 @@
 // Recording trials into a tuning log and resuming from it (see ktune/log_recorder.h).
 #include "ktune/log_recorder.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "ktune/build.h"
@@ -58,14 +59,16 @@ std::vector<Trial> trials_to_resume(const TuningLog& log, const KernelTemplate& 
   out.reserve(order.size());
   for (const auto& key : order) {
     std::vector<Trial>& all = trials[key];
-    std::vector<std::size_t> ok;
+    // A config that failed any of its trials is one the log never names: it resumes as its
+    // first failure, so that the resumed run cannot name it either.
+    const auto failure = std::find_if(all.begin(), all.end(), [](const Trial& t) { return !t.ok(); });
+    if (failure != all.end()) {
+      out.push_back(std::move(*failure));
+      continue;
+    }
     std::vector<double> medians;
-    for (std::size_t i = 0; i < all.size(); ++i)
-      if (all[i].ok()) {
-        ok.push_back(i);
-        medians.push_back(all[i].median_ms);
-      }
-    out.push_back(std::move(all[ok.empty() ? 0 : ok[typical_trial_position(medians)]]));
+    for (const Trial& t : all) medians.push_back(t.median_ms);
+    out.push_back(std::move(all[typical_trial_position(medians)]));
   }
   return out;
 }

@@ -469,7 +469,7 @@ TEST_CASE("cli: best never names a config the dispatcher would refuse, however f
   CHECK(selection.config.str() == rows[0]["config"].get<std::string>());
 }
 
-TEST_CASE("cli: resume judges a config by its ok trials and leaves out configs outside the space",
+TEST_CASE("cli: resume drops a config that failed since, as best does, and leaves out configs outside the space",
           "[cli][replay]") {
   TempDir dir;
   // Replay data without the THREADS=256, ITEMS=8 configs: the replayed space is narrowed to
@@ -491,17 +491,29 @@ TEST_CASE("cli: resume judges a config by its ok trials and leaves out configs o
   INFO(first.output);
   REQUIRE(first.status == 0);
   std::string winner;
+  TrialRecord fastest;
   {
     TuningLog log(out);
-    const TrialRecord fastest = fastest_record(log, kSmall);
+    fastest = fastest_record(log, kSmall);
     winner = fastest.config_text;
-    // The winner fails twice afterwards (failed trials carry no usable time), and a config
-    // the replayed space does not hold appears, faster than anything.
+    // The winner fails twice afterwards (a runtime error when measured again).
     TrialRecord failed = fastest;
     failed.trial.status = Status::runtime_error;
     failed.trial.median_ms = failed.trial.min_ms = 1e-6;
     log.append(failed);
     log.append(failed);
+  }
+  // What `best` names now, a config other than the failed winner.
+  auto best = run_ktune(dir, "best --db " + out + " --json");
+  REQUIRE(best.status == 0);
+  const auto rows = nlohmann::json::parse(best.output);
+  REQUIRE(rows.size() == 1);
+  const std::string named = rows[0]["config"].get<std::string>();
+  INFO("best names " << named << "; the failed winner was " << winner);
+  CHECK(named != winner);
+  {
+    // A config the replayed space does not hold appears, faster than anything.
+    TuningLog log(out);
     TrialRecord outside = fastest;
     outside.config_text = "VEC=4,THREADS=256,ITEMS=8,GRID_STRIDE=0";
     outside.trial.config = parse_config_text(outside.config_text);
@@ -513,7 +525,10 @@ TEST_CASE("cli: resume judges a config by its ok trials and leaves out configs o
   INFO(again.output);
   REQUIRE(again.status == 0);
   CHECK(again.output.find("resuming from 30 recorded trials") != std::string::npos);
-  CHECK(again.output.find("with " + winner + ";") != std::string::npos);
+  // The failed winner is never named again, nor the config outside the replayed space: the
+  // resumed run names what `best` named before that config appeared.
+  CHECK(again.output.find("with " + winner + ";") == std::string::npos);
+  CHECK(again.output.find("with " + named + ";") != std::string::npos);
 }
 
 TEST_CASE("cli: report charts plot ok times only: the best so far never rises, failures never count",

@@ -23,7 +23,7 @@ Trial ok_trial(const Config& c, double ms) {
 
 }  // namespace
 
-TEST_CASE("LogRecorder stamps trials; trials_to_resume gives each config's typical trial",
+TEST_CASE("LogRecorder stamps trials; trials_to_resume gives each config's typical trial or its failure",
           "[log]") {
   test::TempDir dir;
   auto tmpl = make_copy_template();
@@ -62,7 +62,9 @@ TEST_CASE("LogRecorder stamps trials; trials_to_resume gives each config's typic
   CHECK(resumed[0].config == a);
   CHECK(resumed[0].median_ms == 2.0);  // the typical of 3, 1, 2 (not the first, not the best)
   CHECK(resumed[1].config == b);
-  CHECK(resumed[1].ok());  // its ok trial, not the failure before it
+  // Its failure, not the ok trial after it: the log never names a config that failed.
+  CHECK(resumed[1].status == Status::runtime_error);
+  CHECK(resumed[1].message == "boom");
 
   // Another task, or the same one on another device, resumes nothing from these.
   CHECK(trials_to_resume(log, *tmpl, make_problem(*tmpl, "8192", {}), device, space).empty());

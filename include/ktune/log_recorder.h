@@ -59,9 +59,10 @@ class LogRecorder : public TrialSink {
 /// Tuner::resume_from, one per config of `space`: only trials of the template source a new
 /// run would record for the config (the current source, or `source_of`'s, as LogRecorder
 /// stamps it), and of configs `space` holds and finds valid. A config measured several times
-/// (the final rounds re-measure the finalists) resumes as its typical ok trial, the rule of
+/// (the final rounds re-measure the finalists) resumes as its typical trial, the rule of
 /// `ktune best` and the Dispatcher, so that a resumed run names the winner they would; a
-/// config without an ok trial resumes as its first trial. In order of first appearance.
+/// config that failed any of its trials (which they never name) resumes as its first failed
+/// trial. In order of first appearance.
 std::vector<Trial> trials_to_resume(const TuningLog& log, const KernelTemplate& tmpl,
                                     const Problem& problem, const Device& device,
                                     const SearchSpace& space,

@@ -188,8 +188,11 @@ class KernelTemplate {
   /// Vendor baseline to report against: "copy", "cublas", "cudnn", or "" for none.
   virtual std::string vendor_reference() const { return ""; }
   /// Byte alignment the kernels need of every caller buffer's address: Dispatcher::launch
-  /// refuses a buffer that lacks it, rather than let a vector access fault and corrupt the
-  /// CUDA context. Built-in templates: 16 (any cudaMalloc result has it); 1 = any address.
+  /// refuses a buffer that lacks it (or its element's own alignment, if larger), rather than
+  /// let a vector access fault and corrupt the CUDA context. Default 16, what the built-in
+  /// templates need and any cudaMalloc result has; a C++ template whose kernels take less
+  /// overrides it (1: only each element's own alignment). A workload buffer tuned at an
+  /// offset (BufferSpec::offset_bytes) needs only the alignment its offset has.
   virtual std::size_t buffer_alignment() const { return 16; }
 };
 
