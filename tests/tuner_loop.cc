@@ -229,18 +229,24 @@ class FunctionMeasurer : public Measurer {
   std::map<std::string, int> counts_;
 };
 
-/// A run without the default, batches of 3, two finalists re-measured three times, every
-/// trial recorded into `sink`.
-TuneResult run_two_finalists(const SearchSpace& space, Searcher& searcher, Measurer& m,
-                             CollectingSink& sink) {
+/// A run without the default, batches of 3, `top_k` finalists re-measured `final_rounds`
+/// times, every trial recorded into `sink`.
+TuneResult run_recorded(const SearchSpace& space, Searcher& searcher, Measurer& m,
+                        CollectingSink& sink, std::size_t top_k, int final_rounds) {
   TunerOptions o;
   o.measure_default = false;
   o.batch = 3;
-  o.top_k = 2;
-  o.final_rounds = 3;
+  o.top_k = top_k;
+  o.final_rounds = final_rounds;
   Tuner tuner(space, searcher, m, o);
   tuner.set_sink(&sink);
   return tuner.run();
+}
+
+/// run_recorded with two finalists re-measured three times.
+TuneResult run_two_finalists(const SearchSpace& space, Searcher& searcher, Measurer& m,
+                             CollectingSink& sink) {
+  return run_recorded(space, searcher, m, sink, 2, 3);
 }
 
 /// The record the log's best() would name from `sink`'s trials, in recording order: the
@@ -418,14 +424,18 @@ TEST_CASE("tuner: finalists with equal typical trials go to the config measured 
   auto space = test_space();
   auto c = [&](Value a) { return space.make({{"A", a}, {"B", 0}}); };
   FunctionMeasurer m([](const Config& cfg, int) { return cfg["A"] == 3 ? 2.0 : 1.0; });
-  ListSearcher searcher({c(2), c(1), c(3)});  // A=2 first, though "A=1" sorts before it
-  CollectingSink sink;
-  auto r = run_two_finalists(space, searcher, m, sink);
-  REQUIRE(r.best);
-  CHECK(r.best->config.str() == "A=2,B=0");
-  const std::optional<TrialRecord> log_best = log_best_of(sink);
-  REQUIRE(log_best);
-  CHECK(log_best->config_text == r.best->config.str());
+  // Two finalists re-measured three times, and no re-measurement at all (as `--replay` runs).
+  for (const auto& [top_k, rounds] : {std::pair<std::size_t, int>{2, 3}, {0, 0}}) {
+    INFO("top_k " << top_k << ", rounds " << rounds);
+    ListSearcher searcher({c(2), c(1), c(3)});  // A=2 first, though "A=1" sorts before it
+    CollectingSink sink;
+    auto r = run_recorded(space, searcher, m, sink, top_k, rounds);
+    REQUIRE(r.best);
+    CHECK(r.best->config.str() == "A=2,B=0");
+    const std::optional<TrialRecord> log_best = log_best_of(sink);
+    REQUIRE(log_best);
+    CHECK(log_best->config_text == r.best->config.str());
+  }
 }
 
 TEST_CASE("tuner: a challenger that ties the winner is measured again only when recorded first",
@@ -441,14 +451,7 @@ TEST_CASE("tuner: a challenger that ties the winner is measured again only when 
   });
   auto run = [&](std::vector<Config> order, CollectingSink& sink) {
     ListSearcher searcher(std::move(order));
-    TunerOptions o;
-    o.measure_default = false;
-    o.batch = 3;
-    o.top_k = 1;
-    o.final_rounds = 2;
-    Tuner tuner(space, searcher, m, o);
-    tuner.set_sink(&sink);
-    return tuner.run();
+    return run_recorded(space, searcher, m, sink, 1, 2);
   };
   auto count = [](const CollectingSink& sink, const char* config) {
     return std::count_if(sink.trials.begin(), sink.trials.end(),
@@ -473,26 +476,6 @@ TEST_CASE("tuner: a challenger that ties the winner is measured again only when 
     REQUIRE(log_best_of(sink));
     CHECK(log_best_of(sink)->config_text == r.best->config.str());
   }
-}
-
-TEST_CASE("tuner: without re-measurement equal times go to the config measured first",
-          "[tuner][log]") {
-  auto space = test_space();
-  auto c = [&](Value a) { return space.make({{"A", a}, {"B", 0}}); };
-  FunctionMeasurer m([](const Config& cfg, int) { return cfg["A"] == 3 ? 2.0 : 1.0; });
-  ListSearcher searcher({c(2), c(1), c(3)});  // A=2 first, though "A=1" sorts before it
-  CollectingSink sink;
-  TunerOptions o;
-  o.measure_default = false;
-  o.batch = 3;
-  o.top_k = 0;  // as `--replay` runs
-  Tuner tuner(space, searcher, m, o);
-  tuner.set_sink(&sink);
-  auto r = tuner.run();
-  REQUIRE(r.best);
-  CHECK(r.best->config.str() == "A=2,B=0");
-  REQUIRE(log_best_of(sink));
-  CHECK(log_best_of(sink)->config_text == r.best->config.str());
 }
 
 TEST_CASE("tuner: a default among the finalists is judged by its typical trial, as in the log",
