@@ -420,11 +420,18 @@ class LayernormTemplate final : public KernelTemplate {
           // 16-bit LayerNorm: the same geometry streamed through the shared-memory ring with
           // one (mean, M2) exchange per row: 91.4-91.6 % of the copy at [4096, 65536] f16 on
           // two GPUs where this mode-0 two-pass default ran 89.2 % and 82.1 %
-          // (results/2026-12-01-h200/session7, calls 3 and 6-7); also where the CTA's part of
-          // the row does not split evenly over its threads (4096 x 28672 / 30720, f16 / bf16,
-          // H100: 87.1-91.7 % against mode 0's 86.4-90.3 %, session30/call1). f32 and RMSNorm
-          // keep mode 0 (their ring is not measured at this geometry; the tuner reaches it).
-          if (!rms && elem == 2 && r > 1 && slice_bytes(hidden, dtype, c) % 16 == 0 &&
+          // (results/2026-12-01-h200/session7, calls 3 and 6-7). Where the CTA's part of the
+          // row does not split evenly over its threads, only the 14-16-vector rows sent here
+          // (cluster_instead) take the ring: 4096 x 28672 / 30720 (4 CTAs, 3.5 / 3.75 vectors
+          // per thread), f16 / bf16, H100: 87.1-91.7 % against mode 0's 86.4-90.3 %
+          // (session30/call1); at 8 CTAs and 2.25-2.75 vectors per thread (36864 / 40960 /
+          // 45056 f16) the ring ran 68.0-78.7 % against mode 0's 76.5-82.2 %
+          // (session31/call3), so other uneven rows keep mode 0. f32 and RMSNorm keep mode 0
+          // (their ring is not measured at this geometry; the tuner reaches it).
+          const bool even_split = (vectors / c) % th == 0;
+          const bool measured_uneven = cluster_instead && one_cta.items() <= 16;
+          if (!rms && elem == 2 && r > 1 && (even_split || measured_uneven) &&
+              slice_bytes(hidden, dtype, c) % 16 == 0 &&
               ring_bytes(hidden, dtype, rms, c, pa, 2, 1) <= smem_limit)
             mode = 3, stats = 1, prefetch = 0;
           break;
