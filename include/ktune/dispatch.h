@@ -104,9 +104,11 @@ class Dispatcher {
   /// template for this problem, in order (KernelTemplate::workload(problem)->buffers());
   /// scratch the plan needs is owned by the dispatcher. Throws Error(no_device),
   /// Error(compile_error) with the NVRTC log, Error(cuda_error) for a failed launch, and
-  /// Error(invalid_argument) for a wrong number of buffers, a null pointer, or a pointer not
-  /// aligned to the template's buffer_alignment() (16 bytes for the built-in templates) or to
-  /// its element size; nothing is launched then.
+  /// Error(invalid_argument) for a wrong number of buffers, or for a buffer of at least one
+  /// element whose pointer is null or not aligned to the template's buffer_alignment() (16
+  /// bytes for the built-in templates) or to its element size, whichever is larger (a
+  /// workload buffer tuned at an offset needs only the alignment of that offset); nothing is
+  /// launched then.
   void launch(const std::string& template_name, const Problem& problem,
               const std::vector<void*>& buffers, CUstream_st* stream = nullptr);
 
