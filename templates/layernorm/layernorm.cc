@@ -327,7 +327,8 @@ class LayernormTemplate final : public KernelTemplate {
     //   of 256 threads at 24 warps per SM, 512 at 32 or 16, 1024 at 32; RPG filling the last
     //   wave, the next row prefetched, gamma / beta in shared memory, no streaming hints;
     //   16-bit LayerNorm streams that geometry through the shared-memory ring (ROW_MODE 3)
-    //   with one-exchange statistics (STATS 1) instead;
+    //   with one-exchange statistics (STATS 1) instead where each CTA's part of the row splits
+    //   evenly over its threads, and for the 14-16-vector rows above;
     // else the row in shared memory, else re-read; two-pass statistics otherwise.
     Value vec = 1;
     for (Value v : widths)
