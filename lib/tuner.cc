@@ -25,17 +25,22 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-/// Configs of ok trials, fastest first, at most k, each config once.
+/// Whether a config timed `time_a` and first recorded at `seen_a` ranks before another, as the
+/// log's best() ranks configs: the faster first, equal times to the config recorded first.
+bool ranks_before(double time_a, std::size_t seen_a, double time_b, std::size_t seen_b) {
+  return time_a != time_b ? time_a < time_b : seen_a < seen_b;
+}
+
+/// Configs of ok trials, fastest first (ranks_before), at most k, each config once.
 std::vector<Trial> fastest_ok(const std::unordered_map<std::string, Trial>& known,
                               const std::unordered_map<std::string, std::size_t>& first_seen,
                               std::size_t k) {
   std::vector<Trial> ok;
   for (const auto& [key, t] : known)
     if (t.ok()) ok.push_back(t);
-  // Equal times go to the config recorded first, as the log's best() decides them.
   auto seen = [&](const Trial& t) { return first_seen.at(t.config.str()); };
   std::sort(ok.begin(), ok.end(), [&](const Trial& a, const Trial& b) {
-    return a.median_ms != b.median_ms ? a.median_ms < b.median_ms : seen(a) < seen(b);
+    return ranks_before(a.median_ms, seen(a), b.median_ms, seen(b));
   });
   if (ok.size() > k) ok.resize(k);
   return ok;
@@ -296,12 +301,8 @@ TuneResult Tuner::run() {
       return medians[typical_trial_position(medians)];
     };
     measure_rounds(0);
-    // Finalists ranked as the log's best() ranks configs: by typical trial, equal ones to the
-    // config recorded first.
+    // Finalists ranked as the log's best() ranks configs (ranks_before) by typical trial.
     auto seen = [&](std::size_t i) { return st.first_seen.at(finalists[i].config.str()); };
-    auto ranks_before = [&](double time_a, std::size_t seen_a, double time_b, std::size_t seen_b) {
-      return time_a != time_b ? time_a < time_b : seen_a < seen_b;
-    };
     // A config outside the finalists whose one search trial ranks before the winner's typical
     // trial (faster, or as fast and recorded first) would be the log's best, judged by that one
     // trial: such a challenger is measured in rounds too, the fastest first, until none is
