@@ -165,10 +165,16 @@ void Dispatcher::Impl::index(const std::function<void(const RecordSink&)>& read,
   // Task + config + source of each failed trial: such a config is never selected (the tuner
   // drops a finalist that fails when measured again; config_representatives() likewise).
   std::unordered_set<std::string> failed_groups;
+  auto task_key_of = [](const std::string& tmpl, const std::string& problem, const std::string& device) {
+    return tmpl + '\x1f' + problem + '\x1f' + device;
+  };
+  auto group_key_of = [](const std::string& config, const std::string& source) {
+    return config + '\x1f' + source;
+  };
   read([&](const TrialRecord& r) {
     const std::string device_key = r.device_key();
-    const std::string task_key = r.template_name + '\x1f' + r.problem_key + '\x1f' + device_key;
-    const std::string group_key = r.config_text + '\x1f' + r.source_hash;
+    const std::string task_key = task_key_of(r.template_name, r.problem_key, device_key);
+    const std::string group_key = group_key_of(r.config_text, r.source_hash);
     if (!r.trial.ok()) {
       failed_groups.insert(task_key + '\x1f' + group_key);
       return;
@@ -210,9 +216,9 @@ void Dispatcher::Impl::index(const std::function<void(const RecordSink&)>& read,
     task.cc_minor = p.cc_minor;
     // Each config by its typical trial (the rule of config_representatives): a config the
     // tuner's final rounds re-measured is not judged by its luckiest trial.
-    const std::string task_key = p.template_name + '\x1f' + p.problem_key + '\x1f' + p.device_key;
+    const std::string task_key = task_key_of(p.template_name, p.problem_key, p.device_key);
     for (auto& g : p.groups) {
-      if (failed_groups.count(task_key + '\x1f' + g.config_text + '\x1f' + g.source_hash)) continue;
+      if (failed_groups.count(task_key + '\x1f' + group_key_of(g.config_text, g.source_hash))) continue;
       medians.clear();
       for (const auto& m : g.trials) medians.push_back(m.median_ms);
       const Measured& typical = g.trials[typical_trial_position(medians)];
