@@ -370,7 +370,8 @@ class LayernormTemplate final : public KernelTemplate {
     // vectors, or 2 mod 4: other geometries, unmeasured) keep one CTA.
     const RegisterRow one_cta = row_at(tpr, threads, 1, 1, 0, 0, 0);
     const bool cluster_instead = !before_sm90 && !rms && elem == 2 && vec == 8 &&
-                                 one_cta.items() >= 14 && hidden % (vec * 4) == 0;
+                                 one_cta.items() >= 14 && one_cta.items() <= 16 &&
+                                 hidden % (vec * 4) == 0;
     if (vectors <= 256) {
       tpr = std::min<std::int64_t>(32, std::max<std::int64_t>(8, memory_bound::floor_pow2(vectors / 4)));
       threads = 256, mode = 0, hint = 1;
@@ -430,8 +431,7 @@ class LayernormTemplate final : public KernelTemplate {
           // (session31/call3), so other uneven rows keep mode 0. f32 and RMSNorm keep mode 0
           // (their ring is not measured at this geometry; the tuner reaches it).
           const bool even_split = (vectors / c) % th == 0;
-          const bool measured_uneven = cluster_instead && one_cta.items() <= 16;
-          if (!rms && elem == 2 && r > 1 && (even_split || measured_uneven) &&
+          if (!rms && elem == 2 && r > 1 && (even_split || cluster_instead) &&
               slice_bytes(hidden, dtype, c) % 16 == 0 &&
               ring_bytes(hidden, dtype, rms, c, pa, 2, 1) <= smem_limit)
             mode = 3, stats = 1, prefetch = 0;
