@@ -209,9 +209,10 @@ void run_tune(const TuneArgs& args) {
   }
   const SearcherOptions searcher_options = SearcherOptions::parse(args.options);
   auto searcher = make_searcher(args.searcher, searcher_options);
-  (void)Device::offline(args.arch);  // a bad --arch is named even where no dry run needs it
+  // A bad --arch is named even where no dry run needs it.
+  const Device offline = Device::offline(args.arch);
   if (args.dry_run) {
-    const Device device = cuda_unavailable_reason() ? Device::offline(args.arch) : query_device(args.gpu);
+    const Device device = cuda_unavailable_reason() ? offline : query_device(args.gpu);
     print_dry_run(plan, device);
     return;
   }
