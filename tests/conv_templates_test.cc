@@ -508,3 +508,31 @@ TEST_CASE("conv GPU reference compiles for sm_90 in every dtype", "[conv][nvrtc]
     CHECK_FALSE(out.cubin.empty());
   }
 }
+
+TEST_CASE("conv2d_simt shared-memory constraint counts the 8 padding columns", "[conv]") {
+  auto simt = make_conv2d_simt_template();
+  const Problem p = make_problem(*simt, "32x14x14x256x256x3x3", {{"pad", "1"}});
+  Device small = Device::h200();
+  small.smem_per_block_optin = 48 * 1024;
+  const SearchSpace s = simt->space(p, small);
+  const Config c = test::with(s, s.default_config(), {{"BM", 64}, {"BN", 128}, {"BK", 32},
+                                                      {"TM", 8}, {"TN", 4}, {"SPLIT_K", 1},
+                                                      {"ITER", 0}});
+  // 2 x 32 x (64 + 128 + 8) x 4 = 51200 bytes > 48 KiB
+  CHECK(simt->launch(p, c, small).steps[0].dynamic_smem == 51200u);
+  CHECK_FALSE(s.valid(c));
+  CHECK(s.valid(test::with(s, c, {{"BK", 16}})));  // 25600 bytes
+}
+
+TEST_CASE("conv2d_mma can_implement refuses BK below the mma k", "[conv]") {
+  auto mma = make_conv2d_mma_template();
+  const Problem p = make_problem(*mma, "32x56x56x64x64x3x3", {{"pad", "1"}});
+  const SearchSpace s = mma->space(p, Device::h200());
+  std::vector<Value> values = s.default_config().values();
+  values[*s.find("BK")] = 8;  // outside the domain: a hand-written or imported config
+  values[*s.find("ITER")] = 0;
+  const Config bk8(s.names(), values);
+  std::string why;
+  CHECK_FALSE(mma->can_implement(p, bk8, &why));
+  CHECK_THAT(why, Catch::Contains("BK"));
+}

@@ -7,6 +7,7 @@
 #include "builtin_templates.h"
 #include "ktune/error.h"
 #include "ktune/template.h"
+#include "memory_bound_test_util.h"
 
 using namespace ktune;
 
@@ -136,4 +137,16 @@ TEST_CASE("copy workload: f16 values are correctly rounded binary16", "[copy]") 
   CHECK(buffers[1].as<std::uint16_t>()[0] == 0xbf00);  // -1.75
   CHECK(buffers[1].as<std::uint16_t>()[1] == 0xc060);  // -2.1875
   CHECK(buffers[1].as<std::uint16_t>()[2] == 0xdb00);  // -224
+}
+
+TEST_CASE("copy: grid-stride configs cover any N, one-pass ones only 2^31-1 blocks", "[copy]") {
+  auto copy = make_copy_template();
+  const Device dev = Device::h200();
+  const Problem huge = make_problem(*copy, std::to_string(std::int64_t{1} << 40));
+  const SearchSpace s = copy->space(huge, dev);
+  const Config one_pass = s.make({{"VEC", 1}, {"THREADS", 64}, {"ITEMS", 1}, {"GRID_STRIDE", 0}});
+  CHECK_FALSE(copy->can_implement(huge, one_pass));  // 2^34 blocks
+  const Config strided = test::with(s, one_pass, {{"GRID_STRIDE", 1}});
+  CHECK(copy->can_implement(huge, strided));
+  CHECK(copy->launch(huge, strided, dev).steps[0].grid[0] == 132u * 32u);
 }

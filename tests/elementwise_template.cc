@@ -142,3 +142,43 @@ TEST_CASE("elementwise spaces compile with NVRTC for sm_90", "[elementwise][nvrt
   ktune::test::expect_space_compiles(*t, ew_problem("7x33", "bf16", "bias_silu"), 2, 3);
   ktune::test::expect_space_compiles(*t, ew_problem("1x1000", "f16", "gelu_erf"), 1, 4);
 }
+
+TEST_CASE("elementwise THREADS equal to the device limit stays in the space", "[elementwise]") {
+  auto t = make_elementwise_template();
+  Device dev = Device::h200();  // 1024 threads per block
+  const Problem p = make_problem(*t, "1x4096", {{"dtype", "f32"}, {"fn", "relu"}});
+  const SearchSpace s = t->space(p, dev);
+  CHECK(s.valid(with(s, s.default_config(), {{"THREADS", 1024}})));
+  dev.max_threads_per_block = 512;
+  const SearchSpace s512 = t->space(p, dev);
+  CHECK(s512.valid(with(s512, s512.default_config(), {{"THREADS", 512}})));
+  CHECK_FALSE(s512.valid(with(s512, s512.default_config(), {{"THREADS", 1024}})));
+}
+
+TEST_CASE("elementwise can_implement refuses GRID_MODE 0 past 2^31-1 blocks", "[elementwise]") {
+  auto t = make_elementwise_template();
+  const Device dev = Device::h200();
+  const Problem huge = make_problem(*t, "1024x1073741824", {{"dtype", "f32"}, {"fn", "relu"}});
+  const SearchSpace s = t->space(huge, dev);
+  // 2^40 elements / (1 x 64 x 1) = 2^34 blocks in one grid dimension.
+  const Config c = with(s, s.default_config(), {{"VEC", 1}, {"THREADS", 64}, {"ITEMS", 1},
+                                                {"UNROLL", 1}, {"GRID_MODE", 0}, {"GRID_MULT", 1}});
+  std::string why;
+  CHECK_FALSE(t->can_implement(huge, c, &why));
+  CHECK_THAT(why, Catch::Contains("2^31-1"));
+  CHECK_THROWS_AS(t->launch(huge, c, dev), Error);
+  CHECK(t->can_implement(huge, with(s, c, {{"GRID_MODE", 1}})));  // grid-stride covers it
+  CHECK(t->can_implement(huge, s.default_config()));              // 2^30 blocks of 4 x 256
+}
+
+TEST_CASE("elementwise 16-bit defaults take two 16-byte vectors per thread", "[elementwise]") {
+  auto t = make_elementwise_template();
+  for (const char* dtype : {"f16", "bf16", "f32"}) {
+    const Problem p = make_problem(*t, "1x16777216", {{"dtype", dtype}, {"fn", "relu"}});
+    const Config d = t->space(p, Device::h200()).default_config();
+    const Value want = std::string(dtype) == "f32" ? 1 : 2;
+    INFO(dtype << " " << d.str());
+    CHECK(d["ITEMS"] == want);
+    CHECK(d["UNROLL"] == want);
+  }
+}

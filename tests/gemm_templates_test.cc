@@ -13,6 +13,7 @@
 #include "ktune/build.h"
 #include "ktune/error.h"
 #include "ktune/template.h"
+#include "memory_bound_test_util.h"
 #include "templates/gemm/gemm_problem.h"
 
 using namespace ktune;
@@ -528,4 +529,71 @@ TEST_CASE("gemm templates compile for sm_90: defaults without spills, sampled co
     REQUIRE(r.ok);
     CHECK((r.resources.spill_stores == 0) == c.kept);
   }
+}
+
+TEST_CASE("gemm_simt shared-memory constraint counts the PAD columns", "[gemm]") {
+  auto simt = make_gemm_simt_template();
+  const Problem p = make_problem(*simt, "4096x4096x4096", {{"layout", "NT"}});
+  Device small = Device::h200();
+  small.smem_per_block_optin = 48 * 1024;  // a part without opt-in shared memory
+  const SearchSpace s = simt->space(p, small);
+  const Config c = s.make({{"BM", 64}, {"BN", 64}, {"BK", 32}, {"TM", 8}, {"TN", 8},
+                           {"WARP_ROWS", 4}, {"VEC", 4}, {"STAGES", 3}, {"PAD", 0},
+                           {"SPLIT_K", 1}, {"GROUP_M", 8}});
+  REQUIRE(s.valid(c));  // 3 x 32 x 128 x 4 = 48 KiB exactly
+  CHECK_FALSE(s.valid(test::with(s, c, {{"PAD", 4}})));  // + 3 x 32 x 8 x 4 bytes
+}
+
+TEST_CASE("gemm_simt launch asks shared memory for the padded rows", "[gemm]") {
+  auto simt = make_gemm_simt_template();
+  const Device dev = Device::h200();
+  const Problem p = make_problem(*simt, "4096x4096x4096", {{"layout", "NT"}});
+  const SearchSpace s = simt->space(p, dev);
+  const Config c = s.make({{"BM", 128}, {"BN", 128}, {"BK", 8}, {"TM", 8}, {"TN", 8},
+                           {"WARP_ROWS", 4}, {"VEC", 4}, {"STAGES", 3}, {"PAD", 4},
+                           {"SPLIT_K", 1}, {"GROUP_M", 8}});
+  REQUIRE(s.valid(c));
+  // gemm_simt.cu: rows of BM + PAD and BN + PAD floats per k, STAGES stages.
+  CHECK(simt->launch(p, c, dev).steps[0].dynamic_smem == 3u * 8u * (132u + 132u) * 4u);
+}
+
+TEST_CASE("gemm_mma shared-memory constraint counts tf32 as 4 bytes", "[gemm]") {
+  auto mma = make_gemm_mma_template();
+  const Device dev = Device::h200();
+  const Problem p = make_problem(*mma, "4096x4096x4096", {{"dtype", "tf32"}, {"layout", "NT"}});
+  const SearchSpace s = mma->space(p, dev);
+  const Config big = s.make({{"BM", 128}, {"BN", 256}, {"BK", 64}, {"WM", 64}, {"WN", 64},
+                             {"STAGES", 4}, {"SPLIT_K", 1}, {"GROUP_M", 8}});
+  CHECK_FALSE(s.valid(big));  // 4 x 384 x 64 x 4 bytes = 384 KiB
+  const Config ok = test::with(s, big, {{"STAGES", 2}, {"BK", 32}});
+  REQUIRE(s.valid(ok));
+  CHECK(mma->launch(p, ok, dev).steps[0].dynamic_smem <= 227u * 1024u);
+}
+
+TEST_CASE("gemm_mma can_implement refuses > 1024 threads and WN not dividing BN", "[gemm]") {
+  auto mma = make_gemm_mma_template();
+  const Problem p = make_problem(*mma, "4096x4096x4096", {{"layout", "NT"}});
+  const SearchSpace s = mma->space(p, Device::h200());
+  std::string why;
+  // 16 x 16 warps of 16 x 16: 8192 threads.
+  const Config many = s.make({{"BM", 256}, {"BN", 256}, {"BK", 32}, {"WM", 16}, {"WN", 16},
+                              {"STAGES", 2}, {"SPLIT_K", 1}, {"GROUP_M", 8}});
+  CHECK_FALSE(mma->can_implement(p, many, &why));
+  CHECK_THAT(why, Catch::Contains("1024"));
+  // A 128-column warp tile in a 64-column block tile.
+  const Config wide_warp = s.make({{"BM", 128}, {"BN", 64}, {"BK", 32}, {"WM", 64}, {"WN", 128},
+                                   {"STAGES", 3}, {"SPLIT_K", 1}, {"GROUP_M", 8}});
+  why.clear();
+  CHECK_FALSE(mma->can_implement(p, wide_warp, &why));
+  CHECK_THAT(why, Catch::Contains("WM x WN"));
+}
+
+TEST_CASE("gemm_mma split-K leaves no split without a k tile", "[gemm]") {
+  auto mma = make_gemm_mma_template();
+  const Problem p = make_problem(*mma, "64x64x48", {{"layout", "NT"}});  // 3 k tiles of 16
+  const SearchSpace s = mma->space(p, Device::h200());
+  const Config c = s.make({{"BM", 64}, {"BN", 64}, {"BK", 16}, {"WM", 32}, {"WN", 32},
+                           {"STAGES", 2}, {"SPLIT_K", 2}, {"GROUP_M", 1}});
+  REQUIRE(s.valid(c));
+  CHECK_FALSE(s.valid(test::with(s, c, {{"SPLIT_K", 4}})));  // 4 splits of 3 tiles: one empty
 }

@@ -493,3 +493,53 @@ TEST_CASE("layernorm spaces compile with NVRTC for sm_90", "[layernorm][nvrtc]")
   CHECK(bp.ok);
   CHECK(bp.resources.spill_stores == 0);
 }
+
+TEST_CASE("layernorm ROW_MODE 1 fits up to the limit less the 1 KiB static", "[layernorm]") {
+  auto t = make_layernorm_template();
+  const Device dev = Device::h200();  // 227 KiB per block; the kernel keeps 1 KiB static
+  const std::map<std::string, Value> one_row = {
+      {"THREADS", 1024}, {"TPR", 1024}, {"VEC", 4},     {"ROW_MODE", 1}, {"STATS", 0},
+      {"CACHE_HINT", 0}, {"CLUSTER", 1}, {"RPG", 1},    {"PREFETCH", 0}, {"PARAMS", 0},
+      {"MIN_WARPS", 0},  {"STAGES", 2}};
+  // 57856 floats = 231424 bytes = 227 KiB - 1 KiB exactly: fits.
+  const Problem fits = ln_problem("64x57856", "f32", "layernorm");
+  const SearchSpace sf = t->space(fits, dev);
+  const Config cf = sf.make(one_row);
+  CHECK(sf.valid(cf));
+  CHECK(t->launch(fits, cf, dev).steps[0].dynamic_smem + 1024u <=
+        static_cast<unsigned>(dev.smem_per_block_optin));
+  // 58112 floats = 227 KiB: the device limit, but not beside the kernel's static 1 KiB.
+  const Problem over = ln_problem("64x58112", "f32", "layernorm");
+  const SearchSpace so = t->space(over, dev);
+  CHECK_FALSE(so.valid(so.make(one_row)));
+}
+
+TEST_CASE("layernorm ring starts after gamma rounded up to 128 bytes", "[layernorm]") {
+  auto t = make_layernorm_template();
+  const Device dev = Device::h200();
+  // hidden 1000 f16: 2000-byte rows (a multiple of 16, not of 128).
+  const Problem p = ln_problem("64x1000", "f16", "rmsnorm");
+  const SearchSpace s = t->space(p, dev);
+  const Config ring = s.make({{"THREADS", 256}, {"TPR", 32}, {"VEC", 8}, {"ROW_MODE", 3},
+                              {"STATS", 0}, {"CACHE_HINT", 0}, {"CLUSTER", 1}, {"RPG", 2},
+                              {"PREFETCH", 0}, {"PARAMS", 2}, {"MIN_WARPS", 0}, {"STAGES", 2}});
+  REQUIRE(s.valid(ring));
+  REQUIRE(t->can_implement(p, ring));
+  // layernorm.cu: gamma (2000 B) rounded up to 2048, then 2 stages x 8 rows x 2000 B.
+  CHECK(t->launch(p, ring, dev).steps[0].dynamic_smem == 2048u + 2u * 8u * 2000u);
+}
+
+TEST_CASE("layernorm PARAMS 2 needs gamma and beta to fit shared memory", "[layernorm]") {
+  auto t = make_layernorm_template();
+  const Device dev = Device::h200();
+  // 65536 halves in one CTA of 1024 threads: 8 vectors of 8 fit registers (72 <= 64 + 8), but
+  // gamma + beta in shared memory would be 256 KiB.
+  const Problem p = ln_problem("64x65536", "f16", "layernorm");
+  const SearchSpace s = t->space(p, dev);
+  const Config regs = s.make({{"THREADS", 1024}, {"TPR", 1024}, {"VEC", 8}, {"ROW_MODE", 0},
+                              {"STATS", 0}, {"CACHE_HINT", 0}, {"CLUSTER", 1}, {"RPG", 2},
+                              {"PREFETCH", 0}, {"PARAMS", 0}, {"MIN_WARPS", 0}, {"STAGES", 2}});
+  REQUIRE(s.valid(regs));
+  const Config smem = with(s, regs, {{"PARAMS", 2}});
+  CHECK_FALSE(s.valid(smem));
+}

@@ -167,3 +167,34 @@ TEST_CASE("reduction spaces compile with NVRTC for sm_90", "[reduction][nvrtc]")
   ktune::test::expect_space_compiles(*t, red_problem("32768x4096", "f16", "max"), 2, 2);
   ktune::test::expect_space_compiles(*t, red_problem("5x1001", "bf16", "mean"), 2, 3);
 }
+
+TEST_CASE("reduction second pass covers every row (8 per block)", "[reduction]") {
+  auto t = make_reduction_template();
+  const Device dev = Device::h200();
+  for (std::int64_t rows : {3, 8, 12, 17}) {
+    const Problem p = make_problem(*t, std::to_string(rows) + "x1000000",
+                                   {{"dtype", "f32"}, {"fn", "sum"}});
+    const SearchSpace s = t->space(p, dev);
+    const Config c = with(s, s.default_config(),
+                          {{"THREADS", 256}, {"TPR", 256}, {"SPLIT", 16}, {"MULTI", 0}});
+    REQUIRE(s.valid(c));
+    const LaunchPlan plan = t->launch(p, c, dev);
+    REQUIRE(plan.steps.size() == 2);
+    INFO(rows);
+    CHECK(plan.steps[1].entry == "reduce_partials");
+    CHECK(plan.steps[1].block[0] == 256u);  // a warp per row: 8 rows per block
+    CHECK(plan.steps[1].grid[0] == static_cast<unsigned>((rows + 7) / 8));
+  }
+}
+
+TEST_CASE("reduction short-row defaults leave no lane of 8 idle", "[reduction]") {
+  auto t = make_reduction_template();
+  for (std::int64_t cols : {16, 24, 32, 40, 48, 56}) {
+    const Problem p = make_problem(*t, "1000x" + std::to_string(cols),
+                                   {{"dtype", "f16"}, {"fn", "sum"}});
+    const Config d = t->space(p, Device::h200()).default_config();
+    INFO(cols << " " << d.str());
+    REQUIRE(d["TPR"] == 8);
+    CHECK((d["VEC"] == 1 || 8 * d["VEC"] <= cols));
+  }
+}
