@@ -142,16 +142,17 @@ TEST_CASE("layernorm constraints reject what they should", "[layernorm]") {
     CHECK(r["PREFETCH"] == 1);
     // The ring only where each CTA's part splits evenly over its threads (49152: 3 vectors
     // each) or unevenly into 3.25-4 vectors per thread (30720 at 4 CTAs: 3.75; 53248 / 61440
-    // at 8 CTAs: 3.25 / 3.75; session 32 call 2); 36864 / 45056 (2.25 / 2.75 vectors at 8 CTAs,
-    // where the ring measured slower: session 31 call 3) and 49216 (3.004, unmeasured) keep
-    // the registers.
+    // at 8 CTAs, f16 only: 3.25 / 3.75; session 32 calls 2-3, where bf16 ran slower);
+    // 36864 / 45056 (2.25 / 2.75 vectors at 8 CTAs, where the ring measured slower: session
+    // 31 call 3) and 49216 (3.004, unmeasured) keep the registers.
     auto mode_of = [&](const char* shape) {
       return t->space(ln_problem(shape, dtype, "layernorm"), dev).default_config()["ROW_MODE"];
     };
     CHECK(mode_of("4096x49152") == 3);
     CHECK(mode_of("4096x30720") == 3);
-    CHECK(mode_of("4096x53248") == 3);
-    CHECK(mode_of("4096x61440") == 3);
+    const Value eight_cta_uneven = std::string(dtype) == "f16" ? 3 : 0;
+    CHECK(mode_of("4096x53248") == eight_cta_uneven);
+    CHECK(mode_of("4096x61440") == eight_cta_uneven);
     CHECK(mode_of("4096x36864") == 0);
     CHECK(mode_of("4096x45056") == 0);
     CHECK(mode_of("4096x49216") == 0);

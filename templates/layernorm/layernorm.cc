@@ -426,16 +426,17 @@ class LayernormTemplate final : public KernelTemplate {
           // row does not split evenly over its threads, the ring wins or ties at 3.25 to 4
           // vectors per thread (H100, 4096 rows, % of copy): 4 CTAs, 3.5 / 3.75 (28672 /
           // 30720, f16 / bf16) 87.1-91.7 against mode 0's 86.4-90.3 (session30/call1);
-          // 8 CTAs, 3.25 / 3.5 / 3.75 (53248 / 57344 / 61440 f16) 86.2-86.4 / 89.6 /
-          // 91.7-91.8 against 86.0 / 87.8-88.0 / 90.1-90.3 (session32/call2). It lost at
-          // 2.25-2.75 (36864 / 40960 / 45056 f16): 68.0-78.7 against 76.3-82.2
-          // (session31/call3, session32/call2). Elsewhere (under 3.25, over 4: unmeasured)
-          // mode 0 stays. f32 and RMSNorm keep mode 0 (their ring is not measured at this
-          // geometry; the tuner reaches it).
+          // 8 CTAs, 3.25 / 3.5 / 3.75 (53248 / 57344 / 61440), f16 only: 86.2-91.8 against
+          // 85.9-90.3 (session32/calls 2-3); bf16 there lost, 81.1-88.4 against 84.7-89.1
+          // (session32/call3). It lost at 2.25-2.75 (36864 / 40960 / 45056 f16): 68.0-78.7
+          // against 76.3-82.2 (session31/call3, session32/call2). Elsewhere (under 3.25, over
+          // 4: unmeasured) mode 0 stays. f32 and RMSNorm keep mode 0 (their ring is not
+          // measured at this geometry; the tuner reaches it).
           const bool even_split = (vectors / c) % th == 0;
           const bool from_3_25_to_4_per_thread =
               4 * vectors >= 13 * c * th && vectors <= 4 * c * th;
-          if (!rms && elem == 2 && r > 1 && (even_split || from_3_25_to_4_per_thread) &&
+          const bool uneven_ring = from_3_25_to_4_per_thread && (dtype == DType::f16 || c == 4);
+          if (!rms && elem == 2 && r > 1 && (even_split || uneven_ring) &&
               slice_bytes(hidden, dtype, c) % 16 == 0 &&
               ring_bytes(hidden, dtype, rms, c, pa, 2, 1) <= smem_limit)
             mode = 3, stats = 1, prefetch = 0;
