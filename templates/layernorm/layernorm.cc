@@ -328,7 +328,8 @@ class LayernormTemplate final : public KernelTemplate {
     //   wave, the next row prefetched, gamma / beta in shared memory, no streaming hints;
     //   16-bit LayerNorm streams that geometry through the shared-memory ring (ROW_MODE 3)
     //   with one-exchange statistics (STATS 1) instead where each CTA's part of the row splits
-    //   evenly over its threads, and for the 14-16-vector rows above;
+    //   evenly over its threads, or unevenly into 3.25-4 vectors per thread (bf16: only the
+    //   14-16-vector rows above);
     // else the row in shared memory, else re-read; two-pass statistics otherwise.
     Value vec = 1;
     for (Value v : widths)
@@ -435,7 +436,8 @@ class LayernormTemplate final : public KernelTemplate {
           const bool even_split = (vectors / c) % th == 0;
           const bool from_3_25_to_4_per_thread =
               4 * vectors >= 13 * c * th && vectors <= 4 * c * th;
-          const bool uneven_ring = from_3_25_to_4_per_thread && (dtype == DType::f16 || c == 4);
+          const bool uneven_ring =
+              from_3_25_to_4_per_thread && (dtype == DType::f16 || cluster_instead);
           if (!rms && elem == 2 && r > 1 && (even_split || uneven_ring) &&
               slice_bytes(hidden, dtype, c) % 16 == 0 &&
               ring_bytes(hidden, dtype, rms, c, pa, 2, 1) <= smem_limit)
