@@ -28,6 +28,9 @@
 // --runs-per-sample=N times up to N back-to-back runs of a candidate per pair of CUDA events
 // (TimingOptions::runs_per_sample, 10 by default; 1 = an event between every two runs), and the
 // 2 GiB copy (the reference) as many calls per event pair.
+// --graph times every candidate's chained runs as CUDA graphs (TimingOptions::graph: each
+// sample's back-to-back runs launched as one graph, without the stream's per-launch gap), the
+// tuning included; cudaMemcpyAsync's figures stay stream launches.
 // --canary-bytes=N sets the guard bytes the measurer puts after every buffer (4096), which also
 // moves where the buffers lie relative to each other.
 // --memcpy-placement first times cudaMemcpyAsync of LayerNorm f16 [32768,1024]'s x (64 MiB +
@@ -45,7 +48,7 @@
 //                                 [--copy-kernel-trials=0] [--copy-variants="K=V;K=V"]
 //                                 [--copy-sweep]
 //                                 [--runs-per-sample=10] [--memcpy-placement]
-//                                 [--canary-bytes=4096]
+//                                 [--canary-bytes=4096] [--graph]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -98,6 +101,7 @@ struct Settings {
   int runs_per_sample = TimingOptions{}.runs_per_sample;  ///< of every measurement
   bool memcpy_placement = false;       ///< time a copy at several buffer distances first
   std::size_t canary_bytes = 4096;     ///< RunnerOptions::canary_bytes
+  bool graph = false;                  ///< TimingOptions::graph for every measurement
 };
 
 /// One tuning task: template, shape text and attributes.
@@ -121,7 +125,7 @@ Settings parse_args(int argc, char** argv) {
       "usage: gpu_memory_bound OUT_DIR [--families=a,b] [--norms=a,b] [--dtypes=a,b] "
       "[--shapes=RxC,...] [--variants=\"K=V,K=V;K=V\"] [--trials=N] [--seconds=S] [--searcher=NAME] "
       "[--seed=S] [--copy-kernel-trials=N] [--copy-variants=\"K=V;K=V\"] [--copy-sweep] [--runs-per-sample=N] "
-      "[--memcpy-placement] [--canary-bytes=N]");
+      "[--memcpy-placement] [--canary-bytes=N] [--graph]");
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     const auto [key, value] = bench::option_parts(arg);
@@ -140,6 +144,7 @@ Settings parse_args(int argc, char** argv) {
     else if (key == "--runs-per-sample") s.runs_per_sample = bench::parse_number<int>(key, value, 1);
     else if (arg == "--memcpy-placement") s.memcpy_placement = true;
     else if (key == "--canary-bytes") s.canary_bytes = bench::parse_number<std::size_t>(key, value);
+    else if (arg == "--graph") { s.graph = true; s.selection += "_graph"; }
     else throw Error(ErrorCode::invalid_argument, "unknown argument " + arg);
   }
   bench::check_choices("--families", s.families, {"elementwise", "reduction", "layernorm"});
@@ -430,6 +435,7 @@ int main(int argc, char** argv) {
     runner.timing.min_time_ms = 20;
     runner.timing.runs_per_sample = settings.runs_per_sample;
     runner.canary_bytes = settings.canary_bytes;
+    runner.timing.graph = settings.graph;
     json placement;
     if (settings.memcpy_placement)  // about half the bytes of LayerNorm f16 [32768, 1024]
       placement = memcpy_placement(std::size_t{32768} * 1024 * 2 + 131072, copy_gbps);
@@ -437,6 +443,7 @@ int main(int argc, char** argv) {
       json doc = copy_sweep(device, copy_gbps, settings, builder, runner);
       doc["benchmark"] = "gpu_memory_bound --copy-sweep";
       doc["runs_per_sample"] = settings.runs_per_sample;
+      doc["graph"] = settings.graph;
       if (settings.memcpy_placement) doc["memcpy_placement"] = placement;
       doc["date"] = today();
       doc["device"] = device.name;
@@ -450,7 +457,7 @@ int main(int argc, char** argv) {
                 {"sm_count", device.sm_count}, {"copy_gbps", copy_gbps},
                 {"searcher", settings.searcher}, {"trial_budget", settings.trials},
                 {"seconds_budget", settings.seconds}, {"runs_per_sample", settings.runs_per_sample},
-                {"results", json::array()}};
+                {"graph", settings.graph}, {"results", json::array()}};
     if (settings.memcpy_placement) doc["memcpy_placement"] = placement;
 
     std::size_t rows = 0, failed_rows = 0;  // tasks, and tasks without a valid winner

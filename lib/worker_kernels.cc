@@ -92,4 +92,33 @@ void LoadedPlan::enqueue(std::size_t set, cudaStream_t stream) const {
   }
 }
 
+RunGraph::RunGraph(const LoadedPlan& plan, const std::vector<std::size_t>& sets,
+                   cudaStream_t stream) {
+  check_candidate(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
+                  "starting a graph capture");
+  try {
+    for (std::size_t set : sets) plan.enqueue(set, stream);
+  } catch (...) {
+    cudaGraph_t partial = nullptr;
+    if (cudaStreamEndCapture(stream, &partial) == cudaSuccess && partial) cudaGraphDestroy(partial);
+    throw;
+  }
+  check_candidate(cudaStreamEndCapture(stream, &graph_), "ending a graph capture");
+  const cudaError_t rc = cudaGraphInstantiate(&exec_, graph_, 0);
+  if (rc != cudaSuccess) {
+    cudaGraphDestroy(graph_);
+    graph_ = nullptr;
+    check_candidate(rc, "instantiating the runs' graph");
+  }
+}
+
+RunGraph::~RunGraph() {
+  if (exec_) cudaGraphExecDestroy(exec_);
+  if (graph_) cudaGraphDestroy(graph_);
+}
+
+void RunGraph::launch(cudaStream_t stream) const {
+  check_candidate(cudaGraphLaunch(exec_, stream), "launching the runs' graph");
+}
+
 }  // namespace ktune::worker

@@ -1,7 +1,8 @@
 // Inside the worker: a candidate's cubin loaded (detail::CudaModule of lib/cuda_module.h), its
 // kernels resolved, and its launch plan prepared against one or more sets of device buffers,
-// so that enqueueing a run is only kernel launches and memsets. CUDA failures are thrown as
-// CandidateFault (a classified, per-candidate failure), never ktune::Error.
+// so that enqueueing a run is only kernel launches and memsets (or one CUDA graph of several
+// runs). CUDA failures are thrown as CandidateFault (a classified, per-candidate failure),
+// never ktune::Error.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -65,6 +66,25 @@ class LoadedPlan {
   LaunchPlan plan_;
   std::unique_ptr<detail::CudaModule> module_;
   std::vector<std::vector<PreparedStep>> sets_;     // per buffer set
+};
+
+/// Runs of a LoadedPlan captured once into a CUDA graph and launched as a whole, so that the
+/// runs of one timed sample follow each other without the stream's per-launch gap.
+class RunGraph {
+ public:
+  /// Captures plan.enqueue(set) for each of `sets`, in order, on `stream` (thread-local
+  /// capture mode) and instantiates the graph. Failures are thrown as CandidateFault, with
+  /// the capture ended first so that `stream` stays usable.
+  RunGraph(const LoadedPlan& plan, const std::vector<std::size_t>& sets, cudaStream_t stream);
+  ~RunGraph();
+  RunGraph(const RunGraph&) = delete;
+  RunGraph& operator=(const RunGraph&) = delete;
+  /// Launches the graph on `stream`; a failure is thrown as CandidateFault.
+  void launch(cudaStream_t stream) const;
+
+ private:
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
 };
 
 }  // namespace ktune::worker

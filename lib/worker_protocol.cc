@@ -233,7 +233,8 @@ L2Policy l2_policy_from_string(const std::string& text) {
 nlohmann::json timing_to_json(const TimingOptions& t) {
   return {{"min_time_ms", t.min_time_ms}, {"min_reps", t.min_reps}, {"max_reps", t.max_reps},
           {"warmup_ms", t.warmup_ms},     {"min_warmup", t.min_warmup}, {"l2", to_string(t.l2)},
-          {"runs_per_sample", t.runs_per_sample}, {"reset_l2_priorities", t.reset_l2_priorities}};
+          {"runs_per_sample", t.runs_per_sample}, {"reset_l2_priorities", t.reset_l2_priorities},
+          {"graph", t.graph}};
 }
 
 TimingOptions timing_from_json(const nlohmann::json& j) {
@@ -246,6 +247,7 @@ TimingOptions timing_from_json(const nlohmann::json& j) {
   t.l2 = l2_policy_from_string(j.value("l2", std::string("automatic")));
   t.runs_per_sample = j.value("runs_per_sample", t.runs_per_sample);
   t.reset_l2_priorities = j.value("reset_l2_priorities", t.reset_l2_priorities);
+  t.graph = j.value("graph", t.graph);
   return t;
 }
 

@@ -3,6 +3,10 @@
 // the first good candidate; an invalid config never reaches the GPU.
 #include <catch2/catch.hpp>
 
+#include <map>
+#include <string>
+#include <vector>
+
 #include "gpu_guard.h"
 #include "ktune/build.h"
 #include "ktune/measure.h"
@@ -104,4 +108,58 @@ TEST_CASE("gpu measurer: L2 lines a candidate leaves evict_last do not speed up 
   CHECK(without < 0.92);                     // the residue is real on this GPU
   CHECK(with == Approx(1.0).epsilon(0.05));  // and the reset removes it
   CHECK(with - without > 0.06);
+}
+
+TEST_CASE("gpu measurer: chained runs timed as CUDA graphs are verified, timed and say so",
+          "[gpu][runner]") {
+  KTUNE_REQUIRE_GPU();
+  // copy: one kernel per run, buffers rotated (12 MB under automatic); reduction with SPLIT 4:
+  // a memset and one kernel (MULTI 1, 2) or two kernels (MULTI 0) per run, all captured.
+  struct Case {
+    std::string name, shape, changes;
+    std::map<std::string, std::string> attrs;
+  };
+  const std::vector<Case> cases = {
+      {"copy", "3000017", "", {}},
+      {"reduction", "64x100003", "SPLIT=4,MULTI=0", {{"dtype", "f32"}, {"fn", "sum"}}},
+      {"reduction", "64x100003", "SPLIT=4,MULTI=1", {{"dtype", "f32"}, {"fn", "max"}}},
+      {"reduction", "64x100003", "SPLIT=4,MULTI=2", {{"dtype", "f16"}, {"fn", "mean"}}}};
+  for (const Case& c : cases) {
+    auto tmpl = find_template(c.name);
+    const Problem problem = make_problem(*tmpl, c.shape, c.attrs);
+    const Device device = query_device(0);
+    Builder builder;
+    const SearchSpace space = tmpl->space(problem, device);
+    const Config config = c.changes.empty() ? space.default_config() : space.with_changes(c.changes);
+    INFO(c.name << " " << problem.key() << " " << config.str());
+    REQUIRE(space.valid(config));
+    RunnerOptions stream_options = test_runner_options();
+    RunnerOptions graph_options = stream_options;
+    graph_options.timing.graph = true;
+    GpuMeasurer streamed(tmpl, problem, device, builder, stream_options);
+    GpuMeasurer graphed(tmpl, problem, device, builder, graph_options);
+    const Trial s = streamed.measure({config}).at(0);
+    const Trial g = graphed.measure({config}).at(0);
+    INFO(s.message << " | " << g.message);
+    REQUIRE(s.status == Status::ok);
+    REQUIRE(g.status == Status::ok);
+    CHECK(g.message.find("as CUDA graphs") != std::string::npos);
+    CHECK(s.message.find("graph") == std::string::npos);
+    CHECK(g.times_ms.size() >= 10);
+    CHECK(g.error_norm < 1e-2);
+    // The same runs without the per-launch gap: not slower than on the stream beyond noise,
+    // and not implausibly faster (a graph that ran nothing would time near zero).
+    CHECK(g.median_ms < 1.25 * s.median_ms);
+    CHECK(g.median_ms > 0.5 * s.median_ms);
+  }
+  // Work between runs (an L2 flush before each) leaves nothing to chain: no graphs, said so.
+  GpuSetup f("copy", "3000017");
+  RunnerOptions flushed = test_runner_options();
+  flushed.timing.l2 = L2Policy::flush;
+  flushed.timing.graph = true;
+  GpuMeasurer m(f.tmpl, f.problem, f.device, f.builder, flushed);
+  const Trial t = m.measure({f.tmpl->space(f.problem, f.device).default_config()}).at(0);
+  INFO(t.message);
+  CHECK(t.status == Status::ok);
+  CHECK(t.message.find("no graphs: work between runs") != std::string::npos);
 }

@@ -103,7 +103,10 @@ TEST_CASE("worker protocol: launch plans, timing and results round-trip through 
   t.l2 = L2Policy::flush;
   t.runs_per_sample = 7;
   t.reset_l2_priorities = false;
+  t.graph = true;
   auto tb = timing_from_json(timing_to_json(t));
+  CHECK(tb.graph);
+  CHECK_FALSE(timing_from_json(nlohmann::json::object()).graph);  // stream launches unless asked
   CHECK(tb.min_time_ms == 12);
   CHECK(tb.l2 == L2Policy::flush);
   CHECK(tb.runs_per_sample == 7);

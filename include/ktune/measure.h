@@ -54,6 +54,14 @@ struct TimingOptions {
   /// an event between every two runs, which adds about 1.2 us to each sample on an H200
   /// (results/2026-12-01-h200/session8): 3-4 % of a 35 us kernel.
   int runs_per_sample = 10;
+  /// Launch each timed sample's back-to-back runs as one CUDA graph (captured once per
+  /// candidate, launched for every sample), as a program that replays its kernels through
+  /// graphs runs them: without the stream's per-launch gap (about 1.6 us per launch on an
+  /// H100 for a 134 MB copy, results/2026-12-06-h100/session33). Applies only where runs are
+  /// chained (no L2 flush, no restore of in-place buffers); the trial's message says whether
+  /// the runs were graphs. Off by default: times then match kernels launched one by one on a
+  /// stream, as the Dispatcher launches them.
+  bool graph = false;
   /// Before a candidate's timed runs (and inside every L2 flush) the worker returns the L2
   /// lines of its buffers to normal eviction priority: lines an earlier candidate marked
   /// evict_last outlive it and would be hits for this one (lib/l2_priority_reset.h). false
