@@ -562,6 +562,28 @@ Selection Dispatcher::select(const KernelTemplate& tmpl, const Problem& problem,
   return impl_->select(tmpl, problem, device);
 }
 
+namespace {
+
+// A problem's first launch compiles, loads a module and allocates scratch: none of it can be
+// recorded into a CUDA graph, and in a global-mode capture the allocation would invalidate the
+// caller's capture. Refused while `stream` is capturing, before anything touches it.
+void refuse_cold_launch_in_capture(cudaStream_t stream, const std::string& template_name,
+                                   const Problem& problem) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) {
+    cudaGetLastError();  // e.g. the legacy stream while another stream captures: not ours to judge
+    return;
+  }
+  if (capture == cudaStreamCaptureStatusNone) return;
+  throw Error(ErrorCode::invalid_argument,
+              "dispatch: " + template_name + " " + problem.key() +
+                  ": the first launch of a problem compiles, loads and allocates, which a CUDA "
+                  "graph capture cannot record; launch it once before capturing (its later "
+                  "launches are captured like any kernel)");
+}
+
+}  // namespace
+
 void Dispatcher::launch(const std::string& template_name, const Problem& problem,
                         const std::vector<void*>& buffers, CUstream_st* stream) {
   int ordinal = -1;
@@ -584,6 +606,7 @@ void Dispatcher::launch(const std::string& template_name, const Problem& problem
       if (it != impl_->prepared.end()) p = it->second;
     }
     if (!p) {
+      refuse_cold_launch_in_capture(stream, template_name, problem);
       p = impl_->prepare(template_name, problem, ordinal);
       std::unique_lock lock(impl_->prepared_mutex);
       impl_->prepared.emplace(key, p);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 
 #include <catch2/catch.hpp>
@@ -161,6 +162,48 @@ TEST_CASE("dispatch child: copy from a tuned log", "[.][dispatch_child]") {
   CHECK_THROWS_WITH(restarted.launch("copy", third, {nullptr, y.get()}),
                     Catch::Contains("null pointer"));
   detail::check_cuda(cudaDeviceSynchronize(), "synchronize after the refused launches");
+
+  // CUDA graphs: a problem's first launch during a capture is refused before it touches the
+  // stream (the capture ends cleanly); once launched, its launches are captured and the graph
+  // replays them.
+  {
+    cudaStream_t stream = nullptr;
+    detail::check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+    Dispatcher graphs(db, options);
+    cudaGraph_t graph = nullptr;
+    REQUIRE(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal) == cudaSuccess);
+    CHECK_THROWS_WITH(graphs.launch("copy", third, {x.get(), y.get()}, stream),
+                      Catch::Contains("launch it once before capturing"));
+    REQUIRE(cudaStreamEndCapture(stream, &graph) == cudaSuccess);
+    cudaGraphDestroy(graph);
+    CHECK(graphs.prepared_launches() == 0);
+    graphs.launch("copy", third, {x.get(), y.get()}, stream);  // warm
+    detail::check_cuda(cudaMemsetAsync(y.get(), 0xff, bytes, stream), "poison y");
+    detail::check_cuda(cudaStreamSynchronize(stream), "synchronize");
+    REQUIRE(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal) == cudaSuccess);
+    graphs.launch("copy", third, {x.get(), y.get()}, stream);
+    graphs.launch("copy", third, {x.get(), y.get()}, stream);
+    REQUIRE(cudaStreamEndCapture(stream, &graph) == cudaSuccess);
+    cudaGraphExec_t exec = nullptr;
+    REQUIRE(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
+    std::size_t nodes = 0;
+    REQUIRE(cudaGraphGetNodes(graph, nullptr, &nodes) == cudaSuccess);
+    CHECK(nodes == 2);  // one kernel per captured launch; nothing ran yet
+    detail::check_cuda(cudaStreamSynchronize(stream), "synchronize");
+    detail::check_cuda(cudaMemcpy(host_y.data(), y.get(), sizeof(float), cudaMemcpyDeviceToHost), "copy y");
+    CHECK(std::isnan(host_y[0]));  // still the poison: capturing launched nothing
+    REQUIRE(cudaGraphLaunch(exec, stream) == cudaSuccess);
+    detail::check_cuda(cudaStreamSynchronize(stream), "synchronize the graph");
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
+    detail::check_cuda(cudaMemcpy(host_y.data(), y.get(), bytes, cudaMemcpyDeviceToHost), "copy y");
+    wrong = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      if (host_y[i] != static_cast<float>(-1.75 * static_cast<double>(host_x[i]))) ++wrong;
+    CHECK(wrong == 0);
+    CHECK(graphs.compiles() == 0);  // from the disk cache, as `restarted`
+  }
 
   // The default cache folder cannot be created (HOME in /proc): a warning, a launch anyway.
   unsetenv("KTUNE_CACHE_DIR");

@@ -108,7 +108,10 @@ class Dispatcher {
   /// element whose pointer is null or not aligned to the template's buffer_alignment() (16
   /// bytes for the built-in templates) or to its element size, whichever is larger (a
   /// workload buffer tuned at an offset needs only the alignment of that offset); nothing is
-  /// launched then.
+  /// launched then. Warm launches (a problem launched before on this device) can be captured
+  /// into a CUDA graph on `stream`; the first launch of a problem compiles, loads and
+  /// allocates, which a capture cannot record, so during a capture it throws
+  /// Error(invalid_argument) saying so, before touching the stream (the capture stays valid).
   void launch(const std::string& template_name, const Problem& problem,
               const std::vector<void*>& buffers, CUstream_st* stream = nullptr);
 
