@@ -139,6 +139,49 @@ inline double copy_bandwidth_gbps(std::size_t bytes, int calls, int samples) {
   return memcpy_gbps(dst.get(), src.get(), bytes, calls, samples);
 }
 
+/// `calls` calls of `run(stream)` captured on `stream` (thread-local mode) into an
+/// instantiated CUDA graph. When the capture fails, ok() is false and why() says what failed
+/// (the capture is ended and the runtime's error cleared), so a caller can report the graph
+/// form as unavailable and go on.
+class CapturedGraph {
+ public:
+  CapturedGraph(cudaStream_t stream, int calls, const std::function<void(cudaStream_t)>& run) {
+    if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+      why_ = "cudaStreamBeginCapture failed";
+    } else {
+      try {
+        for (int i = 0; i < calls; ++i) run(stream);
+      } catch (const std::exception& e) {
+        why_ = e.what();
+      }
+      const cudaError_t end = cudaStreamEndCapture(stream, &graph_);
+      if (why_.empty() && end != cudaSuccess) why_ = std::string("capture: ") + cudaGetErrorString(end);
+      if (why_.empty() && cudaGraphInstantiate(&exec_, graph_, 0) != cudaSuccess)
+        why_ = "cudaGraphInstantiate failed";
+    }
+    if (!why_.empty()) cudaGetLastError();  // a failed capture leaves its error behind
+  }
+  ~CapturedGraph() {
+    if (exec_) cudaGraphExecDestroy(exec_);
+    if (graph_) cudaGraphDestroy(graph_);
+  }
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+  /// True when the graph is ready to launch.
+  bool ok() const { return why_.empty(); }
+  /// What failed ("" when ok()).
+  const std::string& why() const { return why_; }
+  /// Launches the graph on `stream`; throws Error(cuda_error) on failure.
+  void launch(cudaStream_t stream) const {
+    detail::check_cuda(cudaGraphLaunch(exec_, stream), "cudaGraphLaunch");
+  }
+
+ private:
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+  std::string why_;
+};
+
 /// event_median_ms with each sample's `loop.calls_per_sample` calls of `run(stream)` recorded
 /// into one CUDA graph (stream capture on a stream of its own) and launched as one graph on
 /// the default stream: how benchmarks/peers/torch_conv.py times cuDNN through torch, so that
@@ -149,33 +192,16 @@ inline std::optional<double> graph_median_ms(const std::function<void(cudaStream
   const int calls = std::max(1, loop.calls_per_sample);
   cudaStream_t stream = nullptr;
   detail::check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  std::string why;
-  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
-    why = "cudaStreamBeginCapture failed";
-  } else {
-    try {
-      for (int i = 0; i < calls; ++i) run(stream);
-    } catch (const std::exception& e) {
-      why = e.what();
-    }
-    const cudaError_t end = cudaStreamEndCapture(stream, &graph);
-    if (why.empty() && end != cudaSuccess) why = std::string("capture: ") + cudaGetErrorString(end);
-    if (why.empty() && cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess)
-      why = "cudaGraphInstantiate failed";
-  }
   std::optional<double> ms;
-  if (why.empty()) {
-    loop.calls_per_sample = 1;
-    ms = event_median_ms([&] { detail::check_cuda(cudaGraphLaunch(exec, nullptr), "cudaGraphLaunch"); },
-                         loop) / calls;
-  } else {
-    cudaGetLastError();  // a failed capture leaves its error behind
-    std::fprintf(stderr, "graph timing unavailable: %s\n", why.c_str());
+  {
+    const CapturedGraph graph(stream, calls, run);
+    if (graph.ok()) {
+      loop.calls_per_sample = 1;
+      ms = event_median_ms([&] { graph.launch(nullptr); }, loop) / calls;
+    } else {
+      std::fprintf(stderr, "graph timing unavailable: %s\n", graph.why().c_str());
+    }
   }
-  if (exec) cudaGraphExecDestroy(exec);
-  if (graph) cudaGraphDestroy(graph);
   cudaStreamDestroy(stream);
   return ms;
 }

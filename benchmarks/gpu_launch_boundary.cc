@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -113,32 +114,17 @@ int main(int argc, char** argv) {
     };
     // Median us per call over kSamples samples of kCallsPerSample calls.
     auto time_variant = [&](const Variant& v, std::size_t bytes, unsigned grid) {
-      cudaGraphExec_t exec = nullptr;
-      cudaGraph_t graph = nullptr;
+      std::optional<bench::CapturedGraph> graph;
       if (v.graph) {  // a capture that fails is reported as unavailable (-1), not fatal
-        std::string why;
-        if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
-          why = "cudaStreamBeginCapture failed";
-        } else {
-          try {
-            for (int c = 0; c < kCallsPerSample; ++c) launch(bytes, grid, v.pdl, stream);
-          } catch (const std::exception& e) {
-            why = e.what();
-          }
-          const cudaError_t end = cudaStreamEndCapture(stream, &graph);
-          if (why.empty() && end != cudaSuccess) why = std::string("capture: ") + cudaGetErrorString(end);
-          if (why.empty() && cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess)
-            why = "cudaGraphInstantiate failed";
-        }
-        if (!why.empty()) {
-          cudaGetLastError();
-          if (graph) cudaGraphDestroy(graph);
-          std::fprintf(stderr, "%s unavailable: %s\n", v.name.c_str(), why.c_str());
+        graph.emplace(stream, kCallsPerSample,
+                      [&](cudaStream_t s) { launch(bytes, grid, v.pdl, s); });
+        if (!graph->ok()) {
+          std::fprintf(stderr, "%s unavailable: %s\n", v.name.c_str(), graph->why().c_str());
           return -1.0;
         }
       }
       auto sample = [&] {
-        if (v.graph) detail::check_cuda(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+        if (graph) graph->launch(stream);
         else for (int c = 0; c < kCallsPerSample; ++c) launch(bytes, grid, v.pdl, stream);
       };
       for (int w = 0; w < 3; ++w) sample();
@@ -152,8 +138,6 @@ int main(int argc, char** argv) {
         detail::check_cuda(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
         us.push_back(1000.0 * ms / kCallsPerSample);
       }
-      if (exec) cudaGraphExecDestroy(exec);
-      if (graph) cudaGraphDestroy(graph);
       return bench::median(us);
     };
     auto check_output = [&](std::size_t bytes, const std::string& what) {
