@@ -629,8 +629,8 @@ class GpuBackend : public WorkerBackend {
     // As graphs: sample j holds runs j * batch ... on the buffer sets those runs would use, so
     // each distinct first set gets one graph, captured and launched once untimed first.
     const bool graphs = chained && options.graph;
+    std::map<std::size_t, std::unique_ptr<RunGraph>> graph_of;  // by the sample's first set
     if (graphs) {
-      std::map<std::size_t, std::unique_ptr<RunGraph>> graph_of;  // by the sample's first set
       for (std::size_t j = 0; j < samples; ++j) {
         const std::size_t first = (j * batch) % sets.size();
         if (graph_of.count(first)) continue;
