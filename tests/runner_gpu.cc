@@ -147,10 +147,11 @@ TEST_CASE("gpu measurer: chained runs timed as CUDA graphs are verified, timed a
     CHECK(s.message.find("graph") == std::string::npos);
     CHECK(g.times_ms.size() >= 10);
     CHECK(g.error_norm < 1e-2);
-    // The same runs without the per-launch gap: not slower than on the stream beyond noise,
-    // and not implausibly faster (a graph that ran nothing would time near zero).
+    // The same runs without the per-launch gaps (one per kernel or memset, ~1.7 us each on an
+    // H100): not slower than on the stream beyond noise, and not implausibly faster (a graph
+    // that ran nothing would time near zero; these runs take 5-15 us).
     CHECK(g.median_ms < 1.25 * s.median_ms);
-    CHECK(g.median_ms > 0.5 * s.median_ms);
+    CHECK(g.median_ms > 0.25 * s.median_ms);
   }
   // Work between runs (an L2 flush before each) leaves nothing to chain: no graphs, said so.
   GpuSetup f("copy", "3000017");
