@@ -14,6 +14,42 @@
 
 namespace ktune {
 
+namespace {
+
+/// `value` as an integer of [lo, hi]: truncated, saturated at the ends, NaN as 0 (a cast of a
+/// value outside the type is undefined behaviour).
+template <class Int>
+Int saturated(double value) {
+  constexpr double lo = static_cast<double>(std::numeric_limits<Int>::min());
+  constexpr double hi = static_cast<double>(std::numeric_limits<Int>::max());
+  if (std::isnan(value)) return 0;
+  if (value <= lo) return std::numeric_limits<Int>::min();
+  if (value >= hi) return std::numeric_limits<Int>::max();  // int64: hi rounds up to 2^63
+  return static_cast<Int>(value);
+}
+
+/// `value` rounded to float; finite values beyond float's range become +-infinity, as IEEE
+/// rounding gives them (the plain cast of such a value is undefined behaviour).
+float to_float(double value) {
+  constexpr double kMax = std::numeric_limits<float>::max();
+  if (value > kMax && std::isfinite(value)) return std::numeric_limits<float>::infinity();
+  if (value < -kMax && std::isfinite(value)) return -std::numeric_limits<float>::infinity();
+  return static_cast<float>(value);
+}
+
+/// `value` rounded to float toward zero with the last bit set when inexact ("round to odd"),
+/// so that a second rounding to f16 or bf16 (11 and 8 significant bits against float's 24)
+/// gives the nearest-even result of `value` itself: rounding through float to nearest would
+/// round twice (1 + 2^-11 + 2^-40 would land on the f16 tie at 1 + 2^-11 and go to 1).
+float to_float_odd(double value) {
+  float f = to_float(value);
+  if (!std::isfinite(value) || static_cast<double>(f) == value) return f;
+  if (std::abs(static_cast<double>(f)) > std::abs(value)) f = std::nextafter(f, 0.0f);
+  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(f) | 1u);
+}
+
+}  // namespace
+
 std::uint16_t float_to_half_bits(float value) {
   const std::uint32_t f = std::bit_cast<std::uint32_t>(value);
   const std::uint32_t sign = (f >> 16) & 0x8000u;
@@ -54,13 +90,13 @@ float bf16_bits_to_float(std::uint16_t bits) {
 
 double round_to_dtype(DType dtype, double value) {
   switch (dtype) {
-    case DType::f32: return static_cast<double>(static_cast<float>(value));
-    case DType::f16: return half_bits_to_float(float_to_half_bits(static_cast<float>(value)));
-    case DType::bf16: return bf16_bits_to_float(float_to_bf16_bits(static_cast<float>(value)));
+    case DType::f32: return static_cast<double>(to_float(value));
+    case DType::f16: return half_bits_to_float(float_to_half_bits(to_float_odd(value)));
+    case DType::bf16: return bf16_bits_to_float(float_to_bf16_bits(to_float_odd(value)));
     case DType::f64: return value;
-    case DType::i32: return static_cast<double>(static_cast<std::int32_t>(value));
-    case DType::i64: return static_cast<double>(static_cast<std::int64_t>(value));
-    case DType::u8: return static_cast<double>(static_cast<std::uint8_t>(value));
+    case DType::i32: return static_cast<double>(saturated<std::int32_t>(value));
+    case DType::i64: return static_cast<double>(saturated<std::int64_t>(value));
+    case DType::u8: return static_cast<double>(saturated<std::uint8_t>(value));
   }
   return value;
 }
@@ -76,7 +112,7 @@ namespace {
 
 /// Throws unless element i exists in the buffer.
 void check_index(const HostBuffer& buffer, std::size_t i) {
-  if ((i + 1) * dtype_size(buffer.spec.dtype) > buffer.bytes.size())
+  if (i >= buffer.bytes.size() / dtype_size(buffer.spec.dtype))  // (i + 1) * size could wrap
     throw Error(ErrorCode::invalid_argument,
                 "element " + std::to_string(i) + " is outside host buffer \"" + buffer.spec.name +
                     "\" of " + std::to_string(buffer.bytes.size()) + " bytes");
@@ -112,37 +148,13 @@ double read_element(const HostBuffer& buffer, std::size_t i) {
   return 0;
 }
 
-namespace {
-
-/// `value` as an integer of [lo, hi]: truncated, saturated at the ends, NaN as 0 (a cast of a
-/// value outside the type is undefined behaviour).
-template <class Int>
-Int saturated(double value) {
-  constexpr double lo = static_cast<double>(std::numeric_limits<Int>::min());
-  constexpr double hi = static_cast<double>(std::numeric_limits<Int>::max());
-  if (std::isnan(value)) return 0;
-  if (value <= lo) return std::numeric_limits<Int>::min();
-  if (value >= hi) return std::numeric_limits<Int>::max();  // int64: hi rounds up to 2^63
-  return static_cast<Int>(value);
-}
-
-/// `value` rounded to float; finite values beyond float's range become +-infinity, as IEEE
-/// rounding gives them (the plain cast of such a value is undefined behaviour).
-float to_float(double value) {
-  constexpr double kMax = std::numeric_limits<float>::max();
-  if (value > kMax && std::isfinite(value)) return std::numeric_limits<float>::infinity();
-  if (value < -kMax && std::isfinite(value)) return -std::numeric_limits<float>::infinity();
-  return static_cast<float>(value);
-}
-
-}  // namespace
 
 void write_element(HostBuffer& buffer, std::size_t i, double value) {
   check_index(buffer, i);
   switch (buffer.spec.dtype) {
     case DType::f32: store_as(buffer, i, to_float(value)); return;
-    case DType::f16: store_as(buffer, i, float_to_half_bits(to_float(value))); return;
-    case DType::bf16: store_as(buffer, i, float_to_bf16_bits(to_float(value))); return;
+    case DType::f16: store_as(buffer, i, float_to_half_bits(to_float_odd(value))); return;
+    case DType::bf16: store_as(buffer, i, float_to_bf16_bits(to_float_odd(value))); return;
     case DType::f64: store_as(buffer, i, value); return;
     case DType::i32: store_as(buffer, i, saturated<std::int32_t>(value)); return;
     case DType::i64: store_as(buffer, i, saturated<std::int64_t>(value)); return;

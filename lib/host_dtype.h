@@ -20,8 +20,8 @@ std::uint16_t float_to_bf16_bits(float value);
 /// The float value of bfloat16 bits (exact).
 float bf16_bits_to_float(std::uint16_t bits);
 
-/// `value` rounded to what `dtype` stores (f32/f16/bf16 round to nearest even, integers
-/// truncate toward zero, f64 unchanged).
+/// `value` rounded to what `dtype` stores (f32/f16/bf16 round to nearest even, once, from the
+/// double; integers truncate toward zero, saturating at their range, NaN as 0; f64 unchanged).
 double round_to_dtype(DType dtype, double value);
 
 /// A host buffer for `spec` with elements * dtype_size zero bytes.

@@ -44,8 +44,10 @@ bool is_poison(const std::uint8_t* data, DType t, std::size_t i) {
 
 namespace {
 
-/// The comparison loop for one dtype; `load(data, i)` decodes element i.
-template <class Load>
+/// The comparison loop for one dtype; `load(data, i)` decodes element i. The squared norms
+/// add up in `Sum`: double for every dtype but f64, whose squares can leave double's range
+/// (1e200^2 overflows, 1e-170^2 underflows to 0), so they add up in long double there.
+template <class Sum, class Load>
 Comparison compare_with(const HostBuffer& got, const HostBuffer& expected, const Tolerance& tol,
                         Load load) {
   Comparison c;
@@ -59,12 +61,13 @@ Comparison compare_with(const HostBuffer& got, const HostBuffer& expected, const
     c.message = "element " + std::to_string(i) + " of " + spec.name + " was never written";
     return c;
   };
-  double diff2 = 0, ref2 = 0;
+  Sum diff2 = 0, ref2 = 0;
   for (std::size_t i = 0; i < spec.elements; ++i) {
     double g = load(g_bytes, i);
     double e = load(e_bytes, i);
     if (!std::isfinite(g) || !std::isfinite(e)) {
-      if (std::isnan(e) && std::isnan(g)) continue;
+      // The poison is a NaN too: an unwritten element must not pass as an expected NaN.
+      if (std::isnan(e) && std::isnan(g) && !is_poison(g_bytes, t, i)) continue;
       if (g == e) continue;  // matching infinities
       if (is_poison(g_bytes, t, i)) return unwritten(i);
       c.ok = false;
@@ -81,10 +84,10 @@ Comparison compare_with(const HostBuffer& got, const HostBuffer& expected, const
                     spec.name.c_str(), i, g, e, tol.max_abs, tol.rel_elem);
       c.message = buf;
     }
-    diff2 += d * d;
-    ref2 += e * e;
+    diff2 += static_cast<Sum>(d) * d;
+    ref2 += static_cast<Sum>(e) * e;
   }
-  c.rel_l2 = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  c.rel_l2 = static_cast<double>(ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2));
   if (c.ok && !(c.rel_l2 <= tol.rel_l2)) {
     c.ok = false;
     char buf[160];
@@ -99,15 +102,16 @@ Comparison compare_with(const HostBuffer& got, const HostBuffer& expected, const
 
 Tolerance with_element_bound(const Tolerance& tol, const HostBuffer& expected) {
   if (tol.max_abs >= 0 || expected.spec.elements == 0) return tol;
-  double sum2 = 0;
+  long double sum2 = 0;  // f64 squares can leave double's range (see compare_with)
   std::size_t finite = 0;
   for (std::size_t i = 0; i < expected.spec.elements; ++i) {
     const double e = element(expected.bytes.data(), expected.spec.dtype, i);
     if (!std::isfinite(e)) continue;
-    sum2 += e * e;
+    sum2 += static_cast<long double>(e) * e;
     ++finite;
   }
-  const double rms = finite > 0 ? std::sqrt(sum2 / static_cast<double>(finite)) : 0.0;
+  const double rms =
+      finite > 0 ? static_cast<double>(std::sqrt(sum2 / static_cast<long double>(finite))) : 0.0;
   if (!(rms > 0) || !std::isfinite(rms)) return tol;
   Tolerance bounded = tol;
   bounded.rel_elem = kElementBoundFactor * tol.rel_l2;
@@ -118,15 +122,19 @@ Tolerance with_element_bound(const Tolerance& tol, const HostBuffer& expected) {
 Comparison compare(const HostBuffer& got, const HostBuffer& expected, const Tolerance& tol) {
   switch (expected.spec.dtype) {
     case DType::f32:
-      return compare_with(got, expected, tol, [](const std::uint8_t* d, std::size_t i) {
+      return compare_with<double>(got, expected, tol, [](const std::uint8_t* d, std::size_t i) {
         float v;
         std::memcpy(&v, d + 4 * i, 4);
         return static_cast<double>(v);
       });
+    case DType::f64:
+      return compare_with<long double>(got, expected, tol, [](const std::uint8_t* d, std::size_t i) {
+        return element(d, DType::f64, i);
+      });
     default: {
       DType t = expected.spec.dtype;
-      return compare_with(got, expected, tol,
-                          [t](const std::uint8_t* d, std::size_t i) { return element(d, t, i); });
+      return compare_with<double>(got, expected, tol,
+                                  [t](const std::uint8_t* d, std::size_t i) { return element(d, t, i); });
     }
   }
 }

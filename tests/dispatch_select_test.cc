@@ -713,3 +713,12 @@ TEST_CASE("Dispatcher reads a log through a pipe, as a process substitution pass
   std::signal(SIGPIPE, old_sigpipe);
   if (old_tmpdir) ::setenv("TMPDIR", saved.c_str(), 1); else ::unsetenv("TMPDIR");
 }
+
+// Edge cases from the mutation audit of session 33.
+TEST_CASE("shape_distance counts dimensions below 1 as 1", "[dispatch]") {
+  const Problem zero{"tile", {{"M", 0}, {"N", 4}}, {{"dtype", "f32"}}};
+  const Problem one{"tile", {{"M", 1}, {"N", 4}}, {{"dtype", "f32"}}};
+  const Problem four{"tile", {{"M", 4}, {"N", 4}}, {{"dtype", "f32"}}};
+  CHECK(shape_distance(zero, one) == std::optional<double>(0.0));
+  CHECK(shape_distance(zero, four) == std::optional<double>(2.0));
+}

@@ -637,3 +637,38 @@ TEST_CASE("A Kernel Tuner entry's median comes from its times, its time only whe
   CHECK(records[0].trial.median_ms == 2.0);
   CHECK(records[1].trial.median_ms == 2.5);
 }
+
+// Edge cases from the mutation audit of session 33.
+TEST_CASE("JSON lines: version 0; extra params; CRLF blank lines; verbatim config text",
+          "[log][formats]") {
+  const std::string header = jsonl::header().dump() + "\n";
+  const TrialRecord rec = test::make_record("BLOCK=128,VEC=1", 0.5);
+  {
+    std::istringstream in(R"({"format":"ktune-trials","version":0})" "\n");
+    CHECK_THROWS_WITH(jsonl::read(in, "v0"), Catch::Contains("v0:1") && Catch::Contains("version 0"));
+  }
+  {
+    nlohmann::json j = jsonl::to_json(rec);
+    j["params"]["EXTRA"] = 1;
+    std::istringstream in(header + j.dump() + "\n");
+    CHECK_THROWS_WITH(jsonl::read(in, "extra"), Catch::Contains("extra:2") && Catch::Contains("params"));
+  }
+  {
+    std::istringstream in(header + "\r\n" + jsonl::to_json(rec).dump() + "\r\n");
+    const auto records = jsonl::read(in, "crlf");
+    REQUIRE(records.size() == 1);
+    CHECK(records[0].id == 3);  // named by its line
+  }
+  {
+    TrialRecord verbatim = rec;  // as ConfigText::verbatim reads a config it cannot parse
+    verbatim.config_text = "BLOCK=abc";
+    verbatim.trial.config = Config{};
+    CHECK(jsonl::to_json(verbatim)["config"] == "BLOCK=abc");
+  }
+  {
+    nlohmann::json j = jsonl::to_json(rec);  // a record with a "format" key is still a record
+    j["format"] = "something else";
+    std::istringstream in(header + j.dump() + "\n");
+    CHECK(jsonl::read(in, "fmt").size() == 1);
+  }
+}

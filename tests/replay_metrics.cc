@@ -3,6 +3,8 @@
 // search scores about 0, a searcher that always has the optimum scores 1).
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <algorithm>
 #include <limits>
 #include <random>
@@ -88,4 +90,36 @@ TEST_CASE("methodology score is 0 for the random expectation and 1 at the optimu
   CHECK(methodology_score(r, bad).score < 0);
   const auto cut = methodology_score(r, std::vector<double>(perfect.begin(), perfect.begin() + 5));
   CHECK(cut.truncated);
+}
+
+// Edge cases from the mutation audit of session 33.
+TEST_CASE("methodology score skips budgets where random search already has the optimum",
+          "[replay]") {
+  const replay::RandomSearchExpectation r({1, 2, 3, 4});  // median 2.5: k = 2..4 in the range
+  std::vector<double> curve;
+  for (std::size_t k = 1; k <= 4; ++k) curve.push_back(r.expected_best_time(k));
+  const auto s = replay::methodology_score(r, curve);
+  CHECK(s.first == 2);
+  CHECK(s.last == 4);
+  CHECK(s.budgets == 2);  // k = 4: E[best] is the optimum, no gap left
+  CHECK(s.score == Approx(0).margin(1e-12));
+}
+
+TEST_CASE("mean best-time curve: no success yet counts as worst", "[replay]") {
+  const double inf = std::numeric_limits<double>::infinity();
+  ReplayRun a, b;
+  a.best_ms = {inf, 3, 2};
+  b.best_ms = {4};
+  const auto c = replay::mean_best_time_curve({a, b}, 3, 9.0);
+  CHECK(c == std::vector<double>{(9 + 4) / 2.0, (3 + 4) / 2.0, (2 + 4) / 2.0});
+}
+
+TEST_CASE("confidence interval beyond the t table (Cornish-Fisher)", "[replay]") {
+  std::vector<double> v;
+  for (int i = 0; i < 41; ++i) v.push_back(i % 2 ? 1.0 : -1.0);  // dof 40
+  const auto ci = replay::mean_confidence_95(v);
+  double ss = 0;
+  for (double x : v) ss += (x - ci.mean) * (x - ci.mean);
+  const double se = std::sqrt(ss / 40 / 41);
+  CHECK((ci.high - ci.mean) / se == Approx(2.021).epsilon(1e-3));  // t(0.975, 40)
 }

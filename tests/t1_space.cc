@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ktune/error.h"
+#include "python_values.h"
 #include "ktune/space.h"
 
 using namespace ktune;
@@ -270,4 +271,15 @@ TEST_CASE("t1: errors name the file and the field", "[t1][space]") {
   }();
   CHECK(folder.code() == ErrorCode::not_found);
   has(folder, "is a folder");
+}
+
+// Edge cases from the mutation audit of session 33.
+TEST_CASE("Python Values: range arity; quoted separators; the value cap's edge", "[t1]") {
+  using detail::python_list_values;
+  CHECK_THROWS_WITH(python_list_values("range(1, 2, 3, 4)"), Catch::Contains("range() takes 1 to 3"));
+  CHECK_THROWS_WITH(python_list_values("range()"), Catch::Contains("range() takes 1 to 3"));
+  CHECK_THROWS_WITH(python_list_values("['a+b', 1]"), Catch::Contains("'a+b' is a string"));
+  CHECK_THROWS_WITH(python_list_values("[1, 'x,y']"), Catch::Contains("'x,y' is a string"));
+  CHECK(python_list_values("list(range(0, 2**20))").size() == detail::kMaxPythonValues);
+  CHECK_THROWS_WITH(python_list_values("[0] + list(range(0, 2**20))"), Catch::Contains("more than"));
 }
