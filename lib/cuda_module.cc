@@ -78,7 +78,8 @@ std::optional<std::vector<std::size_t>> CudaModule::parameter_sizes(const std::s
 }
 
 CudaStatus CudaModule::launch(const std::string& entry, dim3 grid, dim3 block,
-                              unsigned dynamic_smem, void** args, cudaStream_t stream) {
+                              unsigned dynamic_smem, void** args, cudaStream_t stream,
+                              bool programmatic) {
   const void* function = nullptr;
   {
     std::lock_guard lock(mutex_);
@@ -102,10 +103,28 @@ CudaStatus CudaModule::launch(const std::string& entry, dim3 grid, dim3 block,
       k->smem_limit = dynamic_smem;
     }
   }
-  cudaError_t err = cudaLaunchKernel(function, grid, block, args, dynamic_smem, stream);
+  cudaError_t err = cudaSuccess;
+  if (programmatic) {
+    // The kernel may start while the previous kernel in the stream drains; its
+    // griddepcontrol.wait holds it until that kernel completed and its writes are visible.
+    cudaLaunchAttribute attribute{};
+    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = grid;
+    config.blockDim = block;
+    config.dynamicSmemBytes = dynamic_smem;
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    err = cudaLaunchKernelExC(&config, function, args);
+  } else {
+    err = cudaLaunchKernel(function, grid, block, args, dynamic_smem, stream);
+  }
   if (err == cudaSuccess) return {};
   return CudaStatus{
-      err, cuda_error_message(err, "launch of " + entry + " (grid " + std::to_string(grid.x) +
+      err, cuda_error_message(err, std::string(programmatic ? "programmatic launch" : "launch") +
+                                       " of " + entry + " (grid " + std::to_string(grid.x) +
                                        "x" + std::to_string(grid.y) + "x" +
                                        std::to_string(grid.z) + ", block " +
                                        std::to_string(block.x) + "x" + std::to_string(block.y) +

@@ -49,9 +49,11 @@ class CudaModule {
   /// when the driver cannot tell; throws Error(cuda_error) naming a missing entry.
   std::optional<std::vector<std::size_t>> parameter_sizes(const std::string& entry);
   /// Launches an entry; raises the dynamic shared memory limit first when it exceeds the
-  /// default 48 KiB. Never throws for launch failures: they come back as a status.
+  /// default 48 KiB. `programmatic`: launched with programmatic stream serialization (PDL),
+  /// only for a kernel that begins with griddepcontrol.wait (LaunchStep::grid_dependency_wait).
+  /// Never throws for launch failures: they come back as a status.
   CudaStatus launch(const std::string& entry, dim3 grid, dim3 block, unsigned dynamic_smem,
-                    void** args, cudaStream_t stream);
+                    void** args, cudaStream_t stream, bool programmatic = false);
 
  private:
   struct KernelInfo {

@@ -623,7 +623,8 @@ void Dispatcher::launch(const std::string& template_name, const Problem& problem
     all.push_back({base + p->plan.scratch[i].offset_bytes,
                    p->scratch[i].bytes() - p->plan.scratch[i].offset_bytes});
   }
-  auto status = detail::run_launch_plan(*p->module, p->plan, all, stream);
+  auto status = detail::run_launch_plan(*p->module, p->plan, all, stream,
+                                        impl_->options.programmatic_launch);
   if (!status.ok()) throw Error(ErrorCode::cuda_error, "dispatch: " + status.message);
 }
 

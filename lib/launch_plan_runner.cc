@@ -152,7 +152,8 @@ PackedArgs::PackedArgs(const std::vector<KernelArg>& args,
 }
 
 CudaStatus run_launch_plan(CudaModule& module, const LaunchPlan& plan,
-                           const std::vector<DeviceBuffer>& buffers, cudaStream_t stream) {
+                           const std::vector<DeviceBuffer>& buffers, cudaStream_t stream,
+                           bool programmatic) {
   for (const LaunchStep& step : plan.steps) {
     if (step.kind == LaunchStep::Kind::memset) {
       const DeviceBuffer& b = buffer_at(buffers, step.memset_buffer, "memset step");
@@ -165,7 +166,8 @@ CudaStatus run_launch_plan(CudaModule& module, const LaunchPlan& plan,
     PackedArgs args(step.args, buffers);
     CudaStatus status = module.launch(step.entry, dim3(step.grid[0], step.grid[1], step.grid[2]),
                                       dim3(step.block[0], step.block[1], step.block[2]),
-                                      step.dynamic_smem, args.data(), stream);
+                                      step.dynamic_smem, args.data(), stream,
+                                      programmatic && step.grid_dependency_wait);
     if (!status.ok()) return status;
   }
   return {};

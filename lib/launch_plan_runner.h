@@ -64,8 +64,11 @@ void check_caller_buffers(const std::function<std::string()>& what,
 /// Runs every step of `plan` on `stream` with `buffers` = workload buffers followed by the
 /// plan's scratch buffers. Stops at the first failing step and returns its status (launches
 /// are asynchronous: faults inside kernels surface at the next synchronization). Throws
-/// Error(invalid_argument) when a step names a buffer that does not exist.
+/// Error(invalid_argument) when a step names a buffer that does not exist. `programmatic`:
+/// kernel steps marked grid_dependency_wait are launched with programmatic stream
+/// serialization (the others as usual).
 CudaStatus run_launch_plan(CudaModule& module, const LaunchPlan& plan,
-                           const std::vector<DeviceBuffer>& buffers, cudaStream_t stream);
+                           const std::vector<DeviceBuffer>& buffers, cudaStream_t stream,
+                           bool programmatic = false);
 
 }  // namespace ktune::detail

@@ -41,10 +41,28 @@ bool has_cuda_headers(const std::string& dir) {
   return !dir.empty() && std::filesystem::exists(std::filesystem::path(dir) / "cuda_fp16.h", ec);
 }
 
-/// Runs NVRTC, filling `out` (everything but the time).
+/// Copies the compiled program's PTX into `out` (ptx_only compiles).
+void take_ptx(NvrtcOutput& out, nvrtcProgram program) {
+  std::size_t size = 0;
+  nvrtcResult rc = nvrtcGetPTXSize(program, &size);
+  if (rc == NVRTC_SUCCESS && size > 1) {
+    out.ptx.assign(size, '\0');
+    rc = nvrtcGetPTX(program, out.ptx.data());
+    out.ptx.resize(size - 1);  // drop the terminating NUL
+  }
+  if (rc != NVRTC_SUCCESS || out.ptx.empty()) {
+    out.ptx.clear();
+    out.log += std::string("\nno PTX produced (nvrtcGetPTX: ") + nvrtcGetErrorString(rc) + ")";
+    return;
+  }
+  out.ok = true;
+}
+
+/// Runs NVRTC, filling `out` (everything but the time) with the cubin, or with the PTX when
+/// `ptx_only`.
 void compile_into(NvrtcOutput& out, const std::string& source, const std::string& program_name,
                   const std::vector<NvrtcHeader>& headers,
-                  const std::vector<std::string>& options) {
+                  const std::vector<std::string>& options, bool ptx_only) {
   std::vector<const char*> header_texts, header_names, option_ptrs;
   for (const auto& h : headers) {
     header_texts.push_back(h.text.c_str());
@@ -68,6 +86,7 @@ void compile_into(NvrtcOutput& out, const std::string& source, const std::string
     out.log += std::string("nvrtcCompileProgram: ") + nvrtcGetErrorString(rc);
     return;
   }
+  if (ptx_only) return take_ptx(out, guard.program);
   std::size_t size = 0;
   rc = nvrtcGetCUBINSize(guard.program, &size);
   if (rc != NVRTC_SUCCESS || size == 0) {
@@ -85,17 +104,30 @@ void compile_into(NvrtcOutput& out, const std::string& source, const std::string
   out.ok = true;
 }
 
+/// compile_into, timed.
+NvrtcOutput timed_compile(const std::string& source, const std::string& program_name,
+                          const std::vector<NvrtcHeader>& headers,
+                          const std::vector<std::string>& options, bool ptx_only) {
+  NvrtcOutput out;
+  auto start = std::chrono::steady_clock::now();
+  compile_into(out, source, program_name, headers, options, ptx_only);
+  out.compile_ms = std::chrono::duration<double, std::milli>(
+                       std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
 }  // namespace
 
 NvrtcOutput nvrtc_compile(const std::string& source, const std::string& program_name,
                           const std::vector<NvrtcHeader>& headers,
                           const std::vector<std::string>& options) {
-  NvrtcOutput out;
-  auto start = std::chrono::steady_clock::now();
-  compile_into(out, source, program_name, headers, options);
-  out.compile_ms = std::chrono::duration<double, std::milli>(
-                       std::chrono::steady_clock::now() - start).count();
-  return out;
+  return timed_compile(source, program_name, headers, options, false);
+}
+
+NvrtcOutput nvrtc_compile_ptx(const std::string& source, const std::string& program_name,
+                              const std::vector<NvrtcHeader>& headers,
+                              const std::vector<std::string>& options) {
+  return timed_compile(source, program_name, headers, options, true);
 }
 
 bool nvrtc_caches_programs() {

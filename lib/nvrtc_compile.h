@@ -19,7 +19,8 @@ struct NvrtcHeader {
 struct NvrtcOutput {
   bool ok = false;          ///< a cubin was produced
   std::string log;          ///< compiler log (errors, warnings, ptxas -v report)
-  std::vector<char> cubin;  ///< the binary (ok only)
+  std::vector<char> cubin;  ///< the binary (ok only; nvrtc_compile)
+  std::string ptx;          ///< the PTX text (ok only; nvrtc_compile_ptx)
   double compile_ms = 0;    ///< wall time of compile + cubin retrieval
 };
 
@@ -28,6 +29,13 @@ struct NvrtcOutput {
 NvrtcOutput nvrtc_compile(const std::string& source, const std::string& program_name,
                           const std::vector<NvrtcHeader>& headers,
                           const std::vector<std::string>& options);
+
+/// Compiles `source` to PTX (options name a virtual architecture: compute_90), to read what
+/// the front end made of it, e.g. which instructions an entry begins with. Failures come back
+/// as ok=false with the reason in the log.
+NvrtcOutput nvrtc_compile_ptx(const std::string& source, const std::string& program_name,
+                              const std::vector<NvrtcHeader>& headers,
+                              const std::vector<std::string>& options);
 
 /// Every embedded *.cuh under templates/, named by relative path ("common/dtype.cuh"), as
 /// NVRTC headers, so sources can include them (defined with the Builder, lib/builder.cc).

@@ -492,7 +492,7 @@ class GpuBackend : public WorkerBackend {
     const DeviceSeed* ds = device_seed(data);
     LaunchPlan plan = plan_from_json(request.at("plan"));
     TimingOptions options = timing_from_json(request.value("timing", nlohmann::json::object()));
-    LoadedPlan loaded(cubin, plan);
+    LoadedPlan loaded(cubin, plan, options.programmatic_launch);
 
     std::vector<DeviceAlloc> scratch;
     for (const auto& spec : plan.scratch) {
@@ -660,12 +660,18 @@ class GpuBackend : public WorkerBackend {
     result.status = Status::ok;
     result.sm_clock_mhz = sensor_->sm_clock_mhz();
     result.temperature_c = sensor_->temperature_c();
-    char note[224];
+    // Whether any step was launched programmatically (a plan without grid_dependency_wait
+    // steps runs as usual even when the option is on).
+    bool pdl = false;
+    for (const auto& step : plan.steps) pdl = pdl || (options.programmatic_launch && step.grid_dependency_wait);
+    char note[256];
     std::snprintf(note, sizeof note,
-                  "verified (rel. L2 error %.3g); %d warm-up + %zu timed samples of %zu run(s)%s, L2 %s x%d",
+                  "verified (rel. L2 error %.3g); %d warm-up + %zu timed samples of %zu run(s)%s%s, L2 %s x%d",
                   result.error_norm, tp.warmup, samples, batch,
                   graphs ? " as CUDA graphs"
                   : options.graph ? " (no graphs: work between runs)" : "",
+                  pdl ? ", programmatic launch"
+                  : options.programmatic_launch ? " (no programmatic launch: no kernel waits for it)" : "",
                   to_string(tp.l2), tp.buffer_sets);
     result.message = note;
     result.timing_ms = ms_since(timing_start);

@@ -14,7 +14,8 @@ void check_candidate(cudaError_t code, const std::string& where) {
   throw CandidateFault{f.status, f.context_lost, f.message};
 }
 
-LoadedPlan::LoadedPlan(const std::vector<char>& cubin, const LaunchPlan& plan) : plan_(plan) {
+LoadedPlan::LoadedPlan(const std::vector<char>& cubin, const LaunchPlan& plan, bool programmatic)
+    : plan_(plan), programmatic_(programmatic) {
   if (cubin.empty())
     throw CandidateFault{Status::launch_error, false, "empty cubin: nothing to load"};
   try {
@@ -44,6 +45,7 @@ std::size_t LoadedPlan::add_buffer_set(const std::vector<DeviceBufferRef>& buffe
     const auto& step = plan_.steps[s];
     PreparedStep p;
     p.kind = step.kind;
+    p.programmatic = programmatic_ && step.grid_dependency_wait;
     p.entry = step.entry;
     if (step.kind == LaunchStep::Kind::memset) {
       const auto& b = buffer_at(step.memset_buffer, "memset step " + std::to_string(s));
@@ -84,7 +86,7 @@ void LoadedPlan::enqueue(std::size_t set, cudaStream_t stream) const {
       continue;
     }
     auto status = module_->launch(p.entry, p.grid, p.block, p.smem,
-                                  const_cast<void**>(p.pointers.data()), stream);
+                                  const_cast<void**>(p.pointers.data()), stream, p.programmatic);
     if (!status.ok()) {
       auto f = classify_cuda_error(status.error, "launch of " + p.entry);
       throw CandidateFault{f.status, f.context_lost, status.message};

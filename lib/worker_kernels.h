@@ -39,7 +39,9 @@ class LoadedPlan {
  public:
   /// Loads `cubin` and resolves every kernel step (module and symbol failures are
   /// launch_error faults; dynamic shared memory above 48 KiB is opted in per kernel).
-  LoadedPlan(const std::vector<char>& cubin, const LaunchPlan& plan);
+  /// `programmatic`: kernel steps marked grid_dependency_wait are enqueued with programmatic
+  /// stream serialization (TimingOptions::programmatic_launch).
+  LoadedPlan(const std::vector<char>& cubin, const LaunchPlan& plan, bool programmatic = false);
   ~LoadedPlan();
   LoadedPlan(const LoadedPlan&) = delete;
   LoadedPlan& operator=(const LoadedPlan&) = delete;
@@ -54,6 +56,7 @@ class LoadedPlan {
  private:
   struct PreparedStep {
     LaunchStep::Kind kind;
+    bool programmatic = false;  // launched with programmatic stream serialization
     dim3 grid, block;
     unsigned smem = 0;
     std::vector<std::uint64_t> values;  // argument storage, 8 bytes per argument
@@ -64,6 +67,7 @@ class LoadedPlan {
     std::string entry;
   };
   LaunchPlan plan_;
+  bool programmatic_ = false;
   std::unique_ptr<detail::CudaModule> module_;
   std::vector<std::vector<PreparedStep>> sets_;     // per buffer set
 };

@@ -174,7 +174,8 @@ nlohmann::json plan_to_json(const LaunchPlan& plan) {
                      {"smem", s.dynamic_smem},
                      {"args", args},
                      {"memset_buffer", s.memset_buffer},
-                     {"memset_byte", s.memset_byte}});
+                     {"memset_byte", s.memset_byte},
+                     {"grid_dependency_wait", s.grid_dependency_wait}});
   }
   nlohmann::json scratch = nlohmann::json::array();
   for (const auto& b : plan.scratch) scratch.push_back(buffer_to_json(b));
@@ -204,6 +205,7 @@ LaunchPlan plan_from_json(const nlohmann::json& j) {
       }
       step.memset_buffer = s.at("memset_buffer").get<std::size_t>();
       step.memset_byte = s.at("memset_byte").get<int>();
+      step.grid_dependency_wait = s.value("grid_dependency_wait", false);
       plan.steps.push_back(std::move(step));
     }
     for (const auto& b : j.at("scratch")) plan.scratch.push_back(buffer_from_json(b));
@@ -234,7 +236,7 @@ nlohmann::json timing_to_json(const TimingOptions& t) {
   return {{"min_time_ms", t.min_time_ms}, {"min_reps", t.min_reps}, {"max_reps", t.max_reps},
           {"warmup_ms", t.warmup_ms},     {"min_warmup", t.min_warmup}, {"l2", to_string(t.l2)},
           {"runs_per_sample", t.runs_per_sample}, {"reset_l2_priorities", t.reset_l2_priorities},
-          {"graph", t.graph}};
+          {"graph", t.graph}, {"programmatic_launch", t.programmatic_launch}};
 }
 
 TimingOptions timing_from_json(const nlohmann::json& j) {
@@ -248,6 +250,7 @@ TimingOptions timing_from_json(const nlohmann::json& j) {
   t.runs_per_sample = j.value("runs_per_sample", t.runs_per_sample);
   t.reset_l2_priorities = j.value("reset_l2_priorities", t.reset_l2_priorities);
   t.graph = j.value("graph", t.graph);
+  t.programmatic_launch = j.value("programmatic_launch", t.programmatic_launch);
   return t;
 }
 

@@ -1,7 +1,8 @@
 // End-to-end dispatch on a GPU: this process measures a few configs of the "copy" template for
 // two shapes into a tuning log; a separate process (this test binary re-invoked) opens the log
 // with a Dispatcher, selects for a third shape (nearest tuned shape), compiles, launches and
-// checks the output, and a restarted dispatcher finds the cubin in the disk cache.
+// checks the output, and a restarted dispatcher finds the cubin in the disk cache; launches
+// are captured into CUDA graphs, and chained with programmatic launch they stay in order.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -203,6 +204,54 @@ TEST_CASE("dispatch child: copy from a tuned log", "[.][dispatch_child]") {
       if (host_y[i] != static_cast<float>(-1.75 * static_cast<double>(host_x[i]))) ++wrong;
     CHECK(wrong == 0);
     CHECK(graphs.compiles() == 0);  // from the disk cache, as `restarted`
+  }
+
+  // Programmatic launch: a chain of launches, each reading what the one before it wrote
+  // (x -> y -> x ...) and allowed to start while that one drains; its griddepcontrol.wait
+  // must still hold it until the previous output is complete. Then the chain captured and
+  // replayed as a graph (programmatic edges between its kernels).
+  {
+    DispatcherOptions pdl = options;
+    pdl.programmatic_launch = true;
+    Dispatcher chained(db, pdl);
+    std::vector<float> expect = host_x;
+    auto advance = [&](int launches) {  // the chain's effect, computed as the kernel does
+      for (int k = 0; k < launches; ++k)
+        for (float& v : expect) v = -1.75f * v;
+    };
+    auto launch_chain = [&](int launches, cudaStream_t stream) {
+      for (int k = 0; k < launches; ++k) {
+        if (k % 2 == 0) chained.launch("copy", third, {x.get(), y.get()}, stream);
+        else chained.launch("copy", third, {y.get(), x.get()}, stream);
+      }
+    };
+    auto wrong_in_x = [&] {
+      detail::check_cuda(cudaMemcpy(host_y.data(), x.get(), bytes, cudaMemcpyDeviceToHost), "copy x");
+      std::size_t bad = 0;
+      for (std::size_t i = 0; i < n; ++i) bad += host_y[i] != expect[i];
+      return bad;
+    };
+    launch_chain(16, nullptr);
+    detail::check_cuda(cudaDeviceSynchronize(), "synchronize the programmatic chain");
+    advance(16);
+    CHECK(wrong_in_x() == 0);
+
+    cudaStream_t stream = nullptr;
+    detail::check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+    cudaGraph_t graph = nullptr;
+    REQUIRE(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal) == cudaSuccess);
+    launch_chain(8, stream);
+    REQUIRE(cudaStreamEndCapture(stream, &graph) == cudaSuccess);
+    cudaGraphExec_t exec = nullptr;
+    REQUIRE(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
+    for (int replay = 0; replay < 2; ++replay) REQUIRE(cudaGraphLaunch(exec, stream) == cudaSuccess);
+    detail::check_cuda(cudaStreamSynchronize(stream), "synchronize the programmatic graph");
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
+    advance(16);
+    CHECK(wrong_in_x() == 0);
+    detail::check_cuda(cudaMemcpy(x.get(), host_x.data(), bytes, cudaMemcpyHostToDevice), "restore x");
   }
 
   // The default cache folder cannot be created (HOME in /proc): a warning, a launch anyway.

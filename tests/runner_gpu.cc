@@ -1,8 +1,10 @@
 // GPU tests of the measurer on the "copy" template: a candidate is verified and timed with
 // samples, clocks and a small spread; every L2 policy measures; the time limit is derived from
-// the first good candidate; an invalid config never reaches the GPU.
+// the first good candidate; an invalid config never reaches the GPU; chained runs timed as
+// CUDA graphs and with programmatic launch verify, time and say so.
 #include <catch2/catch.hpp>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -110,21 +112,24 @@ TEST_CASE("gpu measurer: L2 lines a candidate leaves evict_last do not speed up 
   CHECK(with - without > 0.06);
 }
 
-TEST_CASE("gpu measurer: chained runs timed as CUDA graphs are verified, timed and say so",
-          "[gpu][runner]") {
-  KTUNE_REQUIRE_GPU();
-  // copy: one kernel per run, buffers rotated (12 MB under automatic); reduction with SPLIT 4:
-  // a memset and one kernel (MULTI 1, 2) or two kernels (MULTI 0) per run, all captured.
-  struct Case {
-    std::string name, shape, changes;
-    std::map<std::string, std::string> attrs;
-  };
-  const std::vector<Case> cases = {
-      {"copy", "3000017", "", {}},
-      {"reduction", "64x100003", "SPLIT=4,MULTI=0", {{"dtype", "f32"}, {"fn", "sum"}}},
-      {"reduction", "64x100003", "SPLIT=4,MULTI=1", {{"dtype", "f32"}, {"fn", "max"}}},
-      {"reduction", "64x100003", "SPLIT=4,MULTI=2", {{"dtype", "f16"}, {"fn", "mean"}}}};
-  for (const Case& c : cases) {
+namespace {
+
+/// A config (the default with `changes`) of a built-in template on a problem.
+struct LaunchCase {
+  std::string name, shape, changes;
+  std::map<std::string, std::string> attrs;
+};
+
+/// Measures each case's config in one process twice: with the test's timing options, and with
+/// them changed by `variant`. Both must verify; the variant's trial message must contain
+/// every text of `says` (and the plain one none of them), and its median must be within
+/// 0.25-1.25x of the plain one: the same runs without some launch overhead are not slower
+/// beyond noise, nor implausibly faster (runs that ran nothing would time near zero; these
+/// take 5-40 us).
+void compare_launch_forms(const std::vector<LaunchCase>& cases,
+                          const std::function<void(TimingOptions&)>& variant,
+                          const std::vector<std::string>& says) {
+  for (const LaunchCase& c : cases) {
     auto tmpl = find_template(c.name);
     const Problem problem = make_problem(*tmpl, c.shape, c.attrs);
     const Device device = query_device(0);
@@ -133,26 +138,41 @@ TEST_CASE("gpu measurer: chained runs timed as CUDA graphs are verified, timed a
     const Config config = c.changes.empty() ? space.default_config() : space.with_changes(c.changes);
     INFO(c.name << " " << problem.key() << " " << config.str());
     REQUIRE(space.valid(config));
-    RunnerOptions stream_options = test_runner_options();
-    RunnerOptions graph_options = stream_options;
-    graph_options.timing.graph = true;
-    GpuMeasurer streamed(tmpl, problem, device, builder, stream_options);
-    GpuMeasurer graphed(tmpl, problem, device, builder, graph_options);
-    const Trial s = streamed.measure({config}).at(0);
-    const Trial g = graphed.measure({config}).at(0);
-    INFO(s.message << " | " << g.message);
+    RunnerOptions plain_options = test_runner_options();
+    RunnerOptions variant_options = plain_options;
+    variant(variant_options.timing);
+    GpuMeasurer plain(tmpl, problem, device, builder, plain_options);
+    GpuMeasurer changed(tmpl, problem, device, builder, variant_options);
+    const Trial s = plain.measure({config}).at(0);
+    const Trial v = changed.measure({config}).at(0);
+    INFO(s.message << " | " << v.message);
     REQUIRE(s.status == Status::ok);
-    REQUIRE(g.status == Status::ok);
-    CHECK(g.message.find("as CUDA graphs") != std::string::npos);
-    CHECK(s.message.find("graph") == std::string::npos);
-    CHECK(g.times_ms.size() >= 10);
-    CHECK(g.error_norm < 1e-2);
-    // The same runs without the per-launch gaps (one per kernel or memset, ~1.7 us each on an
-    // H100): not slower than on the stream beyond noise, and not implausibly faster (a graph
-    // that ran nothing would time near zero; these runs take 5-15 us).
-    CHECK(g.median_ms < 1.25 * s.median_ms);
-    CHECK(g.median_ms > 0.25 * s.median_ms);
+    REQUIRE(v.status == Status::ok);
+    for (const std::string& text : says) {
+      CHECK(v.message.find(text) != std::string::npos);
+      CHECK(s.message.find(text) == std::string::npos);
+    }
+    CHECK(v.times_ms.size() >= 10);
+    CHECK(v.error_norm < 1e-2);
+    CHECK(v.median_ms < 1.25 * s.median_ms);
+    CHECK(v.median_ms > 0.25 * s.median_ms);
   }
+}
+
+}  // namespace
+
+TEST_CASE("gpu measurer: chained runs timed as CUDA graphs are verified, timed and say so",
+          "[gpu][runner]") {
+  KTUNE_REQUIRE_GPU();
+  // copy: one kernel per run, buffers rotated (12 MB under automatic); reduction with SPLIT 4:
+  // a memset and one kernel (MULTI 1, 2) or two kernels (MULTI 0) per run, all captured. The
+  // gaps removed: one per kernel or memset, ~1.7 us each on an H100.
+  compare_launch_forms(
+      {{"copy", "3000017", "", {}},
+       {"reduction", "64x100003", "SPLIT=4,MULTI=0", {{"dtype", "f32"}, {"fn", "sum"}}},
+       {"reduction", "64x100003", "SPLIT=4,MULTI=1", {{"dtype", "f32"}, {"fn", "max"}}},
+       {"reduction", "64x100003", "SPLIT=4,MULTI=2", {{"dtype", "f16"}, {"fn", "mean"}}}},
+      [](TimingOptions& t) { t.graph = true; }, {"as CUDA graphs"});
   // Work between runs (an L2 flush before each) leaves nothing to chain: no graphs, said so.
   GpuSetup f("copy", "3000017");
   RunnerOptions flushed = test_runner_options();
@@ -163,4 +183,39 @@ TEST_CASE("gpu measurer: chained runs timed as CUDA graphs are verified, timed a
   INFO(t.message);
   CHECK(t.status == Status::ok);
   CHECK(t.message.find("no graphs: work between runs") != std::string::npos);
+}
+
+TEST_CASE("gpu measurer: kernels that wait for their predecessor are timed with programmatic launch",
+          "[gpu][runner]") {
+  KTUNE_REQUIRE_GPU();
+  // Every memory-bound family, the reduction's three ways of splitting a row (a memset before
+  // the kernel, or a second kernel that reads the first one's partial sums), a LayerNorm row in
+  // registers (1024) and one spread over a cluster (65536). Each candidate is verified after a
+  // programmatic launch and timed as a chain of them.
+  compare_launch_forms(
+      {{"copy", "3000017", "", {}},
+       {"elementwise", "4096x4099", "", {{"dtype", "bf16"}, {"fn", "bias_gelu_erf"}}},
+       {"reduction", "64x100003", "SPLIT=4,MULTI=0", {{"dtype", "f32"}, {"fn", "sum"}}},
+       {"reduction", "64x100003", "SPLIT=4,MULTI=1", {{"dtype", "f32"}, {"fn", "max"}}},
+       {"reduction", "64x100003", "SPLIT=4,MULTI=2", {{"dtype", "f16"}, {"fn", "mean"}}},
+       {"layernorm", "32768x1024", "", {{"dtype", "f16"}, {"norm", "layernorm"}}},
+       {"layernorm", "4096x65536", "", {{"dtype", "bf16"}, {"norm", "rmsnorm"}}}},
+      [](TimingOptions& t) { t.programmatic_launch = true; }, {", programmatic launch"});
+  // With graphs too: the graph holds programmatic edges between the runs.
+  compare_launch_forms({{"copy", "3000017", "", {}}},
+                       [](TimingOptions& t) {
+                         t.programmatic_launch = true;
+                         t.graph = true;
+                       },
+                       {"as CUDA graphs, programmatic launch"});
+  // A kernel that does not wait (the faults template's) is launched as usual, and said so.
+  GpuSetup f("faults", "4096");
+  RunnerOptions ro = test_runner_options();
+  ro.timing.programmatic_launch = true;
+  GpuMeasurer m(f.tmpl, f.problem, f.device, f.builder, ro);
+  const Trial t =
+      m.measure({f.tmpl->space(f.problem, f.device).parse("MODE=0,BLOCK=256,ITEMS=1,L2_MARK=0")}).at(0);
+  INFO(t.message);
+  CHECK(t.status == Status::ok);
+  CHECK(t.message.find("no programmatic launch: no kernel waits for it") != std::string::npos);
 }

@@ -66,6 +66,15 @@ struct DispatcherOptions {
   /// its task is first consulted, every record of the task); when false it is skipped with a
   /// warning and listed by rejections().
   bool strict = false;
+  /// Launch the kernels that allow it (LaunchStep::grid_dependency_wait: the memory-bound
+  /// templates' kernels) with programmatic stream serialization (programmatic dependent
+  /// launch): their blocks may be scheduled while the previous kernel on the stream drains,
+  /// and each waits (griddepcontrol.wait) for that kernel to complete and its writes to be
+  /// visible before touching memory, so results are those of an ordinary launch. It takes
+  /// the stream's per-launch gap off short kernels (docs/deployment.md). Tune with
+  /// TimingOptions::programmatic_launch set the same way, so that the log's times are these
+  /// launches' times.
+  bool programmatic_launch = false;
 };
 
 /// Deploy-time selection and launch of tuned kernels.

@@ -62,6 +62,13 @@ struct TimingOptions {
   /// the runs were graphs. Off by default: times then match kernels launched one by one on a
   /// stream, as the Dispatcher launches them.
   bool graph = false;
+  /// Launch the kernels that allow it (LaunchStep::grid_dependency_wait: the memory-bound
+  /// templates' kernels) with programmatic stream serialization, as a Dispatcher with
+  /// DispatcherOptions::programmatic_launch launches them: each run's blocks may be scheduled
+  /// while the previous run drains, and wait (griddepcontrol.wait) for it to complete before
+  /// touching memory. Keep it equal to the deployed Dispatcher's setting so that the tuned
+  /// times are the deployed ones. The trial's message says when it applied.
+  bool programmatic_launch = false;
   /// Before a candidate's timed runs (and inside every L2 flush) the worker returns the L2
   /// lines of its buffers to normal eviction priority: lines an earlier candidate marked
   /// evict_last outlive it and would be hits for this one (lib/l2_priority_reset.h). false

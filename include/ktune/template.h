@@ -87,6 +87,13 @@ struct LaunchStep {
   std::vector<KernelArg> args;          ///< parameters in order
   std::size_t memset_buffer = 0;        ///< memset steps: buffer index
   int memset_byte = 0;                  ///< memset steps: byte value
+  /// Kernel steps: the kernel's first statement is griddepcontrol.wait
+  /// (kt_grid_dependency_wait of templates/common/grid_dependency.cuh), so it touches no memory
+  /// before the grids it depends on have completed and flushed. Only such a kernel may be
+  /// launched with programmatic stream serialization (programmatic dependent launch, PDL:
+  /// TimingOptions::programmatic_launch, DispatcherOptions::programmatic_launch), which lets
+  /// its launch overlap the previous kernel's last blocks instead of waiting for the stream.
+  bool grid_dependency_wait = false;
 };
 
 /// How one config runs a problem: the steps in order, plus config-dependent scratch buffers

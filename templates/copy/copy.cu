@@ -3,7 +3,7 @@
 // thread, GRID_STRIDE loop (1) or one pass over a grid sized to the data (0). Elements past
 // the last full vector go through a scalar tail, so any n and VEC work with pointers aligned
 // to VEC elements (cudaMalloc gives 256 bytes). Every parameter has a default below, so the
-// file also compiles on its own (nvcc -c copy.cu, or NVRTC without defines).
+// file also compiles on its own (nvcc -c -I templates copy.cu, or NVRTC without defines).
 #ifndef VEC
 #define VEC 4
 #endif
@@ -19,6 +19,8 @@
 #ifndef KT_DTYPE  // 0 = f32, 1 = f16
 #define KT_DTYPE 0
 #endif
+
+#include "common/grid_dependency.cuh"
 
 #if KT_DTYPE == 1
 #include <cuda_fp16.h>
@@ -45,6 +47,7 @@ __device__ __forceinline__ void scale(vector_t& v, float alpha) {
 extern "C" __global__ void __launch_bounds__(THREADS)
 ktune_copy(element_t* __restrict__ y, const element_t* __restrict__ x, float alpha,
            long long n) {
+  kt_grid_dependency_wait();  // first: nothing is read or written before the previous grid is done
   const long long vectors = n / VEC;
   const vector_t* __restrict__ xv = reinterpret_cast<const vector_t*>(x);
   vector_t* __restrict__ yv = reinterpret_cast<vector_t*>(y);

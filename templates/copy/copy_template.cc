@@ -141,6 +141,7 @@ class CopyTemplate final : public KernelTemplate {
                                               std::to_string(n) + " (grid too large)");
     LaunchStep step;
     step.entry = "ktune_copy";
+    step.grid_dependency_wait = true;  // copy.cu: kt_grid_dependency_wait() comes first
     step.grid[0] = static_cast<unsigned>(grid);
     step.block[0] = static_cast<unsigned>(threads);
     step.args = {KernelArg::buf(1), KernelArg::buf(0), KernelArg::f32(kAlpha), KernelArg::i64(n)};

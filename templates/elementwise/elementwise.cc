@@ -232,6 +232,7 @@ class ElementwiseTemplate final : public KernelTemplate {
     const KernelArg none = KernelArg::i64(0);  // a null pointer for an unused operand
     LaunchStep step;
     step.entry = "elementwise_kernel";
+    step.grid_dependency_wait = true;  // elementwise.cu: kt_grid_dependency_wait() comes first
     step.grid[0] = static_cast<unsigned>(grid);
     step.block[0] = static_cast<unsigned>(config["THREADS"]);
     const bool binary = f.kind == 1 || f.kind == 2;

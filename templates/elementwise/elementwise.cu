@@ -6,6 +6,7 @@
 // a multiple of the SM count walking the tiles with a grid stride (the launch decides; the
 // kernel loops either way). The n % VEC tail elements are done by block 0.
 // Pointers must be aligned to 16 bytes (any cudaMalloc result is).
+#include "common/grid_dependency.cuh"
 #include "common/vector.cuh"
 
 #ifndef VEC
@@ -75,6 +76,7 @@ typedef KtVec<kt_io_t, VEC> Vec;
 extern "C" __global__ void __launch_bounds__(THREADS)
 elementwise_kernel(const kt_io_t* x, const kt_io_t* z, const kt_io_t* bias, kt_io_t* y,
                    long long n, long long cols, float alpha) {
+  kt_grid_dependency_wait();  // first: nothing is read or written before the previous grid is done
   const long long nvec = n / VEC;
   const long long tile = (long long)THREADS * ITEMS;
   for (long long start = (long long)blockIdx.x * tile; start < nvec;

@@ -546,6 +546,7 @@ class LayernormTemplate final : public KernelTemplate {
     const bool rms = problem.attr("norm") == "rmsnorm";
     LaunchStep step;
     step.entry = "layernorm_fwd";
+    step.grid_dependency_wait = true;  // layernorm.cu: kt_grid_dependency_wait() comes first
     const std::int64_t blocks = grid_blocks(rows, config);
     if (blocks > memory_bound::kMaxGridX)
       throw Error(ErrorCode::unsupported, "layernorm: " + config.str() + " cannot cover rows=" +

@@ -22,6 +22,7 @@
 // tiles, strided by the number of CTAs (clusters) of the grid so that every CTA gets RPG or
 // RPG - 1 of them, so STAGES tiles of loads stay in flight without registers while the threads reduce
 // and write the current tile, whose vectors they first copy into registers (then as ROW_MODE 0).
+#include "common/grid_dependency.cuh"
 #include "common/reduce.cuh"
 #include "common/vector.cuh"
 
@@ -277,6 +278,7 @@ __device__ __forceinline__ void kt_issue_tile(kt_io_t* stage, unsigned long long
 extern "C" __global__ void __launch_bounds__(THREADS, KT_MIN_BLOCKS) KT_CLUSTER_DIMS
 layernorm_fwd(const kt_io_t* x, const kt_io_t* gamma, const kt_io_t* beta, kt_io_t* y,
               float* mean_out, float* rstd_out, long long rows, float eps) {
+  kt_grid_dependency_wait();  // first: nothing is read or written before the previous grid is done
   __shared__ float scratch[3 * (THREADS / 32) + 3];
   const int lane = threadIdx.x % TPR;
   const float inv_h = 1.0f / (float)KT_HIDDEN;

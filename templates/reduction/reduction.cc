@@ -201,6 +201,7 @@ class ReductionTemplate final : public KernelTemplate {
     }
     LaunchStep main;
     main.entry = "reduce_rows";
+    main.grid_dependency_wait = true;  // reduction.cu: both kernels wait first
     main.grid[0] = static_cast<unsigned>(grid);
     main.grid[1] = static_cast<unsigned>(split);
     main.block[0] = static_cast<unsigned>(config["THREADS"]);
@@ -212,6 +213,7 @@ class ReductionTemplate final : public KernelTemplate {
     if (two_pass) {
       LaunchStep second;
       second.entry = "reduce_partials";
+      second.grid_dependency_wait = true;
       second.grid[0] = static_cast<unsigned>(ceil_div(rows, 8));
       second.block[0] = 256;
       second.args = {KernelArg::buf(2), KernelArg::buf(1), KernelArg::i64(rows),

@@ -9,6 +9,7 @@
 // result is combined by warp shuffles (TREE = 0) or a shared-memory tree (TREE = 1).
 // Rows must start 16-byte aligned for VEC > 1: rows == 1 or cols % VEC == 0 (the space says so);
 // the cols % VEC tail is done element by element.
+#include "common/grid_dependency.cuh"
 #include "common/reduce.cuh"
 #include "common/vector.cuh"
 
@@ -77,6 +78,7 @@ typedef KtVec<kt_io_t, VEC> Vec;
 extern "C" __global__ void __launch_bounds__(THREADS)
 reduce_rows(const kt_io_t* x, float* out, float* partial, long long rows, long long cols,
             float scale, unsigned int* arrivals) {
+  kt_grid_dependency_wait();  // first: nothing is read or written before the previous grid is done
   __shared__ float scratch[TREE == 1 ? THREADS : THREADS / 32 + 1];
   const int lane = threadIdx.x % TPR;
   const long long row = (long long)blockIdx.x * (THREADS / TPR) + threadIdx.x / TPR;
@@ -158,6 +160,7 @@ reduce_rows(const kt_io_t* x, float* out, float* partial, long long rows, long l
 /// one warp per row, 8 rows per 256-thread block.
 extern "C" __global__ void __launch_bounds__(256)
 reduce_partials(const float* partial, float* out, long long rows, int splits, float scale) {
+  kt_grid_dependency_wait();  // first: nothing is read or written before the previous grid is done
   const long long row = (long long)blockIdx.x * 8 + threadIdx.x / 32;
   const int lane = threadIdx.x & 31;
   if (row >= rows) return;  // whole warps leave together: no block-wide barrier below

@@ -1,0 +1,188 @@
+// Programmatic dependent launch without a GPU: every built-in kernel step marked
+// grid_dependency_wait really begins with griddepcontrol.wait (read from NVRTC's PTX for
+// compute_90, over samples of each space: no global memory access comes before it), the
+// memory-bound templates mark their kernels, and the worker protocol carries the step's mark
+// and TimingOptions::programmatic_launch.
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <sstream>
+#include <set>
+
+#include "builtin_templates.h"
+#include "ktune/measure.h"
+#include "ktune/template.h"
+#include "memory_bound_test_util.h"
+#include "nvrtc_compile.h"
+#include "worker_protocol.h"
+
+using namespace ktune;
+
+namespace {
+
+/// The PTX body of `entry` (from its .entry line to the next entry or the end).
+std::string entry_body(const std::string& ptx, const std::string& entry) {
+  const std::size_t at = ptx.find(".entry " + entry + "(");
+  if (at == std::string::npos) return "";
+  const std::size_t next = ptx.find(".entry ", at + 1);
+  return ptx.substr(at, next == std::string::npos ? std::string::npos : next - at);
+}
+
+/// The first instruction of `body` that may touch global memory (a global or generic load or
+/// store, an atomic or reduction, an asynchronous or bulk copy, a prefetch), or "" when there
+/// is none. Kernel parameters and shared memory (the CTA's or its cluster's) do not count.
+std::string first_memory_access(const std::string& body) {
+  std::istringstream lines(body);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream code(line.substr(0, line.find("//")));
+    std::string opcode;
+    code >> opcode;
+    if (!opcode.empty() && opcode[0] == '@') code >> opcode;  // a predicated instruction
+    auto starts = [&](const char* prefix) { return opcode.rfind(prefix, 0) == 0; };
+    const bool memory = starts("ld.") || starts("st.") || opcode == "ld" || opcode == "st" ||
+                        starts("atom.") || starts("red.") || starts("cp.") || starts("prefetch") ||
+                        starts("multimem.");
+    if (!memory || starts("ld.param")) continue;
+    const bool shared_only = opcode.find(".shared") != std::string::npos &&
+                             opcode.find(".global") == std::string::npos;
+    if (!shared_only) return line;
+  }
+  return "";
+}
+
+/// Compiles `config` of `tmpl` for `problem` to compute_90 PTX and checks every kernel step
+/// marked grid_dependency_wait: its entry holds griddepcontrol.wait, and no memory access
+/// comes before it. Returns how many steps were checked.
+int check_marked_steps(const KernelTemplate& tmpl, const Problem& problem, const Config& config) {
+  const Device device = Device::h200();
+  const LaunchPlan plan = tmpl.launch(problem, config, device);
+  std::vector<std::string> marked;
+  for (const auto& step : plan.steps)
+    if (step.kind == LaunchStep::Kind::kernel && step.grid_dependency_wait) marked.push_back(step.entry);
+  if (marked.empty()) return 0;
+  std::vector<std::string> options = tmpl.problem_defines(problem);
+  for (auto& define : config.defines()) options.push_back(std::move(define));
+  options.push_back("--gpu-architecture=compute_90");
+  detail::add_default_language_standard(options);
+  if (const std::string& include = detail::cuda_include_dir(); !include.empty())
+    options.push_back("-I" + include);
+  const auto out =
+      detail::nvrtc_compile_ptx(tmpl.source(), tmpl.source_name(), detail::template_headers(), options);
+  INFO(tmpl.name() << " " << problem.key() << " " << config.str() << "\n" << out.log);
+  REQUIRE(out.ok);
+  for (const auto& entry : marked) {
+    INFO("entry " << entry);
+    const std::string body = entry_body(out.ptx, entry);
+    REQUIRE_FALSE(body.empty());
+    const std::size_t wait = body.find("griddepcontrol.wait");
+    REQUIRE(wait != std::string::npos);
+    CHECK(first_memory_access(body.substr(0, wait)) == "");
+  }
+  return static_cast<int>(marked.size());
+}
+
+}  // namespace
+
+TEST_CASE("the PTX scan finds memory accesses and passes parameter and shared ones",
+          "[pdl][nvrtc]") {
+  CHECK(first_memory_access("\tld.param.u64 %rd1, [p];\n\tst.shared.u32 [%r1], %r2;\n") == "");
+  CHECK(first_memory_access("\tmov.u32 %r1, %tid.x;\n\tld.global.nc.v4.u32 {%r1}, [%rd2];\n") != "");
+  CHECK(first_memory_access("\tst.global.v4.u32 [%rd1], {%r1};\n") != "");
+  CHECK(first_memory_access("\tld.u32 %r1, [%rd2];\n") != "");  // generic address
+  CHECK(first_memory_access("\tatom.global.add.u32 %r1, [%rd1], 1;\n") != "");
+  CHECK(first_memory_access("\tred.global.add.f32 [%rd1], %f1;\n") != "");
+  CHECK(first_memory_access("\tcp.async.bulk.shared::cluster.global [%r1], [%rd1], 64, [%r2];\n") != "");
+  CHECK(first_memory_access("\t// ld.global in a comment\n") == "");
+  CHECK(first_memory_access("\t@%p1 st.global.f32 [%rd1], %f1;\n") != "");
+  CHECK(first_memory_access("\tst.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%r1], %r2, [%r3];\n") == "");
+  CHECK(first_memory_access("\tmbarrier.init.shared.b64 [%r1], 1;\n\tbar.sync 0;\n") == "");
+}
+
+TEST_CASE("the memory-bound templates' kernels wait for the previous grid before touching memory",
+          "[pdl][nvrtc]") {
+  const Device device = Device::h200();
+  std::mt19937_64 rng(20261207);
+  struct Case {
+    std::shared_ptr<KernelTemplate> tmpl;
+    std::string shape;
+    std::map<std::string, std::string> attrs;
+  };
+  const std::vector<Case> cases = {
+      {make_copy_template(), "1000003", {{"dtype", "f16"}}},
+      {make_elementwise_template(), "1000x1003", {{"dtype", "bf16"}, {"fn", "bias_gelu_tanh"}}},
+      {make_elementwise_template(), "1x4096", {{"dtype", "f32"}, {"fn", "add"}}},
+      {make_reduction_template(), "64x100003", {{"dtype", "f16"}, {"fn", "sum"}}},
+      {make_reduction_template(), "1x10000000", {{"dtype", "f32"}, {"fn", "max"}}},
+      {make_layernorm_template(), "32768x1024", {{"dtype", "f16"}, {"norm", "layernorm"}}},
+      {make_layernorm_template(), "4096x65536", {{"dtype", "f16"}, {"norm", "rmsnorm"}}},
+  };
+  std::set<std::string> entries_seen;
+  for (const auto& c : cases) {
+    const Problem problem = make_problem(*c.tmpl, c.shape, c.attrs);
+    const SearchSpace space = c.tmpl->space(problem, device);
+    std::vector<Config> configs = {space.default_config()};
+    for (int i = 0; i < 3; ++i) configs.push_back(space.random(rng));
+    // Every way of splitting a row for the reduction (two passes, atomics, last block).
+    if (c.tmpl->name() == "reduction")
+      for (std::int64_t multi : {0, 1, 2})
+        for (int tries = 0; tries < 200; ++tries) {
+          const Config r = space.random(rng);
+          if (r["MULTI"] == multi && r["SPLIT"] > 1) {
+            configs.push_back(r);
+            break;
+          }
+        }
+    for (const Config& config : configs) {
+      INFO(c.tmpl->name() << " " << config.str());
+      // Each of these plans launches at least one kernel, and every kernel step is marked.
+      const LaunchPlan plan = c.tmpl->launch(problem, config, device);
+      for (const auto& step : plan.steps)
+        if (step.kind == LaunchStep::Kind::kernel) {
+          CHECK(step.grid_dependency_wait);
+          entries_seen.insert(step.entry);
+        }
+      CHECK(check_marked_steps(*c.tmpl, problem, config) >= 1);
+    }
+  }
+  // Both reduction passes were among them.
+  CHECK(entries_seen.count("reduce_rows") == 1);
+  CHECK(entries_seen.count("reduce_partials") == 1);
+}
+
+TEST_CASE("templates whose kernels do not wait leave their steps unmarked", "[pdl]") {
+  const Device device = Device::h200();
+  for (const auto& tmpl : {make_gemm_simt_template(), make_gemm_mma_template(),
+                           make_conv2d_simt_template(), make_faults_template()}) {
+    const Problem problem = tmpl->example_problem();
+    const LaunchPlan plan =
+        tmpl->launch(problem, tmpl->space(problem, device).default_config(), device);
+    for (const auto& step : plan.steps) {
+      INFO(tmpl->name() << " " << step.entry);
+      CHECK_FALSE(step.grid_dependency_wait);
+    }
+  }
+}
+
+TEST_CASE("the worker protocol carries grid_dependency_wait and programmatic_launch", "[pdl]") {
+  LaunchPlan plan;
+  LaunchStep marked;
+  marked.entry = "k1";
+  marked.grid_dependency_wait = true;
+  LaunchStep plain;
+  plain.entry = "k2";
+  plan.steps = {marked, plain};
+  const LaunchPlan back = worker::plan_from_json(worker::plan_to_json(plan));
+  REQUIRE(back.steps.size() == 2);
+  CHECK(back.steps[0].grid_dependency_wait);
+  CHECK_FALSE(back.steps[1].grid_dependency_wait);
+  // A plan written before the field existed reads as unmarked.
+  auto old = worker::plan_to_json(plan);
+  old["steps"][0].erase("grid_dependency_wait");
+  CHECK_FALSE(worker::plan_from_json(old).steps[0].grid_dependency_wait);
+
+  TimingOptions t;
+  CHECK_FALSE(t.programmatic_launch);
+  t.programmatic_launch = true;
+  CHECK(worker::timing_from_json(worker::timing_to_json(t)).programmatic_launch);
+  CHECK_FALSE(worker::timing_from_json(nlohmann::json::object()).programmatic_launch);
+}
