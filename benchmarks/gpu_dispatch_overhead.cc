@@ -1,7 +1,8 @@
 // Host-side cost of Dispatcher::launch over a direct cudaLaunchKernel of the same cubin
 // (target: under 2 us extra). Both paths enqueue the tuned "copy" kernel for a small problem
-// on one stream; each call is timed on the host (steady_clock) and the stream is drained every
-// 512 launches so the launch queue never blocks. Usage: gpu_dispatch_overhead <out.json>
+// on one stream (the Dispatcher also with programmatic launch); each call is timed on the host
+// (steady_clock) and the stream is drained every 512 launches so the launch queue never
+// blocks. Usage: gpu_dispatch_overhead <out.json>
 #include <unistd.h>
 
 #include <algorithm>
@@ -104,6 +105,12 @@ int main(int argc, char** argv) {
     std::vector<void*> buffers = {x.get(), y.get()};
     Timing dispatched = time_launches(
         [&] { dispatcher.launch("copy", problem, buffers, stream); }, stream);
+    // The same with programmatic launch (cudaLaunchKernelExC with one attribute).
+    DispatcherOptions pdl_options = options;
+    pdl_options.programmatic_launch = true;
+    Dispatcher pdl_dispatcher(db, pdl_options);
+    Timing programmatic = time_launches(
+        [&] { pdl_dispatcher.launch("copy", problem, buffers, stream); }, stream);
 
     // The same cubin launched directly.
     Builder builder(BuilderOptions{1, options.cache_dir, {}});
@@ -135,6 +142,8 @@ int main(int argc, char** argv) {
         {"direct_cudaLaunchKernel", to_json(direct)},
         {"overhead_p50_us", dispatched.p50_us - direct.p50_us},
         {"overhead_mean_us", dispatched.mean_us - direct.mean_us},
+        {"dispatcher_programmatic_launch", to_json(programmatic)},
+        {"programmatic_overhead_p50_us", programmatic.p50_us - direct.p50_us},
         {"target_us", 2.0},
     };
     bench::write_json(out_path, out);

@@ -31,6 +31,9 @@
 // --graph times every candidate's chained runs as CUDA graphs (TimingOptions::graph: each
 // sample's back-to-back runs launched as one graph, without the stream's per-launch gap), the
 // tuning included; cudaMemcpyAsync's figures stay stream launches.
+// --programmatic launches the kernels with programmatic stream serialization (TimingOptions::
+// programmatic_launch, as a Dispatcher with DispatcherOptions::programmatic_launch launches
+// them: each run may start while the previous one drains), the tuning included.
 // --canary-bytes=N sets the guard bytes the measurer puts after every buffer (4096), which also
 // moves where the buffers lie relative to each other.
 // --memcpy-placement first times cudaMemcpyAsync of LayerNorm f16 [32768,1024]'s x (64 MiB +
@@ -48,7 +51,7 @@
 //                                 [--copy-kernel-trials=0] [--copy-variants="K=V;K=V"]
 //                                 [--copy-sweep]
 //                                 [--runs-per-sample=10] [--memcpy-placement]
-//                                 [--canary-bytes=4096] [--graph]
+//                                 [--canary-bytes=4096] [--graph] [--programmatic]
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -102,6 +105,7 @@ struct Settings {
   bool memcpy_placement = false;       ///< time a copy at several buffer distances first
   std::size_t canary_bytes = 4096;     ///< RunnerOptions::canary_bytes
   bool graph = false;                  ///< TimingOptions::graph for every measurement
+  bool programmatic = false;           ///< TimingOptions::programmatic_launch for every measurement
 };
 
 /// One tuning task: template, shape text and attributes.
@@ -125,7 +129,7 @@ Settings parse_args(int argc, char** argv) {
       "usage: gpu_memory_bound OUT_DIR [--families=a,b] [--norms=a,b] [--dtypes=a,b] "
       "[--shapes=RxC,...] [--variants=\"K=V,K=V;K=V\"] [--trials=N] [--seconds=S] [--searcher=NAME] "
       "[--seed=S] [--copy-kernel-trials=N] [--copy-variants=\"K=V;K=V\"] [--copy-sweep] [--runs-per-sample=N] "
-      "[--memcpy-placement] [--canary-bytes=N] [--graph]");
+      "[--memcpy-placement] [--canary-bytes=N] [--graph] [--programmatic]");
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     const auto [key, value] = bench::option_parts(arg);
@@ -145,6 +149,7 @@ Settings parse_args(int argc, char** argv) {
     else if (arg == "--memcpy-placement") s.memcpy_placement = true;
     else if (key == "--canary-bytes") s.canary_bytes = bench::parse_number<std::size_t>(key, value);
     else if (arg == "--graph") { s.graph = true; s.selection += "_graph"; }
+    else if (arg == "--programmatic") { s.programmatic = true; s.selection += "_pdl"; }
     else throw Error(ErrorCode::invalid_argument, "unknown argument " + arg);
   }
   bench::check_choices("--families", s.families, {"elementwise", "reduction", "layernorm"});
@@ -436,6 +441,7 @@ int main(int argc, char** argv) {
     runner.timing.runs_per_sample = settings.runs_per_sample;
     runner.canary_bytes = settings.canary_bytes;
     runner.timing.graph = settings.graph;
+    runner.timing.programmatic_launch = settings.programmatic;
     json placement;
     if (settings.memcpy_placement)  // about half the bytes of LayerNorm f16 [32768, 1024]
       placement = memcpy_placement(std::size_t{32768} * 1024 * 2 + 131072, copy_gbps);
@@ -444,6 +450,7 @@ int main(int argc, char** argv) {
       doc["benchmark"] = "gpu_memory_bound --copy-sweep";
       doc["runs_per_sample"] = settings.runs_per_sample;
       doc["graph"] = settings.graph;
+      doc["programmatic_launch"] = settings.programmatic;
       if (settings.memcpy_placement) doc["memcpy_placement"] = placement;
       doc["date"] = today();
       doc["device"] = device.name;
@@ -457,7 +464,8 @@ int main(int argc, char** argv) {
                 {"sm_count", device.sm_count}, {"copy_gbps", copy_gbps},
                 {"searcher", settings.searcher}, {"trial_budget", settings.trials},
                 {"seconds_budget", settings.seconds}, {"runs_per_sample", settings.runs_per_sample},
-                {"graph", settings.graph}, {"results", json::array()}};
+                {"graph", settings.graph}, {"programmatic_launch", settings.programmatic},
+                {"results", json::array()}};
     if (settings.memcpy_placement) doc["memcpy_placement"] = placement;
 
     std::size_t rows = 0, failed_rows = 0;  // tasks, and tasks without a valid winner

@@ -758,6 +758,21 @@ TEST_CASE("cli: the same problem with or without --shape; every template's reaso
                              {"gemm_simt", "<= 2^30", "gemm_mma"});
 }
 
+TEST_CASE("cli: a dry run says which kernels allow programmatic launch", "[cli]") {
+  TempDir dir;
+  // The reduction's two passes both wait for the previous grid; GEMM's kernel does not.
+  const CliResult reduction = run_ktune(
+      dir, "tune --dry-run --programmatic-launch --template reduction --shape 64x100003");
+  INFO(reduction.output);
+  REQUIRE(reduction.status == 0);
+  CHECK(reduction.output.find("waits for the previous grid: programmatic launch allowed") !=
+        std::string::npos);
+  const CliResult gemm = run_ktune(dir, "tune --dry-run --template gemm_simt --shape 64x64x64");
+  INFO(gemm.output);
+  REQUIRE(gemm.status == 0);
+  CHECK(gemm.output.find("programmatic launch") == std::string::npos);
+}
+
 TEST_CASE("cli: a dry run of an unsatisfiable space fails, naming the task", "[cli]") {
   TempDir dir;
   // The example user template, copied with its files, plus a condition no config meets.

@@ -55,6 +55,7 @@ struct TuneArgs {
   std::string worker;
   int progress = -1;  // -1 auto, 0 plain lines, 1 live line
   bool dry_run = false;
+  bool programmatic_launch = false;
   std::string arch = "sm_90";  // --dry-run target without a GPU
 };
 
@@ -122,6 +123,7 @@ void tune_task(TuneContext& ctx, const PlanEntry& entry, ReplayTask* replay, Sea
     RunnerOptions runner;
     runner.worker_path = args.worker;
     runner.seed = args.seed;
+    runner.timing.programmatic_launch = args.programmatic_launch;
     gpu_measurer = std::make_unique<GpuMeasurer>(entry.tmpl, entry.problem, device,
                                                  *ctx.builder, runner);
     measurer = gpu_measurer.get();
@@ -302,6 +304,9 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--progress", args->progress,
                   "1 = live progress line, 0 = plain log lines, -1 = live on a terminal")
       ->check(count_in(-1, 1));
+  cmd->add_flag("--programmatic-launch", args->programmatic_launch,
+                "Time the kernels that allow it (the memory-bound templates') launched with programmatic "
+                "dependent launch, as a Dispatcher with DispatcherOptions::programmatic_launch launches them");
   cmd->add_flag("--dry-run", args->dry_run,
                 "Check the problems, spaces, launch geometry and buffers, then stop (no GPU, no database)");
   cmd->add_option("--arch", args->arch, "Target of --dry-run when there is no GPU");

@@ -22,7 +22,9 @@ std::string describe_plan(const LaunchPlan& plan) {
     out += "    " + s.entry + "<<<" + std::to_string(s.grid[0]) + "x" + std::to_string(s.grid[1]) +
            "x" + std::to_string(s.grid[2]) + ", " + std::to_string(s.block[0]) + "x" +
            std::to_string(s.block[1]) + "x" + std::to_string(s.block[2]) + ", " +
-           std::to_string(s.dynamic_smem) + " B>>> (" + std::to_string(s.args.size()) + " arguments)\n";
+           std::to_string(s.dynamic_smem) + " B>>> (" + std::to_string(s.args.size()) + " arguments" +
+           (s.grid_dependency_wait ? "; waits for the previous grid: programmatic launch allowed" : "") +
+           ")\n";
   }
   return out;
 }
