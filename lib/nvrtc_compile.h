@@ -17,7 +17,7 @@ struct NvrtcHeader {
 
 /// Outcome of one NVRTC compile.
 struct NvrtcOutput {
-  bool ok = false;          ///< a cubin was produced
+  bool ok = false;          ///< a cubin (nvrtc_compile) or PTX (nvrtc_compile_ptx) was produced
   std::string log;          ///< compiler log (errors, warnings, ptxas -v report)
   std::vector<char> cubin;  ///< the binary (ok only; nvrtc_compile)
   std::string ptx;          ///< the PTX text (ok only; nvrtc_compile_ptx)
