@@ -762,7 +762,7 @@ TEST_CASE("cli: a dry run says which kernels allow programmatic launch", "[cli]"
   TempDir dir;
   // The reduction's two passes both wait for the previous grid; GEMM's kernel does not.
   const CliResult reduction = run_ktune(
-      dir, "tune --dry-run --programmatic-launch --template reduction --shape 64x100003");
+      dir, "tune --dry-run --programmatic-launch --graph-timing --template reduction --shape 64x100003");
   INFO(reduction.output);
   REQUIRE(reduction.status == 0);
   CHECK(reduction.output.find("waits for the previous grid: programmatic launch allowed") !=

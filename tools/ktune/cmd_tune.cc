@@ -56,6 +56,7 @@ struct TuneArgs {
   int progress = -1;  // -1 auto, 0 plain lines, 1 live line
   bool dry_run = false;
   bool programmatic_launch = false;
+  bool graph_timing = false;
   std::string arch = "sm_90";  // --dry-run target without a GPU
 };
 
@@ -124,6 +125,7 @@ void tune_task(TuneContext& ctx, const PlanEntry& entry, ReplayTask* replay, Sea
     runner.worker_path = args.worker;
     runner.seed = args.seed;
     runner.timing.programmatic_launch = args.programmatic_launch;
+    runner.timing.graph = args.graph_timing;
     gpu_measurer = std::make_unique<GpuMeasurer>(entry.tmpl, entry.problem, device,
                                                  *ctx.builder, runner);
     measurer = gpu_measurer.get();
@@ -307,6 +309,9 @@ void add_tune_command(CLI::App& app) {
   cmd->add_flag("--programmatic-launch", args->programmatic_launch,
                 "Time the kernels that allow it (the memory-bound templates') launched with programmatic "
                 "dependent launch, as a Dispatcher with DispatcherOptions::programmatic_launch launches them");
+  cmd->add_flag("--graph-timing", args->graph_timing,
+                "Time each sample's back-to-back runs as one CUDA graph, as a program that replays its "
+                "kernels through graphs runs them");
   cmd->add_flag("--dry-run", args->dry_run,
                 "Check the problems, spaces, launch geometry and buffers, then stop (no GPU, no database)");
   cmd->add_option("--arch", args->arch, "Target of --dry-run when there is no GPU");
