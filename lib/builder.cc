@@ -100,6 +100,15 @@ const std::vector<NvrtcHeader>& template_headers() {
   return headers;
 }
 
+std::vector<std::string> template_compile_options(const KernelTemplate& tmpl, const Problem& problem,
+                                                  const Config& config, const std::string& arch) {
+  std::vector<std::string> options = tmpl.problem_defines(problem);
+  for (auto& define : config.defines()) options.push_back(std::move(define));
+  options.push_back("--gpu-architecture=" + arch);
+  add_default_language_standard(options);
+  return options;
+}
+
 const std::string& template_headers_hash() {
   static const std::string hash = [] {
     std::uint64_t h = fnv1a64("");
@@ -274,10 +283,7 @@ BuildResult Builder::build(const KernelTemplate& tmpl, const Problem& problem,
   const std::string& source = tmpl.source();
   const std::string arch = tmpl.target_arch(device, config);
   device.check_runs(arch, "template " + tmpl.name());
-  std::vector<std::string> options = tmpl.problem_defines(problem);
-  for (auto& define : config.defines()) options.push_back(std::move(define));
-  options.push_back("--gpu-architecture=" + arch);
-  detail::add_default_language_standard(options);
+  std::vector<std::string> options = detail::template_compile_options(tmpl, problem, config, arch);
   options.push_back("--ptxas-options=-v");
   for (const auto& extra : impl_->options.extra) options.push_back(extra);
 

@@ -167,7 +167,7 @@ CudaStatus run_launch_plan(CudaModule& module, const LaunchPlan& plan,
     CudaStatus status = module.launch(step.entry, dim3(step.grid[0], step.grid[1], step.grid[2]),
                                       dim3(step.block[0], step.block[1], step.block[2]),
                                       step.dynamic_smem, args.data(), stream,
-                                      programmatic && step.grid_dependency_wait);
+                                      launched_programmatically(step, programmatic));
     if (!status.ok()) return status;
   }
   return {};

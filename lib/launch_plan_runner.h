@@ -61,6 +61,12 @@ void check_caller_buffers(const std::function<std::string()>& what,
                           const std::vector<BufferSpec>& specs, const std::vector<void*>& pointers,
                           std::size_t alignment);
 
+/// Whether `step` is launched with programmatic stream serialization when a launcher allows it
+/// (`allowed`): only a kernel step marked grid_dependency_wait.
+inline bool launched_programmatically(const LaunchStep& step, bool allowed) {
+  return allowed && step.kind == LaunchStep::Kind::kernel && step.grid_dependency_wait;
+}
+
 /// Runs every step of `plan` on `stream` with `buffers` = workload buffers followed by the
 /// plan's scratch buffers. Stops at the first failing step and returns its status (launches
 /// are asynchronous: faults inside kernels surface at the next synchronization). Throws

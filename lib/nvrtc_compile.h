@@ -7,6 +7,12 @@
 #include <utility>
 #include <vector>
 
+namespace ktune {
+class Config;
+class KernelTemplate;
+struct Problem;
+}  // namespace ktune
+
 namespace ktune::detail {
 
 /// One in-memory header given to NVRTC: include name (e.g. "common/vec.cuh") and text.
@@ -40,6 +46,12 @@ NvrtcOutput nvrtc_compile_ptx(const std::string& source, const std::string& prog
 /// Every embedded *.cuh under templates/, named by relative path ("common/dtype.cuh"), as
 /// NVRTC headers, so sources can include them (defined with the Builder, lib/builder.cc).
 const std::vector<NvrtcHeader>& template_headers();
+
+/// The NVRTC options `config` of `tmpl` compiles with for `problem` on `arch` (the problem's
+/// and the config's defines, --gpu-architecture, the language standard), before the Builder's
+/// own additions (ptxas report, cache bypass, CUDA include folder); defined with the Builder.
+std::vector<std::string> template_compile_options(const KernelTemplate& tmpl, const Problem& problem,
+                                                  const Config& config, const std::string& arch);
 
 /// Hex hash of the names and texts of template_headers() (part of every build's cache key, and
 /// what a compile helper checks before it answers).

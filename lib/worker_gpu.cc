@@ -660,10 +660,8 @@ class GpuBackend : public WorkerBackend {
     result.status = Status::ok;
     result.sm_clock_mhz = sensor_->sm_clock_mhz();
     result.temperature_c = sensor_->temperature_c();
-    // Whether any step was launched programmatically (a plan without grid_dependency_wait
-    // steps runs as usual even when the option is on).
-    bool pdl = false;
-    for (const auto& step : plan.steps) pdl = pdl || (options.programmatic_launch && step.grid_dependency_wait);
+    // A plan without grid_dependency_wait steps runs as usual even when the option is on.
+    const bool pdl = loaded.programmatic();
     char note[256];
     std::snprintf(note, sizeof note,
                   "verified (rel. L2 error %.3g); %d warm-up + %zu timed samples of %zu run(s)%s%s, L2 %s x%d",

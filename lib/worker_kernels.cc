@@ -1,6 +1,7 @@
 // Loading and launching a candidate inside the worker (see worker_kernels.h).
 #include "worker_kernels.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "ktune/error.h"
@@ -45,7 +46,7 @@ std::size_t LoadedPlan::add_buffer_set(const std::vector<DeviceBufferRef>& buffe
     const auto& step = plan_.steps[s];
     PreparedStep p;
     p.kind = step.kind;
-    p.programmatic = programmatic_ && step.grid_dependency_wait;
+    p.programmatic = detail::launched_programmatically(step, programmatic_);
     p.entry = step.entry;
     if (step.kind == LaunchStep::Kind::memset) {
       const auto& b = buffer_at(step.memset_buffer, "memset step " + std::to_string(s));
@@ -76,6 +77,12 @@ std::size_t LoadedPlan::add_buffer_set(const std::vector<DeviceBufferRef>& buffe
     for (auto& v : p.values) p.pointers.push_back(&v);
   sets_.push_back(std::move(steps));
   return sets_.size() - 1;
+}
+
+bool LoadedPlan::programmatic() const {
+  return std::any_of(plan_.steps.begin(), plan_.steps.end(), [&](const LaunchStep& step) {
+    return detail::launched_programmatically(step, programmatic_);
+  });
 }
 
 void LoadedPlan::enqueue(std::size_t set, cudaStream_t stream) const {

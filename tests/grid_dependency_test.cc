@@ -60,10 +60,8 @@ int check_marked_steps(const KernelTemplate& tmpl, const Problem& problem, const
   for (const auto& step : plan.steps)
     if (step.kind == LaunchStep::Kind::kernel && step.grid_dependency_wait) marked.push_back(step.entry);
   if (marked.empty()) return 0;
-  std::vector<std::string> options = tmpl.problem_defines(problem);
-  for (auto& define : config.defines()) options.push_back(std::move(define));
-  options.push_back("--gpu-architecture=compute_90");
-  detail::add_default_language_standard(options);
+  std::vector<std::string> options =
+      detail::template_compile_options(tmpl, problem, config, "compute_90");
   if (const std::string& include = detail::cuda_include_dir(); !include.empty())
     options.push_back("-I" + include);
   const auto out =
