@@ -142,6 +142,7 @@ struct GpuMeasurer::Impl {
     trial.error_norm = r.error_norm;
     trial.sm_clock_mhz = r.sm_clock_mhz;
     trial.temperature_c = r.temperature_c;
+    trial.launch = r.launch;
     summarize_times(trial);
     if (trial.ok() && !baseline_ms) baseline_ms = trial.median_ms;
   }

@@ -59,6 +59,7 @@ json to_json(const TrialRecord& r) {
       {"sm_clock_mhz", t.sm_clock_mhz},
       {"temperature_c", t.temperature_c},
       {"timestamp_us", t.timestamp_us},
+      {"launch", to_string(t.launch)},
   };
 }
 
@@ -121,6 +122,15 @@ TrialRecord from_json(const json& j, const std::string& where, ConfigText config
   t.sm_clock_mhz = jf::int32(j, "sm_clock_mhz", where);
   t.temperature_c = jf::int32(j, "temperature_c", where);
   t.timestamp_us = jf::integer(j, "timestamp_us", where);
+  // Exports written before the launch form was recorded have no such field.
+  if (j.contains("launch")) {
+    try {
+      t.launch = launch_form_from_string(jf::text(j, "launch", where));
+    } catch (const Error& e) {
+      if (std::string(e.what()).find(where) == 0) throw;
+      jf::fail(where, "launch", e.what());
+    }
+  }
   return r;
 }
 

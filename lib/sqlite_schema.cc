@@ -64,6 +64,12 @@ constexpr const char* kMigration2 = R"sql(
 CREATE INDEX trials_best ON trials(template, problem_key, device_key, status, median_ms);
 )sql";
 
+// Version 3: how each trial's timed runs were launched (LaunchForm's name); rows written before
+// it was recorded say 'unknown'.
+constexpr const char* kMigration3 = R"sql(
+ALTER TABLE trials ADD COLUMN launch TEXT NOT NULL DEFAULT 'unknown';
+)sql";
+
 bool has_tables(Connection& connection) {
   return connection.query_int("SELECT count(*) FROM sqlite_master WHERE type = 'table'") > 0;
 }
@@ -92,7 +98,7 @@ void enable_wal(Connection& connection) {
 }  // namespace
 
 const std::vector<std::string>& schema_migrations() {
-  static const std::vector<std::string> migrations = {kMigration1, kMigration2};
+  static const std::vector<std::string> migrations = {kMigration1, kMigration2, kMigration3};
   return migrations;
 }
 

@@ -1,5 +1,5 @@
-// Trial status names, the summary statistics (median, min, relative spread) of samples, and
-// which times a measurement can give.
+// Trial status and launch form names, the summary statistics (median, min, relative spread)
+// of samples, and which times a measurement can give.
 #include "ktune/trial.h"
 
 #include <chrono>
@@ -15,7 +15,34 @@ constexpr Status kAllStatuses[] = {Status::ok,           Status::invalid,       
                                    Status::launch_error, Status::runtime_error, Status::timeout,
                                    Status::wrong_result};
 
+constexpr LaunchForm kAllLaunchForms[] = {LaunchForm::unknown, LaunchForm::stream, LaunchForm::graph,
+                                          LaunchForm::programmatic, LaunchForm::programmatic_graph};
+
 }  // namespace
+
+const char* to_string(LaunchForm launch) {
+  switch (launch) {
+    case LaunchForm::unknown: return "unknown";
+    case LaunchForm::stream: return "stream";
+    case LaunchForm::graph: return "graph";
+    case LaunchForm::programmatic: return "programmatic";
+    case LaunchForm::programmatic_graph: return "programmatic_graph";
+  }
+  return "unknown";
+}
+
+LaunchForm launch_form_from_string(const std::string& text) {
+  for (LaunchForm f : kAllLaunchForms)
+    if (text == to_string(f)) return f;
+  throw Error(ErrorCode::parse_error, "unknown launch form \"" + text +
+                                          "\" (expected unknown, stream, graph, programmatic or "
+                                          "programmatic_graph)");
+}
+
+LaunchForm launch_form(bool graph, bool programmatic) {
+  if (graph) return programmatic ? LaunchForm::programmatic_graph : LaunchForm::graph;
+  return programmatic ? LaunchForm::programmatic : LaunchForm::stream;
+}
 
 const char* to_string(Status status) {
   switch (status) {

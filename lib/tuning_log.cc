@@ -33,21 +33,26 @@ constexpr std::uintmax_t kWalHeaderBytes = 32;
 /// files written before it was checked: such a time never counts as a best.
 constexpr const char* kUsableMedian = "median_ms > 0 AND median_ms < 1e308";
 
-constexpr const char* kColumns =
-    "id, run_id, template, source_hash, problem_key, device_name, cc_major, cc_minor, "
-    "sm_count, driver_version, ktune_version, nvrtc_version, config, status, message, "
-    "times_ms, median_ms, min_ms, spread, error_norm, registers, shared_bytes, spill_stores, "
-    "spill_loads, stack_bytes, const_bytes, compile_ms, wall_ms, sm_clock_mhz, "
-    "temperature_c, timestamp_us";
+/// The columns read_record() reads, for a log of schema `version`: one opened read-only keeps
+/// its older schema, whose rows read as launch 'unknown'.
+std::string columns(int version) {
+  return std::string(
+             "id, run_id, template, source_hash, problem_key, device_name, cc_major, cc_minor, "
+             "sm_count, driver_version, ktune_version, nvrtc_version, config, status, message, "
+             "times_ms, median_ms, min_ms, spread, error_norm, registers, shared_bytes, "
+             "spill_stores, spill_loads, stack_bytes, const_bytes, compile_ms, wall_ms, "
+             "sm_clock_mhz, temperature_c, timestamp_us, ") +
+         (version >= 3 ? "launch" : "'unknown'");
+}
 
 constexpr const char* kInsert =
     "INSERT INTO trials(run_id, template, source_hash, problem_key, device_key, device_name, "
     "cc_major, cc_minor, sm_count, driver_version, ktune_version, nvrtc_version, config, "
     "status, message, times_ms, median_ms, min_ms, spread, error_norm, registers, "
     "shared_bytes, spill_stores, spill_loads, stack_bytes, const_bytes, compile_ms, wall_ms, "
-    "sm_clock_mhz, temperature_c, timestamp_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-    "?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, "
-    "?27, ?28, ?29, ?30, ?31)";
+    "sm_clock_mhz, temperature_c, timestamp_us, launch) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+    "?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, "
+    "?26, ?27, ?28, ?29, ?30, ?31, ?32)";
 
 // Samples as "%.17g" joined by commas: exact round trip of every double, NaN included.
 std::string encode_times(const std::vector<double>& times) {
@@ -91,9 +96,10 @@ void bind_record(sqlite::Statement& s, const TrialRecord& r) {
   s.bind(24, res.spill_loads).bind(25, res.stack_bytes).bind(26, res.const_bytes);
   s.bind(27, t.compile_ms).bind(28, t.wall_ms).bind(29, t.sm_clock_mhz);
   s.bind(30, t.temperature_c).bind(31, t.timestamp_us);
+  s.bind(32, std::string_view(to_string(t.launch)));
 }
 
-// Reads a row selected with kColumns (of the log at `path`, for messages). A config text that
+// Reads a row selected with columns() (of the log at `path`, for messages). A config text that
 // does not parse leaves trial.config empty and keeps the raw text in config_text: consumers
 // validate before use.
 TrialRecord read_record(const sqlite::Statement& s, const std::string& path) {
@@ -149,6 +155,11 @@ TrialRecord read_record(const sqlite::Statement& s, const std::string& path) {
   t.sm_clock_mhz = narrow(28, "sm_clock_mhz");
   t.temperature_c = narrow(29, "temperature_c");
   t.timestamp_us = s.integer(30);
+  try {
+    t.launch = launch_form_from_string(s.text(31));
+  } catch (const Error&) {
+    t.launch = LaunchForm::unknown;  // a name this build does not know says nothing it can use
+  }
   return r;
 }
 
@@ -390,7 +401,7 @@ std::size_t TuningLog::append_absent_streamed(
   for (const auto& [run, template_name, problem_key, device_key] : groups) {
     const bool family = run == run_family && !run_family.empty();
     auto s = impl().db->prepare(
-        std::string("SELECT ") + kColumns +
+        "SELECT " + columns(impl().version) +
         " FROM trials WHERE template = ?2 AND problem_key = ?3 AND device_key = ?4 AND " +
         (family ? "run_id >= ?1 AND run_id < ?5 AND substr(run_id, 1, length(?1)) = ?1" : "run_id = ?1"));
     s.bind(1, run);
@@ -462,7 +473,7 @@ std::optional<TrialRecord> TuningLog::best(const std::string& template_name,
     std::lock_guard lock(impl().mutex);
     // Prepared once per log: warm starts and `best` tables ask for many tasks in a row.
     if (!impl().best)
-      impl().best.emplace(impl().db->prepare(std::string("SELECT ") + kColumns +
+      impl().best.emplace(impl().db->prepare("SELECT " + columns(impl().version) +
                                              " FROM trials WHERE template = ?1 AND problem_key = ?2 AND "
                                              "device_key = ?3 AND (status != 'ok' OR (" + kUsableMedian +
                                              ")) ORDER BY id"));
@@ -544,7 +555,7 @@ void TuningLog::for_each(const LogFilter& filter,
                          const std::function<void(const TrialRecord&)>& visit) const {
   std::lock_guard lock(impl().mutex);
   FilterSql f = filter_sql(filter);
-  auto s = impl().db->prepare(std::string("SELECT ") + kColumns + " FROM trials" + f.where +
+  auto s = impl().db->prepare("SELECT " + columns(impl().version) + " FROM trials" + f.where +
                               " ORDER BY id");
   bind_filter(s, f);
   struct Visiting {

@@ -72,6 +72,9 @@ class FakeBackend : public WorkerBackend {
     r.error_norm = 0;
     r.reps = 10;
     r.times_ms.assign(10, ms);
+    // Nothing is launched: the form reported is the one the timing options ask for.
+    const TimingOptions timing = timing_from_json(request.value("timing", nlohmann::json::object()));
+    r.launch = launch_form(timing.graph, timing.programmatic_launch);
     r.message = "cubin bytes " + std::to_string(cubin.size());
     return r;
   }

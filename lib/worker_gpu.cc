@@ -662,6 +662,7 @@ class GpuBackend : public WorkerBackend {
     result.temperature_c = sensor_->temperature_c();
     // A plan without grid_dependency_wait steps runs as usual even when the option is on.
     const bool pdl = loaded.programmatic();
+    result.launch = launch_form(graphs, pdl);
     char note[256];
     std::snprintf(note, sizeof note,
                   "verified (rel. L2 error %.3g); %d warm-up + %zu timed samples of %zu run(s)%s%s, L2 %s x%d",

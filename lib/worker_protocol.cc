@@ -260,6 +260,7 @@ nlohmann::json result_to_json(const WorkerResult& r) {
           {"times_ms", r.times_ms},    {"error_norm", r.error_norm},
           {"sm_clock_mhz", r.sm_clock_mhz}, {"temperature_c", r.temperature_c},
           {"reps", r.reps},            {"runs_per_sample", r.runs_per_sample},
+          {"launch", to_string(r.launch)},
           {"prepare_ms", r.prepare_ms}, {"verify_ms", r.verify_ms},
           {"timing_ms", r.timing_ms}};
 }
@@ -280,6 +281,7 @@ WorkerResult result_from_json(const nlohmann::json& j) {
     r.temperature_c = j.value("temperature_c", -1);
     r.reps = j.value("reps", 0);
     r.runs_per_sample = j.value("runs_per_sample", 1);
+    r.launch = launch_form_from_string(j.value("launch", std::string("unknown")));
     r.prepare_ms = j.value("prepare_ms", 0.0);
     r.verify_ms = j.value("verify_ms", 0.0);
     r.timing_ms = j.value("timing_ms", 0.0);

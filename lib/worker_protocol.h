@@ -80,6 +80,7 @@ struct WorkerResult {
   int temperature_c = -1;                 ///< NVML temperature after timing
   int reps = 0;                           ///< timed samples taken
   int runs_per_sample = 1;                ///< back-to-back runs each sample is the mean of
+  LaunchForm launch = LaunchForm::unknown;  ///< how the timed runs were launched
   double prepare_ms = 0;  ///< worker time before the verification run (inputs, reference, loading)
   double verify_ms = 0;   ///< verification run and checks
   double timing_ms = 0;   ///< estimate, timed runs and reading the events

@@ -969,6 +969,8 @@ TEST_CASE("cli: best's speed-up judges default and best alike; a winning default
     t.status = ktune::Status::ok;
     t.median_ms = ms;
     t.times_ms = {ms};
+    // The final rounds' trials were launched programmatically: the row says how its time was.
+    t.launch = ms == 0.18 ? ktune::LaunchForm::programmatic : ktune::LaunchForm::stream;
     return ktune::TrialRecord::make(*copy, problem, device, t, "run-1");
   };
   const ktune::Config def = space.default_config();
@@ -991,6 +993,11 @@ TEST_CASE("cli: best's speed-up judges default and best alike; a winning default
   CHECK(rows[0]["median_ms"] == 0.18);
   CHECK(rows[0]["default_ms"] == 0.18);
   CHECK(rows[0]["speedup"] == 1.0);
+  CHECK(rows[0]["launch"] == "programmatic");
+  const CliResult text = run_ktune(dir, "best --db " + db);
+  INFO(text.output);
+  CHECK(text.output.find("  launch  ") != std::string::npos);  // the column's heading
+  CHECK(text.output.find("  programmatic  ") != std::string::npos);
 }
 
 TEST_CASE("cli: best prints rows longer than 1 KiB whole", "[cli]") {

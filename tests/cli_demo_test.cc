@@ -108,6 +108,16 @@ TEST_CASE("demo: on a GPU the demo tunes the plan and the custom kernel, stores 
     }
     filter.template_name = "my_transpose";
     CHECK(log.count(filter) >= 30);
+    // The demo times on a plain stream (no --programmatic-launch or --graph-timing): every ok
+    // trial says so, and every failed one says it was not timed.
+    std::size_t ok = 0;
+    for (const auto& rec : log.records()) {
+      if (rec.template_name.starts_with("vendor:")) continue;  // recorded by `ktune vendor`
+      INFO(rec.template_name << " " << rec.config_text << " " << rec.trial.message);
+      CHECK(rec.trial.launch == (rec.trial.ok() ? LaunchForm::stream : LaunchForm::unknown));
+      ok += rec.trial.ok();
+    }
+    CHECK(ok > 0);
   }
   // The table rows are of the GPU the test runs on, which need not be an H200: check names.
   const auto table = r.output.find("== ktune best");

@@ -248,6 +248,65 @@ TEST_CASE("An older schema is migrated in place and keeps its rows", "[log]") {
   CHECK(again.count() == 1);
 }
 
+TEST_CASE("A version-2 log's rows read as launch 'unknown', read-only and after migration", "[log]") {
+  test::TempDir dir;
+  auto path = dir.file("v2.db");
+  // A version-2 file holding one ok trial, as ktune wrote it before recording launch forms.
+  test::raw_sql(path, sqlite::schema_migrations()[0] + sqlite::schema_migrations()[1] +
+                          "PRAGMA user_version = 2;"
+                          "INSERT INTO trials(run_id, template, source_hash, problem_key, device_key, "
+                          "device_name, cc_major, cc_minor, sm_count, driver_version, ktune_version, "
+                          "nvrtc_version, config, status, message, times_ms, median_ms, min_ms, spread, "
+                          "error_norm, timestamp_us) VALUES ('r', 'copy', '00ff', 'copy|N=4|dtype=f32', "
+                          "'NVIDIA H200|sm_90|132', 'NVIDIA H200', 9, 0, 132, 13000, '0.1.0', '13.0', "
+                          "'VEC=1', 'ok', 'verified', '1.5', 1.5, 1.5, 0, 0, 1);");
+  {
+    TuningLog old(path, LogMode::read_only);  // a read-only open leaves the schema as it is
+    CHECK(old.schema_version() == 2);
+    auto rows = old.records();
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0].trial.launch == LaunchForm::unknown);
+    CHECK(rows[0].trial.median_ms == 1.5);
+  }
+  {
+    TuningLog log(path);
+    CHECK(log.schema_version() == 3);
+    auto before = log.records();
+    REQUIRE(before.size() == 1);
+    CHECK(before[0].trial.launch == LaunchForm::unknown);
+    for (LaunchForm f : {LaunchForm::stream, LaunchForm::graph, LaunchForm::programmatic,
+                         LaunchForm::programmatic_graph}) {
+      auto r = make_record("BLOCK=1,VEC=1", 1.0);
+      r.trial.launch = f;
+      log.append(r);
+    }
+  }
+  TuningLog again(path, LogMode::read_only);
+  auto rows = again.records();
+  REQUIRE(rows.size() == 5);
+  CHECK(rows[0].trial.launch == LaunchForm::unknown);
+  CHECK(rows[1].trial.launch == LaunchForm::stream);
+  CHECK(rows[2].trial.launch == LaunchForm::graph);
+  CHECK(rows[3].trial.launch == LaunchForm::programmatic);
+  CHECK(rows[4].trial.launch == LaunchForm::programmatic_graph);
+  // A launch name this build does not know (a newer writer's) reads as unknown, not as an error.
+  test::raw_sql(path, "UPDATE trials SET launch = 'teleport' WHERE id = 2");
+  TuningLog edited(path, LogMode::read_only);
+  CHECK(edited.records()[1].trial.launch == LaunchForm::unknown);
+}
+
+TEST_CASE("Launch form names round-trip and unknown names are refused by name", "[log]") {
+  for (LaunchForm f : {LaunchForm::unknown, LaunchForm::stream, LaunchForm::graph,
+                       LaunchForm::programmatic, LaunchForm::programmatic_graph})
+    CHECK(launch_form_from_string(to_string(f)) == f);
+  CHECK(launch_form(false, false) == LaunchForm::stream);
+  CHECK(launch_form(true, false) == LaunchForm::graph);
+  CHECK(launch_form(false, true) == LaunchForm::programmatic);
+  CHECK(launch_form(true, true) == LaunchForm::programmatic_graph);
+  CHECK_THROWS_WITH(launch_form_from_string("Stream"),
+                    Catch::Contains("\"Stream\"") && Catch::Contains("programmatic_graph"));
+}
+
 TEST_CASE("parse_config_text is strict about names and integers", "[log]") {
   auto c = parse_config_text("b=2,a=-1");
   CHECK(c.names() == std::vector<std::string>{"b", "a"});

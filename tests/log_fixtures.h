@@ -77,6 +77,7 @@ inline TrialRecord make_record(const std::string& config_text, double median_ms,
   t.sm_clock_mhz = 1980;
   t.temperature_c = 41;
   t.timestamp_us = 1764512345678901;
+  t.launch = status == Status::ok ? LaunchForm::programmatic : LaunchForm::unknown;
   return r;
 }
 
@@ -118,6 +119,7 @@ inline void require_same_record(const TrialRecord& a, const TrialRecord& b) {
   CHECK(a.trial.sm_clock_mhz == b.trial.sm_clock_mhz);
   CHECK(a.trial.temperature_c == b.trial.temperature_c);
   CHECK(a.trial.timestamp_us == b.trial.timestamp_us);
+  CHECK(a.trial.launch == b.trial.launch);
 }
 
 /// Runs `sql` on the SQLite file at `path` directly, as a hand edit or another program would.

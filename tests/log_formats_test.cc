@@ -670,5 +670,26 @@ TEST_CASE("JSON lines: version 0; extra params; CRLF blank lines; verbatim confi
     j["format"] = "something else";
     std::istringstream in(header + j.dump() + "\n");
     CHECK(jsonl::read(in, "fmt").size() == 1);
+  }  {
+    // An export from before launch forms were recorded has no "launch": read as unknown.
+    nlohmann::json j = jsonl::to_json(rec);
+    CHECK(j["launch"] == "programmatic");
+    j.erase("launch");
+    std::istringstream in(header + j.dump() + "\n");
+    const auto records = jsonl::read(in, "old");
+    REQUIRE(records.size() == 1);
+    CHECK(records[0].trial.launch == LaunchForm::unknown);
+  }
+  {
+    nlohmann::json j = jsonl::to_json(rec);
+    j["launch"] = "warp";
+    std::istringstream bad_name(header + j.dump() + "\n");
+    CHECK_THROWS_WITH(jsonl::read(bad_name, "launch"),
+                      Catch::Contains("launch:2: field 'launch'") && Catch::Contains("\"warp\"") &&
+                          Catch::Contains("expected unknown, stream"));
+    j["launch"] = 3;
+    std::istringstream bad_type(header + j.dump() + "\n");
+    CHECK_THROWS_WITH(jsonl::read(bad_type, "launch"),
+                      Catch::Contains("field 'launch'") && Catch::Contains("expected a string"));
   }
 }

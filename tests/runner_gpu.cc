@@ -122,13 +122,14 @@ struct LaunchCase {
 
 /// Measures each case's config in one process twice: with the test's timing options, and with
 /// them changed by `variant`. Both must verify; the variant's trial message must contain
-/// every text of `says` (and the plain one none of them), and its median must be within
+/// every text of `says` (and the plain one none of them), its launch form must be `launched`
+/// (the plain one's LaunchForm::stream), and its median must be within
 /// 0.25-1.25x of the plain one: the same runs without some launch overhead are not slower
 /// beyond noise, nor implausibly faster (runs that ran nothing would time near zero; these
 /// take 5-40 us).
 void compare_launch_forms(const std::vector<LaunchCase>& cases,
                           const std::function<void(TimingOptions&)>& variant,
-                          const std::vector<std::string>& says) {
+                          const std::vector<std::string>& says, LaunchForm launched) {
   for (const LaunchCase& c : cases) {
     auto tmpl = find_template(c.name);
     const Problem problem = make_problem(*tmpl, c.shape, c.attrs);
@@ -152,6 +153,8 @@ void compare_launch_forms(const std::vector<LaunchCase>& cases,
       CHECK(v.message.find(text) != std::string::npos);
       CHECK(s.message.find(text) == std::string::npos);
     }
+    CHECK(s.launch == LaunchForm::stream);
+    CHECK(v.launch == launched);
     CHECK(v.times_ms.size() >= 10);
     CHECK(v.error_norm < 1e-2);
     CHECK(v.median_ms < 1.25 * s.median_ms);
@@ -172,7 +175,7 @@ TEST_CASE("gpu measurer: chained runs timed as CUDA graphs are verified, timed a
        {"reduction", "64x100003", "SPLIT=4,MULTI=0", {{"dtype", "f32"}, {"fn", "sum"}}},
        {"reduction", "64x100003", "SPLIT=4,MULTI=1", {{"dtype", "f32"}, {"fn", "max"}}},
        {"reduction", "64x100003", "SPLIT=4,MULTI=2", {{"dtype", "f16"}, {"fn", "mean"}}}},
-      [](TimingOptions& t) { t.graph = true; }, {"as CUDA graphs"});
+      [](TimingOptions& t) { t.graph = true; }, {"as CUDA graphs"}, LaunchForm::graph);
   // Work between runs (an L2 flush before each) leaves nothing to chain: no graphs, said so.
   GpuSetup f("copy", "3000017");
   RunnerOptions flushed = test_runner_options();
@@ -183,6 +186,7 @@ TEST_CASE("gpu measurer: chained runs timed as CUDA graphs are verified, timed a
   INFO(t.message);
   CHECK(t.status == Status::ok);
   CHECK(t.message.find("no graphs: work between runs") != std::string::npos);
+  CHECK(t.launch == LaunchForm::stream);
 }
 
 TEST_CASE("gpu measurer: kernels that wait for their predecessor are timed with programmatic launch",
@@ -200,14 +204,15 @@ TEST_CASE("gpu measurer: kernels that wait for their predecessor are timed with 
        {"reduction", "64x100003", "SPLIT=4,MULTI=2", {{"dtype", "f16"}, {"fn", "mean"}}},
        {"layernorm", "32768x1024", "", {{"dtype", "f16"}, {"norm", "layernorm"}}},
        {"layernorm", "4096x65536", "", {{"dtype", "bf16"}, {"norm", "rmsnorm"}}}},
-      [](TimingOptions& t) { t.programmatic_launch = true; }, {", programmatic launch"});
+      [](TimingOptions& t) { t.programmatic_launch = true; }, {", programmatic launch"},
+      LaunchForm::programmatic);
   // With graphs too: the graph holds programmatic edges between the runs.
   compare_launch_forms({{"copy", "3000017", "", {}}},
                        [](TimingOptions& t) {
                          t.programmatic_launch = true;
                          t.graph = true;
                        },
-                       {"as CUDA graphs, programmatic launch"});
+                       {"as CUDA graphs, programmatic launch"}, LaunchForm::programmatic_graph);
   // A kernel that does not wait (the faults template's) is launched as usual, and said so.
   GpuSetup f("faults", "4096");
   RunnerOptions ro = test_runner_options();
@@ -218,4 +223,5 @@ TEST_CASE("gpu measurer: kernels that wait for their predecessor are timed with 
   INFO(t.message);
   CHECK(t.status == Status::ok);
   CHECK(t.message.find("no programmatic launch: no kernel waits for it") != std::string::npos);
+  CHECK(t.launch == LaunchForm::stream);
 }

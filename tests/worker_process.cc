@@ -68,8 +68,15 @@ TEST_CASE("worker: a good fake candidate returns its samples and the cubin arriv
   CHECK(r.status == Status::ok);
   CHECK(r.times_ms == std::vector<double>(10, 0.5));
   CHECK(r.message == "cubin bytes 3");
+  CHECK(r.launch == LaunchForm::stream);
   CHECK(client.running());
   CHECK(client.restarts() == 0);
+  // The launch form the timing options ask for comes back through the worker process.
+  auto request = fake("ok:0.5");
+  request.timing.programmatic_launch = true;
+  CHECK(client.measure(request).launch == LaunchForm::programmatic);
+  request.timing.graph = true;
+  CHECK(client.measure(request).launch == LaunchForm::programmatic_graph);
 }
 
 TEST_CASE("worker: a hanging candidate is killed at its deadline and the next one runs", "[worker]") {
@@ -327,6 +334,9 @@ TEST_CASE("worker protocol: results keep NaN, defaults and flags; unknown argume
   CHECK(std::isnan(back.error_norm));
   CHECK(back.context_lost);
   CHECK(result_from_json({{"status", "ok"}}).error_norm == -1);  // not reported
+  CHECK(result_from_json({{"status", "ok"}}).launch == LaunchForm::unknown);
+  CHECK_THROWS_WITH(result_from_json({{"status", "ok"}, {"launch", "warp"}}),
+                    Catch::Contains("unknown launch form \"warp\""));
   CHECK(timing_from_json(nlohmann::json::object()).l2 == TimingOptions{}.l2);
   nlohmann::json plan = plan_to_json(LaunchPlan{});
   plan["steps"] = nlohmann::json::array({{{"kind", "kernel"}, {"entry", "k"}, {"grid", {1, 1, 1}},

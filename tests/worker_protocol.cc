@@ -122,6 +122,7 @@ TEST_CASE("worker protocol: launch plans, timing and results round-trip through 
   r.verify_ms = 0.75;
   r.timing_ms = 51;
   r.runs_per_sample = 10;
+  r.launch = LaunchForm::programmatic_graph;
   auto rb = result_from_json(result_to_json(r));
   CHECK(rb.status == Status::wrong_result);
   CHECK(rb.message == r.message);
@@ -131,6 +132,7 @@ TEST_CASE("worker protocol: launch plans, timing and results round-trip through 
   CHECK(rb.verify_ms == 0.75);
   CHECK(rb.timing_ms == 51);
   CHECK(rb.runs_per_sample == 10);
+  CHECK(rb.launch == LaunchForm::programmatic_graph);
 
   CHECK_THROWS_AS(plan_from_json(nlohmann::json{{"steps", 3}}), Error);
   auto bad_role = plan_to_json(plan);

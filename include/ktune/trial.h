@@ -27,6 +27,24 @@ const char* to_string(Status status);
 /// Parses a status name; throws Error(parse_error) naming the text.
 Status status_from_string(const std::string& text);
 
+/// How a trial's timed runs were launched: what its times are the times of. A deployed
+/// Dispatcher launches on a stream, programmatically when DispatcherOptions::programmatic_launch
+/// is on; graphs are what a program that replays its kernels through CUDA graphs sees.
+enum class LaunchForm {
+  unknown,             ///< not timed, or measured before ktune recorded it, or by a replay
+  stream,              ///< one after another on a stream
+  graph,               ///< each sample's runs replayed as one CUDA graph
+  programmatic,        ///< on a stream, with programmatic stream serialization
+  programmatic_graph,  ///< as one CUDA graph of programmatically serialized launches
+};
+
+/// Stable lower-case name ("programmatic_graph").
+const char* to_string(LaunchForm launch);
+/// Parses a launch form name; throws Error(parse_error) naming the text and the names expected.
+LaunchForm launch_form_from_string(const std::string& text);
+/// The form a timing made of `graph` and `programmatic` launches is.
+LaunchForm launch_form(bool graph, bool programmatic);
+
 /// Resources of a compiled kernel, from ptxas verbose output; -1 when unknown.
 struct Resources {
   int registers = -1;       ///< registers per thread
@@ -53,6 +71,7 @@ struct Trial {
   int sm_clock_mhz = -1;           ///< SM clock during timing (NVML), -1 unknown
   int temperature_c = -1;          ///< GPU temperature (NVML), -1 unknown
   std::int64_t timestamp_us = 0;   ///< Unix time in microseconds when the trial ended
+  LaunchForm launch = LaunchForm::unknown;  ///< how the timed runs were launched
 
   /// True when the trial has a usable time.
   bool ok() const { return status == Status::ok; }

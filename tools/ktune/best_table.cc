@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -181,6 +182,7 @@ std::vector<BestRow> best_rows(const TuningLog& log, std::vector<TaskSummary>* u
     row.older_source = !current_source.empty() && best->source_hash != current_source;
     row.run_id = best->run_id;
     row.median_ms = best->trial.median_ms;
+    row.launch = best->trial.launch;
     row.trials = task.trials;
     row.ok_trials = task.ok_trials;
     if (tmpl) {
@@ -253,6 +255,7 @@ nlohmann::json best_rows_json(const std::vector<BestRow>& rows) {
                    {"config", r.config},
                    {"run", r.run_id},
                    {"median_ms", r.median_ms},
+                   {"launch", to_string(r.launch)},
                    {"trials", r.trials},
                    {"ok_trials", r.ok_trials},
                    {"default_ms", number(r.default_ms)},
@@ -267,11 +270,12 @@ nlohmann::json best_rows_json(const std::vector<BestRow>& rows) {
 }
 
 std::string best_rows_text(const std::vector<BestRow>& rows) {
-  std::size_t wt = 8, wp = 7, wd = 6;
+  std::size_t wt = 8, wp = 7, wd = 6, wl = 6;
   for (const auto& r : rows) {
     wt = std::max(wt, r.template_name.size());
     wp = std::max(wp, r.problem_key.size());
     wd = std::max(wd, r.device_key.size());
+    wl = std::max(wl, std::strlen(to_string(r.launch)));
   }
   std::string out;
   std::vector<char> line(1024);
@@ -284,16 +288,17 @@ std::string best_rows_text(const std::vector<BestRow>& rows) {
     }
     return std::string(line.data(), n > 0 ? static_cast<std::size_t>(n) : 0);
   };
-  out += print("%-*s  %-*s  %-*s  %7s  %11s  %11s  %8s  %11s  %12s  %s\n",
+  out += print("%-*s  %-*s  %-*s  %7s  %11s  %-*s  %11s  %8s  %11s  %12s  %s\n",
                 static_cast<int>(wt), "template", static_cast<int>(wp), "problem",
-                static_cast<int>(wd), "device", "trials", "best ms", "default ms", "speedup",
-                "vendor ms", "vs vendor", "config");
+                static_cast<int>(wd), "device", "trials", "best ms", static_cast<int>(wl),
+                "launch", "default ms", "speedup", "vendor ms", "vs vendor", "config");
   for (const auto& r : rows) {
     std::string vendor = r.vendor_ratio ? fixed(r.vendor_ratio, "%.2f") + " " + r.vendor : "-";
-    out += print("%-*s  %-*s  %-*s  %7lld  %11.5g  %11s  %8s  %11s  %12s  %s\n",
+    out += print("%-*s  %-*s  %-*s  %7lld  %11.5g  %-*s  %11s  %8s  %11s  %12s  %s\n",
                   static_cast<int>(wt), r.template_name.c_str(), static_cast<int>(wp),
                   r.problem_key.c_str(), static_cast<int>(wd), r.device_key.c_str(),
-                  static_cast<long long>(r.trials), r.median_ms,
+                  static_cast<long long>(r.trials), r.median_ms, static_cast<int>(wl),
+                  to_string(r.launch),
                   fixed(r.default_ms, "%.5g").c_str(), (fixed(r.speedup, "%.2f") + (r.speedup ? "x" : "")).c_str(),
                   fixed(r.vendor_ms, "%.5g").c_str(), vendor.c_str(),
                   (r.config + (r.older_source ? " (older source)" : "")).c_str());

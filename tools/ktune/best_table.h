@@ -23,6 +23,7 @@ struct BestRow {
   std::string config;                  ///< best config text
   std::string run_id;                  ///< run that measured it
   double median_ms = 0;                ///< its median time
+  LaunchForm launch = LaunchForm::unknown;  ///< how the trial giving median_ms was launched
   std::int64_t trials = 0;             ///< trials of the task (all runs)
   std::int64_t ok_trials = 0;          ///< ok trials of the task
   std::optional<double> default_ms;    ///< median of the default config (same run preferred)

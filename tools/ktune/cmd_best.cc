@@ -48,7 +48,9 @@ void add_best_command(CLI::App& app) {
     }
     std::printf("%s", best_rows_text(rows).c_str());
     std::printf("best ms / default ms: each config's typical trial (the lower median of its "
-                "trials' medians); speedup: default / best; vendor ms: the vendor's time (`ktune vendor` records cuBLAS/cuDNN "
+                "trials' medians); launch: how the best's timed runs were launched (stream, graph, "
+                "programmatic or programmatic_graph; unknown: not recorded); speedup: default / "
+                "best; vendor ms: the vendor's time (`ktune vendor` records cuBLAS/cuDNN "
                 "times; copy: the same bytes at the best copy bandwidth in the log); vs vendor: "
                 "tuned speed / vendor speed, '-' when not measured; (older source): measured with "
                 "another version of the template's source, none of this build's\n");

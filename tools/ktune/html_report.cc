@@ -218,13 +218,14 @@ std::string cell(const std::optional<double>& v, const char* format) {
 std::string best_table_html(const std::vector<BestRow>& rows) {
   std::string s =
       "<table><tr><th>template</th><th>problem</th><th>device</th><th>trials (ok)</th>"
-      "<th>tuned</th><th>default</th><th>speed-up</th><th>vendor</th><th>vs vendor</th>"
-      "<th>best config</th></tr>";
+      "<th>tuned</th><th>launch</th><th>default</th><th>speed-up</th><th>vendor</th>"
+      "<th>vs vendor</th><th>best config</th></tr>";
   for (const auto& r : rows) {
     s += "<tr><td>" + esc(r.template_name) + "</td><td>" + esc(r.problem_key) + "</td><td>" +
          esc(r.device_key) + "</td><td>" + std::to_string(r.trials) + " (" +
          std::to_string(r.ok_trials) + ")</td><td>" + esc(format_time_ms(r.median_ms)) +
-         "</td><td>" + (r.default_ms ? esc(format_time_ms(*r.default_ms)) : "-") + "</td><td>" +
+         "</td><td>" + esc(to_string(r.launch)) + "</td><td>" +
+         (r.default_ms ? esc(format_time_ms(*r.default_ms)) : "-") + "</td><td>" +
          cell(r.speedup, "%.2fx") + "</td><td>" +
          (r.vendor_ms ? esc(format_time_ms(*r.vendor_ms)) + " " + esc(r.vendor) : "-") +
          "</td><td title=\"" + esc(r.vendor_detail) + "\">" +
@@ -283,7 +284,9 @@ std::string render_html_report(const TuningLog& log, const std::string& title) {
       << " by ktune report.</p>\n";
   out << "<h2>Tuned vs default vs vendor</h2>\n" << best_table_html(rows)
       << "\n<p class=\"note\">tuned / default: each config's typical trial (the lower median of "
-         "its trials' medians); speed-up: default / tuned; (older source): measured only with "
+         "its trials' medians); launch: how the tuned time's runs were launched (stream, graph, "
+         "programmatic or programmatic_graph; unknown: not recorded); speed-up: default / "
+         "tuned; (older source): measured only with "
          "another version of the template's source. vendor: the vendor library's time for the problem (recorded "
          "with ktune vendor; copy: the same bytes at the best copy bandwidth of this log). vs "
          "vendor: tuned speed relative to the vendor reference; - when the log holds no vendor "
