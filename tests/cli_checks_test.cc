@@ -14,13 +14,16 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "cli_fixtures.h"
+#include "gpu_guard.h"
 #include "ktune/dispatch.h"
 
 using ktune::test::CliResult;
@@ -1236,4 +1239,37 @@ TEST_CASE("cli: tune --replay reads a pipe once and names a folder for what it i
                                                 " --budget 4 --progress 0"),
                              {"folder", "is a folder"});
   CHECK_FALSE(std::filesystem::exists(dir.file("f.db")));
+}
+
+TEST_CASE("cli: each trial records its launch form, and a resume in another form says so",
+          "[cli][gpu]") {
+  KTUNE_REQUIRE_GPU();
+  TempDir dir;
+  const std::string db = dir.file("t.db");
+  const std::string tune = "tune --template copy --shape 1048576 --dtype f32 --seed 1 --progress 0 --db " + db;
+  const CliResult stream = run_ktune(dir, tune + " --budget 4");
+  INFO(stream.output);
+  REQUIRE(stream.status == 0);
+  CHECK(stream.output.find("timed with") == std::string::npos);
+  const CliResult programmatic = run_ktune(dir, tune + " --budget 8 --programmatic-launch");
+  INFO(programmatic.output);
+  REQUIRE(programmatic.status == 0);
+  CHECK(programmatic.output.find("resumed ok trials were timed without programmatic launch, which "
+                                 "this run uses") != std::string::npos);
+  // The first run's trials were timed on a plain stream, the second run's programmatically.
+  ktune::TuningLog log(db, ktune::LogMode::read_only);
+  std::map<std::string, std::set<ktune::LaunchForm>> forms;  // run id -> forms of its ok trials
+  for (const auto& r : log.records())
+    if (r.trial.ok()) forms[r.run_id].insert(r.trial.launch);
+  REQUIRE(forms.size() == 2);
+  const auto runs = log.runs();
+  REQUIRE(runs.size() == 2);
+  CHECK(forms[runs[0].run_id] == std::set<ktune::LaunchForm>{ktune::LaunchForm::stream});
+  CHECK(forms[runs[1].run_id] == std::set<ktune::LaunchForm>{ktune::LaunchForm::programmatic});
+  // Back on a plain stream: the programmatic trials are named the other way round.
+  const CliResult back = run_ktune(dir, tune + " --budget 10");
+  INFO(back.output);
+  REQUIRE(back.status == 0);
+  CHECK(back.output.find("timed with programmatic launch, which this run does not use") !=
+        std::string::npos);
 }

@@ -87,6 +87,40 @@ struct TuneContext {
   std::size_t recorded_before = 0;            // trials this run recorded for earlier tasks
 };
 
+/// Whether this run launches the task's kernels programmatically: asked for, and the default
+/// config's plan holds a kernel that waits for the previous grid (the memory-bound templates
+/// mark all their kernels alike).
+bool times_programmatically(const TuneArgs& args, const PlanEntry& entry, const Device& device,
+                            const SearchSpace& space) {
+  if (!args.programmatic_launch) return false;
+  try {
+    const LaunchPlan plan = entry.tmpl->launch(entry.problem, space.default_config(), device);
+    return std::any_of(plan.steps.begin(), plan.steps.end(), [](const LaunchStep& s) {
+      return s.kind == LaunchStep::Kind::kernel && s.grid_dependency_wait;
+    });
+  } catch (const Error&) {
+    return false;  // a default the problem refuses: its trials will say why
+  }
+}
+
+/// Resumed configs are not measured again, whatever launch form timed them: say so when some
+/// were timed with programmatic launch and this run times without it, or the other way round,
+/// so that a run's best is not read as all of one form. (Graph timing depends on each
+/// candidate's buffers, so only the programmatic side is predicted.)
+void note_other_launch_forms(const std::vector<Trial>& resumed, bool programmatic) {
+  std::size_t other = 0;
+  for (const Trial& t : resumed) {
+    if (!t.ok() || t.launch == LaunchForm::unknown) continue;
+    const bool was = t.launch == LaunchForm::programmatic || t.launch == LaunchForm::programmatic_graph;
+    other += was != programmatic;
+  }
+  if (other == 0) return;
+  std::printf("  note: %zu resumed ok trial%s timed %s programmatic launch, which this run %s; "
+              "they are not measured again (tune into another log to time every config one way)\n",
+              other, other == 1 ? " was" : "s were", programmatic ? "without" : "with",
+              programmatic ? "uses" : "does not use");
+}
+
 void print_result(const PlanEntry& entry, const TuneResult& result, std::size_t resumed,
                   std::size_t recorded) {
   std::printf("%s %s: ", entry.tmpl->name().c_str(), entry.problem.key().c_str());
@@ -162,6 +196,7 @@ void tune_task(TuneContext& ctx, const PlanEntry& entry, ReplayTask* replay, Sea
               starting.empty() ? "" : (", warm start: the winners of the nearest tuned shapes (" +
                                        std::to_string(starting.size()) +
                                        (starting.size() == 1 ? " config)" : " configs)")).c_str());
+  if (!replay) note_other_launch_forms(previous, times_programmatically(args, entry, device, space));
   std::fflush(stdout);
 
   // Live line on a terminal (stderr); plain lines go to stdout, in order with the summaries.
