@@ -26,6 +26,10 @@ CudaModule::CudaModule(const std::vector<char>& cubin) {
   check_cuda(cudaLibraryLoadData(&library_, cubin.data(), nullptr, nullptr, 0, nullptr,
                                  nullptr, 0),
              "cudaLibraryLoadData (" + std::to_string(cubin.size()) + "-byte cubin)");
+  int device = 0, major = 0;
+  if (cudaGetDevice(&device) == cudaSuccess &&
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess)
+    programmatic_supported_ = major >= 9;
 }
 
 CudaModule::~CudaModule() {
@@ -104,7 +108,7 @@ CudaStatus CudaModule::launch(const std::string& entry, dim3 grid, dim3 block,
     }
   }
   cudaError_t err = cudaSuccess;
-  if (programmatic) {
+  if (programmatic && programmatic_supported_) {
     // The kernel may start while the previous kernel in the stream drains; its
     // griddepcontrol.wait holds it until that kernel completed and its writes are visible.
     cudaLaunchAttribute attribute{};

@@ -48,9 +48,14 @@ class CudaModule {
   /// The byte size of each parameter the entry declares (cudaFuncGetParamInfo), or nullopt
   /// when the driver cannot tell; throws Error(cuda_error) naming a missing entry.
   std::optional<std::vector<std::size_t>> parameter_sizes(const std::string& entry);
+  /// Whether the device the module was loaded on can launch programmatically (compute
+  /// capability 9.0 or later, where kt_grid_dependency_wait() is griddepcontrol.wait; below,
+  /// the kernels are compiled without the wait and must be launched as usual).
+  bool programmatic_launch_supported() const { return programmatic_supported_; }
   /// Launches an entry; raises the dynamic shared memory limit first when it exceeds the
   /// default 48 KiB. `programmatic`: launched with programmatic stream serialization (PDL),
-  /// only for a kernel that begins with griddepcontrol.wait (LaunchStep::grid_dependency_wait).
+  /// only for a kernel that begins with griddepcontrol.wait (LaunchStep::grid_dependency_wait)
+  /// and only where programmatic_launch_supported(); elsewhere it is launched as usual.
   /// Never throws for launch failures: they come back as a status.
   CudaStatus launch(const std::string& entry, dim3 grid, dim3 block, unsigned dynamic_smem,
                     void** args, cudaStream_t stream, bool programmatic = false);
@@ -65,6 +70,7 @@ class CudaModule {
   KernelInfo& info(const std::string& entry);  // caller holds mutex_
 
   cudaLibrary_t library_ = nullptr;
+  bool programmatic_supported_ = false;
   std::mutex mutex_;
   std::map<std::string, KernelInfo> kernels_;
 };

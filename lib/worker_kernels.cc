@@ -21,6 +21,7 @@ LoadedPlan::LoadedPlan(const std::vector<char>& cubin, const LaunchPlan& plan, b
     throw CandidateFault{Status::launch_error, false, "empty cubin: nothing to load"};
   try {
     module_ = std::make_unique<detail::CudaModule>(cubin);
+    programmatic_ = programmatic_ && module_->programmatic_launch_supported();  // as launched
     for (const auto& step : plan_.steps)
       if (step.kind == LaunchStep::Kind::kernel) module_->kernel(step.entry);
     detail::check_plan_signatures(*module_, plan_);
