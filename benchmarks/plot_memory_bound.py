@@ -3,7 +3,7 @@
 the tuned ktune kernel, its untuned default config and PyTorch (issue 6).
 
 Usage: python3 benchmarks/plot_memory_bound.py OUT.png KTUNE.json [KTUNE2.json ...]
-           [--torch TORCH.json [TORCH2.json ...]] [--table]
+           [--torch TORCH.json [TORCH2.json ...]] [--stream KTUNE_STREAM.json ...] [--table]
 KTUNE*.json come from gpu_memory_bound (several when it ran in parts); TORCH*.json from
 benchmarks/peers/torch_memory_bound.py (one per part, same device call as its ktune part); a
 task in several files of one side keeps the last file's row. Each side's % is normalized by the
@@ -14,6 +14,10 @@ the two programs' times (torch_ms / tuned_ms); where a file lacks them it falls 
 of the two % figures (marked, and off by torch's copy / ktune's copy bandwidth). A torch file
 timed with another number of calls per sample than the ktune files' runs per sample is named
 in a warning (on short kernels the launch cost of single calls lands in their samples).
+--stream names files of the same tasks timed on a plain stream when KTUNE*.json were timed with
+programmatic launch (gpu_memory_bound --programmatic): their tuned figure becomes a bar and a
+column of its own, so that both launch forms stand side by side. Series are labelled by the
+launch form their files record ("programmatic_launch").
 Without matplotlib only the table is printed.
 """
 import argparse
@@ -80,7 +84,14 @@ def sampling_mismatches(ktune_docs, torch_docs, torch_paths):
     return lines
 
 
-def draw(out_png, rows, torch_vals, title):
+def launch_label(docs):
+    """How a side's files launched their kernels, for labels."""
+    forms = {("programmatic launch" if d.get("programmatic_launch") else "stream") +
+             (", graphs" if d.get("graph") else "") for d in docs}
+    return " / ".join(sorted(forms))
+
+
+def draw(out_png, rows, torch_vals, title, tuned_label, stream_vals=None, stream_label=""):
     """Writes the grouped bar chart; returns False when matplotlib is missing."""
     try:
         import matplotlib
@@ -89,14 +100,18 @@ def draw(out_png, rows, torch_vals, title):
     except ImportError:
         return False
     labels = ["{}\n{} {}".format(*key(r)[1:]) for r in rows]
-    width = 0.27
+    series = [([r["tuned_pct_of_copy"] for r in rows], "ktune tuned ({})".format(tuned_label))]
+    if stream_vals is not None:
+        series.append((stream_vals, "ktune tuned ({})".format(stream_label)))
+    series.append(([r["default_pct_of_copy"] for r in rows],
+                   "ktune default config ({})".format(tuned_label)))
+    if any(torch_vals):
+        series.append((torch_vals, "torch"))
+    width = 0.8 / len(series)
     xs = list(range(len(rows)))
     fig, ax = plt.subplots(figsize=(max(10, 0.75 * len(rows)), 5.5))
-    ax.bar([x - width for x in xs], [r["tuned_pct_of_copy"] for r in rows], width,
-           label="ktune tuned")
-    ax.bar(xs, [r["default_pct_of_copy"] for r in rows], width, label="ktune default config")
-    if any(torch_vals):
-        ax.bar([x + width for x in xs], torch_vals, width, label="torch")
+    for i, (values, label) in enumerate(series):
+        ax.bar([x + (i - (len(series) - 1) / 2) * width for x in xs], values, width, label=label)
     ax.axhline(100, color="black", linewidth=0.8)
     ax.axhline(95, color="gray", linestyle="--", linewidth=0.8)
     ax.axhline(90, color="gray", linestyle=":", linewidth=0.8)
@@ -116,6 +131,7 @@ def main():
     parser.add_argument("out_png")
     parser.add_argument("ktune_json", nargs="+")
     parser.add_argument("--torch", dest="torch_json", nargs="+", default=[])
+    parser.add_argument("--stream", dest="stream_json", nargs="+", default=[])
     parser.add_argument("--table", action="store_true")
     args = parser.parse_args()
 
@@ -133,22 +149,36 @@ def main():
     peers = [torch_rows.get(key(r)) for r in rows]
     torch_vals = [p["torch_pct_of_copy"] if p else 0.0 for p in peers]
 
+    stream_rows, stream_docs = last_rows(args.stream_json)
+    stream_rows = {key(r): r for r in stream_rows}
+    stream_vals = None
+    if args.stream_json:
+        stream_vals = [stream_rows[key(r)]["tuned_pct_of_copy"] if key(r) in stream_rows else 0.0
+                       for r in rows]
+
     title = "Memory-bound templates on {} (copy {:.0f} GB/s)".format(device, sum(copy) / len(copy))
-    if draw(args.out_png, rows, torch_vals, title):
+    if draw(args.out_png, rows, torch_vals, title, launch_label(docs), stream_vals,
+            launch_label(stream_docs)):
         print("wrote", args.out_png)
     else:
         print("matplotlib is not installed: no chart")
     if args.table:
-        print("| op | shape | dtype | tuned | default | torch | tuned / torch speed | copy of the same bytes | trials |")
-        print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+        other = " | tuned, {}".format(launch_label(stream_docs)) if stream_vals is not None else ""
+        print("| op | shape | dtype | tuned, {}{} | default | torch | tuned / torch speed | "
+              "copy of the same bytes | trials |".format(launch_label(docs), other))
+        print("| --- | --- | --- | ---: |{} ---: | ---: | ---: | ---: | ---: |".format(
+            " ---: |" if other else ""))
         from_pct = False
-        for r, p, t in zip(rows, peers, torch_vals):
+        for i, (r, p, t) in enumerate(zip(rows, peers, torch_vals)):
             value, timed = speed_ratio(r, p)
             ratio = "-" if value is None else "{:.2f}x{}".format(value, "" if timed else " *")
             from_pct = from_pct or not timed
             same = r.get("same_bytes_copy_pct_of_copy")
-            print("| {} | {} | {} | {:.1f} % | {:.1f} % | {} | {} | {} | {} |".format(
-                key(r)[1], r["shape"], r["attrs"]["dtype"], r["tuned_pct_of_copy"],
+            stream = ""
+            if stream_vals is not None:
+                stream = " {} |".format("{:.1f} %".format(stream_vals[i]) if stream_vals[i] else "-")
+            print("| {} | {} | {} | {:.1f} % |{} {:.1f} % | {} | {} | {} | {} |".format(
+                key(r)[1], r["shape"], r["attrs"]["dtype"], r["tuned_pct_of_copy"], stream,
                 r["default_pct_of_copy"], "{:.1f} %".format(t) if t else "-", ratio,
                 "{:.1f} %".format(same) if same else "-", r["trials"]))
         for line in mismatches:
