@@ -87,12 +87,12 @@ struct TuneContext {
   std::size_t recorded_before = 0;            // trials this run recorded for earlier tasks
 };
 
-/// Whether this run launches the task's kernels programmatically: asked for, and the default
-/// config's plan holds a kernel that waits for the previous grid (the memory-bound templates
-/// mark all their kernels alike).
+/// Whether this run launches the task's kernels programmatically: asked for, on a device that
+/// can (compute capability 9.0+), and the default config's plan holds a kernel that waits for
+/// the previous grid (the memory-bound templates mark all their kernels alike).
 bool times_programmatically(const TuneArgs& args, const PlanEntry& entry, const Device& device,
                             const SearchSpace& space) {
-  if (!args.programmatic_launch) return false;
+  if (!args.programmatic_launch || device.cc_major < 9) return false;
   try {
     const LaunchPlan plan = entry.tmpl->launch(entry.problem, space.default_config(), device);
     return std::any_of(plan.steps.begin(), plan.steps.end(), [](const LaunchStep& s) {
