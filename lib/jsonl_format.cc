@@ -96,12 +96,7 @@ TrialRecord from_json(const json& j, const std::string& where, ConfigText config
     }
     if (!agrees) jf::fail(where, "params", "does not match config '" + r.config_text + "'");
   }
-  try {
-    t.status = status_from_string(jf::text(j, "status", where));
-  } catch (const Error& e) {
-    if (std::string(e.what()).find(where) == 0) throw;
-    jf::fail(where, "status", e.what());
-  }
+  t.status = jf::parsed_text(j, "status", where, status_from_string);
   t.message = jf::text(j, "message", where);
   const json& times = jf::member(j, "times_ms", where);
   if (!times.is_array()) jf::fail(where, "times_ms", "expected an array of numbers");
@@ -123,14 +118,7 @@ TrialRecord from_json(const json& j, const std::string& where, ConfigText config
   t.temperature_c = jf::int32(j, "temperature_c", where);
   t.timestamp_us = jf::integer(j, "timestamp_us", where);
   // Exports written before the launch form was recorded have no such field.
-  if (j.contains("launch")) {
-    try {
-      t.launch = launch_form_from_string(jf::text(j, "launch", where));
-    } catch (const Error& e) {
-      if (std::string(e.what()).find(where) == 0) throw;
-      jf::fail(where, "launch", e.what());
-    }
-  }
+  if (j.contains("launch")) t.launch = jf::parsed_text(j, "launch", where, launch_form_from_string);
   return r;
 }
 

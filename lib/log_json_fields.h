@@ -71,6 +71,18 @@ int int32(const Json& j, const std::string& field, const std::string& where) {
                                         std::numeric_limits<int>::max()));
 }
 
+/// A string member read through `parse` (e.g. status_from_string): a missing or mistyped member
+/// fails as text() does, and an Error from `parse` fails naming the field with its message.
+template <class Json, class Parse>
+auto parsed_text(const Json& j, const std::string& field, const std::string& where, Parse parse) {
+  const std::string value = text(j, field, where);
+  try {
+    return parse(value);
+  } catch (const Error& e) {
+    fail(where, field, e.what());
+  }
+}
+
 /// A number or null (null reads as NaN, the way NaN is written).
 template <class Json>
 double number_value(const Json& v, const std::string& field,
