@@ -29,7 +29,7 @@ CudaModule::CudaModule(const std::vector<char>& cubin) {
   int device = 0, major = 0;
   if (cudaGetDevice(&device) == cudaSuccess &&
       cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess)
-    programmatic_supported_ = major >= 9;
+    cc_major_ = major;
 }
 
 CudaModule::~CudaModule() {
@@ -108,7 +108,7 @@ CudaStatus CudaModule::launch(const std::string& entry, dim3 grid, dim3 block,
     }
   }
   cudaError_t err = cudaSuccess;
-  if (programmatic && programmatic_supported_) {
+  if (programmatic && programmatic_launch_supported(cc_major_)) {
     // The kernel may start while the previous kernel in the stream drains; its
     // griddepcontrol.wait holds it until that kernel completed and its writes are visible.
     cudaLaunchAttribute attribute{};

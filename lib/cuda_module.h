@@ -31,6 +31,11 @@ void check_cuda(cudaError_t err, const std::string& what);
 /// "<what> failed: <error name>: <error string>".
 std::string cuda_error_message(cudaError_t err, const std::string& what);
 
+/// Whether a device of compute capability `cc_major`.x can launch programmatically: 9.0 and
+/// later, where kt_grid_dependency_wait() is griddepcontrol.wait (below, the kernels are compiled
+/// without the wait and must be launched as usual).
+inline bool programmatic_launch_supported(int cc_major) { return cc_major >= 9; }
+
 /// A loaded cubin and its kernels (by extern "C" name). Thread-safe; unloads on destruction.
 class CudaModule {
  public:
@@ -48,14 +53,13 @@ class CudaModule {
   /// The byte size of each parameter the entry declares (cudaFuncGetParamInfo), or nullopt
   /// when the driver cannot tell; throws Error(cuda_error) naming a missing entry.
   std::optional<std::vector<std::size_t>> parameter_sizes(const std::string& entry);
-  /// Whether the device the module was loaded on can launch programmatically (compute
-  /// capability 9.0 or later, where kt_grid_dependency_wait() is griddepcontrol.wait; below,
-  /// the kernels are compiled without the wait and must be launched as usual).
-  bool programmatic_launch_supported() const { return programmatic_supported_; }
+  /// Compute capability major of the device the module was loaded on (0 when unknown).
+  int cc_major() const { return cc_major_; }
   /// Launches an entry; raises the dynamic shared memory limit first when it exceeds the
   /// default 48 KiB. `programmatic`: launched with programmatic stream serialization (PDL),
   /// only for a kernel that begins with griddepcontrol.wait (LaunchStep::grid_dependency_wait)
-  /// and only where programmatic_launch_supported(); elsewhere it is launched as usual.
+  /// and only where programmatic_launch_supported(cc_major()); elsewhere it is launched as
+  /// usual.
   /// Never throws for launch failures: they come back as a status.
   CudaStatus launch(const std::string& entry, dim3 grid, dim3 block, unsigned dynamic_smem,
                     void** args, cudaStream_t stream, bool programmatic = false);
@@ -70,7 +74,7 @@ class CudaModule {
   KernelInfo& info(const std::string& entry);  // caller holds mutex_
 
   cudaLibrary_t library_ = nullptr;
-  bool programmatic_supported_ = false;
+  int cc_major_ = 0;
   std::mutex mutex_;
   std::map<std::string, KernelInfo> kernels_;
 };

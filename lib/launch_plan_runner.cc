@@ -167,8 +167,7 @@ CudaStatus run_launch_plan(CudaModule& module, const LaunchPlan& plan,
     CudaStatus status = module.launch(step.entry, dim3(step.grid[0], step.grid[1], step.grid[2]),
                                       dim3(step.block[0], step.block[1], step.block[2]),
                                       step.dynamic_smem, args.data(), stream,
-                                      launched_programmatically(
-                                          step, programmatic && module.programmatic_launch_supported()));
+                                      launched_programmatically(step, programmatic, module.cc_major()));
     if (!status.ok()) return status;
   }
   return {};

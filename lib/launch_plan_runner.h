@@ -62,9 +62,11 @@ void check_caller_buffers(const std::function<std::string()>& what,
                           std::size_t alignment);
 
 /// Whether `step` is launched with programmatic stream serialization when a launcher allows it
-/// (`allowed`): only a kernel step marked grid_dependency_wait.
-inline bool launched_programmatically(const LaunchStep& step, bool allowed) {
-  return allowed && step.kind == LaunchStep::Kind::kernel && step.grid_dependency_wait;
+/// (`allowed`) on a device of compute capability `cc_major`.x: only a kernel step marked
+/// grid_dependency_wait, and only where the device can (programmatic_launch_supported).
+inline bool launched_programmatically(const LaunchStep& step, bool allowed, int cc_major) {
+  return allowed && programmatic_launch_supported(cc_major) &&
+         step.kind == LaunchStep::Kind::kernel && step.grid_dependency_wait;
 }
 
 /// Runs every step of `plan` on `stream` with `buffers` = workload buffers followed by the

@@ -21,7 +21,6 @@ LoadedPlan::LoadedPlan(const std::vector<char>& cubin, const LaunchPlan& plan, b
     throw CandidateFault{Status::launch_error, false, "empty cubin: nothing to load"};
   try {
     module_ = std::make_unique<detail::CudaModule>(cubin);
-    programmatic_ = programmatic_ && module_->programmatic_launch_supported();  // as launched
     for (const auto& step : plan_.steps)
       if (step.kind == LaunchStep::Kind::kernel) module_->kernel(step.entry);
     detail::check_plan_signatures(*module_, plan_);
@@ -47,7 +46,7 @@ std::size_t LoadedPlan::add_buffer_set(const std::vector<DeviceBufferRef>& buffe
     const auto& step = plan_.steps[s];
     PreparedStep p;
     p.kind = step.kind;
-    p.programmatic = detail::launched_programmatically(step, programmatic_);
+    p.programmatic = detail::launched_programmatically(step, programmatic_, module_->cc_major());
     p.entry = step.entry;
     if (step.kind == LaunchStep::Kind::memset) {
       const auto& b = buffer_at(step.memset_buffer, "memset step " + std::to_string(s));
@@ -82,7 +81,7 @@ std::size_t LoadedPlan::add_buffer_set(const std::vector<DeviceBufferRef>& buffe
 
 bool LoadedPlan::programmatic() const {
   return std::any_of(plan_.steps.begin(), plan_.steps.end(), [&](const LaunchStep& step) {
-    return detail::launched_programmatically(step, programmatic_);
+    return detail::launched_programmatically(step, programmatic_, module_->cc_major());
   });
 }
 

@@ -49,8 +49,8 @@ class LoadedPlan {
   /// Prepares the arguments for one buffer set (workload buffers then scratch, as the plan's
   /// indices expect); returns the set's index.
   std::size_t add_buffer_set(const std::vector<DeviceBufferRef>& buffers);
-  /// Whether any step is enqueued with programmatic stream serialization (the option is on
-  /// and some kernel step is marked grid_dependency_wait).
+  /// Whether any step is enqueued with programmatic stream serialization (the option is on,
+  /// the device can, and some kernel step is marked grid_dependency_wait).
   bool programmatic() const;
   /// Enqueues every step of the plan for buffer set `set` on `stream`; launch failures are
   /// thrown as CandidateFault.

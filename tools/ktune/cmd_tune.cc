@@ -18,6 +18,7 @@
 #include "created_log.h"
 #include "compile_options.h"
 #include "dry_run.h"
+#include "launch_plan_runner.h"
 #include "option_checks.h"
 #include "ktune/build.h"
 #include "ktune/error.h"
@@ -87,16 +88,16 @@ struct TuneContext {
   std::size_t recorded_before = 0;            // trials this run recorded for earlier tasks
 };
 
-/// Whether this run launches the task's kernels programmatically: asked for, on a device that
-/// can (compute capability 9.0+), and the default config's plan holds a kernel that waits for
-/// the previous grid (the memory-bound templates mark all their kernels alike).
+/// Whether this run launches the task's kernels programmatically: some step of the default
+/// config's plan is, by the launchers' rule (the memory-bound templates mark all their kernels
+/// alike).
 bool times_programmatically(const TuneArgs& args, const PlanEntry& entry, const Device& device,
                             const SearchSpace& space) {
-  if (!args.programmatic_launch || device.cc_major < 9) return false;
+  if (!args.programmatic_launch) return false;
   try {
     const LaunchPlan plan = entry.tmpl->launch(entry.problem, space.default_config(), device);
-    return std::any_of(plan.steps.begin(), plan.steps.end(), [](const LaunchStep& s) {
-      return s.kind == LaunchStep::Kind::kernel && s.grid_dependency_wait;
+    return std::any_of(plan.steps.begin(), plan.steps.end(), [&](const LaunchStep& s) {
+      return detail::launched_programmatically(s, true, device.cc_major);
     });
   } catch (const Error&) {
     return false;  // a default the problem refuses: its trials will say why
