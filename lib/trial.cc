@@ -5,7 +5,7 @@
 #include <chrono>
 #include <cmath>
 
-#include "ktune/error.h"
+#include "enum_names.h"
 #include "stats.h"
 
 namespace ktune {
@@ -32,11 +32,7 @@ const char* to_string(LaunchForm launch) {
 }
 
 LaunchForm launch_form_from_string(const std::string& text) {
-  for (LaunchForm f : kAllLaunchForms)
-    if (text == to_string(f)) return f;
-  throw Error(ErrorCode::parse_error, "unknown launch form \"" + text +
-                                          "\" (expected unknown, stream, graph, programmatic or "
-                                          "programmatic_graph)");
+  return detail::enum_from_name(text, kAllLaunchForms, "launch form", to_string);
 }
 
 LaunchForm launch_form(bool graph, bool programmatic) {
@@ -58,12 +54,7 @@ const char* to_string(Status status) {
 }
 
 Status status_from_string(const std::string& text) {
-  for (Status s : kAllStatuses)
-    if (text == to_string(s)) return s;
-  throw Error(ErrorCode::parse_error,
-              "unknown trial status \"" + text +
-                  "\" (expected ok, invalid, compile_error, launch_error, runtime_error, "
-                  "timeout or wrong_result)");
+  return detail::enum_from_name(text, kAllStatuses, "trial status", to_string);
 }
 
 bool is_possible_time(double ms) { return std::isfinite(ms) && ms > 0; }

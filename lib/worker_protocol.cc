@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "enum_names.h"
 #include "ktune/error.h"
 
 namespace ktune::worker {
@@ -226,10 +227,8 @@ const char* to_string(L2Policy policy) {
 }
 
 L2Policy l2_policy_from_string(const std::string& text) {
-  for (auto p : {L2Policy::automatic, L2Policy::flush, L2Policy::rotate, L2Policy::none})
-    if (text == to_string(p)) return p;
-  throw Error(ErrorCode::parse_error,
-              "unknown L2 policy \"" + text + "\" (expected automatic, flush, rotate or none)");
+  constexpr L2Policy kAll[] = {L2Policy::automatic, L2Policy::flush, L2Policy::rotate, L2Policy::none};
+  return detail::enum_from_name(text, kAll, "L2 policy", to_string);
 }
 
 nlohmann::json timing_to_json(const TimingOptions& t) {

@@ -304,7 +304,18 @@ TEST_CASE("Launch form names round-trip and unknown names are refused by name", 
   CHECK(launch_form(false, true) == LaunchForm::programmatic);
   CHECK(launch_form(true, true) == LaunchForm::programmatic_graph);
   CHECK_THROWS_WITH(launch_form_from_string("Stream"),
-                    Catch::Contains("\"Stream\"") && Catch::Contains("programmatic_graph"));
+                    Catch::Equals("unknown launch form \"Stream\" (expected unknown, stream, graph, "
+                                  "programmatic or programmatic_graph)"));
+}
+
+TEST_CASE("Trial status names round-trip and an unknown one is refused with every name listed",
+          "[log]") {
+  for (Status s : {Status::ok, Status::invalid, Status::compile_error, Status::launch_error,
+                   Status::runtime_error, Status::timeout, Status::wrong_result})
+    CHECK(status_from_string(to_string(s)) == s);
+  CHECK_THROWS_WITH(status_from_string("OK"),
+                    Catch::Equals("unknown trial status \"OK\" (expected ok, invalid, compile_error, "
+                                  "launch_error, runtime_error, timeout or wrong_result)"));
 }
 
 TEST_CASE("parse_config_text is strict about names and integers", "[log]") {

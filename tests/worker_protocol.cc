@@ -138,7 +138,10 @@ TEST_CASE("worker protocol: launch plans, timing and results round-trip through 
   auto bad_role = plan_to_json(plan);
   bad_role["scratch"][0]["role"] = 9;  // not a Role: named, never cast
   CHECK_THROWS_WITH(plan_from_json(bad_role), Catch::Contains("\"ws\" has role 9"));
-  CHECK_THROWS_AS(l2_policy_from_string("warm"), Error);
+  for (L2Policy p : {L2Policy::automatic, L2Policy::flush, L2Policy::rotate, L2Policy::none})
+    CHECK(l2_policy_from_string(to_string(p)) == p);
+  CHECK_THROWS_WITH(l2_policy_from_string("warm"),
+                    Catch::Equals("unknown L2 policy \"warm\" (expected automatic, flush, rotate or none)"));
 }
 
 TEST_CASE("worker verification kernels compile with NVRTC for sm_90 and export every entry",
