@@ -3,7 +3,7 @@
 # in order. Bundle: `KTUNE_JOBS=2 scripts/gpu-bundle` at ebf102a, trimmed to gpu_memory_bound,
 # gpu_launch_boundary, gpu_runner, gpu_dispatch_overhead and example_deploy_lookup, carried as
 # build/gpu. Each call ran in the repository root on the device machine; the two ran back to back
-# on one machine. Five asks before them found no machine or lost it.
+# on one machine. Six asks before them found no machine or lost it.
 prep='rm -rf $OUT/results; mkdir -p $OUT/results'
 pack='ls -la $OUT/results > $OUT/listing.txt; cd $OUT && tar czf results.tgz results && rm -rf results'
 # call 1
