@@ -250,7 +250,7 @@ TEST_CASE("cli: compile compiles only what the template can implement, and as ma
   CHECK(user.output.find("(default)") == std::string::npos);
 }
 
-TEST_CASE("cli: compile resolves --op as tune does; an unknown op lists each op once", "[cli]") {
+TEST_CASE("cli: compile resolves --op as tune does, an unknown op lists each op once", "[cli]") {
   TempDir dir;
   const CliResult simt = run_ktune(dir, "compile --op gemm --dtype f32 --samples 0 -j 1");
   INFO(simt.output);
@@ -748,7 +748,7 @@ TEST_CASE("cli: a Hopper-only template on another target is refused before any b
                              {"sm_90a", "sm_86"});
 }
 
-TEST_CASE("cli: the same problem with or without --shape; every template's reason", "[cli]") {
+TEST_CASE("cli: the same problem with or without --shape, every template's reason", "[cli]") {
   TempDir dir;
   const CliResult implicit = run_ktune(dir, "tune --dry-run --op gemm --dtype f16");
   const CliResult written = run_ktune(dir, "tune --dry-run --op gemm --dtype f16 --shape 1024x1024x1024");
@@ -958,7 +958,7 @@ TEST_CASE("cli: export - writes only the records to standard output", "[cli]") {
   CHECK(line.find("to standard output") != std::string::npos);
 }
 
-TEST_CASE("cli: best's speed-up judges default and best alike; a winning default is 1.00x",
+TEST_CASE("cli: best's speed-up judges default and best alike, a winning default is 1.00x",
           "[cli]") {
   TempDir dir;
   const std::string db = dir.file("t.db");
@@ -1053,7 +1053,7 @@ TEST_CASE("cli: a replay of a task the data lacks names the file and the tasks i
        "it has: copy copy|N=1048576|dtype=f32"});
 }
 
-TEST_CASE("cli: a gzip-compressed export imports; a failed import leaves no new database",
+TEST_CASE("cli: a gzip-compressed export imports, a failed import leaves no new database",
           "[cli]") {
   TempDir dir;
   const std::string db = dir.file("t.db");
@@ -1149,7 +1149,7 @@ TEST_CASE("cli: a missing input file is one not_found line and exit status 2, wh
   CHECK_FALSE(std::filesystem::exists(dir.file("t.db")));  // and no log is left behind
 }
 
-TEST_CASE("cli: attributes that contradict each other are refused; a plan's time 0 is no limit",
+TEST_CASE("cli: attributes that contradict each other are refused, a plan's time 0 is no limit",
           "[cli]") {
   TempDir dir;
   require_failure_mentioning(run_ktune(dir, "tune --template gemm_mma --dtype f16 --attr dtype=bf16 --dry-run"),

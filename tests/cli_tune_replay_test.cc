@@ -188,7 +188,7 @@ TEST_CASE("cli: a replayed plan records every trial with its context, resumes, a
   }
 }
 
-TEST_CASE("cli: exhaustive replay finds the recorded optimum; JSON-lines data replays too",
+TEST_CASE("cli: exhaustive replay finds the recorded optimum, JSON-lines data replays too",
           "[cli][replay]") {
   TempDir dir;
   const std::string recorded = dir.file("recorded.db");
@@ -352,7 +352,7 @@ TEST_CASE("cli: replay --json - keeps standard output pure JSON (the table goes 
   CHECK(text.str().find("fraction of optimum") != std::string::npos);
 }
 
-TEST_CASE("cli: replay of several searchers gives each the options it has; intervals stay in [0, 1]",
+TEST_CASE("cli: replay of several searchers gives each the options it has, intervals stay in [0, 1]",
           "[cli][replay]") {
   TempDir dir;
   const std::string data = std::string(KTUNE_DATASETS_DIR) + "/dedispersion_milo_A6000.json.gz";

@@ -251,7 +251,7 @@ TEST_CASE("cli: copy and plain-named vendor records, typical copy trials, unusua
   (void)key;
 }
 
-TEST_CASE("cli: best --json answers for names that are not UTF-8; list --arch sm_80 finishes",
+TEST_CASE("cli: best --json answers for names that are not UTF-8, list --arch sm_80 finishes",
           "[cli]") {
   TempDir dir;
   const std::string db = dir.file("u.db");

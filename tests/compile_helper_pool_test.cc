@@ -57,7 +57,7 @@ std::string kernel_source(int k) {
 
 }  // namespace
 
-TEST_CASE("compile helper pool: never more helpers than allowed; busy threads compile here",
+TEST_CASE("compile helper pool: never more helpers than allowed, busy threads compile here",
           "[worker][builder]") {
   CountingHelper helper("exec '" + test::worker_program() + "' \"$@\"");
   CompileHelperPool pool(helper.script.string(), 2);

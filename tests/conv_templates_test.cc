@@ -312,7 +312,7 @@ TEST_CASE("conv spaces: every default is valid and implementable over sampled bo
   CHECK(checked > 1000);
 }
 
-TEST_CASE("conv spaces: defaults valid on ResNet-50 and odd shapes; rules reject", "[conv]") {
+TEST_CASE("conv spaces: defaults valid on ResNet-50 and odd shapes, rules reject", "[conv]") {
   const Device h200 = Device::h200();
   auto simt = make_conv2d_simt_template();
   auto mma = make_conv2d_mma_template();

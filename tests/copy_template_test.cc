@@ -47,7 +47,7 @@ TEST_CASE("copy: space, defaults and device-derived constraint", "[copy]") {
   CHECK(copy->source().find("extern \"C\" __global__") != std::string::npos);
 }
 
-TEST_CASE("copy: launch covers odd sizes; grid-stride caps the grid at resident blocks",
+TEST_CASE("copy: launch covers odd sizes, grid-stride caps the grid at resident blocks",
           "[copy]") {
   auto copy = make_copy_template();
   Device h200 = Device::h200();

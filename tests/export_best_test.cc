@@ -92,7 +92,7 @@ TEST_CASE("export best: each source's N fastest configs by typical trial, all th
   CHECK(exported(log, many).size() == 11);
 }
 
-TEST_CASE("export best: ties go to the config measured first; filters still apply",
+TEST_CASE("export best: ties go to the config measured first, filters still apply",
           "[log][export]") {
   TempDir dir;
   TuningLog log(dir.file("t.db"));
@@ -166,7 +166,7 @@ TEST_CASE("export best: a Dispatcher over the export selects what it selects ove
   }
 }
 
-TEST_CASE("cli: export --best keeps what best shows; --best 0 and a failed status are refused",
+TEST_CASE("cli: export --best keeps what best shows, --best 0 and a failed status are refused",
           "[cli][export]") {
   TempDir dir;
   const std::string whole = dir.file("whole.db"), compact = dir.file("compact.db"),
@@ -236,7 +236,7 @@ TEST_CASE("The Dispatcher deploys what best shows, also configs recorded before 
   }
 }
 
-TEST_CASE("cli: export --best --space keeps a user template's default; without it, says so",
+TEST_CASE("cli: export --best --space keeps a user template's default, without it, says so",
           "[cli][export][user_template]") {
   TempDir dir;
   const std::string spec = test::source_path("examples/custom_template/transpose.T1.json");

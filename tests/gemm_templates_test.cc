@@ -227,7 +227,7 @@ TEST_CASE("gemm spaces: every default is valid and implementable over boundary s
   CHECK(checked == (4 * 2 + 2 * 4 * 2 + 1) * 11 * 11 * 4);
 }
 
-TEST_CASE("gemm spaces: defaults valid; shared memory and split-K constraints reject", "[gemm]") {
+TEST_CASE("gemm spaces: defaults valid, shared memory and split-K constraints reject", "[gemm]") {
   const Device h200 = Device::h200();
   auto simt = make_gemm_simt_template();
   auto mma = make_gemm_mma_template();

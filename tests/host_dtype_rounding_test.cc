@@ -20,7 +20,7 @@ HostBuffer one_of(DType dtype, std::size_t n = 1) {
 }
 }  // namespace
 
-TEST_CASE("f16 conversion: every half round-trips; midpoints round to even; neighbours to nearest",
+TEST_CASE("f16 conversion: every half round-trips, midpoints round to even, neighbours to nearest",
           "[host_fill][dtype]") {
   std::size_t failures = 0;
   for (std::uint32_t b = 0; b < 0x7C00; ++b) {  // every finite non-negative half
@@ -52,7 +52,7 @@ TEST_CASE("f16 conversion: every half round-trips; midpoints round to even; neig
   CHECK(half_bits_to_float(0x8001) == -0x1p-24f);              // negative subnormal
 }
 
-TEST_CASE("bf16 conversion: every bf16 round-trips; midpoints round to even; NaN stays NaN",
+TEST_CASE("bf16 conversion: every bf16 round-trips, midpoints round to even, NaN stays NaN",
           "[host_fill][dtype]") {
   std::size_t failures = 0;
   for (std::uint32_t b = 0; b < 0x7F80; ++b) {  // every finite non-negative bf16
@@ -74,7 +74,7 @@ TEST_CASE("bf16 conversion: every bf16 round-trips; midpoints round to even; NaN
   }
 }
 
-TEST_CASE("write_element: NaN stores 0 in every integer dtype; float's largest value stays finite",
+TEST_CASE("write_element: NaN stores 0 in every integer dtype, float's largest value stays finite",
           "[host_fill][dtype]") {
   for (DType d : {DType::i32, DType::i64, DType::u8}) {
     HostBuffer b = one_of(d);

@@ -308,7 +308,7 @@ TEST_CASE("layernorm defaults are valid for the benchmark and odd shapes", "[lay
       }
 }
 
-TEST_CASE("layernorm before sm_90: no clusters or bulk copies in the space; it compiles",
+TEST_CASE("layernorm before sm_90: no clusters or bulk copies in the space, it compiles",
           "[layernorm][nvrtc]") {
   auto t = make_layernorm_template();
   std::mt19937_64 rng(11);

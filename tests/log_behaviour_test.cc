@@ -80,7 +80,7 @@ TEST_CASE("log: append_absent keeps re-measurements that differ in timestamp or 
   CHECK(log.count() == 4);
 }
 
-TEST_CASE("log: append_absent keeps equal records of one batch; the log's copies answer for them",
+TEST_CASE("log: append_absent keeps equal records of one batch, the log's copies answer for them",
           "[log]") {
   test::TempDir dir;
   TuningLog log(dir.file("t.db"));

@@ -218,7 +218,7 @@ TEST_CASE("A read-only open never changes the log's file, even when it closes la
   CHECK(bytes(crashed + "-wal") == wal);
 }
 
-TEST_CASE("A read-only TuningLog refuses appends; a missing file is not_found", "[log]") {
+TEST_CASE("A read-only TuningLog refuses appends, a missing file is not_found", "[log]") {
   test::TempDir dir;
   { TuningLog(dir.file("t.db")).append(make_record("BLOCK=1,VEC=1", 1.0)); }
   TuningLog ro(dir.file("t.db"), LogMode::read_only);

@@ -88,7 +88,7 @@ TEST_CASE("JSON lines export and import round-trip losslessly", "[log][formats]"
   CHECK(export_file(source, dir.file("run2.jsonl"), LogFormat::jsonl, one_run) == 2);
 }
 
-TEST_CASE("JSON lines exports joined with cat import as one; each header is checked",
+TEST_CASE("JSON lines exports joined with cat import as one, each header is checked",
           "[log][formats]") {
   test::TempDir dir;
   // Two machines' exports: the sample, and the sample re-run under another run id.
@@ -639,7 +639,7 @@ TEST_CASE("A Kernel Tuner entry's median comes from its times, its time only whe
 }
 
 // Edge cases from the mutation audit of session 33.
-TEST_CASE("JSON lines: version 0; extra params; CRLF blank lines; verbatim config text",
+TEST_CASE("JSON lines: version 0, extra params, CRLF blank lines, verbatim config text",
           "[log][formats]") {
   const std::string header = jsonl::header().dump() + "\n";
   const TrialRecord rec = test::make_record("BLOCK=128,VEC=1", 0.5);

@@ -23,7 +23,7 @@ Trial ok_trial(const Config& c, double ms) {
 
 }  // namespace
 
-TEST_CASE("LogRecorder stamps trials; trials_to_resume gives each config's typical trial or its failure",
+TEST_CASE("LogRecorder stamps trials, trials_to_resume gives each config's typical trial or its failure",
           "[log]") {
   test::TempDir dir;
   auto tmpl = make_copy_template();

@@ -239,7 +239,7 @@ TEST_CASE("searchers: bayesian models failed configs as the worst time and keeps
   }
 }
 
-TEST_CASE("searchers: lcb with a large kappa explores far from the data; a batch believes its picks",
+TEST_CASE("searchers: lcb with a large kappa explores far from the data, a batch believes its picks",
           "[search][bayesian]") {
   const SearchSpace space = line_space(200);
   for (std::uint64_t seed = 1; seed <= 3; ++seed) {

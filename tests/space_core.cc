@@ -431,7 +431,7 @@ TEST_CASE("space: const methods are safe from several threads", "[space]") {
   CHECK(bad == std::vector<int>(4, 0));
 }
 
-TEST_CASE("space: valid() refuses values outside their domains; neighbours of an invalid config are valid",
+TEST_CASE("space: valid() refuses values outside their domains, neighbours of an invalid config are valid",
           "[space]") {
   auto space = SearchSpace::Builder()
                    .param("A", {0, 1, 2})

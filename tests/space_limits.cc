@@ -52,7 +52,7 @@ TEST_CASE("space limits: values and positions one past a domain are outside it",
   CHECK_THROWS_AS(s.from_positions({6, 0, 0}), Error);
 }
 
-TEST_CASE("space limits: 2^63 points are indexed; 2^64 valid points cannot be counted", "[space]") {
+TEST_CASE("space limits: 2^63 points are indexed, 2^64 valid points cannot be counted", "[space]") {
   auto s = many("h", 63, {0, 1}).build();
   CHECK(s.size() == (Index{1} << 63));
   CHECK(s.index_of(s.at(s.size() - 1)) == s.size() - 1);

@@ -8,7 +8,7 @@
 
 using namespace ktune;
 
-TEST_CASE("stats: zero medians and minima give 0; not a division by zero; even counts average",
+TEST_CASE("stats: zero medians and minima give 0, not a division by zero, even counts average",
           "[runner]") {
   CHECK(stats::relative_spread({0.0, 0.0, 0.0}) == 0);
   CHECK(stats::relative_range({0.0, 1.0}) == 0);
@@ -22,7 +22,7 @@ TEST_CASE("stats: a second candidate far faster than the first is not within noi
   CHECK_FALSE(v.within_noise);
 }
 
-TEST_CASE("timing: rotation leaves 2x L2 of other sets between two uses of one set; boundaries",
+TEST_CASE("timing: rotation leaves 2x L2 of other sets between two uses of one set, boundaries",
           "[runner]") {
   const std::size_t l2 = 50u << 20, target = 2 * l2;
   TimingOptions o;

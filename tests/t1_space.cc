@@ -168,7 +168,7 @@ TEST_CASE("t1: Values written as Python list expressions, as the benchmark hub w
   CHECK(d.default_config().str() == "GEMMK=0,max_tfactor=10");
 }
 
-TEST_CASE("t1: integers up to 2^63 - 1, as integers or integral reals; null defaults", "[t1][space]") {
+TEST_CASE("t1: integers up to 2^63 - 1, as integers or integral reals, null defaults", "[t1][space]") {
   const auto space = SearchSpace::from_t1_json(
       t1_text(R"({"Name": "x", "Values": [1, 9223372036854775807], "Default": null},
                  {"Name": "y", "Values": [1, 9.21e18]})", ""),
@@ -274,7 +274,7 @@ TEST_CASE("t1: errors name the file and the field", "[t1][space]") {
 }
 
 // Edge cases from the mutation audit of session 33.
-TEST_CASE("Python Values: range arity; quoted separators; the value cap's edge", "[t1]") {
+TEST_CASE("Python Values: range arity, quoted separators, the value cap's edge", "[t1]") {
   using detail::python_list_values;
   CHECK_THROWS_WITH(python_list_values("range(1, 2, 3, 4)"), Catch::Contains("range() takes 1 to 3"));
   CHECK_THROWS_WITH(python_list_values("range()"), Catch::Contains("range() takes 1 to 3"));

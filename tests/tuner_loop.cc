@@ -339,7 +339,7 @@ TEST_CASE("tuner: a config proposed twice in one batch is measured once", "[tune
   CHECK(searcher.observed.size() == 2);  // and observed once
 }
 
-TEST_CASE("tuner: finalists rank by their typical trial, as the log does; one that fails again is dropped",
+TEST_CASE("tuner: finalists rank by their typical trial, as the log does, one that fails again is dropped",
           "[tuner]") {
   auto space = test_space();
   auto c = [&](Value a) { return space.make({{"A", a}, {"B", 0}}); };

@@ -23,7 +23,7 @@ HostBuffer buffer_of(DType dtype, std::vector<T> v) {
 HostBuffer f32(std::vector<float> v) { return buffer_of(DType::f32, std::move(v)); }
 }  // namespace
 
-TEST_CASE("verify: non-finite references: NaN matches NaN; infinities must match in sign",
+TEST_CASE("verify: non-finite references: NaN matches NaN, infinities must match in sign",
           "[runner]") {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
   CHECK(verify::compare(f32({1, nan, inf}), f32({1, nan, inf}), Tolerance{1e-5}).ok);
@@ -32,7 +32,7 @@ TEST_CASE("verify: non-finite references: NaN matches NaN; infinities must match
   CHECK_THAT(flipped.message, Catch::Contains("non-finite value in y at element 2"));
 }
 
-TEST_CASE("verify: the per-element bound: max_abs 0 is a bound; relative to the reference; strict",
+TEST_CASE("verify: the per-element bound: max_abs 0 is a bound, relative to the reference, strict",
           "[runner]") {
   const auto ref = f32({1, 2, 3, 4});
   // max_abs = 0: exact elements demanded (the bound is on, not off).
@@ -58,7 +58,7 @@ TEST_CASE("verify: a wrong f64 output of huge magnitude fails (its squares overf
   CHECK_FALSE(c.ok);
 }
 
-TEST_CASE("verify: integer outputs equal to the poison pattern are values; u8's 0xA5 too",
+TEST_CASE("verify: integer outputs equal to the poison pattern are values, u8's 0xA5 too",
           "[runner]") {
   std::int32_t pattern;
   std::memset(&pattern, verify::poison_byte(DType::i32), 4);

@@ -83,7 +83,7 @@ TEST_CASE("warm start: the winners of the nearest comparable shapes, nearest fir
   CHECK(nearest_shape_configs(log, *copy, problem, h100, space, 3).empty());
 }
 
-TEST_CASE("cli: tune starts a new shape from the nearest tuned shape's winner; --warm-start 0 does not",
+TEST_CASE("cli: tune starts a new shape from the nearest tuned shape's winner, --warm-start 0 does not",
           "[cli][replay][warm_start]") {
   TempDir dir;
   const std::string recorded = dir.file("recorded.db");

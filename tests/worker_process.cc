@@ -172,7 +172,7 @@ TEST_CASE("worker: the program is found from an explicit path or KTUNE_WORKER", 
   CHECK(find_worker_executable() == std::string(KTUNE_BINARY_DIR) + "/ktune-worker");
 }
 
-TEST_CASE("worker: --help prints the usage and succeeds; an unknown argument fails", "[worker]") {
+TEST_CASE("worker: --help prints the usage and succeeds, an unknown argument fails", "[worker]") {
   auto run = [](const std::string& args) {
     const std::string out = std::filesystem::temp_directory_path() / ("ktune-worker-help-" + std::to_string(getpid()));
     const int raw = std::system(("'" + worker_program() + "' " + args + " > " + out + " 2>&1").c_str());
@@ -324,7 +324,7 @@ TEST_CASE("worker protocol: an oversize attachment is malformed", "[worker]") {
   CHECK_THAT(why, Catch::Contains("too large"));
 }
 
-TEST_CASE("worker protocol: results keep NaN, defaults and flags; unknown argument kinds are refused",
+TEST_CASE("worker protocol: results keep NaN, defaults and flags, unknown argument kinds are refused",
           "[worker]") {
   WorkerResult r;
   r.status = Status::wrong_result;
@@ -346,7 +346,7 @@ TEST_CASE("worker protocol: results keep NaN, defaults and flags; unknown argume
   CHECK_THROWS_AS(plan_from_json(plan), Error);
 }
 
-TEST_CASE("compile helper: an unknown message gets an error naming it; quit ends the helper",
+TEST_CASE("compile helper: an unknown message gets an error naming it, quit ends the helper",
           "[worker]") {
   {
     ChildProcess helper({worker_program(), "--compile"});
