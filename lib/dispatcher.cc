@@ -50,6 +50,7 @@ struct Candidate {
   double median_ms = 0;
   std::string record;       // names the record in messages
   std::string source_hash;  // of the template source it was measured with
+  bool programmatic = false;  // timed with programmatic launch (programmatic_form)
 };
 
 /// The ok records of one (template, problem, device), fastest first.
@@ -102,10 +103,11 @@ struct PendingTask {
   int cc_major = 0, cc_minor = 0;
   struct Group {
     std::string config_text, source_hash;
+    bool programmatic = false;  // how its trials were timed (programmatic_form)
     std::vector<Measured> trials;
   };
   std::vector<Group> groups;
-  std::unordered_map<std::string, std::size_t> group_of;  // config + source -> groups index
+  std::unordered_map<std::string, std::size_t> group_of;  // config + source + way -> groups index
 };
 
 /// A compiled, loaded and planned kernel for one (template, problem, device ordinal).
@@ -198,8 +200,10 @@ void Dispatcher::Impl::index(const std::function<void(const RecordSink&)>& read,
       pending.push_back(std::move(task));
     }
     PendingTask& task = pending[t->second];
-    auto [g, new_group] = task.group_of.try_emplace(group_key, task.groups.size());
-    if (new_group) task.groups.push_back({r.config_text, r.source_hash, {}});
+    const bool programmatic = programmatic_form(r.trial.launch);
+    auto [g, new_group] =
+        task.group_of.try_emplace(group_key + (programmatic ? "\x1fp" : ""), task.groups.size());
+    if (new_group) task.groups.push_back({r.config_text, r.source_hash, programmatic, {}});
     task.groups[g->second].trials.push_back({r.trial.median_ms, r.id, r.run_id});
   });
   std::vector<double> medians;
@@ -217,7 +221,14 @@ void Dispatcher::Impl::index(const std::function<void(const RecordSink&)>& read,
     // Each config by its typical trial (the rule of config_representatives): a config the
     // tuner's final rounds re-measured is not judged by its luckiest trial.
     const std::string task_key = task_key_of(p.template_name, p.problem_key, p.device_key);
+    // Configs are ranked by the trials timed the way this dispatcher launches when the task
+    // has any, else by those timed the other way (trials_ranked_for_launch's rule).
+    const bool wanted = options.programmatic_launch;
+    const bool has_wanted =
+        std::any_of(p.groups.begin(), p.groups.end(),
+                    [&](const PendingTask::Group& g) { return g.programmatic == wanted; });
     for (auto& g : p.groups) {
+      if (has_wanted && g.programmatic != wanted) continue;
       if (failed_groups.count(task_key + '\x1f' + group_key_of(g.config_text, g.source_hash))) continue;
       medians.clear();
       for (const auto& m : g.trials) medians.push_back(m.median_ms);
@@ -225,7 +236,7 @@ void Dispatcher::Impl::index(const std::function<void(const RecordSink&)>& read,
       task.candidates.push_back(Candidate{std::move(g.config_text), typical.median_ms,
                                           record_name(path, from_jsonl, typical.id, p.template_name,
                                                       p.problem_key, p.device_key, typical.run_id),
-                                          std::move(g.source_hash)});
+                                          std::move(g.source_hash), g.programmatic});
     }
     std::stable_sort(task.candidates.begin(), task.candidates.end(),
                      [](const Candidate& a, const Candidate& b) { return a.median_ms < b.median_ms; });
@@ -351,6 +362,18 @@ Selection Dispatcher::Impl::compute(const KernelTemplate& tmpl, const Problem& p
     });
     return out;
   };
+  // Whether this dispatcher launches `config` programmatically: with the option on, a config
+  // none of whose kernels waits for the previous grid (GEMM, convolution) is launched as
+  // usual, so plain trials are then timed its own way.
+  auto launches_programmatically = [&](const Config& config) {
+    if (!options.programmatic_launch) return false;
+    try {
+      return detail::plan_launched_programmatically(tmpl.launch(problem, config, device), true,
+                                                    device.cc_major);
+    } catch (const Error&) {
+      return true;  // no plan to read: as the option says
+    }
+  };
   // One task's selection under a rule: its first usable record of the current template source
   // (`current`) or of the older ones.
   auto try_one = [&](double distance, const Task& task, bool current,
@@ -363,6 +386,7 @@ Selection Dispatcher::Impl::compute(const KernelTemplate& tmpl, const Problem& p
     Selection s;
     s.config = *config;
     s.older_source = used->source_hash != current_source;
+    s.other_launch = used->programmatic != launches_programmatically(s.config);
     s.reason = other_device ? SelectionReason::same_arch
                             : (exact ? SelectionReason::exact : SelectionReason::nearest_shape);
     s.source_problem = task.problem_key;
@@ -377,6 +401,10 @@ Selection Dispatcher::Impl::compute(const KernelTemplate& tmpl, const Problem& p
                     " (" + used->record + ", median " + std::to_string(used->median_ms) +
                     " ms" + (exact ? "" : ", log2 distance " + std::to_string(distance)) +
                     (s.older_source ? ", measured with an older source of the template" : "") +
+                    (!s.other_launch ? ""
+                     : used->programmatic
+                         ? ", timed with programmatic launch, which this dispatcher does not use"
+                         : ", timed without programmatic launch, which this dispatcher uses") +
                     ")";
     return s;
   };

@@ -4,6 +4,7 @@
 // order.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -67,6 +68,15 @@ void check_caller_buffers(const std::function<std::string()>& what,
 inline bool launched_programmatically(const LaunchStep& step, bool allowed, int cc_major) {
   return allowed && programmatic_launch_supported(cc_major) &&
          step.kind == LaunchStep::Kind::kernel && step.grid_dependency_wait;
+}
+
+/// Whether some step of `plan` is launched programmatically (launched_programmatically) when
+/// a launcher allows it on a device of compute capability `cc_major`.x: how a trial of the
+/// plan is timed, and so which way its configs are ranked (programmatic_form).
+inline bool plan_launched_programmatically(const LaunchPlan& plan, bool allowed, int cc_major) {
+  return std::any_of(plan.steps.begin(), plan.steps.end(), [&](const LaunchStep& step) {
+    return launched_programmatically(step, allowed, cc_major);
+  });
 }
 
 /// Runs every step of `plan` on `stream` with `buffers` = workload buffers followed by the

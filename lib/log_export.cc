@@ -78,26 +78,34 @@ void check_export_format(LogFormat format) {
 /// Of one task's trials (log order), the ok ones that `selection` keeps (see
 /// ExportSelection), in log order; a config with a failed trial is kept neither as one of the
 /// N best (ranked_representatives leaves it out) nor as the default (its ok trials alone would
-/// make it look usable in the export).
+/// make it look usable in the export). The N best are counted per launch way (with
+/// programmatic launch or without), each way ranked by its own trials, as a Dispatcher set
+/// either way ranks them (trials_ranked_for_launch).
 std::vector<TrialRecord> kept_of_task(std::vector<TrialRecord> trials, const ExportSelection& selection) {
   std::erase_if(trials, [](const TrialRecord& r) { return r.trial.ok() && !is_possible_time(r.trial.median_ms); });
   auto group = [](const TrialRecord& r) { return r.config_text + '\x1f' + r.source_hash; };
-  // TuningLog::best's ranking, counted per source.
-  std::map<std::string, std::size_t> taken_per_source;
-  std::set<std::string> chosen;
-  for (const TrialRecord& r : ranked_representatives(trials)) {
-    std::size_t& taken = taken_per_source[r.source_hash];
-    if (taken == selection.best_configs) continue;
-    if (selection.usable && !selection.usable(r)) continue;
-    chosen.insert(group(r));
-    ++taken;
+  auto way = [](const TrialRecord& r) { return programmatic_form(r.trial.launch) ? "\x1fp" : ""; };
+  std::set<std::string> chosen;  // group + way
+  for (const bool programmatic : {false, true}) {
+    std::vector<TrialRecord> of_way;  // this way's ok trials, and every failure
+    for (const TrialRecord& r : trials)
+      if (!r.trial.ok() || programmatic_form(r.trial.launch) == programmatic) of_way.push_back(r);
+    // TuningLog::best's ranking, counted per source.
+    std::map<std::string, std::size_t> taken_per_source;
+    for (const TrialRecord& r : ranked_representatives(of_way)) {
+      std::size_t& taken = taken_per_source[r.source_hash];
+      if (taken == selection.best_configs) continue;
+      if (selection.usable && !selection.usable(r)) continue;
+      chosen.insert(group(r) + way(r));
+      ++taken;
+    }
   }
   std::set<std::string> failed;
   for (const TrialRecord& r : trials)
     if (!r.trial.ok()) failed.insert(group(r));
   std::vector<TrialRecord> kept;
   for (auto& r : trials)
-    if (r.trial.ok() && (chosen.count(group(r)) ||
+    if (r.trial.ok() && (chosen.count(group(r) + way(r)) ||
                          (selection.also_keep && selection.also_keep(r) && !failed.count(group(r)))))
       kept.push_back(std::move(r));
   return kept;

@@ -2,6 +2,7 @@
 #include "ktune/log_recorder.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "ktune/build.h"
@@ -32,7 +33,8 @@ void LogRecorder::record(const Trial& trial) {
 std::vector<Trial> trials_to_resume(const TuningLog& log, const KernelTemplate& tmpl,
                                     const Problem& problem, const Device& device,
                                     const SearchSpace& space,
-                                    const std::map<std::string, std::string>& source_of) {
+                                    const std::map<std::string, std::string>& source_of,
+                                    bool programmatic_launch, std::size_t* timed_other_way) {
   LogFilter filter;
   filter.template_name = tmpl.name();
   filter.problem_key = problem.key();
@@ -40,12 +42,17 @@ std::vector<Trial> trials_to_resume(const TuningLog& log, const KernelTemplate& 
   const std::string hash = Builder::source_hash(tmpl.source());
   std::vector<std::string> order;                   // configs in order of first appearance
   std::map<std::string, std::vector<Trial>> trials;  // config -> its trials of that source
+  std::set<std::string> other_way;  // configs with an ok trial timed the other way
   log.for_each(filter, [&](const TrialRecord& r) {
     try {
       Config c = space.parse(r.config_text);
       const auto replayed = source_of.find(c.str());
       const std::string& expected = replayed != source_of.end() ? replayed->second : hash;
       if (r.source_hash != expected || !space.valid(c)) return;
+      if (r.trial.ok() && programmatic_form(r.trial.launch) != programmatic_launch) {
+        other_way.insert(c.str());  // measured again, this run's way
+        return;
+      }
       auto [it, fresh] = trials.try_emplace(c.str());
       if (fresh) order.push_back(c.str());
       Trial t = r.trial;
@@ -70,6 +77,10 @@ std::vector<Trial> trials_to_resume(const TuningLog& log, const KernelTemplate& 
     for (const Trial& t : all) medians.push_back(t.median_ms);
     out.push_back(std::move(all[typical_trial_position(medians)]));
   }
+  if (timed_other_way)
+    *timed_other_way = static_cast<std::size_t>(
+        std::count_if(other_way.begin(), other_way.end(),
+                      [&](const std::string& c) { return !trials.count(c); }));
   return out;
 }
 

@@ -125,6 +125,7 @@ std::vector<Trial> ReplayMeasurer::measure(const std::vector<Config>& batch) {
     t.status = r.status;
     t.message = r.message;
     t.times_ms = r.times_ms;
+    t.launch = r.launch;
     if (r.status == Status::ok) {
       summarize_times(t);
       t.median_ms = r.time_ms;  // the replay objective

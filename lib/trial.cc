@@ -40,6 +40,10 @@ LaunchForm launch_form(bool graph, bool programmatic) {
   return programmatic ? LaunchForm::programmatic : LaunchForm::stream;
 }
 
+bool programmatic_form(LaunchForm launch) {
+  return launch == LaunchForm::programmatic || launch == LaunchForm::programmatic_graph;
+}
+
 const char* to_string(Status status) {
   switch (status) {
     case Status::ok: return "ok";

@@ -467,7 +467,8 @@ std::optional<TrialRecord> TuningLog::best(const std::string& template_name,
                                            const std::string& problem_key,
                                            const std::string& device_key,
                                            const std::string& prefer_source_hash,
-                                           const std::function<bool(const TrialRecord&)>& usable) const {
+                                           const std::function<bool(const TrialRecord&)>& usable,
+                                           bool programmatic_launch) const {
   std::vector<TrialRecord> ok;
   {
     std::lock_guard lock(impl().mutex);
@@ -487,6 +488,7 @@ std::optional<TrialRecord> TuningLog::best(const std::string& template_name,
     s.bind(1, template_name).bind(2, problem_key).bind(3, device_key);
     while (s.step()) ok.push_back(read_record(s, impl().path));
   }
+  ok = trials_ranked_for_launch(std::move(ok), programmatic_launch);
   for (auto& r : ranked_representatives(ok, prefer_source_hash))
     if (!usable || usable(r)) return std::move(r);
   return std::nullopt;

@@ -96,6 +96,18 @@ std::vector<TrialRecord> config_representatives(const std::vector<TrialRecord>& 
   return out;
 }
 
+std::vector<TrialRecord> trials_ranked_for_launch(std::vector<TrialRecord> trials,
+                                                  bool programmatic_launch) {
+  auto same_way = [&](const TrialRecord& r) {
+    return programmatic_form(r.trial.launch) == programmatic_launch;
+  };
+  // The other way's ok trials go only when the wanted way has one of its own.
+  if (std::any_of(trials.begin(), trials.end(),
+                  [&](const TrialRecord& r) { return r.trial.ok() && same_way(r); }))
+    std::erase_if(trials, [&](const TrialRecord& r) { return r.trial.ok() && !same_way(r); });
+  return trials;
+}
+
 std::vector<TrialRecord> ranked_representatives(const std::vector<TrialRecord>& ok,
                                                 const std::string& prefer_source_hash) {
   auto rank = [&](const TrialRecord& r) {  // an empty preference ranks every source alike

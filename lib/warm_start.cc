@@ -14,7 +14,8 @@ namespace ktune {
 
 std::vector<Config> nearest_shape_configs(const TuningLog& log, const KernelTemplate& tmpl,
                                           const Problem& problem, const Device& device,
-                                          const SearchSpace& space, std::size_t count) {
+                                          const SearchSpace& space, std::size_t count,
+                                          bool programmatic_launch) {
   std::vector<Config> out;
   if (count == 0) return out;
   const std::string device_key = device_key_of(device);
@@ -52,7 +53,8 @@ std::vector<Config> nearest_shape_configs(const TuningLog& log, const KernelTemp
   for (std::size_t i = 0; i < asked && out.size() < count; ++i) {
     const std::string& key = std::get<1>(neighbours[i]);
     const auto best = log.best(tmpl.name(), key, device_key, source,
-                               [&](const TrialRecord& r) { return carried(r).has_value(); });
+                               [&](const TrialRecord& r) { return carried(r).has_value(); },
+                               programmatic_launch);
     if (!best) continue;
     Config c = *carried(*best);
     if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(std::move(c));

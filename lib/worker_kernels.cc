@@ -80,9 +80,7 @@ std::size_t LoadedPlan::add_buffer_set(const std::vector<DeviceBufferRef>& buffe
 }
 
 bool LoadedPlan::programmatic() const {
-  return std::any_of(plan_.steps.begin(), plan_.steps.end(), [&](const LaunchStep& step) {
-    return detail::launched_programmatically(step, programmatic_, module_->cc_major());
-  });
+  return detail::plan_launched_programmatically(plan_, programmatic_, module_->cc_major());
 }
 
 void LoadedPlan::enqueue(std::size_t set, cudaStream_t stream) const {

@@ -27,6 +27,14 @@ struct CliResult {
   std::string output;  ///< stdout and stderr interleaved
 };
 
+/// The JSON array a command printed (`best --json`), without the notes it wrote to stderr
+/// around it; "" when the output holds no array.
+inline std::string json_array_of(const std::string& output) {
+  const auto first = output.find('['), last = output.rfind(']');
+  if (first == std::string::npos || last == std::string::npos || last < first) return "";
+  return output.substr(first, last + 1 - first);
+}
+
 /// The ktune program under test: $KTUNE_CLI, else `ktune` in the folder above the test binary
 /// (build trees copied to another machine keep working), else KTUNE_BINARY_DIR/ktune.
 inline std::string ktune_program() {

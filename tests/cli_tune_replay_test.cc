@@ -568,3 +568,70 @@ TEST_CASE("cli: report charts plot ok times only: the best so far never rises, f
   CHECK(ys[2] > ys[1]);   // 1.0 ms: lower on the chart
   CHECK(ys[3] == ys[2]);  // 1.5 ms does not beat 1.0 ms
 }
+
+TEST_CASE("cli: a resume measures again the configs timed only the other launch way, and best "
+          "ranks each way by its own trials",
+          "[cli][replay]") {
+  TempDir dir;
+  // The same measurements recorded twice: on a plain stream (no form recorded: plain), and
+  // launched programmatically, 3 % faster.
+  const std::string plain = dir.file("plain.db"), programmatic = dir.file("programmatic.db");
+  test::write_recorded_copy_db(plain, {kSmall});
+  test::write_recorded_copy_db(programmatic, {kSmall});
+  test::raw_sql(programmatic,
+                "UPDATE trials SET launch = 'programmatic', median_ms = median_ms * 0.97 "
+                "WHERE status = 'ok'");
+  const std::string out = dir.file("out.db");
+  const std::string tune = "tune --template copy --shape " + std::to_string(kSmall) +
+                           " --dtype f32 --budget 12 --seed 3 --progress 0 --db " + out;
+  const auto first = run_ktune(dir, tune + " --replay " + plain);
+  INFO(first.output);
+  REQUIRE(first.status == 0);
+  CHECK(first.output.find("timed only") == std::string::npos);
+  // Replayed programmatic records keep their form: nothing ok of the first run resumes.
+  const auto second = run_ktune(dir, tune + " --replay " + programmatic + " --programmatic-launch");
+  INFO(second.output);
+  REQUIRE(second.status == 0);
+  CHECK(second.output.find("timed only without programmatic launch, which this run uses; they are "
+                           "not resumed but measured again") != std::string::npos);
+  std::map<LaunchForm, int> forms;
+  {
+    TuningLog log(out, LogMode::read_only);
+    for (const auto& r : log.records()) {
+      if (!r.trial.ok()) continue;
+      ++forms[r.trial.launch];
+    }
+  }
+  CHECK(forms.size() == 2);
+  CHECK(forms[LaunchForm::unknown] > 0);
+  CHECK(forms[LaunchForm::programmatic] > 0);
+  const std::int64_t after_second = count_trials(out, kSmall);
+  // A third run of the programmatic way resumes the second's trials and measures nothing of
+  // its configs again.
+  const auto third = run_ktune(dir, tune + " --replay " + programmatic + " --programmatic-launch");
+  INFO(third.output);
+  REQUIRE(third.status == 0);
+  CHECK(count_trials(out, kSmall) == after_second);
+
+  // best ranks each way by its own trials: the programmatic row's time is the programmatic
+  // record of its config, 3 % under the plain record of the same config.
+  auto rows_of = [&](const std::string& flags) {
+    const auto r = run_ktune(dir, "best --json --db " + out + flags);
+    INFO(r.output);
+    REQUIRE(r.status == 0);
+    return nlohmann::json::parse(test::json_array_of(r.output));
+  };
+  const auto plain_rows = rows_of(""), programmatic_rows = rows_of(" --programmatic-launch");
+  REQUIRE(plain_rows.size() == 1);
+  REQUIRE(programmatic_rows.size() == 1);
+  CHECK(plain_rows[0]["launch"] == "unknown");
+  CHECK(programmatic_rows[0]["launch"] == "programmatic");
+  CHECK(plain_rows[0]["unranked_ok_trials"] == forms[LaunchForm::programmatic]);
+  CHECK(programmatic_rows[0]["unranked_ok_trials"] == forms[LaunchForm::unknown]);
+  const Device device = Device::h200();
+  auto copy = find_template("copy");
+  const Problem problem = make_problem(*copy, std::to_string(kSmall), {{"dtype", "f32"}});
+  const Config best = copy->space(problem, device).parse(programmatic_rows[0]["config"]);
+  CHECK(programmatic_rows[0]["median_ms"].get<double>() ==
+        Approx(test::synthetic_copy_trial(best, kSmall).median_ms * 0.97));
+}

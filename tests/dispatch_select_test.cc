@@ -61,7 +61,13 @@ class TileTemplate final : public KernelTemplate {
     if (!ok && why) *why = "tiles do not divide the shape";
     return ok;
   }
-  LaunchPlan launch(const Problem&, const Config&, const Device&) const override { return {}; }
+  /// One kernel, which waits for the previous grid unless `plain_kernels` (as GEMM's do not).
+  LaunchPlan launch(const Problem&, const Config&, const Device&) const override {
+    LaunchStep step;
+    step.entry = "tile";
+    step.grid_dependency_wait = !plain_kernels;
+    return {{step}, {}};
+  }
   std::unique_ptr<Workload> workload(const Problem&) const override { return nullptr; }
 
   static Problem problem(std::int64_t m, std::int64_t n, const std::string& dtype = "f32") {
@@ -70,6 +76,8 @@ class TileTemplate final : public KernelTemplate {
 
   /// BM's domain depends on the problem (tiles up to M).
   bool shape_domains = false;
+  /// Its kernel does not wait for the previous grid: never launched programmatically.
+  bool plain_kernels = false;
 
  private:
   Value default_tile_;
@@ -721,4 +729,78 @@ TEST_CASE("shape_distance counts dimensions below 1 as 1", "[dispatch]") {
   const Problem four{"tile", {{"M", 4}, {"N", 4}}, {{"dtype", "f32"}}};
   CHECK(shape_distance(zero, one) == std::optional<double>(0.0));
   CHECK(shape_distance(zero, four) == std::optional<double>(2.0));
+}
+
+TEST_CASE("Dispatcher ranks a task by the trials timed the way it launches", "[dispatch]") {
+  test::TempDir dir;
+  auto timed = [](std::int64_t m, const std::string& config, double ms, LaunchForm launch) {
+    TrialRecord r = tile_record(m, m, config, ms);
+    r.trial.launch = launch;
+    return r;
+  };
+  const std::string path = dir.file("ways.db");
+  {
+    TuningLog log(path);
+    log.append_batch({
+        // 1024^2 was tuned both ways: BM=128 is fast only when launched programmatically;
+        // BM=64's plain time is 0.6 ms (its programmatic 0.45 ms must not stand for it), so
+        // BM=32 (no recorded form: plain) wins plain launches.
+        timed(1024, "BM=128,BN=32,SPLIT=2", 0.50, LaunchForm::programmatic),
+        timed(1024, "BM=64,BN=64,SPLIT=1", 0.60, LaunchForm::stream),
+        timed(1024, "BM=64,BN=64,SPLIT=1", 0.45, LaunchForm::programmatic_graph),
+        timed(1024, "BM=32,BN=32,SPLIT=1", 0.55, LaunchForm::unknown),
+        // 4096^2 was tuned only programmatically.
+        timed(4096, "BM=64,BN=64,SPLIT=4", 1.00, LaunchForm::programmatic),
+        timed(4096, "BM=32,BN=32,SPLIT=1", 1.50, LaunchForm::programmatic),
+    });
+  }
+  Dispatcher plain(path);
+  auto s = plain.select(kTile, TileTemplate::problem(1024, 1024), test::test_device());
+  CHECK(s.reason == SelectionReason::exact);
+  CHECK(s.config.str() == "BM=32,BN=32,SPLIT=1");
+  CHECK(s.median_ms == 0.55);
+  CHECK_FALSE(s.other_launch);
+  CHECK_THAT(s.explanation, !Catch::Contains("programmatic"));
+  // Timed only the other way: still usable, and said so.
+  s = plain.select(kTile, TileTemplate::problem(4096, 4096), test::test_device());
+  CHECK(s.config.str() == "BM=64,BN=64,SPLIT=4");
+  CHECK(s.other_launch);
+  CHECK_THAT(s.explanation,
+             Catch::Contains("timed with programmatic launch, which this dispatcher does not use"));
+
+  DispatcherOptions options;
+  options.programmatic_launch = true;
+  Dispatcher programmatic(path, options);
+  s = programmatic.select(kTile, TileTemplate::problem(1024, 1024), test::test_device());
+  CHECK(s.config.str() == "BM=64,BN=64,SPLIT=1");
+  CHECK(s.median_ms == 0.45);
+  CHECK_FALSE(s.other_launch);
+  s = programmatic.select(kTile, TileTemplate::problem(4096, 4096), test::test_device());
+  CHECK(s.config.str() == "BM=64,BN=64,SPLIT=4");
+  CHECK_FALSE(s.other_launch);
+  // `ktune best` and TuningLog::best name the same configs, each way.
+  TuningLog log(path, LogMode::read_only);
+  const std::string key = TileTemplate::problem(1024, 1024).key();
+  const std::string device = device_key_of(test::test_device());
+  CHECK(log.best(kTile.name(), key, device)->config_text == "BM=32,BN=32,SPLIT=1");
+  CHECK(log.best(kTile.name(), key, device, "", {}, true)->trial.median_ms == 0.45);
+
+  // A programmatic dispatcher launches a template whose kernels do not wait as usual: plain
+  // trials are then its own way, and nothing is flagged.
+  const std::string plain_path = dir.file("plain.db");
+  {
+    TuningLog plain_log(plain_path);
+    plain_log.append_batch({timed(1024, "BM=64,BN=64,SPLIT=1", 0.60, LaunchForm::stream)});
+  }
+  TileTemplate gemm_like;
+  gemm_like.plain_kernels = true;
+  s = Dispatcher(plain_path, options).select(gemm_like, TileTemplate::problem(1024, 1024),
+                                             test::test_device());
+  CHECK(s.config.str() == "BM=64,BN=64,SPLIT=1");
+  CHECK_FALSE(s.other_launch);
+  s = Dispatcher(plain_path, options).select(kTile, TileTemplate::problem(1024, 1024),
+                                             test::test_device());
+  CHECK(s.other_launch);
+  CHECK_THAT(s.explanation,
+             Catch::Contains("timed without programmatic launch, which this dispatcher uses"));
 }

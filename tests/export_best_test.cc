@@ -92,6 +92,43 @@ TEST_CASE("export best: each source's N fastest configs by typical trial, all th
   CHECK(exported(log, many).size() == 11);
 }
 
+TEST_CASE("export best: the N fastest of each launch way, each ranked by its own trials",
+          "[log][export]") {
+  TempDir dir;
+  TuningLog log(dir.file("t.db"));
+  auto timed = [](const std::string& name, double ms, LaunchForm launch) {
+    TrialRecord r = trial(name, ms);
+    r.trial.launch = launch;
+    return r;
+  };
+  // Plain: A 0.50, B 0.60 (C has no plain trial). Programmatic: C 0.40, A 0.45. D, the
+  // fastest either way, failed once: out either way.
+  log.append_batch({timed("A", 0.50, LaunchForm::stream), timed("B", 0.60, LaunchForm::unknown),
+                    timed("C", 0.40, LaunchForm::programmatic),
+                    timed("A", 0.45, LaunchForm::programmatic_graph),
+                    timed("D", 0.30, LaunchForm::programmatic), timed("D", 0.55, LaunchForm::graph)});
+  TrialRecord failed = trial("D", 0.30, "s-new", Status::wrong_result);
+  log.append(failed);
+  ExportSelection one;
+  one.best_configs = 1;
+  // Only A's plain trial is kept with it: its programmatic 0.45 is not what ranked it.
+  CHECK(labels(exported(log, one)) == std::vector<std::string>{"A@0.5", "C@0.4"});
+  ExportSelection two;
+  two.best_configs = 2;
+  CHECK(labels(exported(log, two)) ==
+        std::vector<std::string>{"A@0.5", "B@0.6", "C@0.4", "A@0.45"});
+  // Read back, either way ranks first what it ranks first over the whole log.
+  const std::string device = device_key_of(test::test_device());
+  for (const bool programmatic : {false, true}) {
+    INFO("programmatic launch " << programmatic);
+    const auto ranked =
+        ranked_representatives(trials_ranked_for_launch(exported(log, one), programmatic));
+    REQUIRE_FALSE(ranked.empty());
+    CHECK(ranked.front().config_text ==
+          log.best("copy", kProblem, device, "", {}, programmatic)->config_text);
+  }
+}
+
 TEST_CASE("export best: ties go to the config measured first, filters still apply",
           "[log][export]") {
   TempDir dir;

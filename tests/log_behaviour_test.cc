@@ -250,3 +250,68 @@ TEST_CASE("log: an append from a for_each visitor and a moved-from log are error
   CHECK(moved.count() == 2);
   CHECK_THROWS_WITH(log.count(), Catch::Contains("moved from"));  // NOLINT: use after move on purpose
 }
+
+namespace {
+
+/// A record of `config` at `ms`, timed as `launch` says.
+TrialRecord timed(const std::string& config, double ms, LaunchForm launch,
+                  Status status = Status::ok) {
+  TrialRecord r = make_record(config, ms, status);
+  r.trial.launch = launch;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("log: configs are ranked by the trials of one launch way, never across the two",
+          "[log]") {
+  test::TempDir dir;
+  TuningLog log(dir.file("t.db"));
+  const std::string device = device_key_of(test::test_device());
+  // BLOCK=1 is fastest only when launched programmatically; BLOCK=2 was timed both ways and
+  // is typically 0.60 ms on a plain launch; BLOCK=3, without a recorded form, counts as plain;
+  // BLOCK=4 is the fastest plain config but failed when launched programmatically.
+  log.append_batch({timed("BLOCK=1,VEC=1", 0.50, LaunchForm::programmatic_graph),
+                    timed("BLOCK=2,VEC=1", 0.60, LaunchForm::stream),
+                    timed("BLOCK=2,VEC=1", 0.45, LaunchForm::programmatic),
+                    timed("BLOCK=2,VEC=1", 0.62, LaunchForm::graph),
+                    timed("BLOCK=3,VEC=1", 0.58, LaunchForm::unknown),
+                    timed("BLOCK=4,VEC=1", 0.30, LaunchForm::stream),
+                    timed("BLOCK=4,VEC=1", 0.30, LaunchForm::programmatic, Status::wrong_result)});
+  const auto plain = log.best("copy", kProblem, device);
+  REQUIRE(plain);
+  CHECK(plain->config_text == "BLOCK=3,VEC=1");  // 0.58 beats BLOCK=2's typical plain 0.60
+  CHECK(plain->trial.launch == LaunchForm::unknown);
+  const auto programmatic = log.best("copy", kProblem, device, "", {}, true);
+  REQUIRE(programmatic);
+  CHECK(programmatic->config_text == "BLOCK=2,VEC=1");
+  CHECK(programmatic->trial.median_ms == 0.45);
+  CHECK(programmatic->trial.launch == LaunchForm::programmatic);
+
+  // The filter itself: the wanted way's ok trials and every failure, in log order.
+  const auto records = log.records();
+  std::vector<double> kept;
+  for (const auto& r : trials_ranked_for_launch(records, true)) kept.push_back(r.trial.median_ms);
+  CHECK(kept == std::vector<double>{0.50, 0.45, 0.30});
+  kept.clear();
+  for (const auto& r : trials_ranked_for_launch(records, false)) kept.push_back(r.trial.median_ms);
+  CHECK(kept == std::vector<double>{0.60, 0.62, 0.58, 0.30, 0.30});
+}
+
+TEST_CASE("log: a task timed only one way still ranks for a launcher of the other way",
+          "[log]") {
+  test::TempDir dir;
+  TuningLog log(dir.file("t.db"));
+  const std::string device = device_key_of(test::test_device());
+  log.append_batch({timed("BLOCK=1,VEC=1", 0.50, LaunchForm::programmatic),
+                    timed("BLOCK=2,VEC=1", 0.40, LaunchForm::programmatic),
+                    timed("BLOCK=3,VEC=1", 0.20, LaunchForm::stream, Status::timeout)});
+  for (const bool programmatic : {false, true}) {
+    INFO("programmatic launch " << programmatic);
+    const auto best = log.best("copy", kProblem, device, "", {}, programmatic);
+    REQUIRE(best);
+    CHECK(best->config_text == "BLOCK=2,VEC=1");
+  }
+  // Only failures of the wanted way: the other way's ok trials stay.
+  CHECK(trials_ranked_for_launch(log.records(), false).size() == 3);
+}

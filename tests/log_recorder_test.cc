@@ -1,6 +1,8 @@
 // LogRecorder and trials_to_resume on a real log without a GPU: stamping (run id, time, note,
 // the source a replayed trial was measured with), and what a new run of the task resumes from
 // (one trial per config, its typical ok trial, only of the source that run would record).
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "builtin_templates.h"
@@ -89,4 +91,55 @@ TEST_CASE("LogRecorder stamps trials, trials_to_resume gives each config's typic
   const SearchSpace other_space = tmpl->space(other, device);
   CHECK(trials_to_resume(log, *tmpl, other, device, other_space).empty());
   CHECK(trials_to_resume(log, *tmpl, other, device, other_space, replay.source_of).size() == 1);
+}
+
+TEST_CASE("trials_to_resume resumes only the ok trials timed the new run's way", "[log]") {
+  test::TempDir dir;
+  auto tmpl = make_copy_template();
+  const Problem problem = make_problem(*tmpl, "4096", {});
+  const Device device = test::test_device();
+  const SearchSpace space = tmpl->space(problem, device);
+  std::mt19937_64 rng(11);
+  std::vector<Config> configs{space.default_config()};
+  while (configs.size() < 4) {
+    Config c = space.random(rng);
+    if (std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(c);
+  }
+  const Config &both = configs[0], &plain_only = configs[1], &programmatic_only = configs[2],
+               &failed_plain = configs[3];
+  auto timed = [](const Config& c, double ms, LaunchForm launch) {
+    Trial t = ok_trial(c, ms);
+    t.launch = launch;
+    return t;
+  };
+  TuningLog log(dir.file("log.db"));
+  LogRecorder recorder(log, tmpl, problem, device);
+  recorder.record(timed(both, 2.0, LaunchForm::stream));
+  recorder.record(timed(both, 1.5, LaunchForm::programmatic));
+  recorder.record(timed(plain_only, 3.0, LaunchForm::graph));
+  recorder.record(timed(programmatic_only, 1.0, LaunchForm::programmatic_graph));
+  recorder.record(timed(failed_plain, 0.5, LaunchForm::programmatic));
+  Trial failure;
+  failure.config = failed_plain;
+  failure.status = Status::wrong_result;
+  recorder.record(failure);  // a failure resumes whichever way the run times
+
+  std::size_t other_way = 99;
+  auto resumed = trials_to_resume(log, *tmpl, problem, device, space, {}, false, &other_way);
+  REQUIRE(resumed.size() == 3);
+  CHECK(resumed[0].config == both);
+  CHECK(resumed[0].median_ms == 2.0);  // its plain time, not the programmatic 1.5
+  CHECK(resumed[1].config == plain_only);
+  CHECK(resumed[2].config == failed_plain);
+  CHECK(resumed[2].status == Status::wrong_result);
+  CHECK(other_way == 1);  // programmatic_only is measured again
+
+  resumed = trials_to_resume(log, *tmpl, problem, device, space, {}, true, &other_way);
+  REQUIRE(resumed.size() == 3);
+  CHECK(resumed[0].config == both);
+  CHECK(resumed[0].median_ms == 1.5);
+  CHECK(resumed[1].config == programmatic_only);
+  CHECK(resumed[2].config == failed_plain);
+  CHECK(resumed[2].status == Status::wrong_result);
+  CHECK(other_way == 1);  // plain_only
 }

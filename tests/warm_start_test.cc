@@ -177,3 +177,24 @@ TEST_CASE("warm start: shapes equally far up and down tie by problem key, as the
   REQUIRE(configs.size() == 1);
   CHECK(configs.front().str() == "VEC=1,THREADS=256,ITEMS=1,GRID_STRIDE=0");  // copy|N=10 first
 }
+
+TEST_CASE("warm start: a neighbour's winner is the one of the way the new run times",
+          "[warm_start]") {
+  TempDir dir;
+  TuningLog log(dir.file("t.db"));
+  auto timed = [](const std::string& config, double ms, LaunchForm launch) {
+    TrialRecord r = copy_record(1 << 20, config, ms);
+    r.trial.launch = launch;
+    return r;
+  };
+  log.append_batch(
+      {timed("VEC=4,THREADS=1024,ITEMS=4,GRID_STRIDE=0", 0.10, LaunchForm::programmatic),
+       timed("VEC=2,THREADS=256,ITEMS=1,GRID_STRIDE=0", 0.20, LaunchForm::stream)});
+  const auto copy = find_template("copy");
+  const Problem problem = make_problem(*copy, std::to_string(1 << 21), {{"dtype", "f32"}});
+  const SearchSpace space = copy->space(problem, Device::h200());
+  CHECK(texts(nearest_shape_configs(log, *copy, problem, Device::h200(), space, 1)) ==
+        std::vector<std::string>{"VEC=2,THREADS=256,ITEMS=1,GRID_STRIDE=0"});
+  CHECK(texts(nearest_shape_configs(log, *copy, problem, Device::h200(), space, 1, true)) ==
+        std::vector<std::string>{"VEC=4,THREADS=1024,ITEMS=4,GRID_STRIDE=0"});
+}

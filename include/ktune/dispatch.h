@@ -45,6 +45,12 @@ struct Selection {
   /// order (an older-source exact record is chosen before a current-source one of another
   /// device).
   bool older_source = false;
+  /// True when the record was timed the other way than this dispatcher launches the config
+  /// (with programmatic launch when DispatcherOptions::programmatic_launch is off, or without
+  /// it when the option is on and a kernel of the config waits for the previous grid): its
+  /// task holds no ok trial timed this dispatcher's way. A task's configs are ranked by the
+  /// trials of one way only (trials_ranked_for_launch in ktune/log.h).
+  bool other_launch = false;
   /// True when the config was tuned on another device (reason same_arch).
   bool other_device() const { return reason == SelectionReason::same_arch; }
 };
@@ -73,7 +79,8 @@ struct DispatcherOptions {
   /// visible before touching memory, so results are those of an ordinary launch. It takes
   /// the stream's per-launch gap off short kernels (docs/deployment.md). Tune with
   /// TimingOptions::programmatic_launch set the same way, so that the log's times are these
-  /// launches' times.
+  /// launches' times. It also picks which of a task's trials rank its configs: those timed
+  /// this way when the task has any (Selection::other_launch otherwise).
   bool programmatic_launch = false;
 };
 

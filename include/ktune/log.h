@@ -95,10 +95,21 @@ std::vector<TrialRecord> config_representatives(const std::vector<TrialRecord>& 
 /// earlier trial). Empty input is misuse: Error(invalid_argument).
 std::size_t typical_trial_position(const std::vector<double>& medians);
 
-/// How TuningLog::best() ranks a task's configs: config_representatives() of its trials (ok
-/// ones, and failed ones, which rule their config out), fastest first, a tie going to the
-/// config that appears first; with `prefer_source_hash`, the configs of that template source
-/// come before the others.
+/// The trials of one task that a launcher ranks the task's configs by, with programmatic
+/// launch on or off (`programmatic_launch`, as DispatcherOptions::programmatic_launch): its
+/// ok trials timed that way (programmatic_form) when it has any, else its ok trials timed the
+/// other way (a log tuned one way still serves the other); and every failed trial either way,
+/// since a failure rules its config out whatever the form. Configs are never ranked across
+/// the two ways: a programmatic launch times the same kernel a few percent faster, so a mixed
+/// ranking would favour whichever configs happened to be timed programmatically. Log order
+/// is kept.
+std::vector<TrialRecord> trials_ranked_for_launch(std::vector<TrialRecord> trials,
+                                                  bool programmatic_launch);
+
+/// How TuningLog::best() ranks a task's configs, given the trials trials_ranked_for_launch()
+/// keeps: config_representatives() of its trials (ok ones, and failed ones, which rule their
+/// config out), fastest first, a tie going to the config that appears first; with
+/// `prefer_source_hash`, the configs of that template source come before the others.
 std::vector<TrialRecord> ranked_representatives(const std::vector<TrialRecord>& ok,
                                                 const std::string& prefer_source_hash = "");
 
@@ -185,12 +196,14 @@ class TuningLog {
   /// is what that kernel did, not what the current one does. With `usable`, a config whose
   /// typical trial it refuses cannot win (e.g. a config text the dispatcher would reject, so
   /// that `ktune best` names what a deployment launches); it is asked in rank order until it
-  /// accepts one.
+  /// accepts one. Only the trials a launcher with `programmatic_launch` on or off ranks by
+  /// take part (trials_ranked_for_launch), as in the dispatcher.
   std::optional<TrialRecord> best(const std::string& template_name,
                                   const std::string& problem_key,
                                   const std::string& device_key,
                                   const std::string& prefer_source_hash = "",
-                                  const std::function<bool(const TrialRecord&)>& usable = {}) const;
+                                  const std::function<bool(const TrialRecord&)>& usable = {},
+                                  bool programmatic_launch = false) const;
   /// Every trial of a run in insertion order.
   std::vector<TrialRecord> run_history(const std::string& run_id) const;
   /// Config texts already measured for a task (any status), sorted, no duplicates. With a
@@ -286,11 +299,13 @@ void check_output_not_database(const std::string& path);
 /// What an export keeps of the records its filter matches.
 struct ExportSelection {
   /// 0 (the default): every record. N > 0: a deployment log. For each task (template,
-  /// problem, device) and template source, the ok trials of the N configs that
-  /// TuningLog::best() ranks first (each config judged by its typical trial, ties to the
-  /// config measured first), with every ok trial of those configs, so that the typical trials
-  /// and the ranking read back the same from the export (a Dispatcher over it picks what it
-  /// picks over the whole log, down to the N-th config). Other statuses, slower configs and ok
+  /// problem, device), template source and launch way (with programmatic launch or without,
+  /// each ranked by its own trials: trials_ranked_for_launch), the ok trials of the N configs
+  /// that TuningLog::best() ranks first (each config judged by its typical trial, ties to the
+  /// config measured first), with every ok trial of those configs timed that way, so that
+  /// the typical trials and the ranking read back the same from the export (a Dispatcher over
+  /// it picks what it picks over the whole log, down to the N-th config, either way). Other
+  /// statuses, slower configs and ok
   /// trials without a possible time are left out. Tasks come in TuningLog::tasks() order, each
   /// task's trials in log order.
   std::size_t best_configs = 0;

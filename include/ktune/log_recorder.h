@@ -62,10 +62,16 @@ class LogRecorder : public TrialSink {
 /// (the final rounds re-measure the finalists) resumes as its typical trial, the rule of
 /// `ktune best` and the Dispatcher, so that a resumed run names the winner they would; a
 /// config that failed any of its trials (which they never name) resumes as its first failed
-/// trial. In order of first appearance.
+/// trial. In order of first appearance. Only ok trials timed the way the new run times
+/// (`programmatic_launch`: with programmatic launch or without, programmatic_form) resume, so
+/// that a run never ranks configs across the two ways; failures resume either way. A config
+/// whose ok trials were all timed the other way does not resume (the run measures it again,
+/// its own way); `timed_other_way`, when given, receives how many such configs there are.
 std::vector<Trial> trials_to_resume(const TuningLog& log, const KernelTemplate& tmpl,
                                     const Problem& problem, const Device& device,
                                     const SearchSpace& space,
-                                    const std::map<std::string, std::string>& source_of = {});
+                                    const std::map<std::string, std::string>& source_of = {},
+                                    bool programmatic_launch = false,
+                                    std::size_t* timed_other_way = nullptr);
 
 }  // namespace ktune

@@ -27,6 +27,7 @@ struct RecordedResult {
   double time_ms = 0;            ///< the objective time when ok
   std::vector<double> times_ms;  ///< recorded samples (may be empty)
   std::string message;           ///< error text of a failed record
+  LaunchForm launch = LaunchForm::unknown;  ///< how the recorded runs were launched
 };
 
 /// A Measurer answering from recorded measurements; counts the evaluations it answers.

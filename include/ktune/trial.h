@@ -31,7 +31,7 @@ Status status_from_string(const std::string& text);
 /// Dispatcher launches on a stream, programmatically when DispatcherOptions::programmatic_launch
 /// is on; graphs are what a program that replays its kernels through CUDA graphs sees.
 enum class LaunchForm {
-  unknown,             ///< not timed, or measured before ktune recorded it, or by a replay
+  unknown,             ///< not timed, or measured before ktune recorded it (or imported)
   stream,              ///< one after another on a stream
   graph,               ///< each sample's runs replayed as one CUDA graph
   programmatic,        ///< on a stream, with programmatic stream serialization
@@ -44,6 +44,11 @@ const char* to_string(LaunchForm launch);
 LaunchForm launch_form_from_string(const std::string& text);
 /// The form a timing made of `graph` and `programmatic` launches is.
 LaunchForm launch_form(bool graph, bool programmatic);
+/// Whether `launch` is one of the programmatic forms (programmatic, programmatic_graph). A
+/// task's configs are ranked by trials of one side only (trials_ranked_for_launch in
+/// ktune/log.h); unknown counts as a plain launch, as the trials ktune measured before it
+/// recorded launch forms and imported measurements were.
+bool programmatic_form(LaunchForm launch);
 
 /// Resources of a compiled kernel, from ptxas verbose output; -1 when unknown.
 struct Resources {

@@ -24,9 +24,11 @@ inline constexpr std::size_t kNeighboursAskedPerConfig = 8;
 /// at their defaults); a neighbour without one, or whose config is listed already, is passed
 /// over. Only the kNeighboursAskedPerConfig * `count` nearest problems are asked, so fewer
 /// than `count` configs come back when their winners coincide. Empty when the log holds no
-/// comparable problem.
+/// comparable problem. Neighbours are ranked by their trials timed the way the new run times
+/// (`programmatic_launch`, trials_ranked_for_launch).
 std::vector<Config> nearest_shape_configs(const TuningLog& log, const KernelTemplate& tmpl,
                                           const Problem& problem, const Device& device,
-                                          const SearchSpace& space, std::size_t count);
+                                          const SearchSpace& space, std::size_t count,
+                                          bool programmatic_launch = false);
 
 }  // namespace ktune

@@ -30,12 +30,14 @@ std::optional<double> bandwidth_gbs(const KernelTemplate& tmpl, const Problem& p
 }
 
 /// The default config's time, judged as the best's: its config_representatives() median
-/// among the task's trials of `source_hash` (the best's source), so that a default that is
-/// the best shows 1.00x, and a default with a failed trial, which could not be the best, has
-/// none. Records written before the template gained parameters count, with
-/// those parameters at their defaults (the rule of `tune --replay`).
+/// among the task's trials of `source_hash` (the best's source) timed the best's way
+/// (`programmatic`: with programmatic launch or not; failed trials count either way), so
+/// that a default that is the best shows 1.00x, and a default with a failed trial, which
+/// could not be the best, has none. Records written before the template gained parameters
+/// count, with those parameters at their defaults (the rule of `tune --replay`).
 std::optional<double> default_median(const TuningLog& log, const TaskSummary& task,
-                                     const std::string& source_hash, const SearchSpace& space) {
+                                     const std::string& source_hash, bool programmatic,
+                                     const SearchSpace& space) {
   const std::string default_text = space.default_config().str();
   LogFilter filter;
   filter.template_name = task.template_name;
@@ -45,6 +47,7 @@ std::optional<double> default_median(const TuningLog& log, const TaskSummary& ta
   log.for_each(filter, [&](const TrialRecord& r) {
     auto config = config_in_space(space, r.config_text);
     if (!config || config->str() != default_text || r.source_hash != source_hash) return;
+    if (r.trial.ok() && programmatic_form(r.trial.launch) != programmatic) return;
     TrialRecord copy = r;
     copy.config_text = default_text;  // one group, whatever parameters the record lacked
     defaults.push_back(std::move(copy));
@@ -95,10 +98,24 @@ std::shared_ptr<const KernelTemplate> known_template(const std::string& name) {
   }
 }
 
+/// The ok trials of a task timed with programmatic launch (`programmatic`) or without.
+std::int64_t ok_trials_timed(const TuningLog& log, const TaskSummary& task, bool programmatic) {
+  LogFilter filter;
+  filter.template_name = task.template_name;
+  filter.problem_key = task.problem_key;
+  filter.device_key = task.device_key;
+  std::int64_t n = 0;
+  log.for_each(filter, [&](const TrialRecord& r) {
+    n += r.trial.ok() && programmatic_form(r.trial.launch) == programmatic;
+  });
+  return n;
+}
+
 /// Best copy bandwidth (GB/s) per device key among the log's "copy" template tasks, each task
 /// judged by its best config's typical trial (TuningLog::best), as its own row is.
 std::map<std::string, double> copy_bandwidth_by_device(const TuningLog& log,
-                                                       const std::vector<TaskSummary>& tasks) {
+                                                       const std::vector<TaskSummary>& tasks,
+                                                       bool programmatic_launch) {
   std::map<std::string, double> out;
   std::shared_ptr<const KernelTemplate> copy;
   try {
@@ -110,7 +127,7 @@ std::map<std::string, double> copy_bandwidth_by_device(const TuningLog& log,
   for (const auto& t : tasks) {
     if (t.template_name != "copy" || !t.best_ms) continue;
     const auto best = log.best(t.template_name, t.problem_key, t.device_key, source,
-                               dispatchable(copy.get(), t.problem_key));
+                               dispatchable(copy.get(), t.problem_key), programmatic_launch);
     if (!best) continue;
     try {
       if (auto bw = bandwidth_gbs(*copy, Problem::from_key(t.problem_key), best->trial.median_ms))
@@ -158,9 +175,10 @@ std::string fixed(const std::optional<double>& v, const char* format) {
 
 }  // namespace
 
-std::vector<BestRow> best_rows(const TuningLog& log, std::vector<TaskSummary>* unusable) {
+std::vector<BestRow> best_rows(const TuningLog& log, std::vector<TaskSummary>* unusable,
+                               bool programmatic_launch) {
   const auto tasks = log.tasks();
-  const auto copy_bw = copy_bandwidth_by_device(log, tasks);
+  const auto copy_bw = copy_bandwidth_by_device(log, tasks, programmatic_launch);
   std::vector<BestRow> rows;
   for (const auto& task : tasks) {
     if (!task.best_ms || is_vendor_template(task.template_name)) continue;
@@ -169,7 +187,7 @@ std::vector<BestRow> best_rows(const TuningLog& log, std::vector<TaskSummary>* u
     const std::shared_ptr<const KernelTemplate> tmpl = known_template(task.template_name);
     const std::string current_source = tmpl ? Builder::source_hash(tmpl->source()) : "";
     auto best = log.best(task.template_name, task.problem_key, task.device_key, current_source,
-                         dispatchable(tmpl.get(), task.problem_key));
+                         dispatchable(tmpl.get(), task.problem_key), programmatic_launch);
     if (!best) {
       if (unusable) unusable->push_back(task);
       continue;
@@ -185,12 +203,16 @@ std::vector<BestRow> best_rows(const TuningLog& log, std::vector<TaskSummary>* u
     row.launch = best->trial.launch;
     row.trials = task.trials;
     row.ok_trials = task.ok_trials;
+    // Trials timed the other way than the best (programmatic launch or not) do not rank this
+    // row; with some of the wanted way among them, they are a ranking the row does not show.
+    row.unranked_ok_trials = ok_trials_timed(log, task, !programmatic_form(best->trial.launch));
     if (tmpl) {
       try {
         const Problem problem = Problem::from_key(task.problem_key);
         const Device device = device_of_record(best->device);
         row.default_ms =
-            default_median(log, task, best->source_hash, tmpl->space(problem, device));
+            default_median(log, task, best->source_hash, programmatic_form(best->trial.launch),
+                           tmpl->space(problem, device));
         if (row.default_ms && row.median_ms > 0) row.speedup = *row.default_ms / row.median_ms;
         add_vendor_ratio(row, log, *tmpl, problem, copy_bw);
       } catch (const Error&) {
@@ -258,6 +280,7 @@ nlohmann::json best_rows_json(const std::vector<BestRow>& rows) {
                    {"launch", to_string(r.launch)},
                    {"trials", r.trials},
                    {"ok_trials", r.ok_trials},
+                   {"unranked_ok_trials", r.unranked_ok_trials},
                    {"default_ms", number(r.default_ms)},
                    {"speedup", number(r.speedup)},
                    {"vendor", r.vendor.empty() ? nlohmann::json() : nlohmann::json(r.vendor)},
@@ -267,6 +290,29 @@ nlohmann::json best_rows_json(const std::vector<BestRow>& rows) {
                    {"older_source", r.older_source}});
   }
   return out;
+}
+
+std::string unranked_trials_note(const std::vector<BestRow>& rows) {
+  std::size_t tasks = 0, programmatic = 0;
+  for (const auto& r : rows) {
+    if (r.unranked_ok_trials == 0) continue;
+    ++tasks;
+    programmatic += !programmatic_form(r.launch);  // the unranked ones are programmatic
+  }
+  if (tasks == 0) return "";
+  const std::size_t plain = tasks - programmatic;
+  std::string note = "note: " + std::to_string(tasks) +
+                     (tasks == 1 ? " task also holds" : " tasks also hold") +
+                     " ok trials timed the other way, which do not rank it (a config is ranked "
+                     "only against trials launched as it was, as a Dispatcher does):";
+  if (programmatic)
+    note += " " + std::to_string(programmatic) + " with programmatic launch (`ktune best "
+            "--programmatic-launch` ranks by them)";
+  if (programmatic && plain) note += ";";
+  if (plain)
+    note += " " + std::to_string(plain) + " without it (`ktune best` without "
+            "--programmatic-launch ranks by them)";
+  return note;
 }
 
 std::string best_rows_text(const std::vector<BestRow>& rows) {

@@ -26,6 +26,9 @@ struct BestRow {
   LaunchForm launch = LaunchForm::unknown;  ///< how the trial giving median_ms was launched
   std::int64_t trials = 0;             ///< trials of the task (all runs)
   std::int64_t ok_trials = 0;          ///< ok trials of the task
+  /// Ok trials of the task timed the other way than the best (with programmatic launch or
+  /// without), which do not rank this row (trials_ranked_for_launch).
+  std::int64_t unranked_ok_trials = 0;
   std::optional<double> default_ms;    ///< median of the default config (same run preferred)
   std::optional<double> speedup;       ///< default_ms / median_ms
   std::string vendor;                  ///< "copy", "cublas", "cudnn" or "" (template has none)
@@ -41,9 +44,14 @@ struct BestRow {
 /// left out, and so are vendor reference tasks ("vendor:cublas"), which appear as the vendor
 /// columns of the rows of their problem. `unusable` (when given) receives the tasks left out
 /// although they hold ok trials: none of those names a config this build would launch.
-std::vector<BestRow> best_rows(const TuningLog& log, std::vector<TaskSummary>* unusable = nullptr);
+/// Each task's configs are ranked as a Dispatcher with DispatcherOptions::programmatic_launch
+/// set to `programmatic_launch` ranks them: by the trials timed that way when it has any
+/// (trials_ranked_for_launch); the copy bandwidth, by the copy tasks' trials of that way.
+std::vector<BestRow> best_rows(const TuningLog& log, std::vector<TaskSummary>* unusable = nullptr,
+                               bool programmatic_launch = false);
 
-/// What `ktune export --best N` keeps: per task and template source, the N fastest configs
+/// What `ktune export --best N` keeps: per task, template source and launch way (with
+/// programmatic launch or without), the N fastest configs
 /// that best_rows() could name (the check it applies to a template this build knows), with
 /// all their ok trials, and every ok trial of the task's default config, so that best_rows()
 /// over the export gives the rows it gives over the whole log.
@@ -51,6 +59,11 @@ ExportSelection best_configs_selection(std::size_t configs);
 
 /// The rows as a JSON array (missing numbers are null).
 nlohmann::json best_rows_json(const std::vector<BestRow>& rows);
+
+/// One line (no newline) counting the rows whose task also holds ok trials timed the other
+/// way than the row's best (BestRow::unranked_ok_trials) and saying which `best` flag ranks
+/// by them; "" when there are none.
+std::string unranked_trials_note(const std::vector<BestRow>& rows);
 
 /// The rows as an aligned text table ("-" for missing numbers).
 std::string best_rows_text(const std::vector<BestRow>& rows);

@@ -15,21 +15,28 @@ namespace ktune::cli {
 void add_best_command(CLI::App& app) {
   auto db = std::make_shared<std::string>("ktune.db");
   auto json = std::make_shared<bool>(false);
+  auto programmatic = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand(
       "best", "Best config per problem and device, with speed-up over the default and vs vendor");
   cmd->add_option("--db", *db, "Tuning log (SQLite)");
   cmd->add_flag("--json", *json, "Print a JSON array instead of a table");
+  cmd->add_flag("--programmatic-launch", *programmatic,
+                "Rank each task by its trials timed with programmatic launch (when it has any), as "
+                "a Dispatcher with DispatcherOptions::programmatic_launch does; without it, by "
+                "those timed without");
   auto spaces = std::make_shared<std::vector<std::string>>();
   cmd->add_option("--space", *spaces,
                   "User template documents (T1 JSON) whose tasks the log holds (repeatable)");
-  cmd->callback([db, json, spaces] {
+  cmd->callback([db, json, spaces, programmatic] {
     for (const auto& s : *spaces) register_user_template({s, ""});
     TuningLog log(*db, LogMode::read_only);
     // Tasks whose ok trials name no config this build would launch (another kernel's records
     // under a template's name, parameters since removed): said, not silently left out.
     std::vector<TaskSummary> unusable;
-    const auto rows = best_rows(log, &unusable);
-    const std::string note = unusable_tasks_note(unusable);
+    const auto rows = best_rows(log, &unusable, *programmatic);
+    std::string note = unusable_tasks_note(unusable);
+    if (const std::string unranked = unranked_trials_note(rows); !unranked.empty())
+      note += (note.empty() ? "" : "\n") + unranked;
     if (*json) {
       // Names are stored as given (an import may carry bytes that are not UTF-8): those
       // become U+FFFD, as in exports, instead of failing the whole answer.
@@ -49,7 +56,10 @@ void add_best_command(CLI::App& app) {
     std::printf("%s", best_rows_text(rows).c_str());
     std::printf("best ms / default ms: each config's typical trial (the lower median of its "
                 "trials' medians); launch: how the best's timed runs were launched (stream, graph, "
-                "programmatic or programmatic_graph; unknown: not recorded); speedup: default / "
+                "programmatic or programmatic_graph; unknown: not recorded, counted as without "
+                "programmatic launch; a task's configs are ranked only against trials launched the same way, "
+                "without programmatic launch unless --programmatic-launch or the task has no such "
+                "trial); speedup: default / "
                 "best; vendor ms: the vendor's time (`ktune vendor` records cuBLAS/cuDNN "
                 "times; copy: the same bytes at the best copy bandwidth in the log); vs vendor: "
                 "tuned speed / vendor speed, '-' when not measured; (older source): measured with "

@@ -95,31 +95,23 @@ bool times_programmatically(const TuneArgs& args, const PlanEntry& entry, const 
                             const SearchSpace& space) {
   if (!args.programmatic_launch) return false;
   try {
-    const LaunchPlan plan = entry.tmpl->launch(entry.problem, space.default_config(), device);
-    return std::any_of(plan.steps.begin(), plan.steps.end(), [&](const LaunchStep& s) {
-      return detail::launched_programmatically(s, true, device.cc_major);
-    });
+    return detail::plan_launched_programmatically(
+        entry.tmpl->launch(entry.problem, space.default_config(), device), true, device.cc_major);
   } catch (const Error&) {
     return false;  // a default the problem refuses: its trials will say why
   }
 }
 
-/// Resumed configs are not measured again, whatever launch form timed them: say so when some
-/// were timed with programmatic launch and this run times without it, or the other way round,
-/// so that a run's best is not read as all of one form. (Graph timing depends on each
-/// candidate's buffers, so only the programmatic side is predicted.)
-void note_other_launch_forms(const std::vector<Trial>& resumed, bool programmatic) {
-  std::size_t other = 0;
-  for (const Trial& t : resumed) {
-    if (!t.ok() || t.launch == LaunchForm::unknown) continue;
-    const bool was = t.launch == LaunchForm::programmatic || t.launch == LaunchForm::programmatic_graph;
-    other += was != programmatic;
-  }
-  if (other == 0) return;
-  std::printf("  note: %zu resumed ok trial%s timed %s programmatic launch, which this run %s; "
-              "they are not measured again (tune into another log to time every config one way)\n",
-              other, other == 1 ? " was" : "s were", programmatic ? "without" : "with",
-              programmatic ? "uses" : "does not use");
+/// Only the trials timed this run's way resume (trials_to_resume): say how many recorded
+/// configs were timed only the other way and are measured again, so that a run that resumes
+/// nothing of a full log is not a surprise.
+void note_other_launch_way(std::size_t configs, bool programmatic) {
+  if (configs == 0) return;
+  std::printf("  note: %zu recorded config%s timed only %s programmatic launch, which this run "
+              "%s; %s not resumed but measured again this run's way (configs are ranked only "
+              "against trials launched as they were)\n",
+              configs, configs == 1 ? " was" : "s were", programmatic ? "without" : "with",
+              programmatic ? "uses" : "does not use", configs == 1 ? "it is" : "they are");
 }
 
 void print_result(const PlanEntry& entry, const TuneResult& result, std::size_t resumed,
@@ -174,15 +166,21 @@ void tune_task(TuneContext& ctx, const PlanEntry& entry, ReplayTask* replay, Sea
   options.seed = args.seed;
   if (replay) options.top_k = 0;  // recorded numbers do not change when measured again
 
+  // A replay records the launch form of each record it replays, all of one way
+  // (make_replay_task).
+  const bool programmatic =
+      replay ? replay->programmatic : times_programmatically(args, entry, device, space);
+  std::size_t timed_other_way = 0;
   auto previous = trials_to_resume(ctx.log, *entry.tmpl, entry.problem, device, space,
-                                   replay ? replay->source_of : std::map<std::string, std::string>{});
+                                   replay ? replay->source_of : std::map<std::string, std::string>{},
+                                   programmatic, &timed_other_way);
   const std::size_t resumed = previous.size();
   if (options.max_trials > 0 && resumed >= options.max_trials) options.top_k = 0;
   // Warm start: the winners of the nearest shapes this log has tuned (not yet measured here,
   // and not the default, which is measured first anyway).
   std::vector<Config> starting;
   for (Config& c : nearest_shape_configs(ctx.log, *entry.tmpl, entry.problem, device, space,
-                                         args.warm_start))
+                                         args.warm_start, programmatic))
     if (c != space.default_config() &&
         std::none_of(previous.begin(), previous.end(), [&](const Trial& t) { return t.config == c; }))
       starting.push_back(std::move(c));
@@ -197,7 +195,7 @@ void tune_task(TuneContext& ctx, const PlanEntry& entry, ReplayTask* replay, Sea
               starting.empty() ? "" : (", warm start: the winners of the nearest tuned shapes (" +
                                        std::to_string(starting.size()) +
                                        (starting.size() == 1 ? " config)" : " configs)")).c_str());
-  if (!replay) note_other_launch_forms(previous, times_programmatically(args, entry, device, space));
+  note_other_launch_way(timed_other_way, programmatic);
   std::fflush(stdout);
 
   // Live line on a terminal (stderr); plain lines go to stdout, in order with the summaries.
@@ -263,7 +261,8 @@ void run_tune(const TuneArgs& args) {
   if (!args.replay.empty()) {
     const auto recorded = read_recorded_trials(args.replay);
     for (const auto& entry : plan)
-      replays.push_back(make_replay_task(recorded, *entry.tmpl, entry.problem, args.replay));
+      replays.push_back(make_replay_task(recorded, *entry.tmpl, entry.problem, args.replay,
+                                         args.programmatic_launch));
   } else {
     if (auto why = cuda_unavailable_reason())
       throw Error(ErrorCode::no_device,

@@ -270,6 +270,7 @@ std::string render_html_report(const TuningLog& log, const std::string& title) {
   std::vector<TaskSummary> unusable;  // noted under the table, as `ktune best` does
   const auto rows = best_rows(log, &unusable);
   const std::string unusable_note = unusable_tasks_note(unusable);
+  const std::string unranked_note = unranked_trials_note(rows);
   char stamp[64];
   std::time_t now = std::time(nullptr);
   std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
@@ -292,6 +293,7 @@ std::string render_html_report(const TuningLog& log, const std::string& title) {
          "vendor: tuned speed relative to the vendor reference; - when the log holds no vendor "
          "measurement.</p>\n";
   if (!unusable_note.empty()) out << "<p class=\"note\">" << esc(unusable_note) << "</p>\n";
+  if (!unranked_note.empty()) out << "<p class=\"note\">" << esc(unranked_note) << "</p>\n";
   out << "<h2>Trials by status</h2>\n" << status_svg(statuses) << "\n";
   for (const auto& [key, task] : tasks) {
     out << "<h2>" << esc(key) << "</h2>\n<p class=\"note\">";

@@ -92,7 +92,8 @@ Device device_of_record(const Device& recorded) {
 }
 
 ReplayTask make_replay_task(const RecordedTrials& recorded, const KernelTemplate& tmpl,
-                            const Problem& problem, const std::string& origin) {
+                            const Problem& problem, const std::string& origin,
+                            bool programmatic_launch) {
   const std::string key = problem.key();
   static const std::vector<TrialRecord> none;
   const auto found = recorded.by_task.find({tmpl.name(), key});
@@ -121,14 +122,22 @@ ReplayTask make_replay_task(const RecordedTrials& recorded, const KernelTemplate
   task.device = device_of_record(sample->device);
   const SearchSpace full = tmpl.space(problem, task.device);
 
-  // One recorded outcome per config: the record `ktune best` would rank first
-  // (ranked_representatives: this build's template source first, then each source's typical
-  // trial, fastest first; a source with a failed trial of the config is not ranked); a config
-  // with nothing ranked answers with its first failure, this build's source first.
+  // One recorded outcome per config: the record `ktune best` would rank first, among the
+  // trials launched the way it ranks by (ranked_representatives: this build's template source
+  // first, then each source's typical trial, fastest first; a source with a failed trial of
+  // the config is not ranked); a config with nothing ranked answers with its first failure,
+  // this build's source first.
   const std::string current = Builder::source_hash(tmpl.source());
+  std::vector<TrialRecord> of_device;
+  for (const auto& r : records)
+    if (r.device_key() == chosen) of_device.push_back(r);
   std::map<std::string, std::pair<Config, std::vector<TrialRecord>>> records_of;
-  for (const auto& r : records) {
-    if (r.device_key() != chosen) continue;
+  const std::vector<TrialRecord> ranked_by =
+      trials_ranked_for_launch(std::move(of_device), programmatic_launch);
+  task.programmatic = std::any_of(ranked_by.begin(), ranked_by.end(), [](const TrialRecord& r) {
+    return r.trial.ok() && programmatic_form(r.trial.launch);
+  });
+  for (const auto& r : ranked_by) {
     auto config = config_in_space(full, r.config_text);
     if (!config) continue;
     auto& entry = records_of[config->str()];
@@ -157,6 +166,7 @@ ReplayTask make_replay_task(const RecordedTrials& recorded, const KernelTemplate
     result.time_ms = r.trial.median_ms;
     result.times_ms = r.trial.times_ms;
     result.message = r.trial.message;
+    result.launch = r.trial.launch;
     by_config.emplace(text, std::make_pair(entry.first, result));
   }
   if (by_config.empty())

@@ -37,13 +37,19 @@ struct ReplayTask {
   /// Config text -> template source hash of the record each config replays, so that what is
   /// logged from a replay keeps the source it was measured with.
   std::map<std::string, std::string> source_of;
+  /// The ok records it replays were timed with programmatic launch (programmatic_form); they
+  /// are all of one way.
+  bool programmatic = false;
 };
 
 /// Builds the replay of `tmpl` on `problem` from `recorded` (the device with the most records
 /// of the task is used). Throws Error(not_found) naming `origin` and the task when the data
-/// has no usable record of it, listing the tasks it does have.
+/// has no usable record of it, listing the tasks it does have. Each config replays the
+/// record `ktune best` ranks it by, with `programmatic_launch` as its --programmatic-launch
+/// (trials_ranked_for_launch).
 ReplayTask make_replay_task(const RecordedTrials& recorded, const KernelTemplate& tmpl,
-                            const Problem& problem, const std::string& origin);
+                            const Problem& problem, const std::string& origin,
+                            bool programmatic_launch);
 
 /// The config a record's text names in `space` (its parameter order), or nullopt when it is
 /// not a valid config there. Parameters the template gained after the recording take their
