@@ -91,6 +91,14 @@ inline void write_text(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
 }
 
+/// The whole text of the file at `path` ("" when it cannot be read).
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 /// Synthetic copy time: bandwidth 3000 GB/s scaled by the efficiency of each parameter, so
 /// that VEC=4, THREADS=256, ITEMS=4, GRID_STRIDE=0 is the unique optimum and the template
 /// default (ITEMS=1) is 1/0.9 slower. THREADS=1024 with ITEMS=8 fails (launch_error).

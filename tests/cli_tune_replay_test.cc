@@ -634,4 +634,19 @@ TEST_CASE("cli: a resume measures again the configs timed only the other launch 
   const Config best = copy->space(problem, device).parse(programmatic_rows[0]["config"]);
   CHECK(programmatic_rows[0]["median_ms"].get<double>() ==
         Approx(test::synthetic_copy_trial(best, kSmall).median_ms * 0.97));
+
+  // The report's table ranks as best does, and says which way and that the other is there.
+  for (const bool programmatic : {false, true}) {
+    const std::string html = dir.file(programmatic ? "p.html" : "r.html");
+    REQUIRE(run_ktune(dir, "report --db " + out + " --out " + html +
+                               (programmatic ? " --programmatic-launch" : ""))
+                .status == 0);
+    const std::string page = test::read_text(html);
+    CHECK(page.find(programmatic ? "timed with programmatic launch when it has any"
+                                 : "timed without programmatic launch when it has any") !=
+          std::string::npos);
+    CHECK(page.find("1 task also holds ok trials timed the other way") != std::string::npos);
+    CHECK(page.find(programmatic ? "<td>programmatic</td>" : "<td>unknown</td>") !=
+          std::string::npos);
+  }
 }

@@ -19,18 +19,22 @@ void add_report_command(CLI::App& app) {
   auto db = std::make_shared<std::string>("ktune.db");
   auto out = std::make_shared<std::string>("report.html");
   auto title = std::make_shared<std::string>("ktune tuning report");
+  auto programmatic = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand("report", "Write an HTML report (plots inline) of a tuning log");
   cmd->add_option("--db", *db, "Tuning log (SQLite)");
   cmd->add_option("-o,--out", *out, "HTML file to write");
   cmd->add_option("--title", *title, "Page title");
+  cmd->add_flag("--programmatic-launch", *programmatic,
+                "Rank each task's table row by its trials timed with programmatic launch (when it "
+                "has any), as `ktune best --programmatic-launch` does");
   auto spaces = std::make_shared<std::vector<std::string>>();
   cmd->add_option("--space", *spaces,
                   "User template documents (T1 JSON) whose tasks the log holds (repeatable)");
-  cmd->callback([db, out, title, spaces] {
+  cmd->callback([db, out, title, spaces, programmatic] {
     for (const auto& s : *spaces) register_user_template({s, ""});
     TuningLog log(*db, LogMode::read_only);
     check_output_path(log, *out);
-    const std::string html = render_html_report(log, *title);
+    const std::string html = render_html_report(log, *title, *programmatic);
     // Whole or not at all, with the reason when it cannot be written.
     std::FILE* summary = summary_stream(*out);  // /dev/stdout: not after </html>
     detail::write_file_atomically(*out, [&](std::ostream& file) { file << html; });

@@ -252,7 +252,8 @@ th { background: #f0f0f0; }
 
 }  // namespace
 
-std::string render_html_report(const TuningLog& log, const std::string& title) {
+std::string render_html_report(const TuningLog& log, const std::string& title,
+                               bool programmatic_launch) {
   std::map<std::string, TaskTrials> tasks;  // by "template | problem | device"
   std::map<std::string, std::int64_t> statuses;
   std::int64_t total = 0;
@@ -268,7 +269,7 @@ std::string render_html_report(const TuningLog& log, const std::string& title) {
     ++total;
   });
   std::vector<TaskSummary> unusable;  // noted under the table, as `ktune best` does
-  const auto rows = best_rows(log, &unusable);
+  const auto rows = best_rows(log, &unusable, programmatic_launch);
   const std::string unusable_note = unusable_tasks_note(unusable);
   const std::string unranked_note = unranked_trials_note(rows);
   char stamp[64];
@@ -286,7 +287,11 @@ std::string render_html_report(const TuningLog& log, const std::string& title) {
   out << "<h2>Tuned vs default vs vendor</h2>\n" << best_table_html(rows)
       << "\n<p class=\"note\">tuned / default: each config's typical trial (the lower median of "
          "its trials' medians); launch: how the tuned time's runs were launched (stream, graph, "
-         "programmatic or programmatic_graph; unknown: not recorded); speed-up: default / "
+         "programmatic or programmatic_graph; unknown: not recorded); each row ranks the "
+         "task's trials timed "
+      << (programmatic_launch ? "with" : "without")
+      << " programmatic launch when it has any, else the others (ktune report "
+         "--programmatic-launch chooses which); speed-up: default / "
          "tuned; (older source): measured only with "
          "another version of the template's source. vendor: the vendor library's time for the problem (recorded "
          "with ktune vendor; copy: the same bytes at the best copy bandwidth of this log). vs "

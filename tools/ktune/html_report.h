@@ -10,7 +10,9 @@
 
 namespace ktune::cli {
 
-/// The whole HTML page for a log; `title` heads it.
-std::string render_html_report(const TuningLog& log, const std::string& title);
+/// The whole HTML page for a log; `title` heads it. Its best table ranks each task as
+/// best_rows() does with `programmatic_launch`.
+std::string render_html_report(const TuningLog& log, const std::string& title,
+                               bool programmatic_launch = false);
 
 }  // namespace ktune::cli
