@@ -203,8 +203,8 @@ std::vector<BestRow> best_rows(const TuningLog& log, std::vector<TaskSummary>* u
     row.launch = best->trial.launch;
     row.trials = task.trials;
     row.ok_trials = task.ok_trials;
-    // Trials timed the other way than the best (programmatic launch or not) do not rank this
-    // row; with some of the wanted way among them, they are a ranking the row does not show.
+    // Ok trials timed the other way than the best's (with programmatic launch or without):
+    // they did not rank this row, and another `best --programmatic-launch` setting ranks by them.
     row.unranked_ok_trials = ok_trials_timed(log, task, !programmatic_form(best->trial.launch));
     if (tmpl) {
       try {
