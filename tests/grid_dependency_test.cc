@@ -1,8 +1,8 @@
-// Programmatic dependent launch without a GPU: every built-in kernel step marked
-// grid_dependency_wait really begins with griddepcontrol.wait (read from NVRTC's PTX for
-// compute_90, over samples of each space: no global memory access comes before it), the
-// memory-bound templates mark their kernels, and the worker protocol carries the step's mark
-// and TimingOptions::programmatic_launch.
+// Programmatic dependent launch without a GPU: the PTX path check itself, every built-in kernel
+// step marked grid_dependency_wait really waits first (read from NVRTC's PTX for compute_90,
+// over samples of each space: no path reaches a global memory access before
+// griddepcontrol.wait), the memory-bound templates mark their kernels, and the worker protocol
+// carries the step's mark and TimingOptions::programmatic_launch.
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -14,45 +14,16 @@
 #include "ktune/template.h"
 #include "memory_bound_test_util.h"
 #include "nvrtc_compile.h"
+#include "ptx_scan.h"
 #include "worker_protocol.h"
 
 using namespace ktune;
 
 namespace {
 
-/// The PTX body of `entry` (from its .entry line to the next entry or the end).
-std::string entry_body(const std::string& ptx, const std::string& entry) {
-  const std::size_t at = ptx.find(".entry " + entry + "(");
-  if (at == std::string::npos) return "";
-  const std::size_t next = ptx.find(".entry ", at + 1);
-  return ptx.substr(at, next == std::string::npos ? std::string::npos : next - at);
-}
-
-/// The first instruction of `body` that may touch global memory (a global or generic load or
-/// store, an atomic or reduction, an asynchronous or bulk copy, a prefetch), or "" when there
-/// is none. Kernel parameters and shared memory (the CTA's or its cluster's) do not count.
-std::string first_memory_access(const std::string& body) {
-  std::istringstream lines(body);
-  for (std::string line; std::getline(lines, line);) {
-    std::istringstream code(line.substr(0, line.find("//")));
-    std::string opcode;
-    code >> opcode;
-    if (!opcode.empty() && opcode[0] == '@') code >> opcode;  // a predicated instruction
-    auto starts = [&](const char* prefix) { return opcode.rfind(prefix, 0) == 0; };
-    const bool memory = starts("ld.") || starts("st.") || opcode == "ld" || opcode == "st" ||
-                        starts("atom.") || starts("red.") || starts("cp.") || starts("prefetch") ||
-                        starts("multimem.");
-    if (!memory || starts("ld.param")) continue;
-    const bool shared_only = opcode.find(".shared") != std::string::npos &&
-                             opcode.find(".global") == std::string::npos;
-    if (!shared_only) return line;
-  }
-  return "";
-}
-
 /// Compiles `config` of `tmpl` for `problem` to compute_90 PTX and checks every kernel step
-/// marked grid_dependency_wait: its entry holds griddepcontrol.wait, and no memory access
-/// comes before it. Returns how many steps were checked.
+/// marked grid_dependency_wait: its entry holds griddepcontrol.wait, and no global memory
+/// access or branch comes before it. Returns how many steps were checked.
 int check_marked_steps(const KernelTemplate& tmpl, const Problem& problem, const Config& config) {
   const Device device = Device::h200();
   const LaunchPlan plan = tmpl.launch(problem, config, device);
@@ -68,14 +39,8 @@ int check_marked_steps(const KernelTemplate& tmpl, const Problem& problem, const
       detail::nvrtc_compile_ptx(tmpl.source(), tmpl.source_name(), detail::template_headers(), options);
   INFO(tmpl.name() << " " << problem.key() << " " << config.str() << "\n" << out.log);
   REQUIRE(out.ok);
-  for (const auto& entry : marked) {
-    INFO("entry " << entry);
-    const std::string body = entry_body(out.ptx, entry);
-    REQUIRE_FALSE(body.empty());
-    const std::size_t wait = body.find("griddepcontrol.wait");
-    REQUIRE(wait != std::string::npos);
-    CHECK(first_memory_access(body.substr(0, wait)) == "");
-  }
+  for (const auto& entry : marked)
+    CHECK(detail::grid_dependency_wait_problem(out.ptx, entry) == "");
   return static_cast<int>(marked.size());
 }
 
@@ -83,17 +48,73 @@ int check_marked_steps(const KernelTemplate& tmpl, const Problem& problem, const
 
 TEST_CASE("the PTX scan finds memory accesses and passes parameter and shared ones",
           "[pdl][nvrtc]") {
-  CHECK(first_memory_access("\tld.param.u64 %rd1, [p];\n\tst.shared.u32 [%r1], %r2;\n") == "");
-  CHECK(first_memory_access("\tmov.u32 %r1, %tid.x;\n\tld.global.nc.v4.u32 {%r1}, [%rd2];\n") != "");
-  CHECK(first_memory_access("\tst.global.v4.u32 [%rd1], {%r1};\n") != "");
-  CHECK(first_memory_access("\tld.u32 %r1, [%rd2];\n") != "");  // generic address
-  CHECK(first_memory_access("\tatom.global.add.u32 %r1, [%rd1], 1;\n") != "");
-  CHECK(first_memory_access("\tred.global.add.f32 [%rd1], %f1;\n") != "");
-  CHECK(first_memory_access("\tcp.async.bulk.shared::cluster.global [%r1], [%rd1], 64, [%r2];\n") != "");
-  CHECK(first_memory_access("\t// ld.global in a comment\n") == "");
-  CHECK(first_memory_access("\t@%p1 st.global.f32 [%rd1], %f1;\n") != "");
-  CHECK(first_memory_access("\tst.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%r1], %r2, [%r3];\n") == "");
-  CHECK(first_memory_access("\tmbarrier.init.shared.b64 [%r1], 1;\n\tbar.sync 0;\n") == "");
+  using detail::first_global_memory_access;
+  CHECK(first_global_memory_access("\tld.param.u64 %rd1, [p];\n\tst.shared.u32 [%r1], %r2;\n") == "");
+  CHECK(first_global_memory_access("\tmov.u32 %r1, %tid.x;\n\tld.global.nc.v4.u32 {%r1}, [%rd2];\n") != "");
+  CHECK(first_global_memory_access("\tst.global.v4.u32 [%rd1], {%r1};\n") != "");
+  CHECK(first_global_memory_access("\tld.u32 %r1, [%rd2];\n") != "");  // generic address
+  CHECK(first_global_memory_access("\tatom.global.add.u32 %r1, [%rd1], 1;\n") != "");
+  CHECK(first_global_memory_access("\tred.global.add.f32 [%rd1], %f1;\n") != "");
+  CHECK(first_global_memory_access("\tcp.async.bulk.shared::cluster.global [%r1], [%rd1], 64, [%r2];\n") != "");
+  CHECK(first_global_memory_access("\t// ld.global in a comment\n") == "");
+  CHECK(first_global_memory_access("\t@%p1 st.global.f32 [%rd1], %f1;\n") != "");
+  CHECK(first_global_memory_access("\tst.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%r1], %r2, [%r3];\n") == "");
+  CHECK(first_global_memory_access("\tmbarrier.init.shared.b64 [%r1], 1;\n\tbar.sync 0;\n") == "");
+}
+
+namespace {
+
+/// A PTX entry `k` with `body` as its instructions.
+std::string ptx_of(const std::string& body) {
+  return ".version 9.0\n.target sm_90\n.address_size 64\n\n.visible .entry k(\n"
+         "\t.param .u64 k_param_0\n)\n{\n\t.reg .b64 \t%rd<5>;\n\tld.param.u64 \t%rd1, "
+         "[k_param_0];\n" +
+         body + "}\n";
+}
+
+}  // namespace
+
+TEST_CASE("the wait check follows every path through the kernel", "[pdl]") {
+  using detail::grid_dependency_wait_problem;
+  const std::string wait = "\t// begin inline asm\n\tgriddepcontrol.wait;\n\t// end inline asm\n";
+  const std::string load = "\tld.global.nc.u32 \t%r1, [%rd1];\n";
+  // Straight line: the wait, then the access.
+  CHECK(grid_dependency_wait_problem(ptx_of(wait + load + "\tret;\n"), "k") == "");
+  // A branch around the wait to an access: the first wait in the text is not enough.
+  const std::string around = "\t@%p1 bra \t$L__BB0_2;\n" + wait + load + "$L__BB0_2:\n" +
+                             "\tst.global.u32 \t[%rd1], %r1;\n\tret;\n";
+  CHECK_THAT(grid_dependency_wait_problem(ptx_of(around), "k"),
+             Catch::Contains("st.global.u32") && Catch::Contains("on some path"));
+  // Each side of the branch waits (as the compiler lays out the built-in kernels).
+  CHECK(grid_dependency_wait_problem(ptx_of("\t@%p1 bra \t$L__BB0_2;\n" + wait +
+                                            "\tbra.uni \t$L__BB0_3;\n$L__BB0_2:\n" + wait +
+                                            "$L__BB0_3:\n" + load + "\tret;\n"),
+                                     "k") == "");
+  // An early exit needs no wait; a loop before the wait is followed once.
+  CHECK(grid_dependency_wait_problem(ptx_of("\t@%p1 bra \t$L__BB0_9;\n" + wait + load +
+                                            "$L__BB0_9:\n\tret;\n"),
+                                     "k") == "");
+  CHECK(grid_dependency_wait_problem(ptx_of("$L__BB0_1:\n\tadd.s32 \t%r1, %r1, 1;\n"
+                                            "\t@%p1 bra \t$L__BB0_1;\n" +
+                                            wait + load + "\tret;\n"),
+                                     "k") == "");
+  // A guarded wait, a call, or a bulk copy first: some thread may not have waited.
+  CHECK_THAT(grid_dependency_wait_problem(ptx_of("\t@%p1 griddepcontrol.wait;\n" + load), "k"),
+             Catch::Contains("ld.global"));
+  CHECK_THAT(grid_dependency_wait_problem(ptx_of("\tcall.uni \tf, (%rd1);\n" + wait + load), "k"),
+             Catch::Contains("call.uni"));
+  CHECK_THAT(grid_dependency_wait_problem(
+                 ptx_of("\tcp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
+                        "[%r1], [%rd1], 64, [%r2];\n" + wait),
+                 "k"),
+             Catch::Contains("cp.async.bulk"));
+  // Shared memory before the wait is the CTA's own.
+  CHECK(grid_dependency_wait_problem(ptx_of("\tst.shared.u32 \t[%r1], %r2;\n" + wait + load),
+                                     "k") == "");
+  CHECK_THAT(grid_dependency_wait_problem(ptx_of(load), "k"),
+             Catch::Contains("no griddepcontrol.wait"));
+  CHECK_THAT(grid_dependency_wait_problem(ptx_of(wait), "other"),
+             Catch::Contains("not in the compiled PTX"));
 }
 
 TEST_CASE("the memory-bound templates' kernels wait for the previous grid before touching memory",

@@ -1,0 +1,145 @@
+// PTX scans for programmatic launch (see ptx_scan.h).
+#include "ptx_scan.h"
+
+#include <map>
+#include <set>
+#include <sstream>
+#include <vector>
+
+namespace ktune::detail {
+
+namespace {
+
+/// The opcode of one PTX line (past a predicate guard), "" for a blank line, label, directive
+/// or comment.
+std::string opcode_of(const std::string& line) {
+  std::istringstream code(line.substr(0, line.find("//")));
+  std::string opcode;
+  code >> opcode;
+  if (!opcode.empty() && opcode[0] == '@') code >> opcode;  // a predicated instruction
+  return opcode;
+}
+
+bool starts(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
+
+/// Whether an instruction with `opcode` may touch global memory (see first_global_memory_access).
+bool touches_global_memory(const std::string& opcode) {
+  const bool memory = starts(opcode, "ld.") || starts(opcode, "st.") || opcode == "ld" ||
+                      opcode == "st" || starts(opcode, "atom.") || starts(opcode, "red.") ||
+                      starts(opcode, "cp.") || starts(opcode, "prefetch") ||
+                      starts(opcode, "multimem.");
+  if (!memory || starts(opcode, "ld.param")) return false;
+  const bool shared_only = opcode.find(".shared") != std::string::npos &&
+                           opcode.find(".global") == std::string::npos;
+  return !shared_only;
+}
+
+std::string trimmed(const std::string& line) {
+  const auto first = line.find_first_not_of(" \t");
+  const auto last = line.find_last_not_of(" \t\r");
+  return first == std::string::npos ? "" : line.substr(first, last - first + 1);
+}
+
+}  // namespace
+
+std::string ptx_entry_body(const std::string& ptx, const std::string& entry) {
+  const std::size_t at = ptx.find(".entry " + entry + "(");
+  if (at == std::string::npos) return "";
+  const std::size_t next = ptx.find(".entry ", at + 1);
+  return ptx.substr(at, next == std::string::npos ? std::string::npos : next - at);
+}
+
+std::string first_global_memory_access(const std::string& body) {
+  std::istringstream lines(body);
+  for (std::string line; std::getline(lines, line);)
+    if (touches_global_memory(opcode_of(line))) return line;
+  return "";
+}
+
+std::string grid_dependency_wait_problem(const std::string& ptx, const std::string& entry) {
+  const std::string body = ptx_entry_body(ptx, entry);
+  if (body.empty()) return "kernel " + entry + " is not in the compiled PTX";
+  // The body's instructions and labels in order (after the opening brace: the parameter list
+  // holds only directives). A line may hold several instructions (inline assembly).
+  struct Item {
+    std::string label;    // a label, or "" for an instruction
+    std::string opcode;   // past the guard
+    bool guarded = false; // @%p or @!%p
+    std::string operands; // the rest, trimmed
+    std::string text;     // the instruction as written, for messages
+  };
+  std::vector<Item> items;
+  std::map<std::string, std::size_t> label_at;
+  bool has_wait = false;
+  std::istringstream lines(body.substr(std::min(body.find('{'), body.size())));
+  for (std::string line; std::getline(lines, line);) {
+    std::string code = line.substr(0, line.find("//"));
+    // A label starts the line: a name of letters, digits, '_' and '$' and one ':'
+    // ("$L__BB0_2:"), not an opcode with a state space ("cp.async.bulk.shared::cluster").
+    const std::string head = trimmed(code);
+    const auto colon = head.find(':');
+    const bool labelled =
+        colon != std::string::npos && colon > 0 && head.compare(colon, 2, "::") != 0 &&
+        head.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_$") ==
+            colon;
+    if (labelled) {
+      label_at[head.substr(0, colon)] = items.size();
+      items.push_back({head.substr(0, colon), "", false, "", ""});
+      code = head.substr(colon + 1);
+    }
+    std::istringstream statements(code);
+    for (std::string statement; std::getline(statements, statement, ';');) {
+      std::istringstream words(statement);
+      Item item;
+      std::string word;
+      if (!(words >> word)) continue;
+      if (word[0] == '@') {
+        item.guarded = true;
+        if (!(words >> word)) continue;
+      }
+      if (word[0] == '.' || word == "{" || word == "}") continue;  // directive or scope
+      item.opcode = word;
+      std::getline(words, item.operands);
+      item.operands = trimmed(item.operands);
+      item.text = trimmed(statement);
+      has_wait = has_wait || item.opcode == "griddepcontrol.wait";
+      items.push_back(std::move(item));
+    }
+  }
+  if (!has_wait) return "kernel " + entry + " holds no griddepcontrol.wait";
+  // Every path from the entry: a thread that reaches a global memory access (or a call, or an
+  // indirect branch, which cannot be followed) before an unguarded wait has not waited.
+  const std::string before = " before griddepcontrol.wait on some path";
+  std::vector<std::size_t> work{0};
+  std::set<std::size_t> seen;
+  while (!work.empty()) {
+    std::size_t at = work.back();
+    work.pop_back();
+    for (std::size_t next; at < items.size(); at = next) {
+      next = at + 1;
+      if (!seen.insert(at).second) break;  // this path was followed from here already
+      const Item& item = items[at];
+      if (!item.label.empty()) continue;
+      const std::string& op = item.opcode;
+      if (op == "griddepcontrol.wait" && !item.guarded) break;  // waited: the path is safe
+      if (touches_global_memory(op))
+        return "kernel " + entry + " touches global memory (`" + item.text + "`)" + before;
+      if (op == "call" || starts(op, "call.") || starts(op, "brx."))
+        return "kernel " + entry + " leaves the straight line (`" + item.text + "`)" + before +
+               " (a call or an indirect branch is not followed)";
+      if ((op == "ret" || starts(op, "ret.") || op == "exit") && !item.guarded) break;
+      if (op == "bra" || starts(op, "bra.")) {
+        const auto target = label_at.find(item.operands);
+        if (target == label_at.end())
+          return "kernel " + entry + " branches to a label not in its body (`" + item.text + "`)";
+        if (item.guarded)
+          work.push_back(target->second);  // and on past it
+        else
+          next = target->second;
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace ktune::detail

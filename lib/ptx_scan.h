@@ -1,0 +1,29 @@
+// Reading NVRTC's PTX for what a kernel does before it waits for the previous grid: the body
+// of one entry, its first global memory access, and whether griddepcontrol.wait comes before
+// every such access on every path (what programmatic launch needs of a marked kernel step).
+#pragma once
+
+#include <string>
+
+namespace ktune::detail {
+
+/// The PTX body of `entry` (from its ".entry NAME(" line to the next entry or the end); ""
+/// when `ptx` has no such entry.
+std::string ptx_entry_body(const std::string& ptx, const std::string& entry);
+
+/// The first instruction line of `body` that may touch global memory (a global or generic load
+/// or store, an atomic or reduction, an asynchronous or bulk copy, a prefetch), or "" when there
+/// is none. Kernel parameters and shared memory (the CTA's or its cluster's) do not count;
+/// comments are ignored and a predicate guard (@%p) is looked past.
+std::string first_global_memory_access(const std::string& body);
+
+/// "" when every path through entry `entry` of `ptx` (following its branches, conditional ones
+/// both ways, and loops) executes an unguarded griddepcontrol.wait before anything that could
+/// touch global memory, so every thread waits before any access whatever path it takes (a path
+/// may also end at ret or exit without an access). Otherwise a sentence saying what is wrong:
+/// no such entry, no wait in it, or the first instruction found on a path without a wait
+/// (quoted from the PTX); a call or an indirect branch on such a path counts as an access,
+/// since it cannot be followed.
+std::string grid_dependency_wait_problem(const std::string& ptx, const std::string& entry);
+
+}  // namespace ktune::detail
