@@ -4,6 +4,7 @@
 #include "ktune/build.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -22,6 +23,7 @@
 #include "ktune/error.h"
 #include "ktune/measure.h"
 #include "nvrtc_compile.h"
+#include "ptx_scan.h"
 #include "ptxas_report.h"
 
 namespace ktune {
@@ -140,6 +142,25 @@ std::vector<std::string> planned_entries(const KernelTemplate& tmpl, const Probl
   try {
     for (const auto& step : tmpl.launch(problem, config, device).steps)
       if (step.kind == LaunchStep::Kind::kernel) entries.push_back(step.entry);
+  } catch (const std::exception&) {
+  }
+  return entries;
+}
+
+/// The kernel steps of the config's plan marked grid_dependency_wait, when `arch` (sm_XX) is
+/// one that launches them programmatically (9.0 and later; before it the wait is not compiled
+/// in and the mark has no effect): each must wait on every path before it touches global
+/// memory (grid_dependency_wait_problem), which the Builder checks on the PTX of each compile.
+std::vector<std::string> waiting_entries(const KernelTemplate& tmpl, const Problem& problem,
+                                         const Config& config, const Device& device,
+                                         const std::string& arch) {
+  std::vector<std::string> entries;
+  if (arch.rfind("sm_", 0) != 0 || std::atoi(arch.c_str() + 3) < 90) return entries;
+  try {
+    for (const auto& step : tmpl.launch(problem, config, device).steps)
+      if (step.kind == LaunchStep::Kind::kernel && step.grid_dependency_wait &&
+          std::find(entries.begin(), entries.end(), step.entry) == entries.end())
+        entries.push_back(step.entry);
   } catch (const std::exception&) {
   }
   return entries;
@@ -293,6 +314,8 @@ BuildResult Builder::build(const KernelTemplate& tmpl, const Problem& problem,
                          "\nheaders " + detail::template_headers_hash() + "\nnvrtc " + nvrtc_version() +
                          "\narch " + arch;
   for (const auto& o : options) material += "\n" + o;
+  const std::vector<std::string> waiting = waiting_entries(tmpl, problem, config, device, arch);
+  for (const auto& e : waiting) material += "\nwaits " + e;  // checked before it is cached
   const std::string key = cache_key(material);
 
   std::vector<std::string> nvrtc_options = options;
@@ -305,11 +328,28 @@ BuildResult Builder::build(const KernelTemplate& tmpl, const Problem& problem,
 
   auto [entry, source_of_entry] = impl_->cache.get_or_compile(key, [&] {
     std::optional<detail::NvrtcOutput> helped;
-    if (impl_->helpers) helped = impl_->helpers->compile(source, tmpl.source_name(), nvrtc_options);
+    const bool keep_ptx = !waiting.empty();
+    if (impl_->helpers)
+      helped = impl_->helpers->compile(source, tmpl.source_name(), nvrtc_options, keep_ptx);
     detail::NvrtcOutput out =
         helped ? std::move(*helped)
                : detail::nvrtc_compile(source, tmpl.source_name(), detail::template_headers(),
-                                       nvrtc_options);
+                                       nvrtc_options, keep_ptx);
+    // A kernel launched programmatically may start before the previous kernel's writes are
+    // visible: one that can touch global memory before its wait fails to build.
+    for (const auto& e : waiting) {
+      if (!out.ok) break;
+      if (const std::string problem = detail::grid_dependency_wait_problem(out.ptx, e);
+          !problem.empty()) {
+        out.ok = false;
+        out.cubin.clear();
+        out.log += "\nktune: " + problem + ": its launch step is marked grid_dependency_wait "
+                   "(programmatic launch may start it before the previous kernel's writes are "
+                   "visible), so it must execute griddepcontrol.wait "
+                   "(cudaGridDependencySynchronize()) on every path before touching global memory";
+      }
+    }
+    out.ptx.clear();
     detail::CompiledKernel compiled;
     compiled.ok = out.ok;
     compiled.log = std::move(out.log);

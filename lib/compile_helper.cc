@@ -18,8 +18,11 @@ namespace {
 /// What a helper and its client must agree on before a cubin may cross: the NVRTC version and
 /// the built-in headers (the other parts of a build's cache key travel in the request).
 const nlohmann::json& compile_identity() {
+  // "protocol" 2: requests may ask for the PTX (keep_ptx); a helper that would ignore that is
+  // refused at hello.
   static const nlohmann::json identity = {{"nvrtc", detail::nvrtc_version_string()},
-                                          {"headers", detail::template_headers_hash()}};
+                                          {"headers", detail::template_headers_hash()},
+                                          {"protocol", 2}};
   return identity;
 }
 
@@ -43,10 +46,12 @@ int serve_compiles(int in_fd, int out_fd) {
                   "compile request for " + request.header.value("identity", nlohmann::json()).dump() +
                       ", this helper is " + identity.dump());
     const std::string source(request.payload.begin(), request.payload.end());
+    const bool keep_ptx = request.header.value("keep_ptx", false);
     detail::NvrtcOutput out = detail::nvrtc_compile(
         source, request.header.at("name").get<std::string>(), detail::template_headers(),
-        request.header.at("options").get<std::vector<std::string>>());
+        request.header.at("options").get<std::vector<std::string>>(), keep_ptx);
     reply.header = {{"type", "compiled"}, {"ok", out.ok}, {"log", out.log}, {"compile_ms", out.compile_ms}};
+    if (keep_ptx) reply.header["ptx"] = out.ptx;
     reply.payload = std::move(out.cubin);
     return reply;
   });
@@ -91,7 +96,8 @@ CompileHelper::~CompileHelper() {
 std::optional<detail::NvrtcOutput> CompileHelper::compile(const std::string& source,
                                                           const std::string& program_name,
                                                           const std::vector<std::string>& options,
-                                                          double timeout_ms, std::string* why) {
+                                                          bool keep_ptx, double timeout_ms,
+                                                          std::string* why) {
   auto fail = [&](const std::string& reason) -> std::optional<detail::NvrtcOutput> {
     usable_ = false;
     if (why) *why = reason;
@@ -103,7 +109,8 @@ std::optional<detail::NvrtcOutput> CompileHelper::compile(const std::string& sou
   request.header = {{"type", "compile"},
                     {"identity", compile_identity()},
                     {"name", program_name},
-                    {"options", options}};
+                    {"options", options},
+                    {"keep_ptx", keep_ptx}};
   request.payload.assign(source.begin(), source.end());
   if (!write_frame(child_->fd(), request)) return fail("the helper is gone");
   Frame reply;
@@ -133,6 +140,7 @@ std::optional<detail::NvrtcOutput> CompileHelper::compile(const std::string& sou
     out.ok = reply.header.at("ok").get<bool>();
     out.log = reply.header.at("log").get<std::string>();
     out.compile_ms = reply.header.at("compile_ms").get<double>();
+    if (keep_ptx && out.ok) out.ptx = reply.header.at("ptx").get<std::string>();
   } catch (const std::exception& e) {
     return fail(std::string("malformed answer: ") + e.what());
   }
@@ -149,7 +157,7 @@ CompileHelperPool::~CompileHelperPool() = default;
 
 std::optional<detail::NvrtcOutput> CompileHelperPool::compile(
     const std::string& source, const std::string& program_name,
-    const std::vector<std::string>& options) {
+    const std::vector<std::string>& options, bool keep_ptx) {
   std::unique_ptr<CompileHelper> helper;
   {
     std::lock_guard lock(mutex_);
@@ -177,13 +185,13 @@ std::optional<detail::NvrtcOutput> CompileHelperPool::compile(
   std::string why;
   // Far above any compile of the built-in templates (seconds), below a hung process's forever.
   constexpr double kTimeoutMs = 120000;
-  auto out = helper->compile(source, program_name, options, kTimeoutMs, &why);
+  auto out = helper->compile(source, program_name, options, keep_ptx, kTimeoutMs, &why);
   if (helper->died()) {
     // Once more in a fresh helper: a helper killed from outside is not the source's fault,
     // while a source that takes NVRTC down does so again and fails to compile.
     try {
       helper = std::make_unique<CompileHelper>(program_);
-      out = helper->compile(source, program_name, options, kTimeoutMs, &why);
+      out = helper->compile(source, program_name, options, keep_ptx, kTimeoutMs, &why);
     } catch (const std::exception& e) {
       spdlog::warn("compile helper could not be restarted: {}", e.what());
     }

@@ -38,7 +38,7 @@ class CompileHelper {
   CompileHelper& operator=(const CompileHelper&) = delete;
 
   /// Compiles `source` with the built-in template headers, as detail::nvrtc_compile would
-  /// here. When the helper dies during the compile, a failed output naming how it ended (the
+  /// here (with the PTX too when `keep_ptx`). When the helper dies during the compile, a failed output naming how it ended (the
   /// compile would crash this process too). nullopt when the helper could not answer otherwise
   /// (timed out after `timeout_ms`, refused a different NVRTC or header set, spoke garbage;
   /// `why` says which): the caller compiles in its own process. Either way the helper is then
@@ -46,7 +46,8 @@ class CompileHelper {
   std::optional<detail::NvrtcOutput> compile(const std::string& source,
                                              const std::string& program_name,
                                              const std::vector<std::string>& options,
-                                             double timeout_ms, std::string* why = nullptr);
+                                             bool keep_ptx, double timeout_ms,
+                                             std::string* why = nullptr);
   /// False once the helper has failed.
   bool usable() const { return usable_; }
   /// True when the helper died during a compile (the pool tries that source once more in a
@@ -75,7 +76,8 @@ class CompileHelperPool {
   /// in a row, or one failed start, the pool answers nullopt from then on).
   std::optional<detail::NvrtcOutput> compile(const std::string& source,
                                              const std::string& program_name,
-                                             const std::vector<std::string>& options);
+                                             const std::vector<std::string>& options,
+                                             bool keep_ptx = false);
   /// Compiles helpers answered so far.
   std::uint64_t compiles() const;
 

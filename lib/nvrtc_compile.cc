@@ -59,10 +59,10 @@ void take_ptx(NvrtcOutput& out, nvrtcProgram program) {
 }
 
 /// Runs NVRTC, filling `out` (everything but the time) with the cubin, or with the PTX when
-/// `ptx_only`.
+/// `ptx_only`, or with both when `keep_ptx`.
 void compile_into(NvrtcOutput& out, const std::string& source, const std::string& program_name,
                   const std::vector<NvrtcHeader>& headers,
-                  const std::vector<std::string>& options, bool ptx_only) {
+                  const std::vector<std::string>& options, bool ptx_only, bool keep_ptx) {
   std::vector<const char*> header_texts, header_names, option_ptrs;
   for (const auto& h : headers) {
     header_texts.push_back(h.text.c_str());
@@ -101,16 +101,22 @@ void compile_into(NvrtcOutput& out, const std::string& source, const std::string
     out.log += std::string("\nnvrtcGetCUBIN: ") + nvrtcGetErrorString(rc);
     return;
   }
+  if (keep_ptx) {
+    take_ptx(out, guard.program);  // sets ok once the PTX is read
+    if (!out.ok) out.cubin.clear();
+    return;
+  }
   out.ok = true;
 }
 
 /// compile_into, timed.
 NvrtcOutput timed_compile(const std::string& source, const std::string& program_name,
                           const std::vector<NvrtcHeader>& headers,
-                          const std::vector<std::string>& options, bool ptx_only) {
+                          const std::vector<std::string>& options, bool ptx_only,
+                          bool keep_ptx = false) {
   NvrtcOutput out;
   auto start = std::chrono::steady_clock::now();
-  compile_into(out, source, program_name, headers, options, ptx_only);
+  compile_into(out, source, program_name, headers, options, ptx_only, keep_ptx);
   out.compile_ms = std::chrono::duration<double, std::milli>(
                        std::chrono::steady_clock::now() - start).count();
   return out;
@@ -120,8 +126,8 @@ NvrtcOutput timed_compile(const std::string& source, const std::string& program_
 
 NvrtcOutput nvrtc_compile(const std::string& source, const std::string& program_name,
                           const std::vector<NvrtcHeader>& headers,
-                          const std::vector<std::string>& options) {
-  return timed_compile(source, program_name, headers, options, false);
+                          const std::vector<std::string>& options, bool keep_ptx) {
+  return timed_compile(source, program_name, headers, options, false, keep_ptx);
 }
 
 NvrtcOutput nvrtc_compile_ptx(const std::string& source, const std::string& program_name,

@@ -26,15 +26,16 @@ struct NvrtcOutput {
   bool ok = false;          ///< a cubin (nvrtc_compile) or PTX (nvrtc_compile_ptx) was produced
   std::string log;          ///< compiler log (errors, warnings, ptxas -v report)
   std::vector<char> cubin;  ///< the binary (ok only; nvrtc_compile)
-  std::string ptx;          ///< the PTX text (ok only; nvrtc_compile_ptx)
+  std::string ptx;          ///< the PTX text (ok only; nvrtc_compile_ptx, or nvrtc_compile with keep_ptx)
   double compile_ms = 0;    ///< wall time of compile + cubin retrieval
 };
 
 /// Compiles `source` (named `program_name` in messages) to a cubin. Failures, including
-/// rejected options, come back as ok=false with the reason in the log.
+/// rejected options, come back as ok=false with the reason in the log. `keep_ptx`: the PTX the
+/// cubin was made from comes back too (to read what a kernel does before it waits).
 NvrtcOutput nvrtc_compile(const std::string& source, const std::string& program_name,
                           const std::vector<NvrtcHeader>& headers,
-                          const std::vector<std::string>& options);
+                          const std::vector<std::string>& options, bool keep_ptx = false);
 
 /// Compiles `source` to PTX (options name a virtual architecture: compute_90), to read what
 /// the front end made of it, e.g. which instructions an entry begins with. Failures come back

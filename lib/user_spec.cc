@@ -671,7 +671,8 @@ std::shared_ptr<const UserSpec> read_user_spec(const std::string& spec_json,
                 "LocalSize", "GridDivX", "GridDivY", "GridDivZ", "GlobalSize", "ProblemSize", "SharedMemory",
                 "Arguments"},
                false);
-  r.known_keys(*ext, "KtuneExtensions", {"Dimensions", "Reference", "Tolerance", "Bytes", "Flops"}, true);
+  r.known_keys(*ext, "KtuneExtensions",
+               {"Dimensions", "Reference", "Tolerance", "Bytes", "Flops", "GridDependencyWait"}, true);
 
   if (const Json* language = r.find(kernel, "Language");
       language && r.text(*language, ks + ".Language") != "CUDA")
@@ -863,6 +864,12 @@ std::shared_ptr<const UserSpec> read_user_spec(const std::string& spec_json,
     spec->bytes = parse_expr(r, spec->names, r.expression_text(*b, "KtuneExtensions.Bytes"), "KtuneExtensions.Bytes", true);
   if (const Json* f = r.find(*ext, "Flops"))
     spec->flops = parse_expr(r, spec->names, r.expression_text(*f, "KtuneExtensions.Flops"), "KtuneExtensions.Flops", true);
+  if (const Json* wait = r.find(*ext, "GridDependencyWait")) {
+    if (!wait->is_boolean())
+      r.fail(ErrorCode::invalid_argument, "KtuneExtensions.GridDependencyWait",
+             "expected true or false");
+    spec->grid_dependency_wait = wait->get<bool>();
+  }
   spec->description = "user kernel " + spec->kernel_name + " (" + origin + ")";
   return spec;
 }

@@ -105,6 +105,10 @@ struct UserSpec {
   bool recorded() const { return !output_files.empty(); }
   std::optional<double> tolerance;
   std::optional<Expr> bytes, flops;
+  /// KtuneExtensions.GridDependencyWait: the kernel waits for the previous grid
+  /// (griddepcontrol.wait) before it touches global memory, so its launch step is marked
+  /// grid_dependency_wait (the Builder checks each config's PTX for it).
+  bool grid_dependency_wait = false;
   std::string description;
 
   /// The value array for a problem (tunables left at 0) or a problem and a config.

@@ -251,8 +251,10 @@ class UserTemplate final : public KernelTemplate {
   }
 
   LaunchPlan launch(const Problem& problem, const Config& config, const Device&) const override {
-    return spec_->plan(spec_->kernel_name, spec_->geometry, spec_->values(problem, &config),
-                       config.str());
+    LaunchPlan plan = spec_->plan(spec_->kernel_name, spec_->geometry,
+                                  spec_->values(problem, &config), config.str());
+    plan.steps.front().grid_dependency_wait = spec_->grid_dependency_wait;
+    return plan;
   }
 
   // A user kernel's needs are not declared: only each element's own alignment is checked.

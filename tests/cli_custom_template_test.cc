@@ -275,3 +275,62 @@ TEST_CASE("cli: a recorded reference path that is a folder, and a reference grid
   CHECK(z.status == 2);
   CHECK(z.output.find("KtuneExtensions.Reference.LocalSize / GlobalSize") != std::string::npos);
 }
+
+namespace {
+
+/// The example with KtuneExtensions.GridDependencyWait, its kernel waiting first, written to
+/// `dir`; returns the document's path.
+std::string waiting_example(const TempDir& dir) {
+  const std::string folder = test::source_path("examples/custom_template/");
+  auto doc = nlohmann::json::parse(test::read_text(folder + "transpose.T1.json"));
+  doc["KtuneExtensions"]["GridDependencyWait"] = true;
+  std::string kernel = test::read_text(folder + "transpose.cu");
+  const std::string body_start = "  const int c0 = blockIdx.x * block_size_x;";
+  kernel.insert(kernel.find(body_start), "#if __CUDA_ARCH__ >= 900\n"
+                                         "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n"
+                                         "#endif\n");
+  test::write_text(dir.file("transpose.cu"), kernel);
+  test::write_text(dir.file("transpose_reference.cu"),
+                   test::read_text(folder + "transpose_reference.cu"));
+  test::write_text(dir.file("waiting.T1.json"), doc.dump(2));
+  return dir.file("waiting.T1.json");
+}
+
+}  // namespace
+
+TEST_CASE("cli: a user template that waits for the previous grid allows programmatic launch",
+          "[cli][user_template]") {
+  TempDir dir;
+  auto r = run_ktune(dir, "tune --space " + waiting_example(dir) +
+                              " --shape 1000x3000 --dry-run --programmatic-launch");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("waits for the previous grid: programmatic launch allowed") !=
+        std::string::npos);
+  auto compiled = run_ktune(dir, "compile --space " + waiting_example(dir) + " --samples 3");
+  INFO(compiled.output);
+  CHECK(compiled.status == 0);
+}
+
+TEST_CASE("cli: a GPU tune of a user template that waits, launched programmatically",
+          "[cli][user_template][gpu]") {
+  KTUNE_REQUIRE_GPU();
+  TempDir dir;
+  const std::string db = dir.file("custom.db");
+  auto r = run_ktune(dir, "tune --space " + waiting_example(dir) +
+                              " --shape 2048x3000 --budget 12 --seed 3 --progress 0 "
+                              "--programmatic-launch --db " + db);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  TuningLog log(db, LogMode::read_only);
+  std::size_t ok = 0;
+  for (const auto& rec : log.records()) {
+    INFO(rec.config_text << ": " << rec.trial.message);
+    CHECK(rec.trial.status != Status::wrong_result);
+    CHECK(rec.trial.status != Status::compile_error);
+    if (!rec.trial.ok()) continue;
+    ++ok;
+    CHECK(rec.trial.launch == LaunchForm::programmatic);
+  }
+  CHECK(ok >= 8);
+}

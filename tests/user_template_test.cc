@@ -558,7 +558,10 @@ TEST_CASE("user template: mistakes that used to run silently are named by field"
        {"Reference.LocalSiz", "did you mean LocalSize?"}},
       // ktune's own section takes no other key.
       {edited([](Json&, Json& d) { d["KtuneExtensions"]["Comment"] = "x"; }),
-       {"KtuneExtensions.Comment", "unknown key (expected Dimensions, Reference, Tolerance, Bytes, Flops)"}},
+       {"KtuneExtensions.Comment", "unknown key (expected Dimensions, Reference, Tolerance, "
+                                   "Bytes, Flops, GridDependencyWait)"}},
+      {edited([](Json&, Json& d) { d["KtuneExtensions"]["GridDependencyWait"] = "yes"; }),
+       {"KtuneExtensions.GridDependencyWait", "expected true or false"}},
       // Recorded inputs without recorded outputs: the missing list is named.
       {edited([](Json&, Json& d) {
          d["KtuneExtensions"]["Reference"] = {{"InputFiles", {{"in", "transpose_in.bin"}}}};
@@ -663,4 +666,54 @@ TEST_CASE("user template: compiler messages name the user's kernel file", "[user
   CHECK_FALSE(compiled.ok);
   CHECK(compiled.log.find("transpose_reference.cu(") != std::string::npos);
   CHECK(compiled.log.find("missing_ref") != std::string::npos);
+}
+
+TEST_CASE("user template: GridDependencyWait marks its step, and a kernel that does not wait "
+          "first fails to build",
+          "[user_template][nvrtc][pdl]") {
+  Json doc = example_json();
+  doc["KtuneExtensions"]["GridDependencyWait"] = true;
+  const std::string kernel = read_file(example_file("transpose.cu"));
+  const std::string reference = read_file(example_file("transpose_reference.cu"));
+  const std::string body_start = "  const int c0 = blockIdx.x * block_size_x;";
+  REQUIRE(kernel.find(body_start) != std::string::npos);
+  auto with_kernel = [&](const std::string& source) {
+    return make_user_template(doc.dump(), source, reference, "transpose.T1.json");
+  };
+  const std::string wait = "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n";
+  // Waiting first: marked, built, and the step would be launched programmatically.
+  std::string waiting = kernel;
+  waiting.insert(waiting.find(body_start), wait);
+  auto tmpl = with_kernel(waiting);
+  const Problem p = make_problem(*tmpl, "256x256");
+  const Config def = tmpl->space(p, Device::h200()).default_config();
+  const LaunchPlan plan = tmpl->launch(p, def, Device::h200());
+  REQUIRE(plan.steps.size() == 1);
+  CHECK(plan.steps[0].grid_dependency_wait);
+  auto built = build_default(*tmpl);
+  INFO(built.log);
+  CHECK(built.ok);
+  // Without the flag nothing is marked.
+  CHECK_FALSE(make_example(example_json())->launch(p, def, Device::h200()).steps[0].grid_dependency_wait);
+
+  // Declared but not done: no wait at all, or the wait after the loads and stores.
+  built = build_default(*with_kernel(kernel));
+  INFO(built.log);
+  CHECK_FALSE(built.ok);
+  CHECK_THAT(built.log, Catch::Contains("kernel transpose holds no griddepcontrol.wait") &&
+                            Catch::Contains("marked grid_dependency_wait"));
+  std::string late = kernel;
+  late.insert(late.rfind('}'), wait);
+  built = build_default(*with_kernel(late));
+  INFO(built.log);
+  CHECK_FALSE(built.ok);
+  CHECK_THAT(built.log, Catch::Contains("touches global memory") &&
+                            Catch::Contains("before griddepcontrol.wait on some path"));
+  // A build for sm_80 launches nothing programmatically: the mark is not checked there.
+  Builder builder;
+  const Device a100 = Device::offline("sm_80");
+  const auto old_gpu = builder.build(*with_kernel(kernel), p,
+                                     tmpl->space(p, a100).default_config(), a100);
+  INFO(old_gpu.log);
+  CHECK(old_gpu.ok);
 }
