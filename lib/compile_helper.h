@@ -38,11 +38,11 @@ class CompileHelper {
   CompileHelper& operator=(const CompileHelper&) = delete;
 
   /// Compiles `source` with the built-in template headers, as detail::nvrtc_compile would
-  /// here (with the PTX too when `keep_ptx`). When the helper dies during the compile, a failed output naming how it ended (the
-  /// compile would crash this process too). nullopt when the helper could not answer otherwise
-  /// (timed out after `timeout_ms`, refused a different NVRTC or header set, spoke garbage;
-  /// `why` says which): the caller compiles in its own process. Either way the helper is then
-  /// unusable.
+  /// here (with the PTX too when `keep_ptx`). When the helper dies during the compile, a
+  /// failed output naming how it ended (the compile would crash this process too). nullopt
+  /// when the helper could not answer otherwise (timed out after `timeout_ms`, refused a
+  /// different NVRTC or header set, spoke garbage; `why` says which): the caller compiles in
+  /// its own process. Either way the helper is then unusable.
   std::optional<detail::NvrtcOutput> compile(const std::string& source,
                                              const std::string& program_name,
                                              const std::vector<std::string>& options,

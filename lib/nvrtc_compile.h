@@ -26,7 +26,7 @@ struct NvrtcOutput {
   bool ok = false;          ///< a cubin (nvrtc_compile) or PTX (nvrtc_compile_ptx) was produced
   std::string log;          ///< compiler log (errors, warnings, ptxas -v report)
   std::vector<char> cubin;  ///< the binary (ok only; nvrtc_compile)
-  std::string ptx;          ///< the PTX text (ok only; nvrtc_compile_ptx, or nvrtc_compile with keep_ptx)
+  std::string ptx;          ///< the PTX (ok only; nvrtc_compile_ptx, nvrtc_compile's keep_ptx)
   double compile_ms = 0;    ///< wall time of compile + cubin retrieval
 };
 

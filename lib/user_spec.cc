@@ -672,7 +672,8 @@ std::shared_ptr<const UserSpec> read_user_spec(const std::string& spec_json,
                 "Arguments"},
                false);
   r.known_keys(*ext, "KtuneExtensions",
-               {"Dimensions", "Reference", "Tolerance", "Bytes", "Flops", "GridDependencyWait"}, true);
+               {"Dimensions", "Reference", "Tolerance", "Bytes", "Flops", "GridDependencyWait"},
+               true);
 
   if (const Json* language = r.find(kernel, "Language");
       language && r.text(*language, ks + ".Language") != "CUDA")

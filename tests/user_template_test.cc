@@ -694,7 +694,8 @@ TEST_CASE("user template: GridDependencyWait marks its step, and a kernel that d
   INFO(built.log);
   CHECK(built.ok);
   // Without the flag nothing is marked.
-  CHECK_FALSE(make_example(example_json())->launch(p, def, Device::h200()).steps[0].grid_dependency_wait);
+  const LaunchPlan unmarked = make_example(example_json())->launch(p, def, Device::h200());
+  CHECK_FALSE(unmarked.steps[0].grid_dependency_wait);
 
   // Declared but not done: no wait at all, or the wait after the loads and stores.
   built = build_default(*with_kernel(kernel));
