@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Session 38's device calls (2026-12-07, NVIDIA H100 80GB HBM3; asked for an H200, H100s came),
 # in order. Bundles: `KTUNE_JOBS=2 scripts/gpu-bundle` at ebf102a (call 1), at 5015d36 (calls
-# 2-3) and at cdc3884 (call 4), each trimmed to gpu_memory_bound, gpu_launch_boundary, gpu_runner, gpu_dispatch_overhead
-# and example_deploy_lookup, carried as build/gpu. Each call ran in the repository root on the
+# 2-3) and at cdc3884 (call 4), each trimmed to gpu_memory_bound, gpu_launch_boundary,
+# gpu_runner, gpu_dispatch_overhead and example_deploy_lookup, carried as build/gpu. Each call ran in the repository root on the
 # device machine; calls 2 and 3 back to back on one machine.
 prep='rm -rf $OUT/results; mkdir -p $OUT/results'
 pack='ls -la $OUT/results > $OUT/listing.txt; cd $OUT && tar czf results.tgz results && rm -rf results'
