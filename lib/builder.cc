@@ -134,35 +134,31 @@ std::string cache_key(const std::string& material) {
          detail::hex64(detail::fnv1a64(material, 0x84222325cbf29ce4ULL));
 }
 
-/// The kernels the launch plan of `config` runs, in order (empty when the template cannot plan
-/// it: such a config still reports the first kernel of the report).
-std::vector<std::string> planned_entries(const KernelTemplate& tmpl, const Problem& problem,
-                                         const Config& config, const Device& device) {
-  std::vector<std::string> entries;
+/// The kernel steps the launch plan of `config` runs, in order (empty when the template cannot
+/// plan it: such a config still reports the first kernel of the report).
+std::vector<LaunchStep> planned_kernels(const KernelTemplate& tmpl, const Problem& problem,
+                                        const Config& config, const Device& device) {
+  std::vector<LaunchStep> kernels;
   try {
-    for (const auto& step : tmpl.launch(problem, config, device).steps)
-      if (step.kind == LaunchStep::Kind::kernel) entries.push_back(step.entry);
+    for (auto& step : tmpl.launch(problem, config, device).steps)
+      if (step.kind == LaunchStep::Kind::kernel) kernels.push_back(std::move(step));
   } catch (const std::exception&) {
   }
-  return entries;
+  return kernels;
 }
 
-/// The kernel steps of the config's plan marked grid_dependency_wait, when `arch` (sm_XX) is
-/// one that launches them programmatically (9.0 and later; before it the wait is not compiled
-/// in and the mark has no effect): each must wait on every path before it touches global
-/// memory (grid_dependency_wait_problem), which the Builder checks on the PTX of each compile.
-std::vector<std::string> waiting_entries(const KernelTemplate& tmpl, const Problem& problem,
-                                         const Config& config, const Device& device,
+/// The entries of `kernels` marked grid_dependency_wait, when `arch` (sm_XX) is one that
+/// launches them programmatically (9.0 and later; before it the wait is not compiled in and the
+/// mark has no effect): each must wait on every path before it touches global memory
+/// (grid_dependency_wait_problem), which the Builder checks on the PTX of each compile.
+std::vector<std::string> waiting_entries(const std::vector<LaunchStep>& kernels,
                                          const std::string& arch) {
   std::vector<std::string> entries;
   if (arch.rfind("sm_", 0) != 0 || std::atoi(arch.c_str() + 3) < 90) return entries;
-  try {
-    for (const auto& step : tmpl.launch(problem, config, device).steps)
-      if (step.kind == LaunchStep::Kind::kernel && step.grid_dependency_wait &&
-          std::find(entries.begin(), entries.end(), step.entry) == entries.end())
-        entries.push_back(step.entry);
-  } catch (const std::exception&) {
-  }
+  for (const auto& step : kernels)
+    if (step.grid_dependency_wait &&
+        std::find(entries.begin(), entries.end(), step.entry) == entries.end())
+      entries.push_back(step.entry);
   return entries;
 }
 
@@ -314,7 +310,8 @@ BuildResult Builder::build(const KernelTemplate& tmpl, const Problem& problem,
                          "\nheaders " + detail::template_headers_hash() + "\nnvrtc " + nvrtc_version() +
                          "\narch " + arch;
   for (const auto& o : options) material += "\n" + o;
-  const std::vector<std::string> waiting = waiting_entries(tmpl, problem, config, device, arch);
+  const std::vector<LaunchStep> planned = planned_kernels(tmpl, problem, config, device);
+  const std::vector<std::string> waiting = waiting_entries(planned, arch);
   for (const auto& e : waiting) material += "\nwaits " + e;  // checked before it is cached
   const std::string key = cache_key(material);
 
@@ -377,8 +374,8 @@ BuildResult Builder::build(const KernelTemplate& tmpl, const Problem& problem,
   if (entry.ok) {
     auto report = detail::parse_ptxas_report(entry.log);
     for (const auto& [name, resources] : report) result.kernels[name] = resources;
-    const std::vector<std::string> planned = planned_entries(tmpl, problem, config, device);
-    for (const std::string& kernel : planned)
+    for (const LaunchStep& step : planned) {
+      const std::string& kernel = step.entry;
       if (result.cubin && !cubin_has_kernel(*result.cubin, kernel)) {
         std::string present;
         for (const auto& [name, resources] : report) present += (present.empty() ? "" : ", ") + name;
@@ -390,7 +387,8 @@ BuildResult Builder::build(const KernelTemplate& tmpl, const Problem& problem,
                       "): is it defined only under a macro this config turns off, with extern \"C\"?";
         return result;
       }
-    if (auto it = planned.empty() ? result.kernels.end() : result.kernels.find(planned.front());
+    }
+    if (auto it = planned.empty() ? result.kernels.end() : result.kernels.find(planned.front().entry);
         it != result.kernels.end())
       result.resources = it->second;
     else if (!report.empty())

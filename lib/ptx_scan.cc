@@ -40,14 +40,16 @@ std::string trimmed(const std::string& line) {
   return first == std::string::npos ? "" : line.substr(first, last - first + 1);
 }
 
-}  // namespace
-
+/// The PTX body of `entry` (from its ".entry NAME(" line to the next entry or the end); ""
+/// when `ptx` has no such entry.
 std::string ptx_entry_body(const std::string& ptx, const std::string& entry) {
   const std::size_t at = ptx.find(".entry " + entry + "(");
   if (at == std::string::npos) return "";
   const std::size_t next = ptx.find(".entry ", at + 1);
   return ptx.substr(at, next == std::string::npos ? std::string::npos : next - at);
 }
+
+}  // namespace
 
 std::string first_global_memory_access(const std::string& body) {
   std::istringstream lines(body);

@@ -1,15 +1,11 @@
-// Reading NVRTC's PTX for what a kernel does before it waits for the previous grid: the body
-// of one entry, its first global memory access, and whether griddepcontrol.wait comes before
+// Reading NVRTC's PTX for what a kernel does before it waits for the previous grid: the first
+// global memory access of a piece of PTX, and whether griddepcontrol.wait comes before
 // every such access on every path (what programmatic launch needs of a marked kernel step).
 #pragma once
 
 #include <string>
 
 namespace ktune::detail {
-
-/// The PTX body of `entry` (from its ".entry NAME(" line to the next entry or the end); ""
-/// when `ptx` has no such entry.
-std::string ptx_entry_body(const std::string& ptx, const std::string& entry);
 
 /// The first instruction line of `body` that may touch global memory (a global or generic load
 /// or store, an atomic or reduction, an asynchronous or bulk copy, a prefetch), or "" when there

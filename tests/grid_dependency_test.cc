@@ -22,8 +22,9 @@ using namespace ktune;
 namespace {
 
 /// Compiles `config` of `tmpl` for `problem` to compute_90 PTX and checks every kernel step
-/// marked grid_dependency_wait: its entry holds griddepcontrol.wait, and no global memory
-/// access or branch comes before it. Returns how many steps were checked.
+/// marked grid_dependency_wait: no path through its entry reaches a global memory access
+/// before griddepcontrol.wait (grid_dependency_wait_problem). Returns how many steps were
+/// checked.
 int check_marked_steps(const KernelTemplate& tmpl, const Problem& problem, const Config& config) {
   const Device device = Device::h200();
   const LaunchPlan plan = tmpl.launch(problem, config, device);

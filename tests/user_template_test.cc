@@ -47,26 +47,19 @@ std::string example_file(const std::string& name) {
   return test::source_path("examples/custom_template/" + name);
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-Json example_json() { return Json::parse(read_file(example_file("transpose.T1.json"))); }
+Json example_json() { return Json::parse(test::read_text(example_file("transpose.T1.json"))); }
 
 /// The example template built from (possibly edited) JSON and the shipped sources.
 std::shared_ptr<const KernelTemplate> make_example(const Json& doc) {
-  return make_user_template(doc.dump(), read_file(example_file("transpose.cu")),
-                            read_file(example_file("transpose_reference.cu")), "transpose.T1.json");
+  return make_user_template(doc.dump(), test::read_text(example_file("transpose.cu")),
+                            test::read_text(example_file("transpose_reference.cu")), "transpose.T1.json");
 }
 
 /// The example document with the shipped kernel plus `appended` source text.
 std::shared_ptr<const KernelTemplate> make_example_kernel(const std::string& appended) {
   return make_user_template(example_json().dump(),
-                            read_file(example_file("transpose.cu")) + "\n" + appended + "\n",
-                            read_file(example_file("transpose_reference.cu")), "transpose.T1.json");
+                            test::read_text(example_file("transpose.cu")) + "\n" + appended + "\n",
+                            test::read_text(example_file("transpose_reference.cu")), "transpose.T1.json");
 }
 
 /// The default config of `tmpl` built with NVRTC for the H200, on a 256 x 256 problem.
@@ -249,7 +242,7 @@ TEST_CASE("user template: plain T1 documents of the benchmark hub are read or re
     WARN("SKIPPED: no dataset at " << path);
     return;
   }
-  Json doc = Json::parse(read_file(path));
+  Json doc = Json::parse(test::read_text(path));
   // Kernel Tuner's max(param) sizes and constant memory are outside what ktune runs.
   try {
     make_user_template(doc.dump(), "extern \"C\" __global__ void convolution_kernel() {}", "", path);
@@ -418,7 +411,7 @@ TEST_CASE("user template: a recorded reference loads its input and expected outp
   // and were read whole, in order).
   const auto* in = reinterpret_cast<const float*>(host[1].bytes.data());
   const auto* out = reinterpret_cast<const float*>(expected[0].bytes.data());
-  CHECK(read_file(example_file("transpose_in.bin")) ==
+  CHECK(test::read_text(example_file("transpose_in.bin")) ==
         std::string(host[1].bytes.begin(), host[1].bytes.end()));
   int mismatches = 0;
   for (int r = 0; r < 97; ++r)
@@ -444,10 +437,10 @@ TEST_CASE("user template: a recorded reference refuses other shapes and incomple
     }
   }
   CHECK_NOTHROW(tmpl->workload(tmpl->example_problem()));
-  Json doc = Json::parse(read_file(example_file("transpose_recorded.T1.json")));
+  Json doc = Json::parse(test::read_text(example_file("transpose_recorded.T1.json")));
   auto recorded_error = [&](const Json& edited) {
     try {
-      make_user_template(edited.dump(), read_file(example_file("transpose.cu")), "",
+      make_user_template(edited.dump(), test::read_text(example_file("transpose.cu")), "",
                          example_file("transpose_recorded.T1.json"));
     } catch (const Error& e) {
       return std::string(e.what());
@@ -458,7 +451,7 @@ TEST_CASE("user template: a recorded reference refuses other shapes and incomple
   // Defaults that the files do not fit: their sizes are checked against the defaults' bytes.
   Json other_defaults = doc;
   other_defaults["KtuneExtensions"]["Dimensions"][0]["Default"] = 100;
-  auto resized = make_user_template(other_defaults.dump(), read_file(example_file("transpose.cu")), "",
+  auto resized = make_user_template(other_defaults.dump(), test::read_text(example_file("transpose.cu")), "",
                                     example_file("transpose_recorded.T1.json"));
   try {
     resized->workload(resized->example_problem());
@@ -483,7 +476,7 @@ TEST_CASE("user template: a recorded reference refuses other shapes and incomple
   CHECK(recorded_error(both).find("not both") != std::string::npos);
   Json missing_file = doc;
   missing_file["KtuneExtensions"]["Reference"]["OutputFiles"]["out"] = "gone.bin";
-  auto t = make_user_template(missing_file.dump(), read_file(example_file("transpose.cu")), "",
+  auto t = make_user_template(missing_file.dump(), test::read_text(example_file("transpose.cu")), "",
                               example_file("transpose_recorded.T1.json"));
   CHECK_THROWS_WITH(t->workload(t->example_problem()), Catch::Contains("gone.bin"));
 }
@@ -655,8 +648,8 @@ TEST_CASE("user template: compiler messages name the user's kernel file", "[user
   CHECK_THAT(error_of(doc), Catch::Contains("Reference.KernelName"));
   // So do the reference kernel's messages, with its own file's name.
   auto with_bad_reference = make_user_template(
-      example_json().dump(), read_file(example_file("transpose.cu")),
-      read_file(example_file("transpose_reference.cu")) + "\n__global__ void broken() { missing_ref = 1; }\n",
+      example_json().dump(), test::read_text(example_file("transpose.cu")),
+      test::read_text(example_file("transpose_reference.cu")) + "\n__global__ void broken() { missing_ref = 1; }\n",
       "transpose.T1.json");
   const auto ref = with_bad_reference->workload(make_problem(*with_bad_reference, "256x256"))->device_reference();
   REQUIRE(ref);
@@ -673,8 +666,8 @@ TEST_CASE("user template: GridDependencyWait marks its step, and a kernel that d
           "[user_template][nvrtc][pdl]") {
   Json doc = example_json();
   doc["KtuneExtensions"]["GridDependencyWait"] = true;
-  const std::string kernel = read_file(example_file("transpose.cu"));
-  const std::string reference = read_file(example_file("transpose_reference.cu"));
+  const std::string kernel = test::read_text(example_file("transpose.cu"));
+  const std::string reference = test::read_text(example_file("transpose_reference.cu"));
   const std::string body_start = "  const int c0 = blockIdx.x * block_size_x;";
   REQUIRE(kernel.find(body_start) != std::string::npos);
   auto with_kernel = [&](const std::string& source) {
