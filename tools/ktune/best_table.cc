@@ -29,32 +29,47 @@ std::optional<double> bandwidth_gbs(const KernelTemplate& tmpl, const Problem& p
   }
 }
 
-/// The default config's time, judged as the best's: its config_representatives() median
-/// among the task's trials of `source_hash` (the best's source) timed the best's way
-/// (`programmatic`: with programmatic launch or not; failed trials count either way), so
-/// that a default that is the best shows 1.00x, and a default with a failed trial, which
-/// could not be the best, has none. Records written before the template gained parameters
-/// count, with those parameters at their defaults (the rule of `tune --replay`).
-std::optional<double> default_median(const TuningLog& log, const TaskSummary& task,
-                                     const std::string& source_hash, bool programmatic,
-                                     const SearchSpace& space) {
-  const std::string default_text = space.default_config().str();
+/// What one pass over a task's trials tells its row beside the best.
+struct TaskTally {
+  /// Ok trials timed the other way than the best's (with programmatic launch or without).
+  std::int64_t other_way_ok_trials = 0;
+  /// The default config's time, judged as the best's (see tally_task()).
+  std::optional<double> default_ms;
+};
+
+/// Reads a task's trials once. Counts its ok trials timed the other way than `best`'s, and,
+/// given the task's `space`, finds the default config's time judged as the best's: its
+/// config_representatives() median among the trials of the best's source timed the best's way
+/// (failed trials count either way), so that a default that is the best shows 1.00x, and a
+/// default with a failed trial, which could not be the best, has none. Records written before
+/// the template gained parameters count, with those parameters at their defaults (the rule of
+/// `tune --replay`).
+TaskTally tally_task(const TuningLog& log, const TaskSummary& task, const TrialRecord& best,
+                     const SearchSpace* space) {
+  const bool programmatic = programmatic_form(best.trial.launch);
+  const std::string default_text = space ? space->default_config().str() : "";
   LogFilter filter;
   filter.template_name = task.template_name;
   filter.problem_key = task.problem_key;
   filter.device_key = task.device_key;
+  TaskTally tally;
   std::vector<TrialRecord> defaults;
   log.for_each(filter, [&](const TrialRecord& r) {
-    auto config = config_in_space(space, r.config_text);
-    if (!config || config->str() != default_text || r.source_hash != source_hash) return;
-    if (r.trial.ok() && programmatic_form(r.trial.launch) != programmatic) return;
+    const bool same_way = programmatic_form(r.trial.launch) == programmatic;
+    if (r.trial.ok() && !same_way) {
+      ++tally.other_way_ok_trials;
+      return;
+    }
+    if (!space || r.source_hash != best.source_hash) return;
+    auto config = config_in_space(*space, r.config_text);
+    if (!config || config->str() != default_text) return;
     TrialRecord copy = r;
     copy.config_text = default_text;  // one group, whatever parameters the record lacked
     defaults.push_back(std::move(copy));
   });
   const auto typical = config_representatives(defaults);
-  if (typical.empty()) return std::nullopt;
-  return typical.front().trial.median_ms;
+  if (!typical.empty()) tally.default_ms = typical.front().trial.median_ms;
+  return tally;
 }
 
 /// What `best` accepts as a task's winner, so that a hostile or damaged record the dispatcher
@@ -96,19 +111,6 @@ std::shared_ptr<const KernelTemplate> known_template(const std::string& name) {
   } catch (const Error&) {
     return nullptr;
   }
-}
-
-/// The ok trials of a task timed with programmatic launch (`programmatic`) or without.
-std::int64_t ok_trials_timed(const TuningLog& log, const TaskSummary& task, bool programmatic) {
-  LogFilter filter;
-  filter.template_name = task.template_name;
-  filter.problem_key = task.problem_key;
-  filter.device_key = task.device_key;
-  std::int64_t n = 0;
-  log.for_each(filter, [&](const TrialRecord& r) {
-    n += r.trial.ok() && programmatic_form(r.trial.launch) == programmatic;
-  });
-  return n;
 }
 
 /// Best copy bandwidth (GB/s) per device key among the log's "copy" template tasks, each task
@@ -203,22 +205,23 @@ std::vector<BestRow> best_rows(const TuningLog& log, std::vector<TaskSummary>* u
     row.launch = best->trial.launch;
     row.trials = task.trials;
     row.ok_trials = task.ok_trials;
-    // Ok trials timed the other way than the best's (with programmatic launch or without):
-    // they did not rank this row, and another `best --programmatic-launch` setting ranks by them.
-    row.unranked_ok_trials = ok_trials_timed(log, task, !programmatic_form(best->trial.launch));
+    std::optional<Problem> problem;
+    std::optional<SearchSpace> space;
     if (tmpl) {
       try {
-        const Problem problem = Problem::from_key(task.problem_key);
-        const Device device = device_of_record(best->device);
-        row.default_ms =
-            default_median(log, task, best->source_hash, programmatic_form(best->trial.launch),
-                           tmpl->space(problem, device));
-        if (row.default_ms && row.median_ms > 0) row.speedup = *row.default_ms / row.median_ms;
-        add_vendor_ratio(row, log, *tmpl, problem, copy_bw);
+        problem = Problem::from_key(task.problem_key);
+        space = tmpl->space(*problem, device_of_record(best->device));
       } catch (const Error&) {
         // A problem the template rejects: numbers stay "-".
       }
     }
+    const TaskTally tally = tally_task(log, task, *best, space ? &*space : nullptr);
+    // Ok trials timed the other way than the best's (with programmatic launch or without):
+    // they did not rank this row, and another `best --programmatic-launch` setting ranks by them.
+    row.unranked_ok_trials = tally.other_way_ok_trials;
+    row.default_ms = tally.default_ms;
+    if (row.default_ms && row.median_ms > 0) row.speedup = *row.default_ms / row.median_ms;
+    if (space) add_vendor_ratio(row, log, *tmpl, *problem, copy_bw);
     rows.push_back(std::move(row));
   }
   return rows;
