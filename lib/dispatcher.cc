@@ -366,13 +366,8 @@ Selection Dispatcher::Impl::compute(const KernelTemplate& tmpl, const Problem& p
   // none of whose kernels waits for the previous grid (GEMM, convolution) is launched as
   // usual, so plain trials are then timed its own way.
   auto launches_programmatically = [&](const Config& config) {
-    if (!options.programmatic_launch) return false;
-    try {
-      return detail::plan_launched_programmatically(tmpl.launch(problem, config, device), true,
-                                                    device.cc_major);
-    } catch (const Error&) {
-      return true;  // no plan to read: as the option says
-    }
+    return detail::config_launched_programmatically(tmpl, problem, config, device,
+                                                    options.programmatic_launch);
   };
   // One task's selection under a rule: its first usable record of the current template source
   // (`current`) or of the older ones.

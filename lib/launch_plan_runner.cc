@@ -173,4 +173,15 @@ CudaStatus run_launch_plan(CudaModule& module, const LaunchPlan& plan,
   return {};
 }
 
+bool config_launched_programmatically(const KernelTemplate& tmpl, const Problem& problem,
+                                      const Config& config, const Device& device, bool allowed) {
+  if (!allowed) return false;
+  try {
+    return plan_launched_programmatically(tmpl.launch(problem, config, device), true,
+                                          device.cc_major);
+  } catch (const Error&) {
+    return programmatic_launch_supported(device.cc_major);  // no plan to read
+  }
+}
+
 }  // namespace ktune::detail

@@ -79,6 +79,13 @@ inline bool plan_launched_programmatically(const LaunchPlan& plan, bool allowed,
   });
 }
 
+/// Whether a launcher that allows programmatic launch (`allowed`) launches `config` of `tmpl`
+/// for `problem` on `device` programmatically (plan_launched_programmatically of the config's
+/// plan). A config the template refuses to plan counts as the launcher's setting where the
+/// device can (its trials fail, and failures rank either way).
+bool config_launched_programmatically(const KernelTemplate& tmpl, const Problem& problem,
+                                      const Config& config, const Device& device, bool allowed);
+
 /// Runs every step of `plan` on `stream` with `buffers` = workload buffers followed by the
 /// plan's scratch buffers. Stops at the first failing step and returns its status (launches
 /// are asynchronous: faults inside kernels surface at the next synchronization). Throws

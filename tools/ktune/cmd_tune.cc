@@ -93,13 +93,9 @@ struct TuneContext {
 /// alike).
 bool times_programmatically(const TuneArgs& args, const PlanEntry& entry, const Device& device,
                             const SearchSpace& space) {
-  if (!args.programmatic_launch) return false;
-  try {
-    return detail::plan_launched_programmatically(
-        entry.tmpl->launch(entry.problem, space.default_config(), device), true, device.cc_major);
-  } catch (const Error&) {
-    return false;  // a default the problem refuses: its trials will say why
-  }
+  return detail::config_launched_programmatically(*entry.tmpl, entry.problem,
+                                                  space.default_config(), device,
+                                                  args.programmatic_launch);
 }
 
 /// Only the trials timed this run's way resume (trials_to_resume): say how many recorded
