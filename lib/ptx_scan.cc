@@ -22,16 +22,23 @@ std::string opcode_of(const std::string& line) {
 
 bool starts(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
 
-/// Whether an instruction with `opcode` may touch global memory (see first_global_memory_access).
+/// Whether an instruction with `opcode` may touch global memory (see first_global_memory_access):
+/// an instruction that reads or writes memory (by the part of its opcode before the first '.')
+/// and names the global state space, or no state space (a generic address may be a global one),
+/// or one only of the spaces another grid's kernel cannot write (the CTA's or cluster's shared
+/// memory, the thread's local memory, kernel parameters, constant memory).
 bool touches_global_memory(const std::string& opcode) {
-  const bool memory = starts(opcode, "ld.") || starts(opcode, "st.") || opcode == "ld" ||
-                      opcode == "st" || starts(opcode, "atom.") || starts(opcode, "red.") ||
-                      starts(opcode, "cp.") || starts(opcode, "prefetch") ||
-                      starts(opcode, "multimem.");
-  if (!memory || starts(opcode, "ld.param")) return false;
-  const bool shared_only = opcode.find(".shared") != std::string::npos &&
-                           opcode.find(".global") == std::string::npos;
-  return !shared_only;
+  static const std::set<std::string> memory_roots = {
+      "ld",   "ldu",  "st",   "atom", "red",  "cp",   "prefetch", "prefetchu", "multimem",
+      "tex",  "tld4", "suld", "sust", "sured", "discard", "applypriority", "tensormap"};
+  const std::string root = opcode.substr(0, opcode.find('.'));
+  const bool wmma_memory = root == "wmma" && (starts(opcode, "wmma.load.") ||
+                                              starts(opcode, "wmma.store."));
+  if (!memory_roots.count(root) && !wmma_memory) return false;
+  if (opcode.find(".global") != std::string::npos) return true;
+  for (const char* space : {".shared", ".local", ".param", ".const"})
+    if (opcode.find(space) != std::string::npos) return false;
+  return true;
 }
 
 std::string trimmed(const std::string& line) {

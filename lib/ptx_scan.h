@@ -8,9 +8,11 @@
 namespace ktune::detail {
 
 /// The first instruction line of `body` that may touch global memory (a global or generic load
-/// or store, an atomic or reduction, an asynchronous or bulk copy, a prefetch), or "" when there
-/// is none. Kernel parameters and shared memory (the CTA's or its cluster's) do not count;
-/// comments are ignored and a predicate guard (@%p) is looked past.
+/// or store, an atomic or reduction, an asynchronous or bulk copy, a prefetch, a texture or
+/// surface access, a wmma fragment load or store, a cache discard or priority change, a tensor
+/// map change), or "" when there is none. Kernel parameters, constant memory, the thread's local
+/// memory and shared memory (the CTA's or its cluster's) do not count: no other grid writes
+/// them. Comments are ignored and a predicate guard (@%p) is looked past.
 std::string first_global_memory_access(const std::string& body);
 
 /// "" when every path through entry `entry` of `ptx` (following its branches, conditional ones

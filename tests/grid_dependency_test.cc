@@ -47,7 +47,7 @@ int check_marked_steps(const KernelTemplate& tmpl, const Problem& problem, const
 
 }  // namespace
 
-TEST_CASE("the PTX scan finds memory accesses and passes parameter and shared ones",
+TEST_CASE("the PTX scan finds memory accesses and passes parameter, shared, local and constant ones",
           "[pdl][nvrtc]") {
   using detail::first_global_memory_access;
   CHECK(first_global_memory_access("\tld.param.u64 %rd1, [p];\n\tst.shared.u32 [%r1], %r2;\n") == "");
@@ -61,6 +61,24 @@ TEST_CASE("the PTX scan finds memory accesses and passes parameter and shared on
   CHECK(first_global_memory_access("\t@%p1 st.global.f32 [%rd1], %f1;\n") != "");
   CHECK(first_global_memory_access("\tst.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%r1], %r2, [%r3];\n") == "");
   CHECK(first_global_memory_access("\tmbarrier.init.shared.b64 [%r1], 1;\n\tbar.sync 0;\n") == "");
+  // Spaces no other grid writes: the thread's local memory (spills, stack arrays) and constant
+  // memory.
+  CHECK(first_global_memory_access("\tst.local.u32 [%rd1], %r1;\n\tld.local.v2.u32 {%r1, %r2}, [%rd1];\n") == "");
+  CHECK(first_global_memory_access("\tld.const.f32 %f1, [table+4];\n") == "");
+  CHECK(first_global_memory_access("\tldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r5];\n") == "");
+  // Reads and writes of global memory under other opcodes than ld / st.
+  CHECK(first_global_memory_access("\tldu.global.u32 %r1, [%rd1];\n") != "");
+  CHECK(first_global_memory_access("\ttex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];\n") != "");
+  CHECK(first_global_memory_access("\ttld4.r.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];\n") != "");
+  CHECK(first_global_memory_access("\tsuld.b.2d.b32.trap {%r1}, [%rd1, {%r2, %r3}];\n") != "");
+  CHECK(first_global_memory_access("\tsust.b.2d.b32.trap [%rd1, {%r2, %r3}], {%r1};\n") != "");
+  CHECK(first_global_memory_access("\twmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1}, [%rd1];\n") != "");
+  CHECK(first_global_memory_access("\twmma.store.d.sync.aligned.row.m16n16k16.f32 [%rd1], {%f1};\n") != "");  // generic
+  CHECK(first_global_memory_access("\twmma.load.a.sync.aligned.row.m16n16k16.shared.f16 {%r1}, [%r2];\n") == "");
+  CHECK(first_global_memory_access("\twmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {%f1}, {%r1}, {%r2}, {%f2};\n") == "");
+  CHECK(first_global_memory_access("\tdiscard.global.L2 [%rd1], 128;\n") != "");
+  CHECK(first_global_memory_access("\tprefetchu.L1 [%rd1];\n") != "");
+  CHECK(first_global_memory_access("\ttensormap.replace.tile.global_address.global.b1024.b64 [%rd1], %rd2;\n") != "");
 }
 
 namespace {
