@@ -334,6 +334,52 @@ TEST_CASE("cli: replay of a problem the data does not hold names what the data h
   CHECK_FALSE(std::filesystem::exists(dir.file("o.db")));  // nothing created on bad input
 }
 
+TEST_CASE("cli: a dry run with --replay checks the data as the run would, and GPU options are "
+          "refused beside --replay",
+          "[cli][replay]") {
+  TempDir dir;
+  const std::string recorded = dir.file("recorded.db");
+  test::write_recorded_copy_db(recorded, {kSmall});
+  const std::string task =
+      "tune --template copy --shape " + std::to_string(kSmall) + " --dtype f32 ";
+  // Described for the device of the records (not --arch's offline one), with what it replays.
+  const auto dry = run_ktune(dir, task + "--dry-run --arch sm_80 --replay " + recorded);
+  INFO(dry.output);
+  REQUIRE(dry.status == 0);
+  const auto copy = find_template("copy");
+  const Problem problem = make_problem(*copy, std::to_string(kSmall), {{"dtype", "f32"}});
+  std::size_t valid = 0;
+  copy->space(problem, Device::h200()).for_each_valid([&](Index, const Config&) { ++valid; });
+  CHECK(dry.output.find("replay: " + std::to_string(valid) + " recorded configs of " +
+                        Device::h200().key() + " from " + recorded) != std::string::npos);
+  CHECK(dry.output.find("sm_80") == std::string::npos);
+  // Data that cannot be replayed fails the dry run as it fails the run, naming what it holds.
+  const auto other = run_ktune(dir, "tune --op copy --shape 77 --dry-run --replay " + recorded);
+  INFO(other.output);
+  CHECK(other.status != 0);
+  CHECK(other.output.find(problem_key(kSmall)) != std::string::npos);
+  test::write_text(dir.file("bad.jsonl"),
+                   "{\"format\":\"ktune-trials\",\"version\":1}\n{\"config\":\n");
+  const auto bad = run_ktune(dir, task + "--dry-run --replay " + dir.file("bad.jsonl"));
+  INFO(bad.output);
+  CHECK(bad.status != 0);
+  CHECK(bad.output.find("bad.jsonl:2") != std::string::npos);
+  CHECK(bad.output.find("dry run:") == std::string::npos);
+  // Options of a GPU run do nothing in a replay: refused, naming both.
+  for (const std::string option :
+       {"--gpu 1", "--jobs 1", "--compile-processes 1", "--cache-dir x", "--worker x",
+        "--graph-timing"}) {
+    const std::string name = option.substr(0, option.find(' '));
+    const auto refused =
+        run_ktune(dir, task + "--replay " + recorded + " --db " + dir.file("o.db") + " " + option);
+    INFO(refused.output);
+    CHECK(refused.status > 100);  // a usage error
+    CHECK((refused.output.find("--replay excludes " + name) != std::string::npos ||
+           refused.output.find(name + " excludes --replay") != std::string::npos));
+  }
+  CHECK_FALSE(std::filesystem::exists(dir.file("o.db")));
+}
+
 TEST_CASE("cli: replay --json - keeps standard output pure JSON (the table goes to stderr)",
           "[cli][replay]") {
   TempDir dir;

@@ -245,21 +245,32 @@ void run_tune(const TuneArgs& args) {
   auto searcher = make_searcher(args.searcher, searcher_options);
   // A bad --arch is named even where no dry run needs it.
   const Device offline = Device::offline(args.arch);
-  if (args.dry_run) {
-    const Device device = cuda_unavailable_reason() ? offline : query_device(args.gpu);
-    print_dry_run(plan, device);
-    return;
-  }
-
   std::vector<ReplayTask> replays;  // one per plan entry with --replay, checked up front
-  std::optional<Device> gpu;
-  std::unique_ptr<Builder> builder;
   if (!args.replay.empty()) {
     const auto recorded = read_recorded_trials(args.replay);
     for (const auto& entry : plan)
       replays.push_back(make_replay_task(recorded, *entry.tmpl, entry.problem, args.replay,
                                          args.programmatic_launch));
-  } else {
+  }
+  if (args.dry_run) {
+    // A replay is described for the device of its records, as it would run.
+    std::vector<Device> devices;
+    std::vector<std::string> notes;
+    for (const auto& replay : replays) {
+      devices.push_back(replay.device);
+      notes.push_back("  replay: " + std::to_string(replay.records) + " recorded configs of " +
+                      replay.device.key() + " from " + replay.origin +
+                      (replay.programmatic ? ", timed with programmatic launch" : ""));
+    }
+    if (replays.empty())
+      devices.assign(plan.size(), cuda_unavailable_reason() ? offline : query_device(args.gpu));
+    print_dry_run(plan, devices, notes);
+    return;
+  }
+
+  std::optional<Device> gpu;
+  std::unique_ptr<Builder> builder;
+  if (replays.empty()) {
     if (auto why = cuda_unavailable_reason())
       throw Error(ErrorCode::no_device,
                   *why + ": use --replay FILE to tune from recorded measurements");
@@ -329,9 +340,9 @@ void add_tune_command(CLI::App& app) {
                   "Measure the best configs of this many nearest shapes already tuned in --db "
                   "(same template and device) right after the default (0 = off)")
       ->check(count_in(0, 64));
-  cmd->add_option("--replay", args->replay,
-                  "Measure from recorded trials (a ktune database or JSON-lines export) "
-                  "instead of the GPU");
+  auto* replay = cmd->add_option("--replay", args->replay,
+                                 "Measure from recorded trials (a ktune database or JSON-lines "
+                                 "export) instead of the GPU");
   cmd->add_option("--cache-dir", args->cache_dir, "On-disk cubin cache folder (default: none)");
   cmd->add_option("--worker", args->worker, "ktune-worker executable (default: found next to ktune)");
   cmd->add_option("--progress", args->progress,
@@ -346,6 +357,11 @@ void add_tune_command(CLI::App& app) {
   cmd->add_flag("--dry-run", args->dry_run,
                 "Check the problems, spaces, launch geometry and buffers, then stop (no GPU, no database)");
   cmd->add_option("--arch", args->arch, "Target of --dry-run when there is no GPU");
+  // A replay measures nothing and compiles nothing, and keeps each record's launch form: the
+  // options of a GPU run would be ignored, so they are refused beside it.
+  for (const char* gpu_only :
+       {"--gpu", "--jobs", "--compile-processes", "--cache-dir", "--worker", "--graph-timing"})
+    replay->excludes(cmd->get_option(gpu_only));
   cmd->callback([args] { run_tune(*args); });
 }
 

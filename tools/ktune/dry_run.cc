@@ -124,12 +124,14 @@ std::string describe_task(const PlanEntry& entry, const Device& device, bool* un
   return out;
 }
 
-void print_dry_run(const std::vector<PlanEntry>& plan, const Device& device) {
+void print_dry_run(const std::vector<PlanEntry>& plan, const std::vector<Device>& devices,
+                   const std::vector<std::string>& notes) {
   std::string empty;  // tasks no config of which satisfies the constraints and can launch
-  for (const auto& entry : plan) {
+  for (std::size_t i = 0; i < plan.size(); ++i) {
     bool unsatisfiable = false;
-    std::printf("%s", describe_task(entry, device, &unsatisfiable).c_str());
-    if (unsatisfiable) empty += (empty.empty() ? "" : ", ") + entry.origin;
+    std::printf("%s", describe_task(plan[i], devices.at(i), &unsatisfiable).c_str());
+    if (i < notes.size()) std::printf("%s\n", notes[i].c_str());
+    if (unsatisfiable) empty += (empty.empty() ? "" : ", ") + plan[i].origin;
   }
   if (!empty.empty())
     throw Error(ErrorCode::unsatisfiable,
