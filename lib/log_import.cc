@@ -269,6 +269,7 @@ ImportSummary import_regular_file(TuningLog& log, const std::string& path,
         [&](const std::function<void(const TrialRecord&)>& visit) {
           std::size_t position = 0;
           jsonl::for_each_in_file(path, [&](const TrialRecord& r) {
+            if (options.poll) options.poll();
             checked(r, position++);
             visit(r);
           });
@@ -276,7 +277,10 @@ ImportSummary import_regular_file(TuningLog& log, const std::string& path,
         "", appended);
   } else {  // a whole document (T4, Kernel Tuner)
     std::vector<TrialRecord> records = read_records(path, summary.format, options);
-    for (std::size_t i = 0; i < records.size(); ++i) checked(records[i], i);
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      if (options.poll) options.poll();
+      checked(records[i], i);
+    }
     // Runs named after their file's content form one family: a file that grew (Kernel Tuner
     // extends its cache while tuning) adds only its new records.
     visited = records.size();

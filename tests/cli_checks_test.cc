@@ -860,6 +860,74 @@ TEST_CASE("cli: Ctrl-C during a replayed run ends it with status 130, trials kep
   CHECK(kept < 20000);
 }
 
+TEST_CASE("cli: Ctrl-C during an import adds nothing and leaves no new log", "[cli]") {
+  TempDir dir;
+  // An export long enough to interrupt: 100000 trials (five runs of 20000 gemm_mma configs).
+  const std::string data = dir.file("data.db"), exported = dir.file("big.jsonl");
+  {
+    ktune::TuningLog log(data, ktune::LogMode::read_write);
+    auto tmpl = ktune::find_template("gemm_mma");
+    const ktune::Problem problem =
+        ktune::make_problem(*tmpl, "2048x2048x2048", {{"dtype", "f16"}, {"layout", "NT"}});
+    const ktune::Device device = ktune::Device::h200();
+    const ktune::SearchSpace space = tmpl->space(problem, device);
+    for (int run = 0; run < 5; ++run) {
+      std::vector<ktune::TrialRecord> records;
+      space.for_each_valid([&](ktune::Index index, const ktune::Config& c) {
+        if (records.size() >= 20000) return;
+        ktune::Trial t;
+        t.config = c;
+        t.status = ktune::Status::ok;
+        t.median_ms = 1.0 + static_cast<double>(index % 977) / 977.0;
+        t.times_ms = {t.median_ms};
+        records.push_back(
+            ktune::TrialRecord::make(*tmpl, problem, device, t, "run" + std::to_string(run)));
+      });
+      log.append_batch(records);
+    }
+  }
+  REQUIRE(run_ktune(dir, "export --db " + data + " " + exported).status == 0);
+  // Started in the background; interrupted as soon as the log it opens is there (the handler
+  // is installed before the log is opened).
+  auto interrupted_import = [&](const std::string& db, bool exists_before) {
+    const std::string out = dir.file("import.txt");
+    const std::string command = "'" + ktune::test::ktune_program() + "' import --db " + db + " " +
+                                exported + " > '" + out + "' 2>&1 & echo $!";
+    FILE* pipe = popen(command.c_str(), "r");
+    REQUIRE(pipe);
+    int pid = 0;
+    REQUIRE(std::fscanf(pipe, "%d", &pid) == 1);
+    pclose(pipe);
+    if (!exists_before)
+      for (int i = 0; i < 2000 && !std::filesystem::exists(db); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    REQUIRE(kill(pid, SIGINT) == 0);
+    for (int i = 0; i < 600; ++i) {  // not our child: wait for the process to end
+      if (kill(pid, 0) != 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    std::ifstream text(out);
+    return std::string((std::istreambuf_iterator<char>(text)), std::istreambuf_iterator<char>());
+  };
+  const std::string fresh = dir.file("fresh.db");
+  const std::string said = interrupted_import(fresh, false);
+  INFO(said);
+  CHECK(said.find("stopped by Ctrl-C: nothing was imported into " + fresh) != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(fresh));
+  CHECK_FALSE(std::filesystem::exists(fresh + "-wal"));
+  CHECK_FALSE(std::filesystem::exists(fresh + "-shm"));
+  // An existing log keeps exactly what it held.
+  const std::string kept = dir.file("kept.db");
+  ktune::test::write_recorded_copy_db(kept, {1048576});
+  const auto before = ktune::TuningLog(kept, ktune::LogMode::read_only).count({});
+  const std::string again = interrupted_import(kept, true);
+  INFO(again);
+  CHECK(again.find("stopped by Ctrl-C") != std::string::npos);
+  CHECK(ktune::TuningLog(kept, ktune::LogMode::read_only).count({}) == before);
+}
+
 TEST_CASE("cli: replayed trials say so and keep the source they were measured with",
           "[cli][replay]") {
   TempDir dir;

@@ -264,6 +264,11 @@ struct ImportOptions {
   /// import with Error(parse_error), its message prefixed with the record's place (`ktune
   /// import --template` checks that the records fit a template this build knows).
   std::function<void(const TrialRecord&)> check;
+  /// Called between records as the file is checked and again as they are inserted: an
+  /// exception it throws (of any type) abandons the import, and nothing is added (`ktune
+  /// import` stops this way on Ctrl-C). A whole T4 or Kernel Tuner document is parsed, and its
+  /// records inserted, without a call.
+  std::function<void()> poll;
 };
 
 /// What an import did.

@@ -15,7 +15,9 @@
 #include "ktune/space.h"
 #include "ktune/template.h"
 #include "option_checks.h"
+#include "input_file.h"
 #include "recorded_trials.h"
+#include "tune_interrupt.h"
 
 namespace ktune::cli {
 
@@ -127,10 +129,29 @@ void add_import_command(CLI::App& app) {
       device.sm_count = args->sm_count;
       options.device = device;
     }
-    // A log this command creates and then fills with nothing (the file was refused, the disk
-    // was full) is removed again, so that a failed import leaves no empty database behind.
-    CreatedLog created(args->db);
-    const ImportSummary summary = import_file(created.log(), args->input, options);
+    // A pipe or standard input is read into a temporary copy before the log is opened: a
+    // Ctrl-C meanwhile ends the program with nothing created.
+    const detail::RereadableInput input(args->input, "file to import");
+    // Then a first Ctrl-C stops the import at its next record, with nothing added; a second
+    // ends the program at once.
+    StopOnSigint stop_on_sigint;
+    options.poll = [] {
+      if (stop_requested()) throw Interrupted{};
+    };
+    ImportSummary summary;
+    try {
+      // A log this command creates and then fills with nothing (the file was refused, the
+      // disk was full, Ctrl-C) is removed again, so that a failed import leaves no empty
+      // database behind.
+      CreatedLog created(args->db);
+      summary = import_file(created.log(), input.path(), options);
+    } catch (const Interrupted&) {
+      std::printf("stopped by Ctrl-C: nothing was imported into %s\n", args->db.c_str());
+      std::fflush(stdout);
+      throw CLI::RuntimeError(130);  // the shell's code for "ended by SIGINT"
+    } catch (const Error& e) {
+      throw input.naming_input(e);  // messages name the input, not its temporary copy
+    }
     std::printf("imported %zu record%s (%s) into %s%s", summary.records,
                 summary.records == 1 ? "" : "s", to_string(summary.format), args->db.c_str(),
                 summary.run_ids.empty() ? "" : ", runs:");

@@ -2,6 +2,7 @@
 // then ends the run (exit 130, everything measured kept); a second one ends the program at
 // once. The pieces that stop the Tuner's searcher and measurer and keep trials of workers the
 // terminal's SIGINT killed out of the log (they measured nothing; resuming measures them).
+// `ktune import` stops on the same flag (ImportOptions::poll), adding nothing.
 #pragma once
 
 #include <signal.h>
