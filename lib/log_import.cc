@@ -3,9 +3,11 @@
 // the records go in with one transaction, so a malformed file leaves the log untouched. A
 // JSON-lines file is read twice instead of held (it can be larger than memory).
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -59,10 +61,32 @@ std::string entry_where(const std::string& path, const std::string& text, const 
          key + "\")";
 }
 
+// The 1-based line of each object key of a JSON `text` (a quoted string followed by ':'), at
+// its first occurrence: one pass, so that every cache entry of a large cache can be named by
+// its line.
+std::unordered_map<std::string, std::size_t> object_key_lines(const std::string& text) {
+  std::unordered_map<std::string, std::size_t> out;
+  std::size_t line = 1;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\n') ++line;
+    if (text[i] != '"') continue;
+    std::size_t end = i + 1;
+    while (end < text.size() && text[end] != '"') end += text[end] == '\\' ? 2 : 1;
+    if (end >= text.size()) break;
+    std::size_t after = end + 1;
+    while (after < text.size() && (text[after] == ' ' || text[after] == '\t')) ++after;
+    if (after < text.size() && text[after] == ':') out.emplace(text.substr(i + 1, end - i - 1), line);
+    i = end;
+  }
+  return out;
+}
+
 // A Kernel Tuner cache (the file's decompressed `text`) through the shared reader
-// (lib/kernel_tuner_cache.h); its errors gain the line of the offending cache entry.
+// (lib/kernel_tuner_cache.h); its errors gain the line of the offending cache entry, and
+// `places` gets each record's (entry_where).
 std::vector<TrialRecord> read_kernel_tuner(const std::string& path, const std::string& text,
-                                           const ImportOptions& options) {
+                                           const ImportOptions& options,
+                                           std::vector<std::string>& places) {
   kt::KernelTunerCache cache;
   try {
     cache = kt::parse_kernel_tuner_cache(text, path);
@@ -103,6 +127,7 @@ std::vector<TrialRecord> read_kernel_tuner(const std::string& path, const std::s
 
   std::vector<TrialRecord> out;
   out.reserve(cache.entries.size());
+  const auto key_lines = object_key_lines(text);
   for (const auto& entry : cache.entries) {
     TrialRecord r = base;
     std::string config, key;
@@ -115,11 +140,23 @@ std::vector<TrialRecord> read_kernel_tuner(const std::string& path, const std::s
       key += std::to_string(entry.values[i]);
     }
     r.config_text = config;
+    const auto line = key_lines.find(key);
+    places.push_back(line == key_lines.end() ? entry_where(path, text, key)
+                                             : path + ":" + std::to_string(line->second) +
+                                                   " (cache entry \"" + key + "\")");
     Trial& t = r.trial;
     try {
       t.config = parse_config_text(config);
     } catch (const Error& e) {
-      jf::fail(entry_where(path, text, key), "tune_params_keys", e.what());
+      jf::fail(places.back(), "tune_params_keys", e.what());
+    }
+    if (entry.time_ms && !is_possible_time(*entry.time_ms)) {
+      // Replay counts such an entry as failed (ReplayMeasurer); a log would hold it as a
+      // measurement, so the import refuses it.
+      char value[32];
+      std::snprintf(value, sizeof value, "%g", *entry.time_ms);
+      jf::fail(places.back(), "time",
+               std::string(value) + " is not a time (expected a positive, finite number of ms)");
     }
     if (entry.time_ms) {
       t.status = Status::ok;
@@ -130,8 +167,7 @@ std::vector<TrialRecord> read_kernel_tuner(const std::string& path, const std::s
       t.status = *status;
       t.message = entry.error;
     } else {
-      jf::fail(entry_where(path, text, key), "time",
-               "unknown Kernel Tuner result '" + entry.error + "'");
+      jf::fail(places.back(), "time", "unknown Kernel Tuner result '" + entry.error + "'");
     }
     out.push_back(std::move(r));
   }
@@ -150,18 +186,24 @@ std::string content_run_id(LogFormat format, const std::string& content) {
 }
 
 std::vector<TrialRecord> read_records(const std::string& path, LogFormat format,
-                                      const ImportOptions& options) {
+                                      const ImportOptions& options,
+                                      std::vector<std::string>& places) {
   switch (format) {
     case LogFormat::jsonl: break;  // streamed by import_regular_file, never held
     case LogFormat::t4:
     case LogFormat::kernel_tuner: {
       const std::string content =  // read once: run id and records
           detail::read_maybe_gzip(path, format == LogFormat::t4 ? "T4 results file" : "Kernel Tuner cache file");
-      // The options as given: a T4 result written by ktune refuses any it would override.
-      if (format == LogFormat::t4) return t4::read(content, path, options, content_run_id(format, content));
+      if (format == LogFormat::t4) {
+        // The options as given: a T4 result written by ktune refuses any it would override.
+        auto records = t4::read(content, path, options, content_run_id(format, content));
+        for (std::size_t i = 0; i < records.size(); ++i)
+          places.push_back(path + ": results[" + std::to_string(i) + "]");  // as t4::read names it
+        return records;
+      }
       ImportOptions with_run = options;
       if (with_run.run_id.empty()) with_run.run_id = content_run_id(format, content);
-      return read_kernel_tuner(path, content, with_run);
+      return read_kernel_tuner(path, content, with_run, places);
     }
   }
   return {};
@@ -227,11 +269,9 @@ ImportSummary import_regular_file(TuningLog& log, const std::string& path,
   ImportSummary summary;
   summary.format = options.format ? *options.format : detect_log_format(path);
   check_import_options(options, summary.format, path);
-  // Each record is checked under the name of its place in the file, not the log's.
-  auto checked = [&](const TrialRecord& r, std::size_t position) {
-    const std::string where = summary.format == LogFormat::jsonl
-                                  ? path + ":" + std::to_string(r.id)
-                                  : path + " (record " + std::to_string(position + 1) + ")";
+  // Each record is checked under the name of its place in the file, not the log's: its line
+  // (JSON lines, a Kernel Tuner cache entry's) or its index among T4 results.
+  auto checked = [&](const TrialRecord& r, const std::string& where) {
     try {
       check_record_names(r, where);
     } catch (const Error& e) {
@@ -267,19 +307,19 @@ ImportSummary import_regular_file(TuningLog& log, const std::string& path,
     // (checked first, then inserted inside the transaction), and never held.
     visited = log.append_absent_streamed(
         [&](const std::function<void(const TrialRecord&)>& visit) {
-          std::size_t position = 0;
           jsonl::for_each_in_file(path, [&](const TrialRecord& r) {
             if (options.poll) options.poll();
-            checked(r, position++);
+            checked(r, path + ":" + std::to_string(r.id));
             visit(r);
           });
         },
         "", appended);
   } else {  // a whole document (T4, Kernel Tuner)
-    std::vector<TrialRecord> records = read_records(path, summary.format, options);
+    std::vector<std::string> places;
+    std::vector<TrialRecord> records = read_records(path, summary.format, options, places);
     for (std::size_t i = 0; i < records.size(); ++i) {
       if (options.poll) options.poll();
-      checked(records[i], i);
+      checked(records[i], places.at(i));
     }
     // Runs named after their file's content form one family: a file that grew (Kernel Tuner
     // extends its cache while tuning) adds only its new records.

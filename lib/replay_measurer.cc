@@ -8,6 +8,8 @@
 #include <limits>
 #include <map>
 
+#include <spdlog/spdlog.h>
+
 #include "kernel_tuner_cache.h"
 #include "ktune/error.h"
 #include "ktune/replay.h"
@@ -28,6 +30,8 @@ ReplayMeasurer::ReplayMeasurer(SearchSpace space,
 
 void ReplayMeasurer::add(const std::vector<std::pair<Config, RecordedResult>>& records,
                          const std::string& collision) {
+  std::size_t impossible = 0;
+  std::string first_impossible;
   for (const auto& [config, result] : records) {
     if (!space_.contains(config) || !space_.valid(config)) {
       ++ignored_;
@@ -35,17 +39,24 @@ void ReplayMeasurer::add(const std::vector<std::pair<Config, RecordedResult>>& r
     }
     RecordedResult r = result;
     if (r.status == Status::ok && !is_possible_time(r.time_ms)) {
-      // A time no measurement can give: the record is a failure, not a candidate optimum.
+      // A time no measurement can give: the record is a failure, not a candidate optimum
+      // (`ktune import` refuses such a record).
       r.status = Status::runtime_error;
       char text[64];
       std::snprintf(text, sizeof text, "recorded time %g ms is not a positive number", r.time_ms);
       r.message = text;
+      if (impossible++ == 0) first_impossible = config.str() + ": " + text;
     }
     if (!records_.emplace(space_.index_of(config), std::move(r)).second) {
       throw Error(ErrorCode::invalid_argument, origin_ + ": two records give config " +
                                                    config.str() + " (" + collision + ")");
     }
   }
+  if (impossible)
+    spdlog::warn("{}: {} record{} an ok time that is not a positive number and count{} as "
+                 "failed (the first: {})",
+                 origin_, impossible, impossible == 1 ? " has" : "s have",
+                 impossible == 1 ? "s" : "", first_impossible);
 }
 
 ReplayMeasurer ReplayMeasurer::from_kernel_tuner_cache(const std::string& path,

@@ -27,6 +27,7 @@
 #include "ktune/dispatch.h"
 
 using ktune::test::CliResult;
+using ktune::test::require_failure_mentioning;
 using ktune::test::run_ktune;
 using ktune::test::run_ktune_unprivileged;
 using ktune::test::source_path;
@@ -34,14 +35,6 @@ using ktune::test::TempDir;
 using ktune::test::write_text;
 
 namespace {
-
-/// Checks that a run failed and that its output mentions every one of `needles`.
-void require_failure_mentioning(const CliResult& r, std::initializer_list<std::string> needles) {
-  INFO("output: " << r.output);
-  CHECK(r.status != 0);
-  CHECK(r.output.find("terminate called") == std::string::npos);
-  for (const auto& n : needles) CHECK(r.output.find(n) != std::string::npos);
-}
 
 /// The example user template copied into `dir` with its files, plus the condition
 /// `expression` on block_size_x; returns the copied document's path.
@@ -99,6 +92,34 @@ TEST_CASE("cli: numbers outside an option's range are refused, naming the option
       run_ktune(dir, "vendor --db " + dir.file("v.db") + " --name cublas --problem p --device d --ms 0"),
       {"--ms", "above 0"});
   CHECK_FALSE(std::filesystem::exists(dir.file("v.db")));
+}
+
+TEST_CASE("cli: a Kernel Tuner entry whose time is not a time: replay counts it failed and says "
+          "so, import refuses it by line",
+          "[cli][replay]") {
+  TempDir dir;
+  const std::string data = std::string(KTUNE_DATASETS_DIR) + "/convolution_milo_A4000.json.gz";
+  const std::string plain = dir.file("conv_bad.json");
+  REQUIRE(std::system(("gzip -dc '" + data + "' > '" + plain + "'").c_str()) == 0);
+  std::string text = ktune::test::read_text(plain);
+  // The first cache entry's time becomes -1; its samples stay as they were.
+  const auto at = text.find("\"time\": ", text.find("\"cache\""));
+  REQUIRE(at != std::string::npos);
+  const auto end = text.find(',', at);
+  text.replace(at, end - at, "\"time\": -1.0");
+  ktune::test::write_text(plain, text);
+  std::filesystem::copy_file(std::string(KTUNE_DATASETS_DIR) + "/convolution_milo.T1.json",
+                             dir.file("conv_bad.T1.json"));
+  const CliResult replay = run_ktune(dir, "replay --data " + plain + " --searcher random --budget 5 --repeats 1");
+  INFO(replay.output);
+  CHECK(replay.status == 0);
+  CHECK(replay.output.find("1 record has an ok time that is not a positive number and counts as "
+                           "failed") != std::string::npos);
+  const std::size_t line = 1 + std::count(text.begin(), text.begin() + at, '\n');
+  require_failure_mentioning(run_ktune(dir, "import --db " + dir.file("k.db") + " " + plain),
+                             {"conv_bad.json:" + std::to_string(line) + " (cache entry", "field 'time'",
+                              "-1 is not a time"});
+  CHECK_FALSE(std::filesystem::exists(dir.file("k.db")));
 }
 
 TEST_CASE("cli: contradicting or empty choices are refused", "[cli]") {

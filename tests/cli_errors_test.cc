@@ -18,17 +18,11 @@
 #include "ktune/device.h"
 
 using ktune::test::CliResult;
+using ktune::test::require_failure_mentioning;
 using ktune::test::run_ktune;
 using ktune::test::TempDir;
 
 namespace {
-
-/// Checks that a run failed and that its output mentions `needle`.
-void require_failure_mentioning(const CliResult& r, const std::string& needle) {
-  INFO("output: " << r.output);
-  CHECK(r.status != 0);
-  CHECK(r.output.find(needle) != std::string::npos);
-}
 
 }  // namespace
 
@@ -181,9 +175,11 @@ TEST_CASE("cli: import under a built-in template's name checks that the records 
   const std::string cache = std::string(KTUNE_DATASETS_DIR) + "/convolution_milo_A4000.json.gz";
   const std::string db = dir.file("k.db");
   // Another kernel's parameters under copy's name: refused, naming the record and a parameter.
+  // Named by the line of its cache entry, as the reader's own errors name it.
   require_failure_mentioning(run_ktune(dir, "import --db " + db + " " + cache +
                                                 " --template copy --problem 'copy|N=67108864|dtype=f32'"),
-                             "is not one of template copy");
+                             {"is not one of template copy", "convolution_milo_A4000.json.gz:",
+                              " (cache entry \""});
   // A problem copy cannot do.
   require_failure_mentioning(run_ktune(dir, "import --db " + db + " " + cache +
                                                 " --template copy --problem 'copy|N=67108864|dtype=f99'"),
@@ -210,6 +206,13 @@ TEST_CASE("cli: import under a built-in template's name checks that the records 
   CHECK(mixed.status == 0);
   CHECK(ktune::TuningLog(dir.file("mixed.db"), ktune::LogMode::read_only).count() ==
         static_cast<std::int64_t>(t4["results"].size()));
+  // The foreign result under a template it does not fit: named by its index among the
+  // results, as the T4 reader's own errors name it.
+  require_failure_mentioning(
+      run_ktune(dir, "import --db " + dir.file("m2.db") + " " + dir.file("mixed.t4.json") +
+                         " --template copy --problem 'copy|N=1024|dtype=f32' --arch sm_90"),
+      {"mixed.t4.json: results[" + std::to_string(t4["results"].size() - 1) + "]",
+       "is not one of template copy"});
 }
 
 TEST_CASE("cli: best says which ok trials name no config it would launch", "[cli]") {

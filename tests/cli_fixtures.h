@@ -6,9 +6,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -26,6 +29,21 @@ struct CliResult {
   int status = -1;     ///< exit code (128 + signal when killed)
   std::string output;  ///< stdout and stderr interleaved
 };
+
+/// Checks that a run failed, without a crash, and that its output mentions every one of
+/// `needles`.
+inline void require_failure_mentioning(const CliResult& r,
+                                       std::initializer_list<std::string> needles) {
+  INFO("output: " << r.output);
+  CHECK(r.status != 0);
+  CHECK(r.output.find("terminate called") == std::string::npos);
+  for (const auto& n : needles) CHECK(r.output.find(n) != std::string::npos);
+}
+
+/// require_failure_mentioning of one needle.
+inline void require_failure_mentioning(const CliResult& r, const std::string& needle) {
+  require_failure_mentioning(r, {needle});
+}
 
 /// The JSON array a command printed (`best --json`), without the notes it wrote to stderr
 /// around it; "" when the output holds no array.

@@ -502,7 +502,7 @@ TEST_CASE("Malformed input names file, line and field, and imports nothing", "[l
 "tune_params_keys": ["bx"], "tune_params": {"bx": [1]}, "objective": "time",
 "cache": {"1": {"bx": 1, "time": 1.5, "times": [1.5], "compile_time": 1}}})");
       CHECK_THROWS_WITH(import_file(log, dir.file("kt.json")),
-                        Catch::Contains("kt.json (record 1)") && Catch::Contains(needle) &&
+                        Catch::Contains("kt.json:3 (cache entry \"1\")") && Catch::Contains(needle) &&
                             Catch::Contains("name them with --template and --problem"));
     }
   }
