@@ -350,11 +350,36 @@ void refuse_foreign_log(const std::string& path, const std::string& what) {
                     "--db recorded.db " + path + ") and use recorded.db");
 }
 
+namespace {
+
+/// import_regular_file; when a format the options force fails to read a file whose content
+/// is of another format, the error says so first.
+ImportSummary import_in_format(TuningLog& log, const std::string& path,
+                               const ImportOptions& options) {
+  try {
+    return import_regular_file(log, path, options);
+  } catch (const Error& e) {
+    if (!options.format || e.code() != ErrorCode::parse_error) throw;
+    std::optional<LogFormat> content;
+    try {
+      content = detect_log_format(path);
+    } catch (const Error&) {
+    }
+    if (!content || *content == *options.format) throw;
+    throw Error(e.code(), "'" + path + "' is " + to_string(*content) + " by its content, not " +
+                              to_string(*options.format) + " as --format (ImportOptions::format) " +
+                              "says: leave it out or name " + to_string(*content) +
+                              "; read as " + to_string(*options.format) + ": " + e.what());
+  }
+}
+
+}  // namespace
+
 ImportSummary import_file(TuningLog& log, const std::string& path, const ImportOptions& options) {
   const detail::RereadableInput input(path, "file to import");
-  if (!input.copied()) return import_regular_file(log, path, options);
+  if (!input.copied()) return import_in_format(log, path, options);
   try {
-    return import_regular_file(log, input.path(), options);
+    return import_in_format(log, input.path(), options);
   } catch (const Error& e) {  // messages name the input, not its temporary copy
     throw input.naming_input(e);
   }
