@@ -352,8 +352,8 @@ void refuse_foreign_log(const std::string& path, const std::string& what) {
 
 namespace {
 
-/// import_regular_file; when a format the options force fails to read a file whose content
-/// is of another format, the error says so first.
+/// import_regular_file; when a format the options force fails to read a file that
+/// detect_log_format() takes for another format, the error says so first.
 ImportSummary import_in_format(TuningLog& log, const std::string& path,
                                const ImportOptions& options) {
   try {
@@ -366,7 +366,7 @@ ImportSummary import_in_format(TuningLog& log, const std::string& path,
     } catch (const Error&) {
     }
     if (!content || *content == *options.format) throw;
-    throw Error(e.code(), "'" + path + "' is " + to_string(*content) + " by its content, not " +
+    throw Error(e.code(), "'" + path + "' looks like " + to_string(*content) + ", not " +
                               to_string(*options.format) + " as --format (ImportOptions::format) " +
                               "says: leave it out or name " + to_string(*content) +
                               "; read as " + to_string(*options.format) + ": " + e.what());

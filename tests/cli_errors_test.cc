@@ -278,14 +278,14 @@ TEST_CASE("cli: import, list and compile reject bad arguments", "[cli]") {
                              "control character");
   require_failure_mentioning(run_ktune(dir, "export --db " + dir.file("o.db") + " --template '' x.jsonl"),
                              "--template: an empty value");
-  // A --format the content contradicts: named as such, before the reader's own complaint.
+  // A --format the file contradicts: named as such, before the reader's own complaint.
   require_failure_mentioning(run_ktune(dir, "import --db " + dir.file("o.db") + " " + cache +
                                                 " --format jsonl"),
-                             {"is kernel_tuner by its content, not jsonl as --format", "name kernel_tuner"});
+                             {"looks like kernel_tuner, not jsonl as --format", "name kernel_tuner"});
   const std::string demo = ktune::test::source_path("benchmarks/results/2026-11-30-h200/demo-h200.jsonl");
   require_failure_mentioning(run_ktune(dir, "import --db " + dir.file("o.db") + " " + demo +
                                                 " --format kernel_tuner"),
-                             "is jsonl by its content, not kernel_tuner as --format");
+                             "looks like jsonl, not kernel_tuner as --format");
   CHECK_FALSE(std::filesystem::exists(dir.file("o.db")));
 }
 
