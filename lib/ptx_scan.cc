@@ -98,6 +98,11 @@ std::string grid_dependency_wait_problem(const std::string& ptx, const std::stri
     }
     std::istringstream statements(code);
     for (std::string statement; std::getline(statements, statement, ';');) {
+      // Scope braces before an instruction ("{ ld.global.f32 %f1, [%rd1]" from a braced
+      // inline asm block, "} griddepcontrol.wait" after one) open or close a block around it:
+      // they are dropped and the instruction kept (a vector operand's braces stay).
+      const auto start = statement.find_first_not_of(" \t\r\n{}");
+      statement.erase(0, start == std::string::npos ? statement.size() : start);
       std::istringstream words(statement);
       Item item;
       std::string word;
@@ -106,7 +111,7 @@ std::string grid_dependency_wait_problem(const std::string& ptx, const std::stri
         item.guarded = true;
         if (!(words >> word)) continue;
       }
-      if (word[0] == '.' || word == "{" || word == "}") continue;  // directive or scope
+      if (word[0] == '.') continue;  // a directive
       item.opcode = word;
       std::getline(words, item.operands);
       item.operands = trimmed(item.operands);

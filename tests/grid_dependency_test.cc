@@ -132,6 +132,20 @@ TEST_CASE("the wait check follows every path through the kernel", "[pdl]") {
                                      "k") == "");
   CHECK_THAT(grid_dependency_wait_problem(ptx_of(load), "k"),
              Catch::Contains("no griddepcontrol.wait"));
+  // Braced inline asm on one line: the braces open and close a scope; the instructions in it
+  // count in their order.
+  CHECK_THAT(grid_dependency_wait_problem(
+                 ptx_of("\t{ ld.global.f32 %f1, [%rd1]; griddepcontrol.wait; }\n" + load), "k"),
+             Catch::Contains("ld.global.f32 %f1, [%rd1]"));
+  CHECK_THAT(grid_dependency_wait_problem(
+                 ptx_of("\t{ st.global.f32 [%rd1], %f1; griddepcontrol.wait; }\n"), "k"),
+             Catch::Contains("st.global.f32"));
+  CHECK_THAT(grid_dependency_wait_problem(
+                 ptx_of("\t{ ld.global.f32 %f1, [%rd1]; } griddepcontrol.wait;\n"), "k"),
+             Catch::Contains("touches global memory") && Catch::Contains("ld.global.f32"));
+  CHECK(grid_dependency_wait_problem(ptx_of("\t{ griddepcontrol.wait; }\n" + load), "k") == "");
+  CHECK(grid_dependency_wait_problem(
+            ptx_of("\t{\n\t.reg .pred p;\n\tgriddepcontrol.wait;\n\t}\n" + load), "k") == "");
   CHECK_THAT(grid_dependency_wait_problem(ptx_of(wait), "other"),
              Catch::Contains("not in the compiled PTX"));
 }
