@@ -342,8 +342,9 @@ BuildResult Builder::build(const KernelTemplate& tmpl, const Problem& problem,
         out.cubin.clear();
         out.log += "\nktune: " + problem + ": its launch step is marked grid_dependency_wait "
                    "(programmatic launch may start it before the previous kernel's writes are "
-                   "visible), so it must execute griddepcontrol.wait "
-                   "(cudaGridDependencySynchronize()) on every path before touching global memory";
+                   "visible), so it must execute griddepcontrol.wait (asm volatile("
+                   "\"griddepcontrol.wait;\" ::: \"memory\")) on every path before touching "
+                   "global memory";
       }
     }
     out.ptx.clear();

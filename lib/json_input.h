@@ -1,11 +1,13 @@
 // Limits on JSON read from files a user hands to ktune (logs, caches, T1 documents, plans,
 // vendor files): nesting depth is checked before parsing, since nlohmann::json copies and
 // dumps values recursively and a document nested 100000 levels deep would overflow the
-// stack; and values quoted in error messages are shortened.
+// stack; values quoted in error messages are shortened; and a document's keys are checked
+// against those ktune reads, so that a misspelt one is named instead of ignored.
 #pragma once
 
 #include <algorithm>
 #include <exception>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -92,5 +94,29 @@ std::string json_excerpt(const Json& v) {
   text.resize(kJsonExcerptChars);
   return text + "... (" + std::to_string(full) + " characters)";
 }
+
+/// What check_known_keys() does with a key that is neither known nor a likely misspelling of a
+/// known one.
+enum class OtherKeys {
+  refuse,  ///< an error (ktune's own sections)
+  warn,    ///< a warning that it is ignored (sections of the T1 schema other tools may read)
+  accept,  ///< nothing (the document's top level, where the schema has keys ktune skips)
+};
+
+/// True when `key` looks like a misspelling of `known`: the same in another case, at most two
+/// edits apart (insertions, deletions, substitutions, adjacent swaps), or one a prefix of the
+/// other with four letters or more.
+bool resembles_key(const std::string& key, const std::string& known);
+
+/// Checks the keys of `object` (at `field` of the document `origin`) against `known`, those
+/// ktune reads there. A key that resembles one of them (resembles_key) is refused with
+/// Error(parse_error) "<origin>: <field>.<key>: unknown key; did you mean <known>?": a
+/// misspelt key would otherwise change what is measured or checked without a word. Other
+/// unknown keys are handled as `others` says; keys of the T1 schema that ktune does not use
+/// (Stream, TypeSize, ...) pass unless `others` is refuse. Does nothing when `object` is not
+/// an object.
+void check_known_keys(const nlohmann::json& object, const std::string& origin,
+                      const std::string& field, std::initializer_list<const char*> known,
+                      OtherKeys others);
 
 }  // namespace ktune::detail

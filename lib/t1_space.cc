@@ -101,6 +101,10 @@ SearchSpace SearchSpace::from_t1_json(const std::string& json_text, const std::s
   const Json doc = detail::parse_json_document(json_text, origin);
   const std::string space_field = "ConfigurationSpace";
   const Json& space = r.member(doc, "", "ConfigurationSpace");
+  // A misspelt key (Conditons, Defualt) would drop constraints or defaults without a word:
+  // refused by name; a key of no likeness is noted and ignored.
+  detail::check_known_keys(space, origin, space_field, {"TuningParameters", "Conditions"},
+                           detail::OtherKeys::warn);
   const std::string params_field = space_field + ".TuningParameters";
   const Json& params = r.member(space, space_field, "TuningParameters");
   if (!params.is_array()) r.fail(ErrorCode::parse_error, params_field, "expected a list");
@@ -110,6 +114,8 @@ SearchSpace SearchSpace::from_t1_json(const std::string& json_text, const std::s
   for (std::size_t i = 0; i < params.size(); ++i) {
     const std::string field = params_field + "[" + std::to_string(i) + "]";
     const Json& p = params[i];
+    detail::check_known_keys(p, origin, field, {"Name", "Type", "Values", "Default"},
+                             detail::OtherKeys::warn);
     const Json& name = r.member(p, field, "Name");
     if (!name.is_string()) r.fail(ErrorCode::parse_error, field + ".Name", "expected a string");
     std::vector<Value> values = r.values(r.member(p, field, "Values"), field + ".Values");
@@ -138,6 +144,8 @@ SearchSpace SearchSpace::from_t1_json(const std::string& json_text, const std::s
     for (std::size_t i = 0; i < conditions->size(); ++i) {
       const std::string field = conditions_field + "[" + std::to_string(i) + "]";
       const Json& c = (*conditions)[i];
+      detail::check_known_keys(c, origin, field, {"Parameters", "Expression"},
+                               detail::OtherKeys::warn);
       const Json& expression = r.member(c, field, "Expression");
       if (!expression.is_string()) {
         r.fail(ErrorCode::parse_error, field + ".Expression", "expected a string");

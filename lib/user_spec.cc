@@ -68,56 +68,14 @@ struct SpecReader {
       list += (i == 0 ? "" : i + 1 == allowed.size() ? " or " : ", ") + allowed[i];
     fail(ErrorCode::invalid_argument, f, "\"" + value + "\" is not " + list);
   }
-  /// Checks the keys of `object` (at `field`) against `known`, those ktune reads there. A key
-  /// that looks like a misspelling of one (another case, at most two edits, or a prefix of
-  /// four or more letters) is refused, naming the key it resembles: a misspelt SharedMemory or
-  /// Tolerance would otherwise change what is measured or checked without a word. With
-  /// `strict` (ktune's own sections) any other key is refused too; in T1's sections it is
-  /// left to the tools that read it, with a warning.
+  /// Checks the keys of `object` (at `field`) against `known`, those ktune reads there
+  /// (detail::check_known_keys): a likely misspelling of one is refused; with `strict`
+  /// (ktune's own sections) any other key is refused too, while in T1's sections it is left
+  /// to the tools that read it, with a warning.
   void known_keys(const Json& object, const std::string& field, std::initializer_list<const char*> known,
                   bool strict) const {
-    if (!object.is_object()) return;
-    std::string list;
-    for (const char* k : known) list += std::string(list.empty() ? "" : ", ") + k;
-    // Keys of the T1 schema that ktune does not use: accepted as they are.
-    static const char* const kSchemaKeysIgnored[] = {"Stream", "TypeSize", "DataSource", "RandomSeed",
-                                                      "ReferenceArguments", "Device", "Profiling",
-                                                      "SimulationInput"};
-    for (const auto& item : object.items()) {
-      const std::string& key = item.key();
-      if (std::any_of(known.begin(), known.end(), [&](const char* k) { return key == k; })) continue;
-      if (!strict && std::any_of(std::begin(kSchemaKeysIgnored), std::end(kSchemaKeysIgnored),
-                                 [&](const char* k) { return key == k; }))
-        continue;
-      for (const char* k : known)
-        if (resembles(key, k))
-          fail(ErrorCode::parse_error, field + "." + key, std::string("unknown key; did you mean ") + k + "?");
-      if (strict) fail(ErrorCode::parse_error, field + "." + key, "unknown key (expected " + list + ")");
-      spdlog::warn("{}: {}.{}: not a key ktune reads (it reads {}); ignored", origin, field, key, list);
-    }
-  }
-  /// True when `key` looks like a misspelling of `known` (see known_keys).
-  static bool resembles(const std::string& key, const std::string& known) {
-    auto lower = [](std::string t) {
-      for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      return t;
-    };
-    const std::string a = lower(key), b = lower(known);
-    if (a == b) return true;
-    if (a.size() >= 4 && (b.rfind(a, 0) == 0 || a.rfind(b, 0) == 0)) return true;
-    // Edit distance (insertions, deletions, substitutions, adjacent swaps) of at most 2.
-    const std::size_t n = a.size(), m = b.size();
-    if ((n > m ? n - m : m - n) > 2) return false;
-    std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1));
-    for (std::size_t i = 0; i <= n; ++i) d[i][0] = i;
-    for (std::size_t j = 0; j <= m; ++j) d[0][j] = j;
-    for (std::size_t i = 1; i <= n; ++i)
-      for (std::size_t j = 1; j <= m; ++j) {
-        d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
-        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-          d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    return d[n][m] <= 2;
+    detail::check_known_keys(object, origin, field, known,
+                             strict ? detail::OtherKeys::refuse : detail::OtherKeys::warn);
   }
   /// An expression given as a JSON number or a string.
   std::string expression_text(const Json& v, const std::string& field) const {
@@ -287,7 +245,7 @@ std::string unusable_value(double v, const std::string& range) {
   char shown[64];
   std::snprintf(shown, sizeof shown, "%.6g", v);
   return std::string("is ") + shown + " for this problem, " +
-         (std::isinf(v) ? std::string("not finite") : "beyond " + range);
+         (std::isinf(v) ? std::string("not finite (a division by zero?)") : "beyond " + range);
 }
 
 /// Why `name` cannot be a macro ktune defines for the kernel (-DNAME=value): a C++ keyword or
@@ -360,8 +318,14 @@ ArgumentSpec parse_argument(const SpecReader& r, const Json& a, const std::strin
   s.size = parse_expr(r, names, r.expression_text(r.member(a, field, "Size"), field + ".Size"),
                       field + ".Size", true);
   const Json* output = r.find(a, "Output");
+  // T1 writes Output as 0 / 1; a boolean reads the same. Anything else (a string "1") would
+  // silently turn an output into uncompared scratch.
+  if (output && !output->is_boolean() &&
+      !(output->is_number() && (output->get<double>() == 0 || output->get<double>() == 1)))
+    r.fail(ErrorCode::invalid_argument, field + ".Output",
+           "expected 1 (a compared output) or 0 (scratch), found " + detail::json_excerpt(*output));
   const bool compared = !output || (output->is_boolean() ? output->get<bool>()
-                                                          : output->is_number() && output->get<double>() != 0);
+                                                          : output->get<double>() != 0);
   const std::string access_type =
       r.one_of(a, field, "AccessType", output && compared ? "WriteOnly" : "ReadOnly",
                {"ReadOnly", "WriteOnly", "ReadWrite"});
@@ -479,8 +443,17 @@ bool Geometry::compute(const std::vector<Value>& values, const Names& names, std
     out = *v;
     return true;
   };
-  for (int d = 0; d < 3; ++d)
+  for (int d = 0; d < 3; ++d) {
     if (!whole(block[d], std::string("LocalSize ") + char('X' + d), block_out[d])) return false;
+    // Before the grid: a LocalSize below 1 would otherwise be reported as the GridDiv factor
+    // it gives by default.
+    if (block_out[d] < 1) {
+      if (why)
+        *why = std::string("block.") + axis[d] + " (LocalSize " + char('X' + d) + ") = " +
+               std::to_string(block_out[d]) + " < 1";
+      return false;
+    }
+  }
   for (int d = 0; d < 3; ++d) {
     if (global.size() == 3) {
       std::int64_t g = 0;
@@ -637,17 +610,6 @@ double default_tolerance(DType dtype) {
   }
 }
 
-/// Source text of the reference kernel named by the document, or "" when none is named.
-std::string reference_file_of(const std::string& spec_json) {
-  try {
-    detail::require_json_depth(spec_json, "");
-    const Json doc = Json::parse(spec_json);
-    return doc.at("KtuneExtensions").at("Reference").at("KernelFile").get<std::string>();
-  } catch (const std::exception&) {  // malformed: the document's own parse reports it
-    return "";
-  }
-}
-
 std::shared_ptr<const UserSpec> read_user_spec(const std::string& spec_json,
                                                const std::string& kernel_source,
                                                const std::string& reference_source,
@@ -736,7 +698,8 @@ std::shared_ptr<const UserSpec> read_user_spec(const std::string& spec_json,
       if (!is_identifier(dim)) r.fail(ErrorCode::invalid_argument, f + ".Name", "\"" + dim + "\" is not an identifier");
       if (auto why = reserved_macro_name(dim))
         r.fail(ErrorCode::invalid_argument, f + ".Name",
-               "dimension \"" + dim + "\" is " + *why + ": it is passed to the kernel as a macro");
+               "dimension \"" + dim + "\" is " + *why + "; rename it (dimension names follow "
+               "the rule of tuning parameter names)");
       for (const auto& [seen, unused] : spec->dims)
         if (seen == dim) r.fail(ErrorCode::invalid_argument, f + ".Name", "dimension \"" + dim + "\" is declared twice");
       if (!def.is_number_integer() || def.get<std::int64_t>() < 1)
@@ -766,11 +729,12 @@ std::shared_ptr<const UserSpec> read_user_spec(const std::string& spec_json,
     static const std::regex define(R"(-D([A-Za-z_][A-Za-z0-9_]*).*)");
     std::smatch m;
     const std::string& option = spec->compiler_options[i];
-    if (std::regex_match(option, m, define) &&
-        std::find(spec->names.all.begin(), spec->names.all.end(), m[1].str()) != spec->names.all.end())
+    // Tuning parameters are macros ktune defines for every config; dimensions are not macros
+    // (they reach the kernel through the Arguments whose Value names them).
+    if (std::regex_match(option, m, define) && spec->space.find(m[1].str()))
       r.fail(ErrorCode::invalid_argument, ks + ".CompilerOptions[" + std::to_string(i) + "]",
-             "\"" + option + "\" defines " + m[1].str() + ", which ktune defines for every "
-             "config (a tuning parameter or dimension)");
+             "\"" + option + "\" defines " + m[1].str() + ", a tuning parameter, which ktune "
+             "defines for every config");
   }
   // ProblemSize entries: expressions over the dimensions (the dimensions themselves when
   // ProblemSize is absent, or when the plain T1 numbers became P0, P1, ...).
@@ -825,7 +789,8 @@ std::shared_ptr<const UserSpec> read_user_spec(const std::string& spec_json,
   }
   if (!has_output)
     r.fail(ErrorCode::invalid_argument, ks + ".Arguments",
-           "no vector is written and compared (AccessType WriteOnly/ReadWrite with Output 1)");
+           "no vector is written and compared (a vector with AccessType WriteOnly or ReadWrite "
+           "and Output 1 or absent; Output 0 makes one uncompared scratch)");
 
   const std::string rf = "KtuneExtensions.Reference";
   const Json* ref = r.find(*ext, "Reference");

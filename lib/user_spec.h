@@ -135,8 +135,4 @@ std::shared_ptr<const UserSpec> read_user_spec(const std::string& spec_json,
                                                const std::string& origin,
                                                const std::string& kernel_name);
 
-/// The reference kernel's file named by the document (KtuneExtensions.Reference.KernelFile),
-/// or "" when none is named or the document is malformed (read_user_spec reports that).
-std::string reference_file_of(const std::string& spec_json);
-
 }  // namespace ktune::user_spec

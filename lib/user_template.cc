@@ -220,6 +220,16 @@ class UserTemplate final : public KernelTemplate {
 
   SearchSpace space(const Problem& problem, const Device& device) const override {
     check_problem(problem);
+    // ProblemSize depends on the problem only: one that is not a whole number for it (a
+    // division by zero) is named here, not left to fail every config's grid.
+    const std::vector<Value> values = spec_->values(problem, nullptr);
+    for (std::size_t i = 0; i < spec_->problem_size.size(); ++i) {
+      std::string why;
+      if (!spec_->problem_size[i].eval_whole(values, &why))
+        throw Error(ErrorCode::unsupported, spec_->origin + ": KernelSpecification.ProblemSize[" +
+                                                std::to_string(i) + "]: " + why + " (" +
+                                                problem.key() + ")");
+    }
     if (!spec_->geometry.uses_tunables()) {  // the same launch for every config: check it once
       std::string why;
       if (!can_implement(problem, spec_->space.default_config(), &why))
@@ -272,36 +282,61 @@ class UserTemplate final : public KernelTemplate {
 std::shared_ptr<const KernelTemplate> load(const UserTemplateFiles& files) {
   const std::string spec_text = detail::read_text_file(files.spec_path, "template specification");
   const std::filesystem::path dir = std::filesystem::path(files.spec_path).parent_path();
+  const Json spec = detail::parse_json_document(spec_text, files.spec_path);
+  if (!spec.is_object())
+    throw Error(ErrorCode::parse_error, files.spec_path + ": expected a JSON object (a T1 "
+                                        "document), found " + detail::json_excerpt(spec));
+  // A misspelt section is named before anything that section would have given is missed.
+  detail::check_known_keys(spec, files.spec_path, "",
+                           {"General", "ConfigurationSpace", "KernelSpecification", "KtuneExtensions"},
+                           detail::OtherKeys::accept);
+  for (const char* section : {"ConfigurationSpace", "KernelSpecification"}) {
+    if (!spec.contains(section))
+      throw Error(ErrorCode::parse_error, files.spec_path + ": " + section + ": missing");
+    if (!spec[section].is_object())
+      throw Error(ErrorCode::parse_error, files.spec_path + ": " + section +
+                                              ": expected an object, found " +
+                                              detail::json_excerpt(spec[section]));
+  }
+  // A file the document names, relative to the document; `field` names where.
+  auto named_file = [&](const Json& object, const std::string& field) -> std::string {
+    const Json* file = object.is_object() && object.contains("KernelFile") ? &object["KernelFile"]
+                                                                           : nullptr;
+    if (!file) return "";
+    // (A NUL would end the name early for the file system: "k.cu\u0000.txt" is not k.cu.)
+    if (!file->is_string() || file->get<std::string>().empty() ||
+        file->get<std::string>().find('\0') != std::string::npos)
+      throw Error(ErrorCode::parse_error, files.spec_path + ": " + field +
+                                              ".KernelFile: expected a file name, got " +
+                                              detail::json_excerpt(*file));
+    const std::string path = (dir / file->get<std::string>()).string();
+    std::error_code fs_error;  // a loop of links or a name too long is "not readable", not a crash
+    if (!std::filesystem::is_regular_file(path, fs_error))
+      throw Error(ErrorCode::not_found, files.spec_path + ": " + field + ".KernelFile: \"" + path +
+                                            "\" is not a readable file" +
+                                            (fs_error ? " (" + fs_error.message() + ")" : ""));
+    return path;
+  };
   std::string kernel_path = files.kernel_path;
   if (kernel_path.empty()) {
-    Json spec = detail::parse_json_document(spec_text, files.spec_path);
-    const Json* file = spec.is_object() && spec.contains("KernelSpecification") &&
-                               spec["KernelSpecification"].is_object() &&
-                               spec["KernelSpecification"].contains("KernelFile")
-                           ? &spec["KernelSpecification"]["KernelFile"]
-                           : nullptr;
-    if (!file)
+    kernel_path = named_file(spec["KernelSpecification"], "KernelSpecification");
+    if (kernel_path.empty())
       throw Error(ErrorCode::parse_error, files.spec_path +
                                               ": KernelSpecification.KernelFile: missing (or "
                                               "give the kernel file)");
-    if (!file->is_string())
-      throw Error(ErrorCode::parse_error, files.spec_path +
-                                              ": KernelSpecification.KernelFile: expected a file "
-                                              "name, got " + detail::json_excerpt(*file));
-    kernel_path = (dir / file->get<std::string>()).string();
+  } else {
+    std::error_code fs_error;
+    if (!std::filesystem::is_regular_file(kernel_path, fs_error))
+      throw Error(ErrorCode::not_found, "kernel file \"" + kernel_path + "\" is not a readable file" +
+                                            (fs_error ? " (" + fs_error.message() + ")" : ""));
   }
-  std::error_code fs_error;  // a loop of links or a name too long is "not readable", not a crash
-  if (!std::filesystem::is_regular_file(kernel_path, fs_error))
-    throw Error(ErrorCode::not_found,
-                // A kernel given in place of the document's is named as the user gave it.
-                (files.kernel_path.empty() ? files.spec_path + ": KernelSpecification.KernelFile: \""
-                                           : std::string("kernel file \"")) +
-                    kernel_path + "\" is not a readable file" +
-                    (fs_error ? " (" + fs_error.message() + ")" : ""));
   const std::string kernel = detail::read_text_file(kernel_path, "kernel source");
   std::string reference;
-  if (const std::string ref = reference_file_of(spec_text); !ref.empty())
-    reference = detail::read_text_file((dir / ref).string(), "reference kernel source");
+  const Json* ext = spec.contains("KtuneExtensions") ? &spec["KtuneExtensions"] : nullptr;
+  if (ext && ext->is_object() && ext->contains("Reference"))
+    if (const std::string ref = named_file((*ext)["Reference"], "KtuneExtensions.Reference");
+        !ref.empty())
+      reference = detail::read_text_file(ref, "reference kernel source");
   // A kernel file given in place of the document's KernelFile is named as given in compiler
   // messages, so that an error points at the file that was compiled.
   return make_user_template(spec_text, kernel, reference, files.spec_path, files.kernel_path);

@@ -136,6 +136,31 @@ TEST_CASE("cli: user template argument errors name the option or the field", "[c
   auto r = run_ktune(dir, "tune --space " + dir.file("nope.json") + " --dry-run");
   CHECK(r.status != 0);
   CHECK(r.output.find("nope.json") != std::string::npos);
+  // Documents broken at the top or in the files they name: each named by its field.
+  std::filesystem::copy(test::source_path("examples/custom_template"), dir.file("t"),
+                        std::filesystem::copy_options::recursive);
+  const auto good = nlohmann::json::parse(std::ifstream(dir.file("t/transpose.T1.json")));
+  const std::string edited = dir.file("t/edited.T1.json");
+  auto refused = [&](const nlohmann::json& doc, const std::vector<std::string>& expected) {
+    test::write_text(edited, doc.dump());
+    auto e = run_ktune(dir, "tune --space " + edited + " --dry-run");
+    INFO(doc.dump().substr(0, 300) << "\n" << e.output);
+    CHECK(e.status == 2);
+    for (const auto& x : expected) CHECK(e.output.find(x) != std::string::npos);
+  };
+  auto misspelt = good;
+  misspelt["KtuneExtension"] = misspelt["KtuneExtensions"];
+  misspelt.erase("KtuneExtensions");
+  refused(misspelt, {"edited.T1.json: KtuneExtension: unknown key; did you mean KtuneExtensions?"});
+  refused(nlohmann::json::array({1, 2}), {"edited.T1.json: expected a JSON object (a T1 document)"});
+  refused(nlohmann::json::object(), {"edited.T1.json: ConfigurationSpace: missing"});
+  auto no_reference = good;
+  no_reference["KtuneExtensions"]["Reference"]["KernelFile"] = "missing_ref.cu";
+  refused(no_reference,
+          {"edited.T1.json: KtuneExtensions.Reference.KernelFile", "missing_ref.cu\" is not a readable file"});
+  auto nul = good;
+  nul["KernelSpecification"]["KernelFile"] = std::string("transpose.cu\0.txt", 16);
+  refused(nul, {"edited.T1.json: KernelSpecification.KernelFile: expected a file name"});
 }
 
 TEST_CASE("cli: a short GPU tune of the custom template example records trials and a winner",

@@ -555,6 +555,31 @@ TEST_CASE("user template: mistakes that used to run silently are named by field"
                                    "Bytes, Flops, GridDependencyWait)"}},
       {edited([](Json&, Json& d) { d["KtuneExtensions"]["GridDependencyWait"] = "yes"; }),
        {"KtuneExtensions.GridDependencyWait", "expected true or false"}},
+      // The T1 space's own keys: a misspelt Conditions or Default would drop constraints or
+      // move the default without a word.
+      {edited([](Json&, Json& d) {
+         auto& space = d["ConfigurationSpace"];
+         space["Conditons"] = space["Conditions"];
+         space.erase("Conditions");
+       }),
+       {"ConfigurationSpace.Conditons", "did you mean Conditions?"}},
+      {edited([](Json&, Json& d) {
+         auto& param = d["ConfigurationSpace"]["TuningParameters"][1];
+         param["Defualt"] = param["Default"];
+         param.erase("Default");
+       }),
+       {"TuningParameters[1].Defualt", "did you mean Default?"}},
+      {edited([](Json&, Json& d) { d["ConfigurationSpace"]["Conditions"][0]["Expresion"] = "1"; }),
+       {"Conditions[0].Expresion", "did you mean Expression?"}},
+      // Output is 0 or 1 (or a boolean): a string "1" made an output uncompared scratch.
+      {edited([](Json& k, Json&) { k["Arguments"][0]["Output"] = "1"; }),
+       {"Arguments[0].Output", "expected 1 (a compared output) or 0 (scratch), found \"1\""}},
+      {edited([](Json& k, Json&) { k["Arguments"][0]["Output"] = 2; }), {"Arguments[0].Output"}},
+      {edited([](Json& k, Json&) { k["Arguments"][0]["Output"] = 0; }),
+       {"Arguments", "Output 0 makes one uncompared scratch"}},
+      // Dimensions are not macros: -D of one is the user's business; of a parameter it is not.
+      {edited(ks("CompilerOptions", Json{"-Dtile_size_y=2"})),
+       {"CompilerOptions[0]", "defines tile_size_y, a tuning parameter"}},
       // Recorded inputs without recorded outputs: the missing list is named.
       {edited([](Json&, Json& d) {
          d["KtuneExtensions"]["Reference"] = {{"InputFiles", {{"in", "transpose_in.bin"}}}};
@@ -610,6 +635,17 @@ TEST_CASE("user template: mistakes that used to run silently are named by field"
                                            Catch::Contains("division by zero"));
   tmpl = make_example(edited([](Json& k, Json&) { k["Arguments"][0]["Size"] = "rows * cols / 2"; }));
   CHECK_NOTHROW(tmpl->workload(p));  // a whole quotient is fine
+  // A -D of a dimension name is the kernel's own macro: accepted (dimensions are arguments).
+  CHECK_NOTHROW(make_example(edited(ks("CompilerOptions", Json{"-std=c++17", "-Drows_hint=4"}))));
+  CHECK_NOTHROW(make_example(edited(ks("CompilerOptions", Json{"-std=c++17", "-Drows=4"}))));
+  // A LocalSize below 1 is named as the block it gives, not as the GridDiv factor it implies.
+  tmpl = make_example(edited([](Json& k, Json&) { k["LocalSize"]["Z"] = "-1"; }));
+  CHECK_FALSE(tmpl->can_implement(p, tmpl->space(p, h200).default_config(), &why));
+  CHECK_THAT(why, Catch::Contains("block.z (LocalSize Z) = -1 < 1"));
+  // A ProblemSize that divides by zero for the problem is named when its space is asked for.
+  tmpl = make_example(edited(ks("ProblemSize", Json{"cols / (rows - 4096)", "rows"})));
+  CHECK_THROWS_WITH(tmpl->space(p, h200), Catch::Contains("KernelSpecification.ProblemSize[0]") &&
+                                              Catch::Contains("division by zero"));
   // Keys of the T1 schema that ktune does not use are accepted (TypeSize is no misspelt Type).
   CHECK_NOTHROW(make_example(edited([](Json& k, Json&) {
     k["Arguments"][1]["TypeSize"] = 4;

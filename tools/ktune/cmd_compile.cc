@@ -110,14 +110,19 @@ void add_compile_command(CLI::App& app) {
     options.compile_processes = *processes;
     Builder builder(options);
     auto results = builder.build_all(tmpl, p, configs, device);
-    std::printf("%s on %s (%s), %zu config%s\n", tmpl->name().c_str(), p.key().c_str(),
-                device.arch().c_str(), configs.size(), configs.size() == 1 ? "" : "s");
-    int failures = static_cast<int>(refused.size());
+    std::printf("%s on %s (%s), %zu config%s%s\n", tmpl->name().c_str(), p.key().c_str(),
+                device.arch().c_str(), configs.size(), configs.size() == 1 ? "" : "s",
+                refused.empty() ? ""
+                                : (" compiled, " + std::to_string(refused.size()) +
+                                   " asked for and not compiled")
+                                      .c_str());
     for (const auto& r : refused) std::printf("  CANNOT IMPLEMENT %s\n", r.c_str());
+    std::size_t failed = 0;
+    bool reference_failed = false;
     for (std::size_t i = 0; i < configs.size(); ++i) {
       const auto& r = results[i];
       if (!r.ok) {
-        ++failures;
+        ++failed;
         std::printf("  FAILED %s\n%s\n", configs[i].str().c_str(), r.log.c_str());
         continue;
       }
@@ -146,14 +151,24 @@ void add_compile_command(CLI::App& app) {
       if (built.ok) {
         std::printf("  ok  GPU reference (%.0f ms)\n", built.compile_ms);
       } else {
-        ++failures;
+        reference_failed = true;
         std::printf("  FAILED GPU reference\n%s\n", built.log.c_str());
       }
     }
-    if (failures)
-      throw Error(ErrorCode::compile_error,
-                  std::to_string(failures) + " of " + std::to_string(configs.size() + refused.size()) +
-                      " configs (or the GPU reference) of " + tmpl->name() + " failed to compile");
+    // Each kind of failure counted as what it is: a config refused before compiling (it
+    // breaks a constraint or cannot implement the problem) did not fail to compile.
+    std::string failures;
+    auto add = [&](const std::string& part) { failures += (failures.empty() ? "" : "; ") + part; };
+    if (!refused.empty())
+      add(std::to_string(refused.size()) + " of the configs asked for " +
+          (refused.size() == 1 ? "breaks a constraint or cannot" : "break a constraint or cannot") +
+          " implement the problem (not compiled)");
+    if (failed)
+      add(std::to_string(failed) + " of " + std::to_string(configs.size()) + " configs failed to compile");
+    if (reference_failed) add("the GPU reference failed to compile");
+    if (!failures.empty())
+      throw Error(failed || reference_failed ? ErrorCode::compile_error : ErrorCode::unsupported,
+                  tmpl->name() + " on " + p.key() + ": " + failures);
   });
 }
 
