@@ -564,11 +564,12 @@ std::vector<KernelArg> UserSpec::kernel_args(const std::vector<Value>& values) c
                       " is not a " + (wide ? "64" : "32") + "-bit integer");
     std::int64_t v = static_cast<std::int64_t>(a.fill_value);
     if (a.value) {
-      const std::optional<std::int64_t> exact = a.value->code.evaluate_checked(values);
-      if (!exact)  // eval() would clamp, or give 0
+      // Whole, as counts are: "rows / 3" of 4096 is 1365.33, not 1365 (`//` rounds down).
+      std::string why;
+      const std::optional<std::int64_t> exact = a.value->eval_whole(values, &why);
+      if (!exact)
         throw Error(ErrorCode::invalid_argument,
-                    origin + ": argument " + a.name + ": Value \"" + a.value->code.text() + "\" " +
-                        unusable_value(a.value->eval_real(values), "a 64-bit integer"));
+                    origin + ": argument " + a.name + ": Value " + why + " (an integer argument)");
       v = *exact;
     }
     if (!wide && (v < -2147483648LL || v > 2147483647LL))

@@ -6,6 +6,7 @@
 #include "ktune/user_template.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -56,12 +57,19 @@ class UserWorkload final : public Workload {
       check_recorded_shape(problem);
       for (const auto& b : buffers_) check_recorded_size(b, problem);
     }
+    // Figures for reports: a finite number >= 0 (a division by zero gives NaN, and a value
+    // past 2^63 is kept as the real it is rather than clamped).
     for (const auto& [expr, field] : {std::pair{&spec_->bytes, "Bytes"}, std::pair{&spec_->flops, "Flops"}}) {
-      const Value value = *expr ? (*expr)->eval(values_) : 0;
-      if (value < 0)
-        throw Error(ErrorCode::invalid_argument, spec_->origin + ": KtuneExtensions." + field +
-                                                     " is " + std::to_string(value) + " for " +
-                                                     problem.key() + " (expected >= 0)");
+      const double value = *expr ? (*expr)->eval_real(values_) : 0;
+      if (!std::isfinite(value) || value < 0) {
+        char shown[64];
+        std::snprintf(shown, sizeof shown, "%.6g", value);
+        throw Error(ErrorCode::invalid_argument,
+                    spec_->origin + ": KtuneExtensions." + field + " \"" + (*expr)->code.text() +
+                        "\" is " + shown + " for " + problem.key() +
+                        " (expected a finite number >= 0" +
+                        (std::isnan(value) ? "; a division by zero?)" : ")"));
+      }
     }
   }
 
@@ -127,7 +135,7 @@ class UserWorkload final : public Workload {
   }
 
   double bytes() const override {
-    if (spec_->bytes) return static_cast<double>(spec_->bytes->eval(values_));
+    if (spec_->bytes) return spec_->bytes->eval_real(values_);
     double total = 0;
     for (const auto& b : buffers_) {
       const double size = static_cast<double>(b.elements * dtype_size(b.dtype));
@@ -138,7 +146,7 @@ class UserWorkload final : public Workload {
   }
 
   double flops() const override {
-    return spec_->flops ? static_cast<double>(spec_->flops->eval(values_)) : 0.0;
+    return spec_->flops ? spec_->flops->eval_real(values_) : 0.0;
   }
 
  private:

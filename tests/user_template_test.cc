@@ -612,6 +612,11 @@ TEST_CASE("user template: mistakes that used to run silently are named by field"
   }));
   CHECK_FALSE(tmpl->can_implement(p, tmpl->space(p, h200).default_config(), &why));
   CHECK_THAT(why, Catch::Contains("exceeds the CUDA grid limits"));
+  tmpl = make_example(edited([](Json& k, Json&) { k["Arguments"][2]["Value"] = "rows / 3"; }));
+  CHECK_THROWS_WITH(tmpl->launch(p, tmpl->space(p, h200).default_config(), h200),
+                    Catch::Contains("argument rows: Value \"rows / 3\" is 1365.33, not a whole number"));
+  tmpl = make_example(edited([](Json& k, Json&) { k["Arguments"][2]["Value"] = "rows // 3"; }));
+  CHECK_NOTHROW(tmpl->launch(p, tmpl->space(p, h200).default_config(), h200));
   tmpl = make_example(edited([](Json& k, Json&) { k["Arguments"][2]["Value"] = "rows + 4294967296"; }));
   CHECK_THROWS_WITH(tmpl->launch(p, tmpl->space(p, h200).default_config(), h200),
                     Catch::Contains("rows") && Catch::Contains("32-bit"));
@@ -619,6 +624,14 @@ TEST_CASE("user template: mistakes that used to run silently are named by field"
   CHECK_THROWS_WITH(tmpl->workload(p), Catch::Contains("out") && Catch::Contains("2^40"));
   tmpl = make_example(edited([](Json&, Json& d) { d["KtuneExtensions"]["Bytes"] = "-rows"; }));
   CHECK_THROWS_WITH(tmpl->workload(p), Catch::Contains("Bytes") && Catch::Contains("-4096"));
+  tmpl = make_example(edited([](Json&, Json& d) { d["KtuneExtensions"]["Bytes"] = "rows / (cols - 4096)"; }));
+  CHECK_THROWS_WITH(tmpl->workload(p), Catch::Contains("KtuneExtensions.Bytes") &&
+                                           Catch::Contains("division by zero"));
+  tmpl = make_example(edited([](Json&, Json& d) { d["KtuneExtensions"]["Flops"] = "rows ** 100"; }));
+  CHECK_THROWS_WITH(tmpl->workload(p), Catch::Contains("KtuneExtensions.Flops") &&
+                                           Catch::Contains("expected a finite number"));
+  tmpl = make_example(edited([](Json&, Json& d) { d["KtuneExtensions"]["Flops"] = "rows * cols * 2.5"; }));
+  CHECK(tmpl->workload(p)->flops() == 4096.0 * 4096.0 * 2.5);
   // Counts that are not whole (true division) or not numbers (a division by zero) are named,
   // never truncated to a block of 10 threads or launched over 0 elements.
   tmpl = make_example(edited([](Json& k, Json&) { k["LocalSize"]["X"] = "block_size_x / 3"; }));
