@@ -338,6 +338,10 @@ ArgumentSpec parse_argument(const SpecReader& r, const Json& a, const std::strin
   if (const Json* tol = r.find(a, "Tolerance")) {
     if (!tol->is_number() || tol->get<double>() < 0)
       r.fail(ErrorCode::invalid_argument, field + ".Tolerance", "expected a relative L2 bound >= 0");
+    if (s.role != Role::output && s.role != Role::inout)
+      r.fail(ErrorCode::invalid_argument, field + ".Tolerance",
+             "bounds the error of a compared output, and this argument is not one (it is "
+             "ReadOnly, or Output 0)");
     s.tolerance = tol->get<double>();
   }
   return s;
@@ -373,6 +377,13 @@ void read_recorded_reference(const SpecReader& r, const Json& ref, const std::st
     r.fail(ErrorCode::invalid_argument, rf,
            "give either a reference kernel (KernelFile, KernelName) or recorded files "
            "(InputFiles, OutputFiles), not both");
+  // The reference kernel's launch geometry means nothing beside recorded files.
+  for (const char* key : {"LocalSize", "GridDivX", "GridDivY", "GridDivZ", "GlobalSize",
+                          "GlobalSizeType", "SharedMemory"})
+    if (ref.contains(key))
+      r.fail(ErrorCode::invalid_argument, rf + "." + key,
+             "launches a reference kernel; recorded files (InputFiles, OutputFiles) take no "
+             "launch geometry");
   const std::filesystem::path dir = std::filesystem::path(origin).parent_path();
   auto read_map = [&](const char* key, std::map<std::string, std::string>& out, bool want_output) {
     const std::string f = rf + "." + key;

@@ -580,6 +580,15 @@ TEST_CASE("user template: mistakes that used to run silently are named by field"
       // Dimensions are not macros: -D of one is the user's business; of a parameter it is not.
       {edited(ks("CompilerOptions", Json{"-Dtile_size_y=2"})),
        {"CompilerOptions[0]", "defines tile_size_y, a tuning parameter"}},
+      // Settings that would be ignored: a tolerance on an input, geometry beside recorded files.
+      {edited([](Json& k, Json&) { k["Arguments"][1]["Tolerance"] = 0.1; }),
+       {"Arguments[1].Tolerance", "not one (it is ReadOnly, or Output 0)"}},
+      {edited([](Json&, Json& d) {
+         d["KtuneExtensions"]["Reference"] = {{"InputFiles", {{"in", "transpose_in.bin"}}},
+                                              {"OutputFiles", {{"out", "transpose_out.bin"}}},
+                                              {"LocalSize", {{"X", "32"}}}};
+       }),
+       {"Reference.LocalSize", "take no launch geometry"}},
       // Recorded inputs without recorded outputs: the missing list is named.
       {edited([](Json&, Json& d) {
          d["KtuneExtensions"]["Reference"] = {{"InputFiles", {{"in", "transpose_in.bin"}}}};
