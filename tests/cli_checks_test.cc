@@ -823,17 +823,19 @@ TEST_CASE("cli: a dry run whose default breaks a constraint still finds a proble
       {"rows x cols is more than 2^40 elements"});
 }
 
-TEST_CASE("cli: Ctrl-C during a replayed run ends it with status 130, trials kept", "[cli][replay]") {
-  TempDir dir;
-  const std::string data = dir.file("big.db"), db = dir.file("out.db");
-  // A replay long enough to interrupt: every valid config of a gemm_mma problem recorded.
-  {
-    ktune::TuningLog log(data, ktune::LogMode::read_write);
-    auto tmpl = ktune::find_template("gemm_mma");
-    const ktune::Problem problem =
-        ktune::make_problem(*tmpl, "2048x2048x2048", {{"dtype", "f16"}, {"layout", "NT"}});
-    const ktune::Device device = ktune::Device::h200();
-    const ktune::SearchSpace space = tmpl->space(problem, device);
+namespace {
+
+/// Records `runs` runs ("run0", "run1", ...) of 20000 synthetic ok trials each, one per valid
+/// config of gemm_mma 2048^3 f16 NT, into `path`: data that takes long enough to replay or
+/// import that the command can be interrupted.
+void write_many_gemm_trials(const std::string& path, int runs) {
+  ktune::TuningLog log(path, ktune::LogMode::read_write);
+  auto tmpl = ktune::find_template("gemm_mma");
+  const ktune::Problem problem =
+      ktune::make_problem(*tmpl, "2048x2048x2048", {{"dtype", "f16"}, {"layout", "NT"}});
+  const ktune::Device device = ktune::Device::h200();
+  const ktune::SearchSpace space = tmpl->space(problem, device);
+  for (int run = 0; run < runs; ++run) {
     std::vector<ktune::TrialRecord> records;
     space.for_each_valid([&](ktune::Index index, const ktune::Config& c) {
       if (records.size() >= 20000) return;
@@ -842,37 +844,58 @@ TEST_CASE("cli: Ctrl-C during a replayed run ends it with status 130, trials kep
       t.status = ktune::Status::ok;
       t.median_ms = 1.0 + static_cast<double>(index % 977) / 977.0;
       t.times_ms = {t.median_ms};
-      records.push_back(ktune::TrialRecord::make(*tmpl, problem, device, t, "recorded"));
+      records.push_back(
+          ktune::TrialRecord::make(*tmpl, problem, device, t, "run" + std::to_string(run)));
     });
     log.append_batch(records);
   }
-  const std::string out = dir.file("run.txt");
-  const std::string command = "'" + ktune::test::ktune_program() +
-                              "' tune --template gemm_mma --shape 2048x2048x2048 --dtype f16 "
-                              "--layout NT --searcher random --budget 0 --progress 0 --replay " +
-                              data + " --db " + db + " > '" + out + "' 2>&1 & echo $!";
+}
+
+/// Starts `ktune <args>` in the background with its output in `out`; returns its process id.
+int start_ktune_in_background(const std::string& args, const std::string& out) {
+  const std::string command =
+      "'" + ktune::test::ktune_program() + "' " + args + " > '" + out + "' 2>&1 & echo $!";
   FILE* pipe = popen(command.c_str(), "r");
   REQUIRE(pipe);
   int pid = 0;
-  REQUIRE(std::fscanf(pipe, "%d", &pid) == 1);
+  const int read = std::fscanf(pipe, "%d", &pid);
   pclose(pipe);
+  REQUIRE(read == 1);
+  return pid;
+}
+
+/// Sends SIGINT to process `pid` (not our child), waits up to 60 s for it to end, and returns
+/// the text of its output file `out`.
+std::string interrupt_and_wait(int pid, const std::string& out) {
+  REQUIRE(kill(pid, SIGINT) == 0);
+  for (int i = 0; i < 600; ++i) {
+    if (kill(pid, 0) != 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return ktune::test::read_text(out);
+}
+
+}  // namespace
+
+TEST_CASE("cli: Ctrl-C during a replayed run ends it with status 130, trials kept", "[cli][replay]") {
+  TempDir dir;
+  const std::string data = dir.file("big.db"), db = dir.file("out.db");
+  write_many_gemm_trials(data, 1);  // a replay long enough to interrupt
+  const std::string out = dir.file("run.txt");
+  const int pid = start_ktune_in_background(
+      "tune --template gemm_mma --shape 2048x2048x2048 --dtype f16 --layout NT --searcher random "
+      "--budget 0 --progress 0 --replay " + data + " --db " + db,
+      out);
   // Interrupt once trials are being recorded (the handler is installed by then).
   bool recording = false;
   for (int i = 0; i < 600 && !recording; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    std::ifstream text(out);
-    std::string s((std::istreambuf_iterator<char>(text)), std::istreambuf_iterator<char>());
-    recording = s.find("replaying") != std::string::npos && std::filesystem::exists(db) &&
+    recording = ktune::test::read_text(out).find("replaying") != std::string::npos &&
+                std::filesystem::exists(db) &&
                 ktune::TuningLog(db, ktune::LogMode::read_only).count() > 0;
   }
   REQUIRE(recording);
-  REQUIRE(kill(pid, SIGINT) == 0);
-  for (int i = 0; i < 600; ++i) {  // not our child: wait for the process to end
-    if (kill(pid, 0) != 0) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  std::ifstream text(out);
-  std::string s((std::istreambuf_iterator<char>(text)), std::istreambuf_iterator<char>());
+  const std::string s = interrupt_and_wait(pid, out);
   INFO(s);
   CHECK(s.find("stopped by Ctrl-C") != std::string::npos);
   CHECK(s.find("done:") == std::string::npos);
@@ -883,54 +906,21 @@ TEST_CASE("cli: Ctrl-C during a replayed run ends it with status 130, trials kep
 
 TEST_CASE("cli: Ctrl-C during an import adds nothing and leaves no new log", "[cli]") {
   TempDir dir;
-  // An export long enough to interrupt: 100000 trials (five runs of 20000 gemm_mma configs).
+  // An export long enough to interrupt: 100000 trials.
   const std::string data = dir.file("data.db"), exported = dir.file("big.jsonl");
-  {
-    ktune::TuningLog log(data, ktune::LogMode::read_write);
-    auto tmpl = ktune::find_template("gemm_mma");
-    const ktune::Problem problem =
-        ktune::make_problem(*tmpl, "2048x2048x2048", {{"dtype", "f16"}, {"layout", "NT"}});
-    const ktune::Device device = ktune::Device::h200();
-    const ktune::SearchSpace space = tmpl->space(problem, device);
-    for (int run = 0; run < 5; ++run) {
-      std::vector<ktune::TrialRecord> records;
-      space.for_each_valid([&](ktune::Index index, const ktune::Config& c) {
-        if (records.size() >= 20000) return;
-        ktune::Trial t;
-        t.config = c;
-        t.status = ktune::Status::ok;
-        t.median_ms = 1.0 + static_cast<double>(index % 977) / 977.0;
-        t.times_ms = {t.median_ms};
-        records.push_back(
-            ktune::TrialRecord::make(*tmpl, problem, device, t, "run" + std::to_string(run)));
-      });
-      log.append_batch(records);
-    }
-  }
+  write_many_gemm_trials(data, 5);
   REQUIRE(run_ktune(dir, "export --db " + data + " " + exported).status == 0);
-  // Started in the background; interrupted as soon as the log it opens is there (the handler
-  // is installed before the log is opened).
+  // Interrupted as soon as the log it opens is there (the handler is installed before the log
+  // is opened), or, for a log there already, soon after the start.
   auto interrupted_import = [&](const std::string& db, bool exists_before) {
     const std::string out = dir.file("import.txt");
-    const std::string command = "'" + ktune::test::ktune_program() + "' import --db " + db + " " +
-                                exported + " > '" + out + "' 2>&1 & echo $!";
-    FILE* pipe = popen(command.c_str(), "r");
-    REQUIRE(pipe);
-    int pid = 0;
-    REQUIRE(std::fscanf(pipe, "%d", &pid) == 1);
-    pclose(pipe);
+    const int pid = start_ktune_in_background("import --db " + db + " " + exported, out);
     if (!exists_before)
       for (int i = 0; i < 2000 && !std::filesystem::exists(db); ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     else
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    REQUIRE(kill(pid, SIGINT) == 0);
-    for (int i = 0; i < 600; ++i) {  // not our child: wait for the process to end
-      if (kill(pid, 0) != 0) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    std::ifstream text(out);
-    return std::string((std::istreambuf_iterator<char>(text)), std::istreambuf_iterator<char>());
+    return interrupt_and_wait(pid, out);
   };
   const std::string fresh = dir.file("fresh.db");
   const std::string said = interrupted_import(fresh, false);
