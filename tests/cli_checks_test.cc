@@ -110,11 +110,16 @@ TEST_CASE("cli: a Kernel Tuner entry whose time is not a time: replay counts it 
   ktune::test::write_text(plain, text);
   std::filesystem::copy_file(std::string(KTUNE_DATASETS_DIR) + "/convolution_milo.T1.json",
                              dir.file("conv_bad.T1.json"));
-  const CliResult replay = run_ktune(dir, "replay --data " + plain + " --searcher random --budget 5 --repeats 1");
+  // The warning goes to stderr: with --json -, standard output stays one JSON document.
+  const CliResult replay = ktune::test::run_shell(
+      dir, "{ '" + ktune::test::ktune_program() + "' replay --data " + plain +
+               " --searcher random --budget 5 --repeats 1 --json - 2> '" + dir.file("err.txt") + "'; }");
   INFO(replay.output);
   CHECK(replay.status == 0);
-  CHECK(replay.output.find("1 record has an ok time that is not a positive number and counts as "
-                           "failed") != std::string::npos);
+  CHECK_NOTHROW(nlohmann::json::parse(replay.output));
+  CHECK(ktune::test::read_text(dir.file("err.txt"))
+            .find("1 record has an ok time that is not a positive number and counts as failed") !=
+        std::string::npos);
   const std::size_t line = 1 + std::count(text.begin(), text.begin() + at, '\n');
   require_failure_mentioning(run_ktune(dir, "import --db " + dir.file("k.db") + " " + plain),
                              {"conv_bad.json:" + std::to_string(line) + " (cache entry", "field 'time'",

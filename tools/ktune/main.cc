@@ -1,5 +1,6 @@
 // The ktune command line: global options (log level) and the subcommands. Errors from the
 // library (ktune::Error) are printed as one clear line and give a non-zero exit status.
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
@@ -13,6 +14,9 @@
 #include "ktune/version.h"
 
 int main(int argc, char** argv) {
+  // Warnings and logs go to stderr: standard output carries the commands' results (tables,
+  // `best --json`, `replay --json -`, `export -`), which a warning must not break.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("ktune"));
   CLI::App app{"ktune: autotuner for parameterized CUDA kernel templates"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("ktune ") + KTUNE_VERSION);
