@@ -43,7 +43,7 @@ void ReplayMeasurer::add(const std::vector<std::pair<Config, RecordedResult>>& r
       // (`ktune import` refuses such a record).
       r.status = Status::runtime_error;
       char text[64];
-      std::snprintf(text, sizeof text, "recorded time %g ms is not a positive number", r.time_ms);
+      std::snprintf(text, sizeof text, "replayed time %g ms is not a positive number", r.time_ms);
       r.message = text;
       if (impossible++ == 0) first_impossible = config.str() + ": " + text;
     }
@@ -97,7 +97,10 @@ ReplayMeasurer ReplayMeasurer::from_kernel_tuner_cache(const std::string& path,
     r.times_ms = e.times_ms;
     if (e.time_ms) {
       r.status = Status::ok;
-      r.time_ms = objective == ReplayObjective::median_of_samples && !e.times_ms.empty()
+      // A recorded time that is no time marks a broken record whatever the objective (add()
+      // counts it failed); the median of its samples does not make it whole again.
+      r.time_ms = objective == ReplayObjective::median_of_samples && !e.times_ms.empty() &&
+                          is_possible_time(*e.time_ms)
                       ? stats::median(e.times_ms)
                       : *e.time_ms;
     } else {

@@ -175,12 +175,24 @@ TEST_CASE("ReplayMeasurer refuses impossible times and records that collide in t
   CHECK(m.best_time_ms() == 2.0);
   const auto trials = m.measure({space.parse("bx=32,t=1"), space.parse("bx=32,t=2")});
   CHECK(trials[0].status == Status::runtime_error);
-  CHECK_THAT(trials[0].message, Catch::Contains("recorded time 0 ms"));
+  CHECK_THAT(trials[0].message, Catch::Contains("replayed time 0 ms"));
   CHECK(trials[1].status == Status::runtime_error);
   CHECK_THAT(trials[1].message, Catch::Contains("-1 ms"));
   // The median of samples that are all zero or below is no time either.
   auto median = ReplayMeasurer::from_kernel_tuner_cache(odd, space, ReplayObjective::median_of_samples);
   CHECK(median.measure({space.parse("bx=64,t=2")})[0].status == Status::runtime_error);
+  // A record whose time is no time is broken under either objective, however good its samples.
+  const std::string broken = (dir / "broken_X.json").string();
+  std::ofstream(broken) << R"({"tune_params_keys": ["bx", "t"], "tune_params": {"bx": [32, 64], "t": [1, 2]},
+"cache": {
+"32,1": {"bx": 32, "t": 1, "time": -1.0, "times": [1.0, 1.0, 1.0]},
+"64,1": {"bx": 64, "t": 1, "time": 2.0, "times": [2.0, 2.0, 2.0]}
+}})";
+  for (const auto objective : {ReplayObjective::recorded, ReplayObjective::median_of_samples}) {
+    auto b = ReplayMeasurer::from_kernel_tuner_cache(broken, space, objective);
+    CHECK(b.measure({space.parse("bx=32,t=1")})[0].status == Status::runtime_error);
+    CHECK(b.best_time_ms() == 2.0);
+  }
   const auto times = m.outcome_times();
   CHECK(std::count_if(times.begin(), times.end(), [](double t) { return std::isfinite(t); }) == 2);
 
