@@ -28,11 +28,15 @@ SearcherOptions SearcherOptions::parse(const std::string& text) {
         trim(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     if (!item.empty()) {
       const auto eq = item.find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == item.size()) {
+      if (eq == std::string::npos || eq == 0) {
         throw Error(ErrorCode::parse_error, "searcher option '" + item +
                                                 "' is not of the form name=value (in '" + text +
                                                 "')");
       }
+      if (trim(item.substr(eq + 1)).empty())  // "population=": the value is what is missing
+        throw Error(ErrorCode::invalid_argument, "searcher option '" + trim(item.substr(0, eq)) +
+                                                     "' has an empty value (in '" + text +
+                                                     "'; `ktune list` shows each option's values)");
       const std::string name = trim(item.substr(0, eq));
       if (out.values().count(name))
         throw Error(ErrorCode::parse_error, "searcher option '" + name + "' is given twice (in '" +

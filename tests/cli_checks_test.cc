@@ -137,6 +137,23 @@ TEST_CASE("cli: contradicting or empty choices are refused", "[cli]") {
       std::string(KTUNE_DATASETS_DIR) + "/convolution_milo_A4000.json.gz";
   require_failure_mentioning(run_ktune(dir, "replay --data " + data + " --searcher , --budget 2"),
                              {"--searcher", "names no searcher"});
+  // A searcher named twice, an empty option value, empty paths: refused, not run or ignored.
+  require_failure_mentioning(
+      run_ktune(dir, "replay --data " + data + " --searcher genetic,genetic --budget 2"),
+      {"names genetic twice"});
+  require_failure_mentioning(
+      run_ktune(dir, "replay --data " + data + " --searcher genetic --options population= --budget 2"),
+      {"searcher option 'population' has an empty value"});
+  require_failure_mentioning(run_ktune(dir, "replay --data " + data + " --budget 2 --json ''"),
+                             {"--json", "empty"});
+  require_failure_mentioning(run_ktune(dir, "replay --data " + data + " --budget 2 --space ''"),
+                             {"--space", "empty"});
+  // Blanks around searcher names are not part of them.
+  const CliResult spaced =
+      run_ktune(dir, "replay --data " + data + " --searcher 'genetic, random' --budget 5 --repeats 1");
+  INFO(spaced.output);
+  CHECK(spaced.status == 0);
+  CHECK(spaced.output.find("searcher random:") != std::string::npos);
   // Each searcher is labelled with the options it received; one run has no interval.
   const CliResult two = run_ktune(dir, "replay --data " + data + " --searcher genetic,annealing "
                                        "--options population=8 --budget 25 --repeats 2");

@@ -44,6 +44,9 @@ std::vector<std::string> split_list(const std::string& text) {
   while (start <= text.size()) {
     const auto comma = text.find(',', start);
     std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    // "genetic, random": the blanks around a name are not part of it.
+    const auto first = item.find_first_not_of(" \t");
+    item = first == std::string::npos ? "" : item.substr(first, item.find_last_not_of(" \t") - first + 1);
     if (!item.empty()) out.push_back(item);
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -260,6 +263,11 @@ void run_replay(const ReplaySettings& s) {
   const std::vector<std::string> searchers = split_list(s.searchers);
   if (searchers.empty())
     throw Error(ErrorCode::invalid_argument, "--searcher '" + s.searchers + "' names no searcher");
+  for (std::size_t i = 0; i < searchers.size(); ++i)
+    if (std::find(searchers.begin(), searchers.begin() + i, searchers[i]) != searchers.begin() + i)
+      throw Error(ErrorCode::invalid_argument, "--searcher '" + s.searchers + "' names " +
+                                                   searchers[i] + " twice (a run of each is "
+                                                   "already the same seeds)");
   for (const auto& name : searchers) (void)make_searcher(name, options_for(name, s.options, searchers));
   if (!s.json_path.empty() && s.json_path != "-") {
     check_output_not_database(s.json_path);  // a mistyped path must not destroy a tuning log
@@ -337,7 +345,8 @@ void add_replay_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("replay", "Benchmark searchers on recorded measurements (no GPU)");
   auto s = std::make_shared<ReplaySettings>();
   cmd->add_option("--data", s->data, "Kernel Tuner cache file (.json or .json.gz)")->required();
-  cmd->add_option("--space", s->space, "T1 space file (default: the <name>.T1.json beside the data)");
+  cmd->add_option("--space", s->space, "T1 space file (default: the <name>.T1.json beside the data)")
+      ->check(given_name());
   cmd->add_option("--searcher", s->searchers, "Searcher name, or several separated by commas");
   cmd->add_option("--options", s->options, "Searcher options name=value,... (with several searchers, each option goes to those that have it)");
   cmd->add_option("--budget", s->budget, "Evaluations per run")->check(count_in(1, 1000000));
@@ -348,7 +357,8 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--objective", s->objective, "recorded (Kernel Tuner's time) or median (of samples)");
   cmd->add_option("--json", s->json_path,
                   "Write the results as JSON to this file ('-' = stdout, the table then on "
-                  "stderr)");
+                  "stderr)")
+      ->check(given_name());
   cmd->callback([s] { run_replay(*s); });
 }
 
