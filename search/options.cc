@@ -34,7 +34,7 @@ SearcherOptions SearcherOptions::parse(const std::string& text) {
                                                 "')");
       }
       if (trim(item.substr(eq + 1)).empty())  // "population=": the value is what is missing
-        throw Error(ErrorCode::invalid_argument, "searcher option '" + trim(item.substr(0, eq)) +
+        throw Error(ErrorCode::parse_error, "searcher option '" + trim(item.substr(0, eq)) +
                                                      "' has an empty value (in '" + text +
                                                      "'; `ktune list` shows each option's values)");
       const std::string name = trim(item.substr(0, eq));
