@@ -419,7 +419,9 @@ struct SearchSpace::Impl {
       if (!found && exhausted) throw_unsatisfiable("no configuration satisfies every constraint");
       if (!found) {
         throw_unsatisfiable("the defaults are invalid and no valid configuration was found after "
-                            "visiting " + std::to_string(kSearchNodeLimit) + " partial assignments");
+                            "visiting " + std::to_string(kSearchNodeLimit) + " partial assignments "
+                            "(valid ones may still exist: defaults that satisfy every constraint "
+                            "give sampling its start)");
       }
       values = std::move(*found);
     }

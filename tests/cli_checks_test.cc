@@ -127,6 +127,53 @@ TEST_CASE("cli: a Kernel Tuner entry whose time is not a time: replay counts it 
   CHECK_FALSE(std::filesystem::exists(dir.file("k.db")));
 }
 
+TEST_CASE("cli: replay says when runs stop before the budget with recorded configs left",
+          "[cli][replay]") {
+  TempDir dir;
+  // 10^9 points, 10 valid (every p_i equal to p0): no one-parameter move from a valid config
+  // reaches another, so a sampling searcher stops after its first proposal.
+  nlohmann::json params = nlohmann::json::array(), conditions = nlohmann::json::array();
+  nlohmann::json cache = nlohmann::json::object(), tune = nlohmann::json::object();
+  std::vector<std::string> names;
+  for (int i = 0; i < 9; ++i) {
+    const std::string name = "p" + std::to_string(i);
+    names.push_back(name);
+    params.push_back({{"Name", name}, {"Values", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}}, {"Default", 0}});
+    tune[name] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+    if (i > 0) conditions.push_back({{"Expression", name + " == p0"}});
+  }
+  for (int v = 0; v < 10; ++v) {
+    std::string key;
+    nlohmann::json entry = {{"time", 1.0 + v}, {"times", {1.0 + v}}};
+    for (const auto& name : names) {
+      key += (key.empty() ? "" : ",") + std::to_string(v);
+      entry[name] = v;
+    }
+    cache[key] = entry;
+  }
+  write_text(dir.file("sparse.T1.json"),
+                   nlohmann::json({{"ConfigurationSpace",
+                                    {{"TuningParameters", params}, {"Conditions", conditions}}}})
+                       .dump());
+  write_text(dir.file("sparse_X.json"),
+                   nlohmann::json({{"device_name", "X"}, {"kernel_name", "k"}, {"problem_size", {1}},
+                                   {"tune_params_keys", names}, {"tune_params", tune},
+                                   {"cache", cache}})
+                       .dump());
+  const CliResult r = run_ktune(dir, "replay --data " + dir.file("sparse_X.json") +
+                                         " --searcher random --budget 20 --repeats 2");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("note: 2 of 2 runs stopped early (after 1.0 evaluations on average, of 10 "
+                      "that the budget and the 10 recorded configs allow)") != std::string::npos);
+  // Exhaustive search evaluates all 10: nothing stopped early.
+  const CliResult all = run_ktune(dir, "replay --data " + dir.file("sparse_X.json") +
+                                           " --searcher exhaustive --budget 20 --repeats 1");
+  INFO(all.output);
+  CHECK(all.status == 0);
+  CHECK(all.output.find("stopped early") == std::string::npos);
+}
+
 TEST_CASE("cli: contradicting or empty choices are refused", "[cli]") {
   TempDir dir;
   require_failure_mentioning(run_ktune(dir, "tune --dry-run --op conv2d --template gemm_mma"),

@@ -117,12 +117,31 @@ nlohmann::json replay_one(const ReplaySettings& s, const std::string& searcher_n
   std::fprintf(text, "\nsearcher %s%s%s: %zu runs, %.1f s (%.2f ms per evaluation)\n",
                searcher_name.c_str(), own_text.empty() ? "" : " ", own_text.c_str(), runs.size(),
                seconds, 1e3 * seconds / evaluations);
+  // A run ends before its budget when the searcher proposes nothing new. That is expected once
+  // every recorded config was evaluated; before that, the searcher could not reach the others
+  // (valid configs that no one-parameter move from its start leads to, spaces.md), and the
+  // fractions below describe a search that stopped, which is said.
+  const std::size_t reachable = std::min<std::size_t>(s.budget, measurer.size());
+  std::size_t stopped = 0, stopped_evaluations = 0;
+  for (const auto& run : runs)
+    if (run.best_ms.size() < reachable) {
+      ++stopped;
+      stopped_evaluations += run.best_ms.size();
+    }
+  if (stopped)
+    std::fprintf(text, "  note: %zu of %zu runs stopped early (after %.1f evaluations on average, "
+                       "of %zu that the budget and the %zu recorded configs allow): the searcher "
+                       "had nothing new to propose\n",
+                 stopped, runs.size(),
+                 static_cast<double>(stopped_evaluations) / static_cast<double>(stopped), reachable,
+                 measurer.size());
   std::fprintf(text, "  %7s  %-24s  %s\n", "budget", "fraction of optimum", "random expectation");
   nlohmann::json j;
   j["searcher"] = searcher_name;
   j["options"] = own_text;
   j["seconds"] = seconds;
   j["runs"] = runs.size();
+  j["runs_stopped_early"] = stopped;
   for (std::size_t b : report_budgets(s.budget)) {
     const auto ci = replay::mean_confidence_95(replay::fractions_at(runs, b, opt), 0.0, 1.0);
     const double expect = random.expected_fraction(b);
