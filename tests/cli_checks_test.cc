@@ -759,20 +759,80 @@ TEST_CASE("cli: a new log whose first write is cut short is removed again", "[cl
     }
 }
 
+namespace {
+
+/// Records `runs` runs ("run0", "run1", ...) of 20000 synthetic ok trials each, one per valid
+/// config of gemm_mma 2048^3 f16 NT, into `path`: data that takes long enough to replay or
+/// import that the command can be interrupted.
+void write_many_gemm_trials(const std::string& path, int runs) {
+  ktune::TuningLog log(path, ktune::LogMode::read_write);
+  auto tmpl = ktune::find_template("gemm_mma");
+  const ktune::Problem problem =
+      ktune::make_problem(*tmpl, "2048x2048x2048", {{"dtype", "f16"}, {"layout", "NT"}});
+  const ktune::Device device = ktune::Device::h200();
+  const ktune::SearchSpace space = tmpl->space(problem, device);
+  for (int run = 0; run < runs; ++run) {
+    std::vector<ktune::TrialRecord> records;
+    space.for_each_valid([&](ktune::Index index, const ktune::Config& c) {
+      if (records.size() >= 20000) return;
+      ktune::Trial t;
+      t.config = c;
+      t.status = ktune::Status::ok;
+      t.median_ms = 1.0 + static_cast<double>(index % 977) / 977.0;
+      t.times_ms = {t.median_ms};
+      records.push_back(
+          ktune::TrialRecord::make(*tmpl, problem, device, t, "run" + std::to_string(run)));
+    });
+    log.append_batch(records);
+  }
+}
+
+/// Starts `ktune <args>` in the background with its output in `out`; returns its process id.
+int start_ktune_in_background(const std::string& args, const std::string& out) {
+  const std::string command =
+      "'" + ktune::test::ktune_program() + "' " + args + " > '" + out + "' 2>&1 & echo $!";
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe);
+  int pid = 0;
+  const int read = std::fscanf(pipe, "%d", &pid);
+  pclose(pipe);
+  REQUIRE(read == 1);
+  return pid;
+}
+
+/// Sends SIGINT to process `pid` (not our child), waits up to 60 s for it to end, and returns
+/// the text of its output file `out`.
+std::string interrupt_and_wait(int pid, const std::string& out) {
+  REQUIRE(kill(pid, SIGINT) == 0);
+  for (int i = 0; i < 600; ++i) {
+    if (kill(pid, 0) != 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return ktune::test::read_text(out);
+}
+
+}  // namespace
+
 TEST_CASE("cli: a failed command keeps the new log it created when another process has it open",
           "[cli][log]") {
   TempDir dir;
   const std::string db = dir.file("new.db");
-  // The import creates new.db, then waits for its input and fails on it; meanwhile this
-  // process opens the new log, as a second writer would, and writes after the failure.
+  // The import creates new.db, then checks a long file whose last line is malformed and fails
+  // on it; meanwhile this process opens the new log, as a second writer would, and writes
+  // after the failure.
+  const std::string data = dir.file("data.db"), exported = dir.file("big.jsonl");
+  write_many_gemm_trials(data, 5);
+  REQUIRE(run_ktune(dir, "export --db " + data + " " + exported).status == 0);
+  std::ofstream(exported, std::ios::app) << "not a record\n";
   const std::string k = "'" + ktune::test::ktune_program() + "'";
-  const std::string command = "( (sleep 2; echo 'not a log') | " + k + " import --db '" + db +
-                              "' - ; echo $? > '" + dir.file("rc.txt") + "' ) > /dev/null 2>&1 &";
+  const std::string command = "( " + k + " import --db '" + db + "' '" + exported +
+                              "' ; echo $? > '" + dir.file("rc.txt") + "' ) > /dev/null 2>&1 &";
   REQUIRE(std::system(command.c_str()) == 0);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (!std::filesystem::exists(db + "-shm") && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ktune::TuningLog second(db);
+  REQUIRE_FALSE(std::filesystem::exists(dir.file("rc.txt")));  // opened before the import failed
   while (!std::filesystem::exists(dir.file("rc.txt")) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // rc.txt written, then closed
@@ -891,60 +951,6 @@ TEST_CASE("cli: a dry run whose default breaks a constraint still finds a proble
       run_ktune(dir, "tune --dry-run --op elementwise --shape 99999999999x99999999999"),
       {"rows x cols is more than 2^40 elements"});
 }
-
-namespace {
-
-/// Records `runs` runs ("run0", "run1", ...) of 20000 synthetic ok trials each, one per valid
-/// config of gemm_mma 2048^3 f16 NT, into `path`: data that takes long enough to replay or
-/// import that the command can be interrupted.
-void write_many_gemm_trials(const std::string& path, int runs) {
-  ktune::TuningLog log(path, ktune::LogMode::read_write);
-  auto tmpl = ktune::find_template("gemm_mma");
-  const ktune::Problem problem =
-      ktune::make_problem(*tmpl, "2048x2048x2048", {{"dtype", "f16"}, {"layout", "NT"}});
-  const ktune::Device device = ktune::Device::h200();
-  const ktune::SearchSpace space = tmpl->space(problem, device);
-  for (int run = 0; run < runs; ++run) {
-    std::vector<ktune::TrialRecord> records;
-    space.for_each_valid([&](ktune::Index index, const ktune::Config& c) {
-      if (records.size() >= 20000) return;
-      ktune::Trial t;
-      t.config = c;
-      t.status = ktune::Status::ok;
-      t.median_ms = 1.0 + static_cast<double>(index % 977) / 977.0;
-      t.times_ms = {t.median_ms};
-      records.push_back(
-          ktune::TrialRecord::make(*tmpl, problem, device, t, "run" + std::to_string(run)));
-    });
-    log.append_batch(records);
-  }
-}
-
-/// Starts `ktune <args>` in the background with its output in `out`; returns its process id.
-int start_ktune_in_background(const std::string& args, const std::string& out) {
-  const std::string command =
-      "'" + ktune::test::ktune_program() + "' " + args + " > '" + out + "' 2>&1 & echo $!";
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe);
-  int pid = 0;
-  const int read = std::fscanf(pipe, "%d", &pid);
-  pclose(pipe);
-  REQUIRE(read == 1);
-  return pid;
-}
-
-/// Sends SIGINT to process `pid` (not our child), waits up to 60 s for it to end, and returns
-/// the text of its output file `out`.
-std::string interrupt_and_wait(int pid, const std::string& out) {
-  REQUIRE(kill(pid, SIGINT) == 0);
-  for (int i = 0; i < 600; ++i) {
-    if (kill(pid, 0) != 0) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return ktune::test::read_text(out);
-}
-
-}  // namespace
 
 TEST_CASE("cli: Ctrl-C during a replayed run ends it with status 130, trials kept", "[cli][replay]") {
   TempDir dir;
