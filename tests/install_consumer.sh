@@ -38,4 +38,34 @@ done
 out=$(cd / && "$build/consumer-test/build/example_compile_for_h200" 2>&1)
 echo "$out" | grep -q "compiled in a helper process" ||
   { echo "example_compile_for_h200 compiled without its helper: $out"; exit 1; }
+# A program that links only ktune::ktune and sets spdlog's level sees the library's debug
+# messages (deployment.md): both use the one compiled spdlog and its logger.
+mkdir -p "$build/consumer-test/logging"
+cat > "$build/consumer-test/logging/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.25)
+project(ktune_logging LANGUAGES CXX)
+find_package(ktune REQUIRED)
+add_executable(logging logging.cpp)
+target_compile_features(logging PRIVATE cxx_std_20)
+target_link_libraries(logging PRIVATE ktune::ktune)
+CMAKE
+cat > "$build/consumer-test/logging/logging.cpp" <<'CPP'
+#include <spdlog/spdlog.h>
+
+#include "ktune/dispatch.h"
+
+int main(int, char** argv) {
+  spdlog::set_level(spdlog::level::debug);
+  ktune::Dispatcher dispatcher(argv[1]);
+  (void)dispatcher.select("copy", ktune::Problem::from_key("copy|N=1024|dtype=f32"),
+                          ktune::Device::h200());
+}
+CPP
+cmake -S "$build/consumer-test/logging" -B "$build/consumer-test/logging/build" \
+      -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$build/consumer-test/logging/build" >/dev/null
+out=$("$build/consumer-test/logging/build/logging" \
+      "$src/benchmarks/results/2026-11-30-h200/demo-h200.jsonl" 2>&1)
+echo "$out" | grep -q "dispatch: copy" ||
+  { echo "spdlog::set_level in a program did not reach the library's logger: $out"; exit 1; }
 echo "built $n example(s) against the installed package in $prefix"
