@@ -246,6 +246,12 @@ void Dispatcher::Impl::index(const std::function<void(const RecordSink&)>& read,
 
 void Dispatcher::Impl::reject(const std::string& record, const std::string& why) const {
   std::string message = record + ": rejected: " + why;
+  // A hostile record may carry megabytes of text (and quote it twice): its message is cut,
+  // so that the warning, rejections() and a strict Error stay readable.
+  constexpr std::size_t kMaxRejectionChars = 1000;
+  if (message.size() > kMaxRejectionChars)
+    message = message.substr(0, kMaxRejectionChars) + "... (" + std::to_string(message.size()) +
+              " characters)";
   if (options.strict) throw Error(ErrorCode::invalid_argument, message);
   std::lock_guard lock(rejection_mutex);
   if (rejected_records.insert(message).second) {
@@ -457,7 +463,15 @@ Selection Dispatcher::Impl::compute(const KernelTemplate& tmpl, const Problem& p
 
 Selection Dispatcher::Impl::select(const KernelTemplate& tmpl, const Problem& problem,
                                    const Device& device) const {
-  std::string key = tmpl.name() + '\x1f' + problem.key() + '\x1f' + device_key_of(device);
+  // Remembered by the device's limits too, which spaces are built against: two devices of
+  // one key (a queried one, and Device::from_key's, which has none) may differ in them.
+  std::string key = tmpl.name() + '\x1f' + problem.key() + '\x1f' + device_key_of(device) +
+                    '\x1f' + std::to_string(device.max_threads_per_block) + ',' +
+                    std::to_string(device.smem_per_block) + ',' +
+                    std::to_string(device.smem_per_block_optin) + ',' +
+                    std::to_string(device.smem_per_sm) + ',' +
+                    std::to_string(device.regs_per_block) + ',' +
+                    std::to_string(device.max_threads_per_sm) + device.arch_suffix;
   {
     std::shared_lock lock(memo_mutex);
     auto it = memo.find(key);

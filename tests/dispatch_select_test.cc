@@ -311,6 +311,17 @@ TEST_CASE("Hostile log records are rejected by name before anything is compiled"
   CHECK(rejected_once("record #6", "EVIL"));
   CHECK(rejected_once("record #7", "1e3"));
   CHECK(rejected_once("record #8", "-DX=1"));
+  // A record carrying megabytes of text is named in a message of bounded length.
+  {
+    test::TempDir huge_dir;
+    const std::string long_name(2'000'000, 'P');
+    const auto huge = tuned_log(huge_dir, {tile_record(1024, 1024, "BM=64,BN=32,SPLIT=1," + long_name + "=1", 0.1)});
+    Dispatcher flooded(huge);
+    (void)flooded.select(kTile, problem, test::test_device());
+    REQUIRE(flooded.rejections().size() == 1);
+    CHECK(flooded.rejections()[0].size() < 1100);
+    CHECK_THAT(flooded.rejections()[0], Catch::Contains("characters)") && Catch::Contains("record #"));
+  }
 
   DispatcherOptions strict;
   strict.strict = true;
@@ -803,4 +814,33 @@ TEST_CASE("Dispatcher ranks a task by the trials timed the way it launches", "[d
   CHECK(s.other_launch);
   CHECK_THAT(s.explanation,
              Catch::Contains("timed without programmatic launch, which this dispatcher uses"));
+}
+
+TEST_CASE("Dispatcher remembers a selection per device limits, not per device key alone",
+          "[dispatch]") {
+  test::TempDir dir;
+  const std::string db = dir.file("copy.db");
+  auto copy = find_template("copy");
+  const Problem problem = make_problem(*copy, "1048576", {{"dtype", "f32"}});
+  const Device h200 = Device::h200();
+  {
+    TuningLog log(db);
+    for (const auto& [config, ms] : {std::pair{"VEC=4,THREADS=1024,ITEMS=1,GRID_STRIDE=0", 0.1},
+                                     std::pair{"VEC=4,THREADS=256,ITEMS=1,GRID_STRIDE=0", 0.2}}) {
+      Trial t;
+      t.config = copy->space(problem, h200).parse(config);
+      t.status = Status::ok;
+      t.times_ms = {ms};
+      summarize_times(t);
+      log.append(TrialRecord::make(*copy, problem, h200, t, "run"));
+    }
+  }
+  // One key, two limits: a part that allows 512 threads a block cannot run the fastest config.
+  Device small = h200;
+  small.max_threads_per_block = 512;
+  REQUIRE(small.key() == h200.key());
+  Dispatcher d(db);
+  CHECK(d.select("copy", problem, small).config.str().find("THREADS=256") != std::string::npos);
+  CHECK(d.select("copy", problem, h200).config.str().find("THREADS=1024") != std::string::npos);
+  CHECK(d.select("copy", problem, small).config.str().find("THREADS=256") != std::string::npos);
 }
