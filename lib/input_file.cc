@@ -28,42 +28,107 @@ GzipInput::GzipInput(const std::string& path, const std::string& what) : path_(p
   const auto size = std::filesystem::file_size(path, ec);
   disk_bytes_ = ec ? 0 : static_cast<std::uint64_t>(size);
   require_read_permission(path, what);
-  file_ = gzopen(path.c_str(), "rb");
-  if (!file_) throw Error(ErrorCode::io_error, "cannot open '" + path + "'");
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw Error(ErrorCode::io_error, "cannot open '" + path + "': " + std::strerror(errno));
+  auto* z = new z_stream{};
+  stream_ = z;
+  try {
+    // gzip by its magic bytes (1f 8b); anything else is read as it is.
+    fill_input();
+    plain_ = !(z->avail_in >= 2 && z->next_in[0] == 0x1f && z->next_in[1] == 0x8b);
+    if (!plain_ && inflateInit2(z, 16 + MAX_WBITS) != Z_OK) {
+      plain_ = true;  // nothing to end
+      throw Error(ErrorCode::io_error, "cannot start decompressing '" + path + "'");
+    }
+  } catch (...) {
+    delete z;
+    ::close(fd_);
+    throw;
+  }
 }
 
 GzipInput::~GzipInput() {
-  if (file_) gzclose(static_cast<gzFile>(file_));
+  auto* z = static_cast<z_stream*>(stream_);
+  if (z && !plain_) inflateEnd(z);
+  delete z;
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool GzipInput::fill_input() {
+  auto* z = static_cast<z_stream*>(stream_);
+  if (z->avail_in > 0 && z->next_in != in_) std::memmove(in_, z->next_in, z->avail_in);
+  const std::size_t kept = z->avail_in;
+  ssize_t got = 0;
+  do {
+    got = ::read(fd_, in_ + kept, sizeof in_ - kept);
+  } while (got < 0 && errno == EINTR);
+  if (got < 0) throw Error(ErrorCode::io_error, "cannot read '" + path_ + "': " + std::strerror(errno));
+  in_offset_ += static_cast<std::uint64_t>(got);
+  z->next_in = in_;
+  z->avail_in = static_cast<uInt>(kept + static_cast<std::size_t>(got));
+  return got > 0;
 }
 
 std::size_t GzipInput::read(char* out, std::size_t n) {
-  auto* file = static_cast<gzFile>(file_);
-  const int got = gzread(file, out, static_cast<unsigned>(std::min<std::size_t>(n, 1u << 30)));
-  if (got < 0) {
-    int code = Z_OK;
-    const char* message = gzerror(file, &code);
-    throw Error(ErrorCode::io_error, "cannot read '" + path_ + "': " + (message ? message : ""));
+  auto* z = static_cast<z_stream*>(stream_);
+  n = std::min<std::size_t>(n, 1u << 30);
+  std::size_t got = 0;
+  if (plain_) {  // what is buffered first, then the file
+    got = std::min<std::size_t>(n, z->avail_in);
+    std::memcpy(out, z->next_in, got);
+    z->next_in += got;
+    z->avail_in -= static_cast<uInt>(got);
+    if (got == 0 && !ended_) {
+      if (!fill_input()) ended_ = true;
+      return ended_ ? 0 : read(out, n);
+    }
+    out_bytes_ += got;
+    return got;
   }
-  if (got == 0) {
-    // zlib ends a stream cut short (an interrupted copy or `... | gzip`) like a whole one, with
-    // Z_BUF_ERROR left behind: without this, a truncated log would read as a shorter one.
-    int code = Z_OK;
-    gzerror(file, &code);
-    if (code == Z_BUF_ERROR)
+  z->next_out = reinterpret_cast<Bytef*>(out);
+  z->avail_out = static_cast<uInt>(n);
+  while (z->avail_out == n && !ended_) {
+    if (z->avail_in == 0 && !fill_input()) {
+      // The file ends inside a member: cut short (an interrupted copy, a log still being written).
       throw Error(ErrorCode::parse_error,
                   "'" + path_ + "' ends in the middle of its gzip stream (truncated, or still being "
                   "written?): refused rather than read as a shorter file");
+    }
+    const int code = inflate(z, Z_NO_FLUSH);
+    if (code == Z_STREAM_END) {
+      // Another member may follow (joined exports), and nothing else may.
+      if (z->avail_in < 2) fill_input();
+      if (z->avail_in == 0) {
+        ended_ = true;
+      } else if (z->avail_in >= 2 && z->next_in[0] == 0x1f && z->next_in[1] == 0x8b) {
+        inflateReset(z);
+      } else {
+        const std::uint64_t at = in_offset_ - z->avail_in;
+        throw Error(ErrorCode::parse_error,
+                    "'" + path_ + "' holds " +
+                        (z->avail_in < 2 ? std::string("a gzip member cut short")
+                                         : std::string("data that is not gzip (plain text "
+                                                       "appended to a .gz file, e.g. `export - "
+                                                       ">> log.jsonl.gz`?)")) +
+                        " after its gzip stream, at byte " + std::to_string(at) +
+                        ": refused rather than read as a shorter file");
+      }
+    } else if (code != Z_OK && code != Z_BUF_ERROR) {
+      throw Error(ErrorCode::io_error, "cannot read '" + path_ + "': corrupt gzip data (" +
+                                           (z->msg ? z->msg : "zlib error " + std::to_string(code)) +
+                                           ")");
+    }
   }
-  out_bytes_ += static_cast<std::uint64_t>(got);
-  // A plain file reads as itself (gzdirect); a compressed one may not inflate without bound.
-  if (out_bytes_ > kInflationCheckedFrom && disk_bytes_ > 0 && !gzdirect(file) &&
-      out_bytes_ > kMaxInflation * disk_bytes_) {
+  got = n - z->avail_out;
+  out_bytes_ += got;
+  // A compressed file may not inflate without bound.
+  if (out_bytes_ > kInflationCheckedFrom && disk_bytes_ > 0 && out_bytes_ > kMaxInflation * disk_bytes_) {
     throw Error(ErrorCode::parse_error,
                 "'" + path_ + "' inflates to more than " + std::to_string(kMaxInflation) +
                     " times its " + std::to_string(disk_bytes_) +
                     " bytes; refused as implausible for a log or cache");
   }
-  return static_cast<std::size_t>(got);
+  return got;
 }
 
 GzipInput::int_type GzipInput::underflow() {

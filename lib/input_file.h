@@ -21,9 +21,11 @@ constexpr std::uint64_t kMaxInflation = 100;
 /// ... once this many bytes are out; below that, any ratio is accepted.
 constexpr std::uint64_t kInflationCheckedFrom = std::uint64_t{64} << 20;
 
-/// Decompressed bytes of a file, gzip or plain, with the inflation guard. Throws Error:
+/// Decompressed bytes of a file, gzip or plain, with the inflation guard. A gzip file may hold
+/// several members one after another (joined exports); anything else after a member (plain
+/// text appended to a .gz, a member cut short) is refused, never skipped. Throws Error:
 /// not_found (missing or unreachable path), io_error (unreadable, corrupt gzip), parse_error
-/// (inflates beyond kMaxInflation).
+/// (inflates beyond kMaxInflation, truncated, or trailing data that is not gzip).
 class GzipInput : public std::streambuf {
  public:
   /// Opens `path`; `what` names the file's role in messages ("Kernel Tuner cache file").
@@ -38,10 +40,18 @@ class GzipInput : public std::streambuf {
   int_type underflow() override;
 
  private:
+  /// More raw bytes of the file into in_ (after what is left there); false at its end.
+  bool fill_input();
+
   std::string path_;
-  void* file_ = nullptr;  // gzFile
+  int fd_ = -1;
+  void* stream_ = nullptr;  // z_stream, while the file is gzip
+  bool plain_ = false;      // not gzip: read as it is
+  bool ended_ = false;      // the last member (or the plain file) is read whole
   std::uint64_t disk_bytes_ = 0;
+  std::uint64_t in_offset_ = 0;  // raw bytes read from the file so far
   std::uint64_t out_bytes_ = 0;
+  unsigned char in_[1 << 16];
   char buffer_[1 << 16];
 };
 

@@ -148,6 +148,27 @@ TEST_CASE("json input: a gzip file cut short is refused, not read as a shorter f
   CHECK_THROWS_WITH(Dispatcher(dir.file("cut.jsonl.gz")), Catch::Contains("truncated"));
   CHECK(Dispatcher(dir.file("whole.jsonl.gz")).select("copy", make_problem(*find_template("copy"), "67108864", {{"dtype", "f32"}}),
                                                         Device::h200()).reason == SelectionReason::exact);
+  // After a whole member: another member reads on (joined exports); plain text appended to the
+  // .gz (`export - >> log.jsonl.gz`) or a member cut after its first byte is refused, where
+  // zlib would skip it as trailing garbage and read a shorter file.
+  const std::string gz = test::read_text(dir.file("whole.jsonl.gz"));
+  test::write_text(dir.file("joined.jsonl.gz"), gz + gz);
+  CHECK(detail::read_maybe_gzip(dir.file("joined.jsonl.gz"), "test file") == text + text);
+  test::write_text(dir.file("appended.jsonl.gz"), gz + text);
+  CHECK_THAT(error_of([&] { detail::read_maybe_gzip(dir.file("appended.jsonl.gz"), "test file"); },
+                      ErrorCode::parse_error),
+             Catch::Contains("appended.jsonl.gz") && Catch::Contains("data that is not gzip") &&
+                 Catch::Contains("at byte " + std::to_string(size)));
+  CHECK_THROWS_WITH(Dispatcher(dir.file("appended.jsonl.gz")), Catch::Contains("not gzip"));
+  test::write_text(dir.file("one_byte.jsonl.gz"), gz + "\x1f");
+  CHECK_THAT(error_of([&] { detail::read_maybe_gzip(dir.file("one_byte.jsonl.gz"), "test file"); },
+                      ErrorCode::parse_error),
+             Catch::Contains("a gzip member cut short"));
+  // A plain file reads as it is, whatever its size (empty, one byte).
+  test::write_text(dir.file("empty.txt"), "");
+  CHECK(detail::read_maybe_gzip(dir.file("empty.txt"), "test file").empty());
+  test::write_text(dir.file("one.txt"), "x");
+  CHECK(detail::read_maybe_gzip(dir.file("one.txt"), "test file") == "x");
 }
 
 TEST_CASE("json input: a path that cannot be followed is not_found with the reason", "[log][formats]") {
