@@ -249,9 +249,11 @@ void Dispatcher::Impl::reject(const std::string& record, const std::string& why)
   // A hostile record may carry megabytes of text (and quote it twice): its message is cut,
   // so that the warning, rejections() and a strict Error stay readable.
   constexpr std::size_t kMaxRejectionChars = 1000;
-  if (message.size() > kMaxRejectionChars)
-    message = message.substr(0, kMaxRejectionChars) + "... (" + std::to_string(message.size()) +
-              " characters)";
+  if (message.size() > kMaxRejectionChars) {
+    std::size_t cut = kMaxRejectionChars;  // not inside a UTF-8 character
+    while (cut > 0 && (static_cast<unsigned char>(message[cut]) & 0xC0) == 0x80) --cut;
+    message = message.substr(0, cut) + "... (" + std::to_string(message.size()) + " characters)";
+  }
   if (options.strict) throw Error(ErrorCode::invalid_argument, message);
   std::lock_guard lock(rejection_mutex);
   if (rejected_records.insert(message).second) {

@@ -47,8 +47,10 @@ bool resembles_key(const std::string& key, const std::string& known) {
   const std::string a = lower(key), b = lower(known);
   if (a == b) return true;
   if (a.size() >= 4 && (b.rfind(a, 0) == 0 || a.rfind(b, 0) == 0)) return true;
+  // Two edits for longer keys, one for short ones ("Note" is no misspelt "Name").
   const std::size_t n = a.size(), m = b.size();
-  if ((n > m ? n - m : m - n) > 2) return false;
+  const std::size_t most = std::min(n, m) <= 5 ? 1 : 2;
+  if ((n > m ? n - m : m - n) > most) return false;
   std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1));
   for (std::size_t i = 0; i <= n; ++i) d[i][0] = i;
   for (std::size_t j = 0; j <= m; ++j) d[0][j] = j;
@@ -58,7 +60,7 @@ bool resembles_key(const std::string& key, const std::string& known) {
       if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
         d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
-  return d[n][m] <= 2;
+  return d[n][m] <= most;
 }
 
 void check_known_keys(const nlohmann::json& object, const std::string& origin,

@@ -104,8 +104,8 @@ enum class OtherKeys {
 };
 
 /// True when `key` looks like a misspelling of `known`: the same in another case, at most two
-/// edits apart (insertions, deletions, substitutions, adjacent swaps), or one a prefix of the
-/// other with four letters or more.
+/// edits apart (insertions, deletions, substitutions, adjacent swaps; one when either has five
+/// letters or fewer), or one a prefix of the other with four letters or more.
 bool resembles_key(const std::string& key, const std::string& known);
 
 /// Checks the keys of `object` (at `field` of the document `origin`) against `known`, those

@@ -221,6 +221,7 @@ KernelTunerCache parse_cache_document(const json& doc, const std::string& origin
   out.entries.reserve(cache.size());
   for (const auto& [key, item] : cache.items()) {
     CacheEntry e;
+    e.key = key;
     for (const auto& name : out.param_names) {
       if (!item.contains(name)) {
         throw Error(ErrorCode::parse_error, origin + ": cache entry '" + key + "' lacks '" + name + "'");

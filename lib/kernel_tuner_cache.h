@@ -21,6 +21,7 @@ struct CacheEntry {
   std::optional<double> time_ms;     ///< the objective time (Kernel Tuner's "time"), if measured
   std::string error;                 ///< the error text of the time field when not measured
   std::vector<double> times_ms;      ///< the individual samples ("times"), may be empty
+  std::string key;                   ///< the entry's key as the file writes it ("16,1.0,True")
 };
 
 /// The content of a cache file.

@@ -83,7 +83,7 @@ std::unordered_map<std::string, std::size_t> object_key_lines(const std::string&
 
 // A Kernel Tuner cache (the file's decompressed `text`) through the shared reader
 // (lib/kernel_tuner_cache.h); its errors gain the line of the offending cache entry, and
-// `places` gets each record's (entry_where).
+// `places` gets each record's ("file:line (cache entry \"key\")").
 std::vector<TrialRecord> read_kernel_tuner(const std::string& path, const std::string& text,
                                            const ImportOptions& options,
                                            std::vector<std::string>& places) {
@@ -130,20 +130,15 @@ std::vector<TrialRecord> read_kernel_tuner(const std::string& path, const std::s
   const auto key_lines = object_key_lines(text);
   for (const auto& entry : cache.entries) {
     TrialRecord r = base;
-    std::string config, key;
-    for (std::size_t i = 0; i < cache.param_names.size(); ++i) {
-      if (i) {
-        config += ",";
-        key += ",";
-      }
-      config += cache.param_names[i] + "=" + std::to_string(entry.values[i]);
-      key += std::to_string(entry.values[i]);
-    }
+    std::string config;
+    for (std::size_t i = 0; i < cache.param_names.size(); ++i)
+      config += (i ? "," : "") + cache.param_names[i] + "=" + std::to_string(entry.values[i]);
     r.config_text = config;
-    const auto line = key_lines.find(key);
-    places.push_back(line == key_lines.end() ? entry_where(path, text, key)
-                                             : path + ":" + std::to_string(line->second) +
-                                                   " (cache entry \"" + key + "\")");
+    // Named by the key as the file writes it ("1.0,True"), found among the file's keys.
+    const auto line = key_lines.find(entry.key);
+    places.push_back(path + ":" + (line == key_lines.end() ? std::string("?")
+                                                           : std::to_string(line->second)) +
+                     " (cache entry \"" + entry.key + "\")");
     Trial& t = r.trial;
     try {
       t.config = parse_config_text(config);
@@ -209,11 +204,9 @@ std::vector<TrialRecord> read_records(const std::string& path, LogFormat format,
   return {};
 }
 
-}  // namespace
-
-LogFormat detect_log_format(const std::string& path) {
-  if (ends_with(path, ".jsonl") || ends_with(path, ".jsonl.gz")) return LogFormat::jsonl;
-  // Other names by content: a ktune export or a T4 file may be gzipped as .json.gz too.
+/// The format the first 4 KiB of a file show, whatever its name; nullopt when they show none.
+std::optional<LogFormat> format_by_content(const std::string& path) {
+  // A ktune export or a T4 file may be gzipped as .json.gz too.
   const std::string head = detail::read_maybe_gzip(path, "log file", 4096);  // not the whole file
   if (head.find("\"ktune-trials\"") != std::string::npos) return LogFormat::jsonl;
   // T4: "results" with "schema_version", or (a writer that sorts keys puts the version after a
@@ -226,6 +219,14 @@ LogFormat detect_log_format(const std::string& path) {
   if (head.find("\"tune_params_keys\"") != std::string::npos ||
       head.find("\"cache\"") != std::string::npos)
     return LogFormat::kernel_tuner;
+  return std::nullopt;
+}
+
+}  // namespace
+
+LogFormat detect_log_format(const std::string& path) {
+  if (ends_with(path, ".jsonl") || ends_with(path, ".jsonl.gz")) return LogFormat::jsonl;
+  if (const auto format = format_by_content(path)) return *format;
   if (ends_with(path, ".json.gz")) return LogFormat::kernel_tuner;  // Kernel Tuner's own name
   throw Error(ErrorCode::parse_error,
               "cannot tell the format of '" + path +
@@ -322,11 +323,16 @@ ImportSummary import_regular_file(TuningLog& log, const std::string& path,
       checked(records[i], places.at(i));
     }
     // Runs named after their file's content form one family: a file that grew (Kernel Tuner
-    // extends its cache while tuning) adds only its new records.
-    visited = records.size();
-    for (std::size_t i : log.append_absent(
-             records, options.run_id.empty() ? content_run_family(summary.format) : ""))
-      appended(i, records[i]);
+    // extends its cache while tuning) adds only its new records. Inserted as a stream, so that
+    // `poll` is asked between inserts too.
+    visited = log.append_absent_streamed(
+        [&](const std::function<void(const TrialRecord&)>& visit) {
+          for (const auto& r : records) {
+            if (options.poll) options.poll();
+            visit(r);
+          }
+        },
+        options.run_id.empty() ? content_run_family(summary.format) : "", appended);
   }
   summary.already_present = visited - summary.records;
   summary.run_ids.assign(runs.begin(), runs.end());
@@ -352,17 +358,18 @@ void refuse_foreign_log(const std::string& path, const std::string& what) {
 
 namespace {
 
-/// import_regular_file; when a format the options force fails to read a file that
-/// detect_log_format() takes for another format, the error says so first.
+/// import_regular_file; when a format the options force fails to read a file whose content
+/// shows another format, the error says so first.
 ImportSummary import_in_format(TuningLog& log, const std::string& path,
                                const ImportOptions& options) {
   try {
     return import_regular_file(log, path, options);
   } catch (const Error& e) {
     if (!options.format || e.code() != ErrorCode::parse_error) throw;
+    // Only what the content shows: a name says nothing a forced --format does not override.
     std::optional<LogFormat> content;
     try {
-      content = detect_log_format(path);
+      content = format_by_content(path);
     } catch (const Error&) {
     }
     if (!content || *content == *options.format) throw;

@@ -292,6 +292,11 @@ ArgumentSpec parse_argument(const SpecReader& r, const Json& a, const std::strin
     s.fill_value = fv->get<double>();
   }
   if (!s.vector) {
+    // A scalar is passed, never compared: what compares an output means nothing here.
+    for (const char* key : {"Output", "Tolerance"})
+      if (r.find(a, key))
+        r.fail(ErrorCode::invalid_argument, field + "." + key,
+               "applies to a compared output vector; this argument is a Scalar");
     if (s.dtype == DType::f16 || s.dtype == DType::bf16 || s.dtype == DType::u8)
       r.fail(ErrorCode::unsupported, field + ".Type",
              "scalar arguments are float, double, int or int64 (pass 16-bit values as float)");
@@ -630,6 +635,8 @@ std::shared_ptr<const UserSpec> read_user_spec(const std::string& spec_json,
   SpecReader r{origin};
   const Json doc = detail::parse_json_document(spec_json, origin);
   if (!doc.is_object()) r.fail(ErrorCode::parse_error, "document", "expected a JSON object");
+  // A misspelt section is named before anything that section would have given is missed.
+  detail::check_known_keys(doc, origin, "", kDocumentSections, detail::OtherKeys::accept);
   auto spec = std::make_shared<UserSpec>();
   spec->origin = origin;
   spec->source = kernel_source;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -124,6 +125,10 @@ struct UserSpec {
 
 /// Default relative L2 bound of an output of a dtype.
 double default_tolerance(DType dtype);
+
+/// The sections of a T1 document ktune reads (others are left to the tools that use them).
+inline constexpr std::initializer_list<const char*> kDocumentSections = {
+    "General", "ConfigurationSpace", "KernelSpecification", "KtuneExtensions"};
 
 /// Reads the document `spec_json` with its kernel and reference sources ("" when the document
 /// names no reference file). `origin` names the document in errors ("<origin>: <field>:

@@ -295,8 +295,7 @@ std::shared_ptr<const KernelTemplate> load(const UserTemplateFiles& files) {
     throw Error(ErrorCode::parse_error, files.spec_path + ": expected a JSON object (a T1 "
                                         "document), found " + detail::json_excerpt(spec));
   // A misspelt section is named before anything that section would have given is missed.
-  detail::check_known_keys(spec, files.spec_path, "",
-                           {"General", "ConfigurationSpace", "KernelSpecification", "KtuneExtensions"},
+  detail::check_known_keys(spec, files.spec_path, "", user_spec::kDocumentSections,
                            detail::OtherKeys::accept);
   for (const char* section : {"ConfigurationSpace", "KernelSpecification"}) {
     if (!spec.contains(section))

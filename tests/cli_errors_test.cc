@@ -286,6 +286,14 @@ TEST_CASE("cli: import, list and compile reject bad arguments", "[cli]") {
   require_failure_mentioning(run_ktune(dir, "import --db " + dir.file("o.db") + " " + demo +
                                                 " --format kernel_tuner"),
                              "looks like jsonl, not kernel_tuner as --format");
+  // A name alone says nothing a forced format does not override: a malformed file named like a
+  // Kernel Tuner cache, read as T4, gets the T4 reader's own complaint only.
+  ktune::test::write_text(dir.file("odd.json.gz"), "{\"results\": 5}");
+  const CliResult odd = run_ktune(dir, "import --db " + dir.file("o.db") + " " + dir.file("odd.json.gz") +
+                                           " --format t4 --template k --problem 'k|n=1|' --arch sm_90");
+  INFO(odd.output);
+  CHECK(odd.status != 0);
+  CHECK(odd.output.find("looks like") == std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir.file("o.db")));
 }
 

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "ktune/build.h"
 #include "ktune/dispatch.h"
@@ -311,16 +312,20 @@ TEST_CASE("Hostile log records are rejected by name before anything is compiled"
   CHECK(rejected_once("record #6", "EVIL"));
   CHECK(rejected_once("record #7", "1e3"));
   CHECK(rejected_once("record #8", "-DX=1"));
-  // A record carrying megabytes of text is named in a message of bounded length.
-  {
+  // A record carrying megabytes of text is named in a message of bounded length, cut between
+  // UTF-8 characters (each phase of the two-byte characters against the cut).
+  for (const std::size_t shift : {0, 1}) {
     test::TempDir huge_dir;
-    const std::string long_name(2'000'000, 'P');
+    std::string long_name = std::string(shift, 'P');
+    for (int i = 0; i < 4000; ++i) long_name += "\xC3\xA9";  // é
+    long_name += std::string(2'000'000, 'P');
     const auto huge = tuned_log(huge_dir, {tile_record(1024, 1024, "BM=64,BN=32,SPLIT=1," + long_name + "=1", 0.1)});
     Dispatcher flooded(huge);
     (void)flooded.select(kTile, problem, test::test_device());
     REQUIRE(flooded.rejections().size() == 1);
     CHECK(flooded.rejections()[0].size() < 1100);
     CHECK_THAT(flooded.rejections()[0], Catch::Contains("characters)") && Catch::Contains("record #"));
+    CHECK_NOTHROW(nlohmann::json(flooded.rejections()[0]).dump());
   }
 
   DispatcherOptions strict;

@@ -490,6 +490,15 @@ TEST_CASE("Malformed input names file, line and field, and imports nothing", "[l
     test::TempDir other;
     TuningLog fresh(other.file("k.db"));
     CHECK(import_file(fresh, dir.file("kt_ok.json")).records == 1);
+    // Such an entry is named by its key as written and its line, not by a key rebuilt from
+    // its values ("1,1") that the file does not hold.
+    write_text(dir.file("kt_odd.json"), R"({"device_name": "X", "kernel_name": "k", "problem_size": [64],
+"tune_params_keys": ["a", "b"], "tune_params": {"a": [true], "b": [1.0]}, "objective": "time",
+"cache": {
+"True,1.0": {"a": true, "b": 1.0, "time": -1.0, "times": [1.5]}}})");
+    CHECK_THROWS_WITH(import_file(fresh, dir.file("kt_odd.json")),
+                      Catch::Contains("kt_odd.json:4 (cache entry \"True,1.0\")") &&
+                          Catch::Contains("-1 is not a time"));
   }
   SECTION("a Kernel Tuner cache whose kernel name holds '|' or whose size is 0") {
     const std::vector<std::pair<std::string, std::string>> headers = {

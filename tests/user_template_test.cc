@@ -580,9 +580,20 @@ TEST_CASE("user template: mistakes that used to run silently are named by field"
       // Dimensions are not macros: -D of one is the user's business; of a parameter it is not.
       {edited(ks("CompilerOptions", Json{"-Dtile_size_y=2"})),
        {"CompilerOptions[0]", "defines tile_size_y, a tuning parameter"}},
-      // Settings that would be ignored: a tolerance on an input, geometry beside recorded files.
+      // Settings that would be ignored: a tolerance on an input or a scalar, geometry beside
+      // recorded files.
       {edited([](Json& k, Json&) { k["Arguments"][1]["Tolerance"] = 0.1; }),
        {"Arguments[1].Tolerance", "not one (it is ReadOnly, or Output 0)"}},
+      {edited([](Json& k, Json&) { k["Arguments"][2]["Tolerance"] = 0.5; }),
+       {"Arguments[2].Tolerance", "this argument is a Scalar"}},
+      {edited([](Json& k, Json&) { k["Arguments"][2]["Output"] = "1"; }),
+       {"Arguments[2].Output", "this argument is a Scalar"}},
+      // A misspelt section of the document itself.
+      {edited([](Json&, Json& d) {
+         d["KtuneExtension"] = d["KtuneExtensions"];
+         d.erase("KtuneExtensions");
+       }),
+       {"KtuneExtension: unknown key; did you mean KtuneExtensions?"}},
       {edited([](Json&, Json& d) {
          d["KtuneExtensions"]["Reference"] = {{"InputFiles", {{"in", "transpose_in.bin"}}},
                                               {"OutputFiles", {{"out", "transpose_out.bin"}}},
@@ -639,8 +650,8 @@ TEST_CASE("user template: mistakes that used to run silently are named by field"
   tmpl = make_example(edited([](Json&, Json& d) { d["KtuneExtensions"]["Flops"] = "rows ** 100"; }));
   CHECK_THROWS_WITH(tmpl->workload(p), Catch::Contains("KtuneExtensions.Flops") &&
                                            Catch::Contains("expected a finite number"));
-  tmpl = make_example(edited([](Json&, Json& d) { d["KtuneExtensions"]["Flops"] = "rows * cols * 2.5"; }));
-  CHECK(tmpl->workload(p)->flops() == 4096.0 * 4096.0 * 2.5);
+  tmpl = make_example(edited([](Json&, Json& d) { d["KtuneExtensions"]["Flops"] = "rows / 3"; }));
+  CHECK(tmpl->workload(p)->flops() == Approx(4096.0 / 3));  // a real figure, not floored
   // Counts that are not whole (true division) or not numbers (a division by zero) are named,
   // never truncated to a block of 10 threads or launched over 0 elements.
   tmpl = make_example(edited([](Json& k, Json&) { k["LocalSize"]["X"] = "block_size_x / 3"; }));
@@ -658,7 +669,6 @@ TEST_CASE("user template: mistakes that used to run silently are named by field"
   tmpl = make_example(edited([](Json& k, Json&) { k["Arguments"][0]["Size"] = "rows * cols / 2"; }));
   CHECK_NOTHROW(tmpl->workload(p));  // a whole quotient is fine
   // A -D of a dimension name is the kernel's own macro: accepted (dimensions are arguments).
-  CHECK_NOTHROW(make_example(edited(ks("CompilerOptions", Json{"-std=c++17", "-Drows_hint=4"}))));
   CHECK_NOTHROW(make_example(edited(ks("CompilerOptions", Json{"-std=c++17", "-Drows=4"}))));
   // A LocalSize below 1 is named as the block it gives, not as the GridDiv factor it implies.
   tmpl = make_example(edited([](Json& k, Json&) { k["LocalSize"]["Z"] = "-1"; }));
@@ -668,6 +678,10 @@ TEST_CASE("user template: mistakes that used to run silently are named by field"
   tmpl = make_example(edited(ks("ProblemSize", Json{"cols / (rows - 4096)", "rows"})));
   CHECK_THROWS_WITH(tmpl->space(p, h200), Catch::Contains("KernelSpecification.ProblemSize[0]") &&
                                               Catch::Contains("division by zero"));
+  // A short key of no likeness is no misspelling ("Note" is not "Name"): warned and ignored.
+  CHECK_NOTHROW(make_example(edited([](Json&, Json& d) {
+    d["ConfigurationSpace"]["TuningParameters"][0]["Note"] = "x";
+  })));
   // Keys of the T1 schema that ktune does not use are accepted (TypeSize is no misspelt Type).
   CHECK_NOTHROW(make_example(edited([](Json& k, Json&) {
     k["Arguments"][1]["TypeSize"] = 4;

@@ -266,8 +266,8 @@ struct ImportOptions {
   std::function<void(const TrialRecord&)> check;
   /// Called between records as the file is checked and again as they are inserted: an
   /// exception it throws (of any type) abandons the import, and nothing is added (`ktune
-  /// import` stops this way on Ctrl-C). A whole T4 or Kernel Tuner document is parsed, and its
-  /// records inserted, without a call.
+  /// import` stops this way on Ctrl-C). A whole T4 or Kernel Tuner document is parsed without
+  /// a call; its records are checked and inserted with calls between them.
   std::function<void()> poll;
 };
 
