@@ -121,6 +121,11 @@ std::vector<TrialRecord> read_kernel_tuner(const std::string& path, const std::s
       base.device.name = cache.device_name.empty() ? Device::offline_name(base.device.arch()) : cache.device_name;
   } else {
     base.device.name = cache.device_name;
+    // A device key "|sm_00|0" would match no GPU and read as nothing in `best`.
+    if (base.device.name.empty())
+      jf::fail(path, "device_name",
+               "empty: the cache names no device; give it (--device-name, with --arch for its "
+               "compute capability; ImportOptions::device), or --arch alone for an offline name");
   }
   base.run_id = options.run_id.empty() ? new_run_id() : options.run_id;
   base.ktune_version = "kernel_tuner";

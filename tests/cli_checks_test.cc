@@ -878,8 +878,13 @@ TEST_CASE("cli: import --arch keeps a Kernel Tuner cache's device name, SM count
     CHECK(run_ktune(dir, "best --db " + db).output.find("NVIDIA RTX A4000|" + portable + "|0 ") !=
           std::string::npos);
   }
-  // A cache without a device name (the MI250X one) takes the offline name of any arch.
+  // A cache without a device name (the MI250X one) takes the offline name of any arch; with
+  // neither a name nor --arch it is refused, naming the field, not imported under "|sm_00|0".
   const std::string nameless = std::string(KTUNE_DATASETS_DIR) + "/dedispersion_milo_MI250X.json.gz";
+  require_failure_mentioning(
+      run_ktune(dir, "import --db " + dir.file("none.db") + " " + nameless + " --template dedisp"),
+      {"field 'device_name': empty", "--device-name"});
+  CHECK_FALSE(std::filesystem::exists(dir.file("none.db")));
   REQUIRE(run_ktune(dir, "import --db " + dir.file("mi.db") + " " + nameless + " --template dedisp --arch sm_100")
               .status == 0);
   CHECK(run_ktune(dir, "best --db " + dir.file("mi.db")).output.find("offline sm_100|sm_100|0 ") != std::string::npos);
