@@ -65,9 +65,11 @@ std::int64_t SearcherOptions::get_int(const std::string& name, std::int64_t fall
 double SearcherOptions::get_double(const std::string& name, double fallback) const {
   const auto it = values_.find(name);
   if (it == values_.end()) return fallback;
-  char* end = nullptr;
-  const double value = std::strtod(it->second.c_str(), &end);
-  if (it->second.empty() || end != it->second.c_str() + it->second.size()) {
+  // Plain decimal notation, as get_int reads integers: no hex ("0x1p-1") and no sign "+".
+  double value = 0;
+  const char* end = it->second.data() + it->second.size();
+  const auto [ptr, ec] = std::from_chars(it->second.data(), end, value, std::chars_format::general);
+  if (it->second.empty() || ec != std::errc() || ptr != end) {
     throw Error(ErrorCode::parse_error, "searcher option " + name + "='" + it->second +
                                             "' is not a number");
   }

@@ -293,6 +293,16 @@ TEST_CASE("searchers: a searcher option with an empty value is a parse error", "
   }
 }
 
+TEST_CASE("searchers: option numbers are plain decimals, as integers are", "[search]") {
+  for (const char* text : {"x=0x1p-1", "x=+0.5", "x=0X1", "x=1.5e"}) {
+    INFO(text);
+    CHECK_THROWS_AS(SearcherOptions::parse(text).get_double("x", 0), Error);
+  }
+  CHECK(SearcherOptions::parse("x=1e-2").get_double("x", 0) == 0.01);
+  CHECK(SearcherOptions::parse("x=.5").get_double("x", 0) == 0.5);
+  CHECK_THROWS_AS(SearcherOptions::parse("n=+4").get_int("n", 0), Error);
+}
+
 TEST_CASE("searchers: bayesian's initial design is `initial` random configs also across batches",
           "[search][bayesian]") {
   // initial = 6 with batches of 4: the second batch starts with the design's last two random
