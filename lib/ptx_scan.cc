@@ -1,6 +1,7 @@
 // PTX scans for programmatic launch (see ptx_scan.h).
 #include "ptx_scan.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -9,16 +10,6 @@
 namespace ktune::detail {
 
 namespace {
-
-/// The opcode of one PTX line (past a predicate guard), "" for a blank line, label, directive
-/// or comment.
-std::string opcode_of(const std::string& line) {
-  std::istringstream code(line.substr(0, line.find("//")));
-  std::string opcode;
-  code >> opcode;
-  if (!opcode.empty() && opcode[0] == '@') code >> opcode;  // a predicated instruction
-  return opcode;
-}
 
 bool starts(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
 
@@ -56,31 +47,22 @@ std::string ptx_entry_body(const std::string& ptx, const std::string& entry) {
   return ptx.substr(at, next == std::string::npos ? std::string::npos : next - at);
 }
 
-}  // namespace
+/// One PTX statement or label, as the scans read it.
+struct Item {
+  std::string label;     // a label, or "" for an instruction
+  std::string opcode;    // past the guard
+  bool guarded = false;  // @%p or @!%p
+  std::string operands;  // the rest, trimmed
+  std::string text;      // the instruction as written, for messages
+};
 
-std::string first_global_memory_access(const std::string& body) {
-  std::istringstream lines(body);
-  for (std::string line; std::getline(lines, line);)
-    if (touches_global_memory(opcode_of(line))) return line;
-  return "";
-}
-
-std::string grid_dependency_wait_problem(const std::string& ptx, const std::string& entry) {
-  const std::string body = ptx_entry_body(ptx, entry);
-  if (body.empty()) return "kernel " + entry + " is not in the compiled PTX";
-  // The body's instructions and labels in order (after the opening brace: the parameter list
-  // holds only directives). A line may hold several instructions (inline assembly).
-  struct Item {
-    std::string label;    // a label, or "" for an instruction
-    std::string opcode;   // past the guard
-    bool guarded = false; // @%p or @!%p
-    std::string operands; // the rest, trimmed
-    std::string text;     // the instruction as written, for messages
-  };
+/// The instructions and labels of PTX `code_text`, in order: comments dropped, a line split into
+/// its statements (inline assembly puts several on one line), directives skipped. Labels are
+/// indexed in `label_at` when given.
+std::vector<Item> ptx_items(const std::string& code_text,
+                            std::map<std::string, std::size_t>* label_at = nullptr) {
   std::vector<Item> items;
-  std::map<std::string, std::size_t> label_at;
-  bool has_wait = false;
-  std::istringstream lines(body.substr(std::min(body.find('{'), body.size())));
+  std::istringstream lines(code_text);
   for (std::string line; std::getline(lines, line);) {
     std::string code = line.substr(0, line.find("//"));
     // A label starts the line: a name of letters, digits, '_' and '$' and one ':'
@@ -92,7 +74,7 @@ std::string grid_dependency_wait_problem(const std::string& ptx, const std::stri
         head.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_$") ==
             colon;
     if (labelled) {
-      label_at[head.substr(0, colon)] = items.size();
+      if (label_at) (*label_at)[head.substr(0, colon)] = items.size();
       items.push_back({head.substr(0, colon), "", false, "", ""});
       code = head.substr(colon + 1);
     }
@@ -116,10 +98,31 @@ std::string grid_dependency_wait_problem(const std::string& ptx, const std::stri
       std::getline(words, item.operands);
       item.operands = trimmed(item.operands);
       item.text = trimmed(statement);
-      has_wait = has_wait || item.opcode == "griddepcontrol.wait";
       items.push_back(std::move(item));
     }
   }
+  return items;
+}
+
+}  // namespace
+
+std::string first_global_memory_access(const std::string& body) {
+  for (const Item& item : ptx_items(body))
+    if (item.label.empty() && touches_global_memory(item.opcode)) return item.text;
+  return "";
+}
+
+std::string grid_dependency_wait_problem(const std::string& ptx, const std::string& entry) {
+  const std::string body = ptx_entry_body(ptx, entry);
+  if (body.empty()) return "kernel " + entry + " is not in the compiled PTX";
+  // The body's instructions and labels in order (after the opening brace: the parameter list
+  // holds only directives).
+  std::map<std::string, std::size_t> label_at;
+  const std::vector<Item> items =
+      ptx_items(body.substr(std::min(body.find('{'), body.size())), &label_at);
+  const bool has_wait = std::any_of(items.begin(), items.end(), [](const Item& item) {
+    return item.opcode == "griddepcontrol.wait";
+  });
   if (!has_wait) return "kernel " + entry + " holds no griddepcontrol.wait";
   // Every path from the entry: a thread that reaches a global memory access (or a call, or an
   // indirect branch, which cannot be followed) before an unguarded wait has not waited.

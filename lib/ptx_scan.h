@@ -7,7 +7,8 @@
 
 namespace ktune::detail {
 
-/// The first instruction line of `body` that may touch global memory (a global or generic load
+/// The first instruction of `body` (as written, read as grid_dependency_wait_problem reads
+/// statements) that may touch global memory (a global or generic load
 /// or store, an atomic or reduction, an asynchronous or bulk copy, a prefetch, a texture or
 /// surface access, a wmma fragment load or store, a cache discard or priority change, a tensor
 /// map change), or "" when there is none. Kernel parameters, constant memory, the thread's local
