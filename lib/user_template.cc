@@ -305,6 +305,14 @@ std::shared_ptr<const KernelTemplate> load(const UserTemplateFiles& files) {
                                               ": expected an object, found " +
                                               detail::json_excerpt(spec[section]));
   }
+  // Throws Error(not_found) unless `path` is a regular file, `named` saying who named it (a
+  // loop of links or a name too long is "not readable", not a crash).
+  auto require_regular_file = [](const std::string& path, const std::string& named) {
+    std::error_code fs_error;
+    if (!std::filesystem::is_regular_file(path, fs_error))
+      throw Error(ErrorCode::not_found, named + "\"" + path + "\" is not a readable file" +
+                                            (fs_error ? " (" + fs_error.message() + ")" : ""));
+  };
   // A file the document names, relative to the document; `field` names where.
   auto named_file = [&](const Json& object, const std::string& field) -> std::string {
     const Json* file = object.is_object() && object.contains("KernelFile") ? &object["KernelFile"]
@@ -317,11 +325,7 @@ std::shared_ptr<const KernelTemplate> load(const UserTemplateFiles& files) {
                                               ".KernelFile: expected a file name, got " +
                                               detail::json_excerpt(*file));
     const std::string path = (dir / file->get<std::string>()).string();
-    std::error_code fs_error;  // a loop of links or a name too long is "not readable", not a crash
-    if (!std::filesystem::is_regular_file(path, fs_error))
-      throw Error(ErrorCode::not_found, files.spec_path + ": " + field + ".KernelFile: \"" + path +
-                                            "\" is not a readable file" +
-                                            (fs_error ? " (" + fs_error.message() + ")" : ""));
+    require_regular_file(path, files.spec_path + ": " + field + ".KernelFile: ");
     return path;
   };
   std::string kernel_path = files.kernel_path;
@@ -332,10 +336,7 @@ std::shared_ptr<const KernelTemplate> load(const UserTemplateFiles& files) {
                                               ": KernelSpecification.KernelFile: missing (or "
                                               "give the kernel file)");
   } else {
-    std::error_code fs_error;
-    if (!std::filesystem::is_regular_file(kernel_path, fs_error))
-      throw Error(ErrorCode::not_found, "kernel file \"" + kernel_path + "\" is not a readable file" +
-                                            (fs_error ? " (" + fs_error.message() + ")" : ""));
+    require_regular_file(kernel_path, "kernel file ");
   }
   const std::string kernel = detail::read_text_file(kernel_path, "kernel source");
   std::string reference;
