@@ -895,6 +895,24 @@ TEST_CASE("cli: import --arch keeps a Kernel Tuner cache's device name, SM count
   CHECK_FALSE(std::filesystem::exists(dir.file("x.db")));
 }
 
+TEST_CASE("cli: --arch names the target of a dry run and is refused where it would be ignored",
+          "[cli]") {
+  TempDir dir;
+  // Described for the named target (on a GPU machine too: the GPU is not asked).
+  const CliResult named = run_ktune(dir, "tune --dry-run --arch sm_86 --template copy --shape 4096");
+  INFO(named.output);
+  REQUIRE(named.status == 0);
+  CHECK(named.output.find("on " + ktune::Device::offline("sm_86").key()) != std::string::npos);
+  require_failure_mentioning(run_ktune(dir, "tune --dry-run --arch bogus --template copy"),
+                             {"'bogus'", "sm_90"});
+  // A tuning run builds for the GPU it measures: --arch there is refused, not ignored, and
+  // before any GPU or log is touched.
+  require_failure_mentioning(
+      run_ktune(dir, "tune --arch sm_80 --template copy --db " + dir.file("t.db")),
+      {"--arch", "--dry-run"});
+  CHECK_FALSE(std::filesystem::exists(dir.file("t.db")));
+}
+
 TEST_CASE("cli: a Hopper-only template on another target is refused before any build", "[cli]") {
   TempDir dir;
   require_failure_mentioning(run_ktune(dir, "tune --dry-run --arch sm_80 --template gemm_wgmma"),

@@ -58,7 +58,7 @@ struct TuneArgs {
   bool dry_run = false;
   bool programmatic_launch = false;
   bool graph_timing = false;
-  std::string arch = "sm_90";  // --dry-run target without a GPU
+  std::string arch;  // --dry-run target; empty: the GPU, or sm_90 on a machine without one
 };
 
 // --- recording ---
@@ -243,8 +243,6 @@ void run_tune(const TuneArgs& args) {
   }
   const SearcherOptions searcher_options = SearcherOptions::parse(args.options);
   auto searcher = make_searcher(args.searcher, searcher_options);
-  // A bad --arch is named even where no dry run needs it.
-  const Device offline = Device::offline(args.arch);
   std::vector<ReplayTask> replays;  // one per plan entry with --replay, checked up front
   if (!args.replay.empty()) {
     const auto recorded = read_recorded_trials(args.replay);
@@ -262,8 +260,12 @@ void run_tune(const TuneArgs& args) {
                       replay.device.key() + " from " + replay.origin +
                       (replay.programmatic ? ", timed with programmatic launch" : ""));
     }
-    if (replays.empty())
-      devices.assign(plan.size(), cuda_unavailable_reason() ? offline : query_device(args.gpu));
+    if (replays.empty()) {
+      // A target named with --arch is described as named, even on a machine with a GPU.
+      const bool offline = !args.arch.empty() || cuda_unavailable_reason();
+      devices.assign(plan.size(), offline ? Device::offline(args.arch.empty() ? "sm_90" : args.arch)
+                                          : query_device(args.gpu));
+    }
     print_dry_run(plan, devices, notes);
     return;
   }
@@ -354,9 +356,15 @@ void add_tune_command(CLI::App& app) {
   cmd->add_flag("--graph-timing", args->graph_timing,
                 "Time each sample's back-to-back runs as one CUDA graph, as a program that replays its "
                 "kernels through graphs runs them");
-  cmd->add_flag("--dry-run", args->dry_run,
+  auto* dry_run = cmd->add_flag("--dry-run", args->dry_run,
                 "Check the problems, spaces, launch geometry and buffers, then stop (no GPU, no database)");
-  cmd->add_option("--arch", args->arch, "Target of --dry-run when there is no GPU");
+  // A tuning run builds for the GPU it measures on, and a replay for the device of its records:
+  // a target named for either would be ignored, so it is refused.
+  cmd->add_option("--arch", args->arch,
+                  "Target of --dry-run (sm_80, sm_90, sm_90a, ...) in place of the GPU; without a "
+                  "GPU the default is sm_90")
+      ->needs(dry_run)
+      ->excludes(replay);
   // A replay measures nothing and compiles nothing, and keeps each record's launch form: the
   // options of a GPU run would be ignored, so they are refused beside it.
   for (const char* gpu_only :
