@@ -148,7 +148,8 @@ Error RereadableInput::naming_input(const Error& e) const {
   return Error(e.code(), message);
 }
 
-RereadableInput::RereadableInput(const std::string& path, const std::string& what)
+RereadableInput::RereadableInput(const std::string& path, const std::string& what,
+                                 const std::function<void()>& poll)
     : given_(path), path_(path) {
   std::error_code ec;
   const bool standard_input = path == "-";
@@ -171,21 +172,42 @@ RereadableInput::RereadableInput(const std::string& path, const std::string& wha
                                          pattern + "'): " + std::strerror(errno));
   path_ = pattern;
   copied_ = true;
-  const int in = standard_input ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY);
-  auto fail = [&](const std::string& why) {
-    const int saved = errno;
+  int in = -1;
+  // A constructor that throws runs no destructor: every way out below removes the copy.
+  auto discard_copy = [&] {
     if (in >= 0 && !standard_input) ::close(in);
     ::close(out);
     std::filesystem::remove(path_, ec);
+  };
+  auto fail = [&](const std::string& why) {
+    const int saved = errno;
+    discard_copy();
     throw Error(ErrorCode::io_error, why + ": " + std::strerror(saved));
   };
+  auto check_poll = [&] {
+    if (!poll) return;
+    try {
+      poll();
+    } catch (...) {
+      discard_copy();
+      throw;
+    }
+  };
+  // Opening a FIFO waits for its writer; a signal meanwhile is polled like one during a read.
+  if (standard_input) in = STDIN_FILENO;
+  else
+    do {
+      check_poll();
+      in = ::open(path.c_str(), O_RDONLY);
+    } while (in < 0 && errno == EINTR);
   if (in < 0) fail("cannot open " + shown);
   char buffer[1 << 16];
   for (;;) {
+    check_poll();
     const ssize_t got = ::read(in, buffer, sizeof buffer);
     if (got == 0) break;
     if (got < 0) {
-      if (errno == EINTR) continue;
+      if (errno == EINTR) continue;  // polled again before the next read
       fail("cannot read " + shown);
     }
     for (ssize_t done = 0; done < got;) {

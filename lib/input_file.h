@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <streambuf>
 #include <string>
@@ -62,8 +63,11 @@ class GzipInput : public std::streambuf {
 /// folder), io_error (unreadable input, or no room for the copy).
 class RereadableInput {
  public:
-  /// `what` names the input's role in messages ("file to import").
-  RereadableInput(const std::string& path, const std::string& what);
+  /// `what` names the input's role in messages ("file to import"). `poll`, when given, is
+  /// called between the chunks of a copy (and when a signal interrupts a read); whatever it
+  /// throws (a Ctrl-C) leaves the constructor with the partial copy removed.
+  RereadableInput(const std::string& path, const std::string& what,
+                  const std::function<void()>& poll = {});
   ~RereadableInput();
   RereadableInput(const RereadableInput&) = delete;
   RereadableInput& operator=(const RereadableInput&) = delete;

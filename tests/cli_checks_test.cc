@@ -1037,6 +1037,47 @@ TEST_CASE("cli: Ctrl-C during an import adds nothing and leaves no new log", "[c
   CHECK(ktune::TuningLog(kept, ktune::LogMode::read_only).count({}) == before);
 }
 
+TEST_CASE("cli: Ctrl-C while an import copies a pipe removes the partial copy", "[cli]") {
+  TempDir dir;
+  const std::string exported = dir.file("big.jsonl"), data = dir.file("data.db");
+  write_many_gemm_trials(data, 1);
+  REQUIRE(run_ktune(dir, "export --db " + data + " " + exported).status == 0);
+  // A FIFO whose writer sends the export and then holds it open: the copy waits in a read.
+  const std::string fifo = dir.file("pipe"), tmp = dir.file("tmp");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::filesystem::create_directory(tmp);
+  FILE* writer = popen(("( cat '" + exported + "'; exec sleep 30 ) > '" + fifo + "' & echo $!").c_str(), "r");
+  REQUIRE(writer);
+  int writer_pid = 0;
+  REQUIRE(std::fscanf(writer, "%d", &writer_pid) == 1);
+  pclose(writer);
+  const char* old_tmpdir = std::getenv("TMPDIR");
+  const std::string kept_tmpdir = old_tmpdir ? old_tmpdir : "";
+  ::setenv("TMPDIR", tmp.c_str(), 1);
+  const std::string db = dir.file("new.db"), out = dir.file("import.txt");
+  const int pid = start_ktune_in_background("import --db " + db + " " + fifo, out);
+  if (old_tmpdir) ::setenv("TMPDIR", kept_tmpdir.c_str(), 1);
+  else ::unsetenv("TMPDIR");
+  // Interrupted once the copy holds the export (the writer is still there).
+  auto copy_size = [&] {
+    std::error_code ec;
+    std::uintmax_t size = 0;
+    for (const auto& e : std::filesystem::directory_iterator(tmp, ec))
+      if (e.path().filename().string().rfind("ktune-input-", 0) == 0) size += e.file_size(ec);
+    return size;
+  };
+  const auto full = std::filesystem::file_size(exported);
+  for (int i = 0; i < 2000 && copy_size() < full; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(copy_size() == full);
+  const std::string said = interrupt_and_wait(pid, out);
+  ::kill(writer_pid, SIGTERM);
+  INFO(said);
+  CHECK(said.find("stopped by Ctrl-C: nothing was imported into " + db) != std::string::npos);
+  CHECK(std::filesystem::is_empty(tmp));
+  CHECK_FALSE(std::filesystem::exists(db));
+}
+
 TEST_CASE("cli: replayed trials say so and keep the source they were measured with",
           "[cli][replay]") {
   TempDir dir;

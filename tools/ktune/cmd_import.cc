@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "commands.h"
 #include "created_log.h"
@@ -129,15 +130,26 @@ void add_import_command(CLI::App& app) {
       device.sm_count = args->sm_count;
       options.device = device;
     }
-    // A pipe or standard input is read into a temporary copy before the log is opened: a
-    // Ctrl-C meanwhile ends the program with nothing created.
-    const detail::RereadableInput input(args->input, "file to import");
-    // Then a first Ctrl-C stops the import at its next record, with nothing added; a second
-    // ends the program at once.
+    // A first Ctrl-C stops the import at its next chunk or record, with nothing added; a
+    // second ends the program at once.
     StopOnSigint stop_on_sigint;
     options.poll = [] {
       if (stop_requested()) throw Interrupted{};
     };
+    const auto stopped = [&] {
+      std::printf("stopped by Ctrl-C: nothing was imported into %s\n", args->db.c_str());
+      std::fflush(stdout);
+      return CLI::RuntimeError(130);  // the shell's code for "ended by SIGINT"
+    };
+    // A pipe or standard input is read into a temporary copy before the log is opened; a
+    // Ctrl-C meanwhile stops with the copy removed and nothing created.
+    std::optional<detail::RereadableInput> copied;
+    try {
+      copied.emplace(args->input, "file to import", options.poll);
+    } catch (const Interrupted&) {
+      throw stopped();
+    }
+    const detail::RereadableInput& input = *copied;
     ImportSummary summary;
     try {
       // A log this command creates and then fills with nothing (the file was refused, the
@@ -146,9 +158,7 @@ void add_import_command(CLI::App& app) {
       CreatedLog created(args->db);
       summary = import_file(created.log(), input.path(), options);
     } catch (const Interrupted&) {
-      std::printf("stopped by Ctrl-C: nothing was imported into %s\n", args->db.c_str());
-      std::fflush(stdout);
-      throw CLI::RuntimeError(130);  // the shell's code for "ended by SIGINT"
+      throw stopped();
     } catch (const Error& e) {
       throw input.naming_input(e);  // messages name the input, not its temporary copy
     }
