@@ -29,10 +29,19 @@ void require_json_depth(std::string_view text, const std::string& origin);
 /// At most this many characters of a value are quoted in an error message.
 constexpr std::size_t kJsonExcerptChars = 120;
 
-/// A JSON parser's message with its quote of the text ("last read: '...'") cut to
-/// kJsonExcerptChars characters: an unterminated string of 200 MB is not repeated whole.
+/// A JSON parser's message without the library's tag, with its quote of the text ("last read:
+/// '...'") cut to kJsonExcerptChars characters: an unterminated string of 200 MB is not
+/// repeated whole.
 inline std::string json_parse_message(const std::exception& e) {
   std::string message = e.what();
+  // The parser's own tag ("[json.exception.parse_error.101] parse error at ") names its
+  // library, not the input: the position and the reason stay.
+  if (message.rfind("[json.exception.", 0) == 0) {
+    const std::size_t close = message.find("] ");
+    if (close != std::string::npos) message.erase(0, close + 2);
+    for (const char* lead : {"parse error at ", "parse error: "})
+      if (message.rfind(lead, 0) == 0) message.erase(0, std::string(lead).size());
+  }
   const std::string marker = "last read: '";
   const std::size_t at = message.find(marker);
   if (at == std::string::npos) return message;

@@ -119,8 +119,8 @@ std::string position_in_input(std::string message, std::size_t byte, const std::
   const std::size_t line_start = offset == 0 ? 0 : input.rfind('\n', offset - 1);
   const std::size_t line = 1 + static_cast<std::size_t>(std::count(input.begin(), input.begin() + offset, '\n'));
   const std::size_t column = line_start == std::string::npos || offset == 0 ? offset + 1 : offset - line_start;
-  static const std::regex where(R"(at line \d+, column \d+)");
-  return std::regex_replace(message, where, "at line " + std::to_string(line) + ", column " +
+  static const std::regex where(R"(line \d+, column \d+)");
+  return std::regex_replace(message, where, "line " + std::to_string(line) + ", column " +
                                                 std::to_string(column),
                             std::regex_constants::format_first_only);
 }

@@ -339,6 +339,11 @@ ImportSummary import_regular_file(TuningLog& log, const std::string& path,
         },
         options.run_id.empty() ? content_run_family(summary.format) : "", appended);
   }
+  // A file of no records at all (a header alone, an empty results list) imports nothing, as
+  // an empty file does: refused rather than reported as a success.
+  if (visited == 0)
+    throw Error(ErrorCode::parse_error, "'" + path + "' holds no trial record (" +
+                                            to_string(summary.format) + "): nothing to import");
   summary.already_present = visited - summary.records;
   summary.run_ids.assign(runs.begin(), runs.end());
   return summary;

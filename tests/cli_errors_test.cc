@@ -295,6 +295,23 @@ TEST_CASE("cli: import, list and compile reject bad arguments", "[cli]") {
   CHECK(odd.status != 0);
   CHECK(odd.output.find("looks like") == std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir.file("o.db")));
+  // A file of no records (an export's header alone, an empty T4 results list) is refused as an
+  // empty file is, with no log left behind.
+  ktune::test::write_text(dir.file("header.jsonl"), "{\"format\":\"ktune-trials\",\"version\":1}\n");
+  require_failure_mentioning(run_ktune(dir, "import --db " + dir.file("o.db") + " " + dir.file("header.jsonl")),
+                             {"header.jsonl' holds no trial record (jsonl)", "nothing to import"});
+  ktune::test::write_text(dir.file("none.json"), "{\"schema_version\": \"1.0.0\", \"results\": []}");
+  require_failure_mentioning(run_ktune(dir, "import --db " + dir.file("o.db") + " " + dir.file("none.json") +
+                                            " --format t4 --template k --problem 'k|n=1|' --arch sm_90"),
+                             {"none.json' holds no trial record (t4)"});
+  CHECK_FALSE(std::filesystem::exists(dir.file("o.db")));
+  // Malformed JSON is told by line and column, without the parser library's own tag.
+  ktune::test::write_text(dir.file("cut.jsonl"), "{\"format\":\"ktune-trials\",\"version\":1}\n{\"run_id\": \"r");
+  const CliResult cut = run_ktune(dir, "import --db " + dir.file("o.db") + " " + dir.file("cut.jsonl"));
+  INFO(cut.output);
+  CHECK(cut.status != 0);
+  CHECK(cut.output.find("cut.jsonl:2: not valid JSON: line 1, column ") != std::string::npos);
+  CHECK(cut.output.find("json.exception") == std::string::npos);
 }
 
 TEST_CASE("cli: every subcommand's --help shows its options with defaults", "[cli]") {

@@ -285,7 +285,8 @@ struct ImportSummary {
 void refuse_foreign_log(const std::string& path, const std::string& what);
 
 /// Imports a file into a log in one transaction: either every new record is added or none
-/// (malformed input throws Error(parse_error) naming file, line and field). A record the log
+/// (malformed input throws Error(parse_error) naming file, line and field; so does a file of
+/// no records at all, such as an export's header alone). A record the log
 /// already holds (same run, task, config, status, timestamp and median) is not added again,
 /// so importing a file twice changes nothing. A JSON-lines file is read twice (checked, then
 /// inserted) and never held in memory. `path` "-" reads standard input; it and other inputs
