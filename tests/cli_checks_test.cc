@@ -1286,6 +1286,15 @@ TEST_CASE("cli: a replay of a task the data lacks names the file and the tasks i
                          dir.file("out.db")),
       {"recorded.db", "no recorded trials of template copy", "copy|N=4096|dtype=f32",
        "it has: copy copy|N=1048576|dtype=f32"});
+  // In a plan, the error also says which entry asked for the missing task.
+  ktune::test::write_text(dir.file("plan.json"),
+                          "[{\"template\": \"copy\", \"shape\": \"1048576\", \"dtype\": \"f32\"},\n"
+                          " {\"template\": \"copy\", \"shape\": \"4096\", \"dtype\": \"f32\"}]\n");
+  require_failure_mentioning(run_ktune(dir, "tune --plan " + dir.file("plan.json") + " --replay " + db +
+                                                " --db " + dir.file("out.db")),
+                             {"plan.json entry 2: ", "no recorded trials of template copy",
+                              "copy|N=4096|dtype=f32"});
+  CHECK_FALSE(std::filesystem::exists(dir.file("out.db")));
 }
 
 TEST_CASE("cli: a gzip-compressed export imports, a failed import leaves no new database",

@@ -246,9 +246,15 @@ void run_tune(const TuneArgs& args) {
   std::vector<ReplayTask> replays;  // one per plan entry with --replay, checked up front
   if (!args.replay.empty()) {
     const auto recorded = read_recorded_trials(args.replay);
-    for (const auto& entry : plan)
-      replays.push_back(make_replay_task(recorded, *entry.tmpl, entry.problem, args.replay,
-                                         args.programmatic_launch));
+    for (const auto& entry : plan) {
+      try {
+        replays.push_back(make_replay_task(recorded, *entry.tmpl, entry.problem, args.replay,
+                                           args.programmatic_launch));
+      } catch (const Error& e) {
+        if (args.plan.empty()) throw;
+        throw Error(e.code(), entry.origin + ": " + e.what());  // which task of the plan
+      }
+    }
   }
   if (args.dry_run) {
     // A replay is described for the device of its records, as it would run.
