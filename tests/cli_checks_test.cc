@@ -1396,6 +1396,23 @@ TEST_CASE("cli: a missing input file is one not_found line and exit status 2, wh
 TEST_CASE("cli: attributes that contradict each other are refused, a plan's time 0 is no limit",
           "[cli]") {
   TempDir dir;
+  // A malformed --attr or --shape is the input's fault, said once rather than per template.
+  for (const auto& [args, reason] :
+       {std::pair{std::string("--attr bias"), std::string("--attr \"bias\": expected name=value")},
+        std::pair{std::string("--shape 64x64xabc"), std::string("\"abc\" is not an integer")}}) {
+    const CliResult r = run_ktune(dir, "compile --op gemm --samples 0 " + args);
+    INFO(r.output);
+    CHECK(r.status != 0);
+    const auto at = r.output.find(reason);
+    CHECK(at != std::string::npos);
+    CHECK(r.output.find(reason, at + 1) == std::string::npos);
+    CHECK(r.output.find("no template of op") == std::string::npos);
+  }
+  // Reasons that differ between the op's templates are each named with their template.
+  const CliResult odd = run_ktune(dir, "compile --op gemm --samples 0 --dtype f64");
+  INFO(odd.output);
+  CHECK(odd.status != 0);
+  CHECK(odd.output.find("no template of op \"gemm\" accepts the problem") != std::string::npos);
   require_failure_mentioning(run_ktune(dir, "tune --template gemm_mma --dtype f16 --attr dtype=bf16 --dry-run"),
                              {"--dtype f16 and --attr dtype=bf16 disagree"});
   require_failure_mentioning(run_ktune(dir, "tune --template gemm_mma --layout NT --attr layout=TN --dry-run"),

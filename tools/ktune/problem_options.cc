@@ -100,6 +100,7 @@ std::pair<std::shared_ptr<const KernelTemplate>, Problem> ProblemOptions::resolv
   if (!template_name.empty() || op.empty() || !space.empty()) return {first, resolve_problem(*first)};
   std::optional<ErrorCode> first_code;
   std::string reasons;  // every template's own reason: the first one's may not be the point
+  std::set<std::string> distinct;
   for (const auto& t : all_templates()) {
     if (t->op() != op) continue;
     try {
@@ -107,8 +108,12 @@ std::pair<std::shared_ptr<const KernelTemplate>, Problem> ProblemOptions::resolv
     } catch (const Error& e) {
       if (!first_code) first_code = e.code();
       reasons += "\n  " + t->name() + ": " + e.what();
+      distinct.insert(e.what());
     }
   }
+  // One reason shared by every template (a malformed --attr or --shape) is the input's fault,
+  // not the templates': said once.
+  if (distinct.size() == 1) throw Error(*first_code, *distinct.begin());
   throw Error(*first_code, "no template of op \"" + op + "\" accepts the problem:" + reasons);
 }
 
