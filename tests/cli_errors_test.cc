@@ -33,6 +33,21 @@ TEST_CASE("cli: tune rejects an unknown op, naming it and the known ops", "[cli]
   CHECK(r.output.find("copy") != std::string::npos);  // the known ops are listed
 }
 
+TEST_CASE("cli: an option the subcommand does not know gets a hint", "[cli]") {
+  TempDir dir;
+  const CliResult misspelt = run_ktune(dir, "tune --dryrun --budjet 3 --samples 2 --template copy");
+  INFO(misspelt.output);
+  CHECK(misspelt.status > 100);
+  CHECK(misspelt.output.find("--dryrun: did you mean --dry-run?") != std::string::npos);
+  CHECK(misspelt.output.find("--budjet: did you mean --budget?") != std::string::npos);
+  CHECK(misspelt.output.find("--samples:") == std::string::npos);  // resembles nothing of tune's
+  const CliResult global = run_ktune(dir, "best --log-level debug");
+  INFO(global.output);
+  CHECK(global.status > 100);
+  CHECK(global.output.find("--log-level is a global option: give it before the subcommand") !=
+        std::string::npos);
+}
+
 TEST_CASE("cli: tune and compile reject a malformed shape", "[cli]") {
   TempDir dir;
   require_failure_mentioning(

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "ktune/error.h"
 #include "ktune/version.h"
+#include "option_hints.h"
 
 int main(int argc, char** argv) {
   // Warnings and logs go to stderr: standard output carries the commands' results (tables,
@@ -48,7 +49,10 @@ int main(int argc, char** argv) {
                    ktune::to_string(ktune::ErrorCode::unknown_name), argv[1], known.c_str());
       return 2;
     }
-    return app.exit(e);
+    const int status = app.exit(e);
+    if (dynamic_cast<const CLI::ExtrasError*>(&e))
+      std::fputs(ktune::cli::unexpected_option_hints(app, argc, argv).c_str(), stderr);
+    return status;
   } catch (const ktune::Error& e) {
     std::fprintf(stderr, "ktune: error (%s): %s\n", ktune::to_string(e.code()), e.what());
     return 2;
