@@ -235,7 +235,8 @@ LogFormat detect_log_format(const std::string& path) {
   if (ends_with(path, ".json.gz")) return LogFormat::kernel_tuner;  // Kernel Tuner's own name
   throw Error(ErrorCode::parse_error,
               "cannot tell the format of '" + path +
-                  "' (not ktune JSON lines, T4 results or a Kernel Tuner cache); name it");
+                  "' (not ktune JSON lines, T4 results or a Kernel Tuner cache); name it with "
+                  "--format jsonl, t4 or kernel_tuner (ImportOptions::format)");
 }
 
 namespace {

@@ -138,6 +138,13 @@ TEST_CASE("cli: vendor argument errors name what is wrong", "[cli][vendor]") {
     CHECK(r.status == 2);
     CHECK(r.output.find("--ms") != std::string::npos);
   }
+  SECTION("a hand-given time without --ms names that one") {
+    auto r = run_ktune(dir, "vendor --db " + db + " --name cublas --problem 'gemm|M=1,N=1,K=1|' "
+                            "--device '" + std::string(kDevice) + "'");
+    CHECK(r.status == 2);
+    CHECK(r.output.find("(missing: --ms)") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(db));
+  }
   SECTION("a file that is no benchmark result") {
     test::write_text(dir.file("x.json"), "[1, 2]");
     auto r = run_ktune(dir, "vendor " + dir.file("x.json") + " --db " + db);

@@ -431,7 +431,8 @@ TEST_CASE("Malformed input names file, line and field, and imports nothing", "[l
     write_text(dir.file("other.json"),
                R"({"results": [{"configuration": {"bx": 1}, "score": 3}]})");
     CHECK_THROWS_WITH(import_file(log, dir.file("other.json")),
-                      Catch::Contains("other.json") && Catch::Contains("cannot tell the format"));
+                      Catch::Contains("other.json") && Catch::Contains("cannot tell the format") &&
+                          Catch::Contains("--format jsonl, t4 or kernel_tuner"));
   }
   SECTION("JSON lines of a newer format version") {
     write_text(dir.file("new.jsonl"), "{\"format\":\"ktune-trials\",\"version\":7}\n");

@@ -43,9 +43,16 @@ void run_vendor(const VendorArgs& args) {
       records.insert(records.end(), more.records.begin(), more.records.end());
     }
   } else {
-    if (args.name.empty() || args.problem.empty() || args.device.empty() || args.ms <= 0)
+    std::string missing;  // a hand-given time needs all four: the ones left out are named
+    for (const auto& [given, option] : {std::pair{!args.name.empty(), "--name"},
+                                        std::pair{!args.problem.empty(), "--problem"},
+                                        std::pair{!args.device.empty(), "--device"},
+                                        std::pair{args.ms > 0, "--ms"}})
+      if (!given) missing += std::string(missing.empty() ? "" : ", ") + option;
+    if (!missing.empty())
       throw Error(ErrorCode::invalid_argument,
-                  "give benchmark result files, or --name, --problem, --device and --ms");
+                  "give benchmark result files, or --name, --problem, --device and --ms (missing: " +
+                      missing + ")");
     records.push_back(make_vendor_record(args.name, args.problem, args.device, args.ms, {}, run_id));
   }
   CreatedLog created(args.db);  // removed again if this command created it and fails
