@@ -291,6 +291,13 @@ TEST_CASE("cli: compile --config builds the named changes of the default, or nam
   CHECK(ok.output.find("VEC=2,THREADS=128,") != std::string::npos);
   CHECK(ok.output.find(",ITEMS=2,") != std::string::npos);
   CHECK(ok.output.find("(default)") == std::string::npos);
+  // A named config that is the default (no change of it) is marked as the default.
+  const CliResult same = run_ktune(dir, "compile --template copy --samples 0 --config ITEMS=2 "
+                                        "--config VEC=4 -j 1");
+  INFO(same.output);
+  REQUIRE(same.status == 0);
+  CHECK(same.output.find(",ITEMS=2,GRID_STRIDE=0\n") != std::string::npos);
+  CHECK(same.output.find(",ITEMS=1,GRID_STRIDE=0  (default)") != std::string::npos);
   require_failure_mentioning(run_ktune(dir, "compile --template copy --config NOPE=3"),
                              {"--config \"NOPE=3\"", "unknown parameter 'NOPE'"});
   require_failure_mentioning(run_ktune(dir, "compile --template copy --config VEC=3"),

@@ -81,7 +81,7 @@ void add_compile_command(CLI::App& app) {
     }
     // The sample: distinct valid configs the template can implement, drawn until there are
     // as many as asked or the draws stop finding new ones (a small space).
-    const bool default_first = named->empty() && !configs.empty();
+    const Config default_config = space.default_config();
     std::mt19937_64 rng(*seed);
     const std::size_t max_draws = 64 * static_cast<std::size_t>(*samples) + 64;
     std::size_t sampled = 0;
@@ -136,7 +136,7 @@ void add_compile_command(CLI::App& app) {
       std::printf("  ok  regs %3d  smem %6d + %6u dyn  spills %d/%d  %7.0f ms  %s%s\n",
                   r.resources.registers, r.resources.shared_bytes, dynamic,
                   r.resources.spill_stores, r.resources.spill_loads, r.compile_ms,
-                  configs[i].str().c_str(), i == 0 && default_first ? "  (default)" : "");
+                  configs[i].str().c_str(), configs[i] == default_config ? "  (default)" : "");
       // A user kernel's compiler messages (warnings) under the line; ptxas's resource report
       // is the line itself. (The built-in templates' messages are ktune's own business.)
       if (!problem->space.empty()) {
