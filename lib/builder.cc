@@ -134,6 +134,18 @@ std::string cache_key(const std::string& material) {
          detail::hex64(detail::fnv1a64(material, 0x84222325cbf29ce4ULL));
 }
 
+/// Each field the larger of `a` and `b` (-1, unknown, loses to any value).
+Resources peak_of(const Resources& a, const Resources& b) {
+  Resources r;
+  r.registers = std::max(a.registers, b.registers);
+  r.shared_bytes = std::max(a.shared_bytes, b.shared_bytes);
+  r.spill_stores = std::max(a.spill_stores, b.spill_stores);
+  r.spill_loads = std::max(a.spill_loads, b.spill_loads);
+  r.stack_bytes = std::max(a.stack_bytes, b.stack_bytes);
+  r.const_bytes = std::max(a.const_bytes, b.const_bytes);
+  return r;
+}
+
 /// The kernel steps the launch plan of `config` runs, in order (empty when the template cannot
 /// plan it: such a config still reports the first kernel of the report).
 std::vector<LaunchStep> planned_kernels(const KernelTemplate& tmpl, const Problem& problem,
@@ -389,11 +401,15 @@ BuildResult Builder::build(const KernelTemplate& tmpl, const Problem& problem,
         return result;
       }
     }
-    if (auto it = planned.empty() ? result.kernels.end() : result.kernels.find(planned.front().entry);
-        it != result.kernels.end())
-      result.resources = it->second;
-    else if (!report.empty())
-      result.resources = report.front().second;
+    // The plan's peak, field by field: a pre-pass (padding, channel packing) that runs first
+    // must not hide the main kernel's registers or spills.
+    bool any = false;
+    for (const LaunchStep& step : planned)
+      if (auto it = result.kernels.find(step.entry); it != result.kernels.end()) {
+        result.resources = any ? peak_of(result.resources, it->second) : it->second;
+        any = true;
+      }
+    if (!any && !report.empty()) result.resources = report.front().second;
   }
   return result;
 }

@@ -19,6 +19,7 @@
 #include "cubin_cache.h"
 #include "ktune/build.h"
 #include "ktune/error.h"
+#include "ktune/template.h"
 #include "ktune/user_template.h"
 #include "cli_fixtures.h"
 
@@ -214,6 +215,35 @@ TEST_CASE("cubin cache: resources are the planned kernel's, not another kernel's
     CHECK(r.kernels.at("zz_helper").shared_bytes == 16384);
     CHECK(r.resources.shared_bytes == 0);
   }
+}
+
+TEST_CASE("builder: a plan's resources are its peak, not those of a pre-pass that runs first",
+          "[builder][nvrtc]") {
+  // conv2d_mma with SMALL_C=1 packs the 3 input channels in a first kernel, then runs the
+  // convolution (and a split-K reduction): the config's registers and spills are the heaviest
+  // kernel's.
+  auto t = find_template("conv2d_mma");
+  const Problem p = make_problem(*t, "32x56x56x3x64x7x7", {{"dtype", "f16"}, {"stride", "2"}, {"pad", "3"}});
+  const SearchSpace space = t->space(p, Device::h200());
+  const Config c = space.with_changes("SMALL_C=1,ITER=0");
+  Builder builder(BuilderOptions{1, "", {}});
+  const BuildResult r = builder.build(*t, p, c, Device::h200());
+  INFO(r.log);
+  REQUIRE(r.ok);
+  std::vector<Resources> steps;
+  for (const LaunchStep& step : t->launch(p, c, Device::h200()).steps)
+    if (step.kind == LaunchStep::Kind::kernel) steps.push_back(r.kernels.at(step.entry));
+  REQUIRE(steps.size() >= 2);
+  Resources peak = steps.front();
+  for (const Resources& s : steps) {
+    peak.registers = std::max(peak.registers, s.registers);
+    peak.spill_stores = std::max(peak.spill_stores, s.spill_stores);
+    peak.shared_bytes = std::max(peak.shared_bytes, s.shared_bytes);
+  }
+  CHECK(steps.front().registers < peak.registers);  // the pre-pass is not the heaviest
+  CHECK(r.resources.registers == peak.registers);
+  CHECK(r.resources.spill_stores == peak.spill_stores);
+  CHECK(r.resources.shared_bytes == peak.shared_bytes);
 }
 
 TEST_CASE("cubin cache: temporary files of writers killed before their rename are removed once "

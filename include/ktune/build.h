@@ -28,7 +28,10 @@ struct BuildResult {
   std::string arch;                                ///< e.g. "sm_90"
   std::string key;                                 ///< cache key (hex)
   std::vector<std::string> options;                ///< NVRTC options used
-  Resources resources;                             ///< of the plan's first kernel (else the report's first)
+  /// The most any kernel of the launch plan uses, field by field (so a pre-pass that runs
+  /// first hides no register count or spill of the main kernel); without a plan, the report's
+  /// first kernel.
+  Resources resources;
   std::map<std::string, Resources> kernels;        ///< per kernel entry name
   double compile_ms = 0;                           ///< 0 for cache hits
   enum class Cache { miss, memory, disk } cache = Cache::miss;  ///< where it came from
