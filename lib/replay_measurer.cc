@@ -79,6 +79,8 @@ ReplayMeasurer ReplayMeasurer::from_kernel_tuner_cache(const std::string& path,
   std::vector<std::pair<Config, RecordedResult>> records;
   records.reserve(cache.entries.size());
   std::size_t outside = 0;
+  std::size_t without_samples = 0;  // ok records that leave the median of samples to their time
+  std::string first_without_samples;
   for (const auto& e : cache.entries) {
     std::map<std::string, Value> named;
     bool in_domain = true;
@@ -103,6 +105,9 @@ ReplayMeasurer ReplayMeasurer::from_kernel_tuner_cache(const std::string& path,
                           is_possible_time(*e.time_ms)
                       ? stats::median(e.times_ms)
                       : *e.time_ms;
+      if (objective == ReplayObjective::median_of_samples && e.times_ms.empty() &&
+          ++without_samples == 1)
+        first_without_samples = space.make(named).str();
     } else {
       // Any other text is a failure too: replay only needs to know the config gave no time.
       r.status = kt::error_status(e.error).value_or(Status::runtime_error);
@@ -110,6 +115,12 @@ ReplayMeasurer ReplayMeasurer::from_kernel_tuner_cache(const std::string& path,
     }
     records.emplace_back(space.make(named), std::move(r));
   }
+  // Said, not hidden: such a record is scored by another statistic than the rest.
+  if (without_samples)
+    spdlog::warn("{}: {} record{} no samples; {} recorded time (the mean) stands in for the "
+                 "median of samples (the first: {})",
+                 path, without_samples, without_samples == 1 ? " has" : "s have",
+                 without_samples == 1 ? "its" : "their", first_without_samples);
   ReplayMeasurer out(space, {}, path);
   out.add(records, extra.empty() ? "the cache repeats a config"
                                  : "they differ only in " + extra +

@@ -2,6 +2,10 @@
 // Kernel Tuner's error strings, .json and .json.gz, truncated caches, a missing record as an
 // error naming the config, T1 discovery, and searchers finding a known optimum by replay.
 #include <catch2/catch.hpp>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <sstream>
 
 #include <zlib.h>
 
@@ -134,6 +138,30 @@ TEST_CASE("ReplayMeasurer answers from the record with fitting statuses", "[repl
   CHECK(m.evaluations() == 4);
   auto median = ReplayMeasurer::from_kernel_tuner_cache(path, space, ReplayObjective::median_of_samples);
   CHECK(median.measure({space.parse("bx=32,t=1")})[0].median_ms == 3.0);
+  {
+    // A record without samples keeps its recorded time under the median objective, and the
+    // replay says so rather than scoring it by another statistic silently.
+    const std::string bare = (dir / "bare_X.json").string();
+    std::ofstream(bare) << R"({"tune_params_keys": ["bx", "t"], "tune_params": {"bx": [32, 64], "t": [1, 2]},
+"cache": {
+"32,1": {"bx": 32, "t": 1, "time": 1.0},
+"32,2": {"bx": 32, "t": 2, "time": 4.0, "times": [2.0, 3.0, 9.0]}
+}})";
+    std::ostringstream said;
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(said);
+    spdlog::default_logger()->sinks().push_back(sink);
+    auto by_median = ReplayMeasurer::from_kernel_tuner_cache(bare, space, ReplayObjective::median_of_samples);
+    auto by_time = ReplayMeasurer::from_kernel_tuner_cache(bare, space, ReplayObjective::recorded);
+    spdlog::default_logger()->sinks().pop_back();
+    const auto trials = by_median.measure({space.parse("bx=32,t=1"), space.parse("bx=32,t=2")});
+    CHECK(trials[0].median_ms == 1.0);
+    CHECK(trials[1].median_ms == 3.0);
+    const std::string text = said.str();
+    CHECK_THAT(text, Catch::Contains("bare_X.json: 1 record has no samples; its recorded time (the mean) "
+                                     "stands in for the median of samples (the first: bx=32,t=1)"));
+    CHECK(text.find("no samples") == text.rfind("no samples"));  // not for the recorded objective
+    CHECK(by_time.measure({space.parse("bx=32,t=2")})[0].median_ms == 4.0);
+  }
 
   // A valid config the record lacks is an error naming it.
   const SearchSpace wider = SearchSpace::Builder().param("bx", {32, 64, 128, 256}).param("t", {1, 2}).build();
