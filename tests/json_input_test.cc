@@ -251,6 +251,7 @@ TEST_CASE("cli: a dry run checks spaces too large to count or to index", "[cli]"
 
 TEST_CASE("cli: replay over a space that none of the data satisfies says so", "[cli]") {
   test::TempDir dir;
+  // A space no config satisfies is named by its constraints.
   std::ifstream in(std::string(KTUNE_DATASETS_DIR) + "/convolution_milo.T1.json");
   nlohmann::json doc = nlohmann::json::parse(in);
   doc["ConfigurationSpace"]["Conditions"].push_back({{"Expression", "0 == 1"}});
@@ -259,7 +260,25 @@ TEST_CASE("cli: replay over a space that none of the data satisfies says so", "[
                                           "/convolution_milo_A4000.json.gz --space " +
                                           dir.file("never.T1.json") + " --budget 5 --repeats 1");
   CHECK(r.status == 2);
-  CHECK_THAT(r.output, Catch::Contains("nothing to replay") && Catch::Contains("never.T1.json"));
+  CHECK_THAT(r.output, Catch::Contains("error (unsatisfiable)") && Catch::Contains("never.T1.json") &&
+                           Catch::Contains("no configuration satisfies") && Catch::Contains("\"0 == 1\""));
+  // A space with valid configs of which the data holds only failures has nothing to replay.
+  test::write_text(dir.file("k_X.json"),
+                   R"({"tune_params_keys": ["a", "b"], "tune_params": {"a": [1, 2], "b": [1, 2]},
+"cache": {"1,1": {"a": 1, "b": 1, "time": 1.0}, "1,2": {"a": 1, "b": 2, "time": 1.5},
+          "2,1": {"a": 2, "b": 1, "time": "CompilationFailedConfig"},
+          "2,2": {"a": 2, "b": 2, "time": "RuntimeFailedConfig"}}})");
+  test::write_text(dir.file("k.T1.json"), R"({"General": {"BenchmarkName": "k"},
+"ConfigurationSpace": {"TuningParameters": [
+  {"Name": "a", "Type": "int", "Values": "[1, 2]", "Default": 2},
+  {"Name": "b", "Type": "int", "Values": "[1, 2]", "Default": 1}],
+ "Conditions": [{"Expression": "a == 2", "Parameters": ["a"]}]},
+"KernelSpecification": {"Language": "CUDA", "KernelName": "k", "KernelFile": "k.cu"}})");
+  const auto failed = test::run_ktune(dir, "replay --data " + dir.file("k_X.json") + " --space " +
+                                               dir.file("k.T1.json") + " --repeats 2");
+  CHECK(failed.status == 2);
+  CHECK_THAT(failed.output, Catch::Contains("nothing to replay") && Catch::Contains("k.T1.json") &&
+                                Catch::Contains("2 records in the space, none successful"));
 }
 
 TEST_CASE("cli: replay refuses a space the data does not cover, a compressed space, a space past 2^63",

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <optional>
+#include <random>
 #include <set>
 #include <nlohmann/json.hpp>
 
@@ -309,6 +310,16 @@ void run_replay(const ReplaySettings& s) {
   } catch (const Error& e) {  // records are kept by the space's indices
     throw Error(e.code(), "replay over the space '" + space_path + "': " + e.what() +
                               " (replay keeps records by index; tuning handles such spaces)");
+  }
+  // A space no config satisfies is named by its constraints (SearchSpace::random says them),
+  // not by the records it leaves out.
+  if (!space.next_valid(0)) {
+    try {
+      std::mt19937_64 rng(0);
+      (void)space.random(rng);
+    } catch (const Error& e) {
+      throw Error(e.code(), "replay over the space '" + space_path + "': " + e.what());
+    }
   }
   ReplayMeasurer measurer = ReplayMeasurer::from_kernel_tuner_cache(
       s.data, space, s.objective == "median" ? ReplayObjective::median_of_samples : ReplayObjective::recorded);
