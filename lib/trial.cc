@@ -61,6 +61,8 @@ Status status_from_string(const std::string& text) {
   return detail::enum_from_name(text, kAllStatuses, "trial status", to_string);
 }
 
+std::span<const Status> all_statuses() { return kAllStatuses; }
+
 bool is_possible_time(double ms) { return std::isfinite(ms) && ms > 0; }
 
 std::int64_t unix_time_us() {

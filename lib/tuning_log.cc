@@ -210,6 +210,15 @@ FilterSql filter_sql(const LogFilter& f) {
   add("device_key", f.device_key);
   add("run_id", f.run_id);
   if (f.status) add("status", std::string(to_string(*f.status)));
+  // A status text this version does not know reads as invalid (read_record), so the filter
+  // for invalid takes it too.
+  if (f.status == Status::invalid) {
+    std::string known;
+    for (Status s : all_statuses()) known += std::string(known.empty() ? "'" : ", '") + to_string(s) + "'";
+    const std::string exact = "status = ?" + std::to_string(out.values.size());
+    out.where.replace(out.where.rfind(exact), exact.size(),
+                      "(" + exact + " OR status NOT IN (" + known + "))");
+  }
   return out;
 }
 

@@ -164,6 +164,7 @@ TEST_CASE("cli: an export filter that matches nothing is refused and the output 
   refused("--device 'NVIDIA H200'", {"--device NVIDIA H200: no record", "NVIDIA H200|sm_90|132"});
   refused("--problem 'copy|N=1|dtype=f32'", {"--problem copy|N=1|dtype=f32", "copy|N=67108864"});
   refused("--run nosuchrun", {"--run nosuchrun: no record"});
+  refused("--status timeout", {"--status timeout: no record", "(the log holds: ok)"});
   // Each filter matches alone, but not together.
   refused("--template copy --problem 'layernorm|rows=8192,hidden=4096|dtype=f16,norm=layernorm'",
           {"matches the filters together"});

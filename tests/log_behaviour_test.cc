@@ -154,7 +154,18 @@ TEST_CASE("log: a failed trial's missing median reads back as NaN, an unknown st
   CHECK(std::isnan(all[0].trial.median_ms));
   test::raw_sql(path, "UPDATE trials SET status = 'finished' WHERE config = 'BLOCK=2,VEC=1'");
   all = log.records();
-  CHECK(all[1].trial.status != Status::ok);
+  CHECK(all[1].trial.status == Status::invalid);
+  // Read as invalid, it is also found as invalid, and by no other status.
+  LogFilter invalid;
+  invalid.status = Status::invalid;
+  const auto found = log.records(invalid);
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].config_text == "BLOCK=2,VEC=1");
+  CHECK(log.count(invalid) == 1);
+  invalid.status = Status::compile_error;
+  CHECK(log.count(invalid) == 1);
+  invalid.status = Status::ok;
+  CHECK(log.count(invalid) == 0);
 }
 
 TEST_CASE("log: a tie goes to the config recorded first, not the first by config text",

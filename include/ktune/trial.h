@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,8 @@ enum class Status {
 const char* to_string(Status status);
 /// Parses a status name; throws Error(parse_error) naming the text.
 Status status_from_string(const std::string& text);
+/// Every status, in declaration order.
+std::span<const Status> all_statuses();
 
 /// How a trial's timed runs were launched: what its times are the times of. A deployed
 /// Dispatcher launches on a stream, programmatically when DispatcherOptions::programmatic_launch

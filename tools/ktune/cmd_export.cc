@@ -72,6 +72,20 @@ void check_filter_matches(const TuningLog& log, const LogFilter& filter, const E
     for (const auto& r : log.runs()) runs.push_back(r.run_id);
     return runs;
   });
+  if (filter.status) {
+    LogFilter one;
+    one.status = filter.status;
+    if (log.count(one) == 0) {
+      std::vector<std::string> held;
+      for (Status s : all_statuses()) {
+        one.status = s;
+        if (log.count(one) > 0) held.push_back(to_string(s));
+      }
+      throw Error(ErrorCode::invalid_argument, std::string("--status ") + to_string(*filter.status) +
+                                                   ": no record of " + args.db + " has it (the log holds: " +
+                                                   list(held) + "); nothing written");
+    }
+  }
   LogFilter together = filter;
   if (args.best) together.status = Status::ok;  // --best exports ok trials only
   if (log.count(together) > 0) return;
