@@ -297,7 +297,12 @@ TuningLog::TuningLog(const std::string& path, LogMode mode) : impl_(std::make_un
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
     throw Error(ErrorCode::invalid_argument,
                 "tuning log '" + path + "' is " +
-                    (std::filesystem::is_directory(status) ? "a folder" : "not a regular file") +
+                    (std::filesystem::is_directory(status)   ? "a folder"
+                     : std::filesystem::is_fifo(status)      ? "a FIFO (named pipe), not a regular file"
+                     : std::filesystem::is_socket(status)    ? "a socket, not a regular file"
+                     : std::filesystem::is_block_file(status) || std::filesystem::is_character_file(status)
+                         ? "a device, not a regular file"
+                         : "not a regular file") +
                     "; expected an SQLite file (or a path where one can be created)");
   if (mode == LogMode::read_only && !std::filesystem::exists(status))
     throw Error(ErrorCode::not_found, "tuning log '" + path + "' does not exist (`ktune tune --db " +

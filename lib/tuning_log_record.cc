@@ -186,6 +186,14 @@ void check_record(const TrialRecord& record, const std::string& where) {
                   where + ": trial " + record.template_name + " " + record.problem_key +
                       ": device name '" + record.device.name +
                       "' holds a control character or '|' (a device key is name|sm_XY|SMs)");
+  // 0 stands for unknown (an import that was not told); below 0 is no device at all.
+  const Device& d = record.device;
+  if (d.sm_count < 0 || d.cc_major < 0 || d.cc_minor < 0 || d.cc_minor > 9)
+    throw Error(ErrorCode::invalid_argument,
+                where + ": trial " + record.template_name + " " + record.problem_key + ": device '" +
+                    d.name + "' has compute capability " + std::to_string(d.cc_major) + "." +
+                    std::to_string(d.cc_minor) + " and " + std::to_string(d.sm_count) +
+                    " SMs; expected a capability X.Y with Y 0-9 and an SM count >= 0 (0: unknown)");
   if (t.status != Status::ok) return;
   if (!is_possible_time(t.median_ms)) {
     std::ostringstream median;

@@ -368,9 +368,10 @@ TEST_CASE("cli: a folder, a FIFO or a read-only file as --db is refused when it 
   require_failure_mentioning(run_ktune(dir, "best --db " + dir.file("folder.db")), {"is a folder"});
   // Reading a FIFO would wait for a writer forever.
   REQUIRE(mkfifo(dir.file("fifo.db").c_str(), 0644) == 0);
-  require_failure_mentioning(run_ktune(dir, "best --db " + dir.file("fifo.db")), {"not a regular file"});
+  require_failure_mentioning(run_ktune(dir, "best --db " + dir.file("fifo.db")), {"is a FIFO (named pipe), not a regular file"});
   require_failure_mentioning(run_ktune(dir, "export --db " + dir.file("fifo.db") + " " + dir.file("o.jsonl")),
                              {"not a regular file"});
+  require_failure_mentioning(run_ktune(dir, "best --db /dev/null"), {"is a device, not a regular file"});
 
   // A log the user may not write is refused before anything is measured or read into it.
   const std::string plan = source_path("examples/demo_plan.json");

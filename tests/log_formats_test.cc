@@ -554,6 +554,14 @@ TEST_CASE("Impossible values are refused by name instead of wrapped or imported"
                                                   Catch::Contains("sm_count") &&
                                                   Catch::Contains("out of range"));
   }
+  SECTION("a negative SM count or a minor capability past 9 (no device has them)") {
+    write_mutated_jsonl(path, "\"sm_count\":132", "\"sm_count\":-5");
+    CHECK_THROWS_WITH(import_file(log, path), Catch::Contains(path + ":2") &&
+                                                  Catch::Contains("-5 SMs") &&
+                                                  Catch::Contains("SM count >= 0"));
+    write_mutated_jsonl(path, "\"cc_minor\":0", "\"cc_minor\":12");
+    CHECK_THROWS_WITH(import_file(log, path), Catch::Contains("compute capability 9.12"));
+  }
   SECTION("a timestamp beyond 63 bits (would wrap to -1)") {
     write_mutated_jsonl(path, "\"timestamp_us\":1764512345678901",
                         "\"timestamp_us\":18446744073709551615");
