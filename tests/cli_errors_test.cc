@@ -3,6 +3,8 @@
 // non-zero exit status. Runs the built `ktune` binary.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -275,6 +277,28 @@ TEST_CASE("cli: best says which ok trials name no config it would launch", "[cli
   const std::string html((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
   CHECK(html.find("note: 1 ok trial of 1 task name no config") != std::string::npos);
   CHECK(html.find("copy copy|N=1024|dtype=f32 on ") != std::string::npos);
+  // A task with only failed trials is said too, on its own line.
+  {
+    ktune::TuningLog log(db);
+    log.append(ktune::test::make_record("VEC=4,THREADS=256,ITEMS=1,GRID_STRIDE=0", std::nan(""),
+                                        ktune::Status::runtime_error, "run-a", "copy|N=4096|dtype=f32"));
+  }
+  const CliResult failed = run_ktune(dir, "best --db " + db);
+  INFO(failed.output);
+  CHECK(failed.output.find("note: 1 ok trial of 1 task name no config") != std::string::npos);
+  CHECK(failed.output.find("\nnote: 1 task has only failed trials, so no row shows it: copy "
+                           "copy|N=4096|dtype=f32 on ") != std::string::npos);
+  // Only failed trials in a log: no successful trial yet, and the note names the task.
+  const std::string failing = dir.file("f.db");
+  {
+    ktune::TuningLog log(failing);
+    log.append(ktune::test::make_record("VEC=4,THREADS=256,ITEMS=1,GRID_STRIDE=0", std::nan(""),
+                                        ktune::Status::compile_error, "run-a", "copy|N=4096|dtype=f32"));
+  }
+  const CliResult none_ok = run_ktune(dir, "best --db " + failing);
+  INFO(none_ok.output);
+  CHECK(none_ok.output.find("holds no successful trial yet") != std::string::npos);
+  CHECK(none_ok.output.find("1 task has only failed trials") != std::string::npos);
 }
 
 TEST_CASE("cli: import, list and compile reject bad arguments", "[cli]") {

@@ -183,7 +183,11 @@ std::vector<BestRow> best_rows(const TuningLog& log, std::vector<TaskSummary>* u
   const auto copy_bw = copy_bandwidth_by_device(log, tasks, programmatic_launch);
   std::vector<BestRow> rows;
   for (const auto& task : tasks) {
-    if (!task.best_ms || is_vendor_template(task.template_name)) continue;
+    if (is_vendor_template(task.template_name)) continue;
+    if (!task.best_ms) {  // only failed trials: left out, and said so
+      if (unusable) unusable->push_back(task);
+      continue;
+    }
     // A template this build knows (built-in or registered): its trials of this build's
     // source come first, and its default and vendor columns can be filled.
     const std::shared_ptr<const KernelTemplate> tmpl = known_template(task.template_name);
@@ -356,19 +360,33 @@ std::string best_rows_text(const std::vector<BestRow>& rows) {
 }
 
 std::string unusable_tasks_note(const std::vector<TaskSummary>& unusable) {
-  if (unusable.empty()) return "";
+  std::vector<const TaskSummary*> unlaunchable, failed_only;
   std::size_t trials = 0;
-  for (const auto& t : unusable) trials += static_cast<std::size_t>(t.ok_trials);
-  std::string note = "note: " + std::to_string(trials) + " ok trial" + (trials == 1 ? "" : "s") +
-                     " of " + std::to_string(unusable.size()) + " task" +
-                     (unusable.size() == 1 ? "" : "s") +
-                     " name no config this build would launch (an unknown parameter, a value "
-                     "outside its domain, a broken constraint, or a failed trial of the same "
-                     "config), so no row shows them:";
-  for (std::size_t i = 0; i < unusable.size() && i < 5; ++i)
-    note += (i ? "; " : " ") + unusable[i].template_name + " " + unusable[i].problem_key + " on " +
-            unusable[i].device_key;
-  if (unusable.size() > 5) note += "; and " + std::to_string(unusable.size() - 5) + " more";
+  for (const auto& t : unusable) {
+    (t.ok_trials > 0 ? unlaunchable : failed_only).push_back(&t);
+    trials += static_cast<std::size_t>(t.ok_trials);
+  }
+  // Up to five tasks by name, then a count.
+  auto named = [](const std::vector<const TaskSummary*>& tasks) {
+    std::string list;
+    for (std::size_t i = 0; i < tasks.size() && i < 5; ++i)
+      list += (i ? "; " : " ") + tasks[i]->template_name + " " + tasks[i]->problem_key + " on " +
+              tasks[i]->device_key;
+    if (tasks.size() > 5) list += "; and " + std::to_string(tasks.size() - 5) + " more";
+    return list;
+  };
+  std::string note;
+  if (!unlaunchable.empty())
+    note = "note: " + std::to_string(trials) + " ok trial" + (trials == 1 ? "" : "s") + " of " +
+           std::to_string(unlaunchable.size()) + " task" + (unlaunchable.size() == 1 ? "" : "s") +
+           " name no config this build would launch (an unknown parameter, a value outside its "
+           "domain, a broken constraint, or a failed trial of the same config), so no row shows "
+           "them:" + named(unlaunchable);
+  if (!failed_only.empty())
+    note += std::string(note.empty() ? "" : "\n") + "note: " + std::to_string(failed_only.size()) +
+            " task" + (failed_only.size() == 1 ? " has" : "s have") +
+            " only failed trials, so no row shows " + (failed_only.size() == 1 ? "it" : "them") +
+            ":" + named(failed_only);
   return note;
 }
 

@@ -42,8 +42,9 @@ struct BestRow {
 
 /// The rows of a log, sorted by template, problem, device; tasks without an ok trial are
 /// left out, and so are vendor reference tasks ("vendor:cublas"), which appear as the vendor
-/// columns of the rows of their problem. `unusable` (when given) receives the tasks left out
-/// although they hold ok trials: none of those names a config this build would launch.
+/// columns of the rows of their problem. `unusable` (when given) receives the tasks left out:
+/// those whose ok trials name no config this build would launch, and those with only failed
+/// trials (ok_trials 0).
 /// Each task's configs are ranked as a Dispatcher with DispatcherOptions::programmatic_launch
 /// set to `programmatic_launch` ranks them: by the trials timed that way when it has any
 /// (trials_ranked_for_launch); the copy bandwidth, by the copy tasks' trials of that way.
@@ -68,8 +69,9 @@ std::string unranked_trials_note(const std::vector<BestRow>& rows);
 /// The rows as an aligned text table ("-" for missing numbers).
 std::string best_rows_text(const std::vector<BestRow>& rows);
 
-/// One line (no newline) naming the tasks best_rows() left out as `unusable` and their ok
-/// trials (up to five tasks by name); "" when there are none.
+/// The lines (no final newline) naming the tasks best_rows() left out as `unusable`: those
+/// whose ok trials name no launchable config, with their ok trials, and those with only failed
+/// trials (up to five tasks of each by name); "" when there are none.
 std::string unusable_tasks_note(const std::vector<TaskSummary>& unusable);
 
 }  // namespace ktune::cli

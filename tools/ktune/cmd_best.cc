@@ -1,6 +1,7 @@
 // `ktune best`: the best config per (template, problem, device) of a tuning log, with its
 // speed-up over the template's default config and its ratio to the vendor reference, as an
 // aligned table or as JSON.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <vector>
@@ -47,8 +48,10 @@ void add_best_command(CLI::App& app) {
       return;
     }
     if (rows.empty()) {
-      std::printf(unusable.empty() ? "%s holds no successful trial yet\n"
-                                   : "%s holds no successful trial of a config this build would launch\n",
+      const bool any_ok = std::any_of(unusable.begin(), unusable.end(),
+                                      [](const TaskSummary& t) { return t.ok_trials > 0; });
+      std::printf(!any_ok ? "%s holds no successful trial yet\n"
+                          : "%s holds no successful trial of a config this build would launch\n",
                   db->c_str());
       if (!note.empty()) std::printf("%s\n", note.c_str());
       return;
