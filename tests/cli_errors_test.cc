@@ -278,11 +278,12 @@ TEST_CASE("cli: best says which ok trials name no config it would launch", "[cli
   CHECK(html.find("note: 1 ok trial of 1 task name no config") != std::string::npos);
   CHECK(html.find("copy copy|N=1024|dtype=f32 on ") != std::string::npos);
   // A task with only failed trials is said too, on its own line.
-  {
-    ktune::TuningLog log(db);
-    log.append(ktune::test::make_record("VEC=4,THREADS=256,ITEMS=1,GRID_STRIDE=0", std::nan(""),
-                                        ktune::Status::runtime_error, "run-a", "copy|N=4096|dtype=f32"));
-  }
+  auto append_failed = [](const std::string& path, ktune::Status status) {
+    ktune::TuningLog log(path);
+    log.append(ktune::test::make_record("VEC=4,THREADS=256,ITEMS=1,GRID_STRIDE=0", std::nan(""), status,
+                                        "run-a", "copy|N=4096|dtype=f32"));
+  };
+  append_failed(db, ktune::Status::runtime_error);
   const CliResult failed = run_ktune(dir, "best --db " + db);
   INFO(failed.output);
   CHECK(failed.output.find("note: 1 ok trial of 1 task name no config") != std::string::npos);
@@ -290,11 +291,7 @@ TEST_CASE("cli: best says which ok trials name no config it would launch", "[cli
                            "copy|N=4096|dtype=f32 on ") != std::string::npos);
   // Only failed trials in a log: no successful trial yet, and the note names the task.
   const std::string failing = dir.file("f.db");
-  {
-    ktune::TuningLog log(failing);
-    log.append(ktune::test::make_record("VEC=4,THREADS=256,ITEMS=1,GRID_STRIDE=0", std::nan(""),
-                                        ktune::Status::compile_error, "run-a", "copy|N=4096|dtype=f32"));
-  }
+  append_failed(failing, ktune::Status::compile_error);
   const CliResult none_ok = run_ktune(dir, "best --db " + failing);
   INFO(none_ok.output);
   CHECK(none_ok.output.find("holds no successful trial yet") != std::string::npos);
