@@ -1443,6 +1443,10 @@ TEST_CASE("cli: attributes that contradict each other are refused, a plan's time
   // The {"problems": [...]} wrapper holds only the list: a budget beside it is not dropped.
   write_text(dir.file("wrapped.json"), R"({"problems": [{"template": "copy"}]})");
   CHECK(run_ktune(dir, "tune --plan " + dir.file("wrapped.json") + " --dry-run").status == 0);
+  // A plan entry's contradiction is told in the plan's own keys, not as command-line options.
+  write_text(dir.file("both.json"), R"([{"template": "copy", "op": "gemm"}])");
+  require_failure_mentioning(run_ktune(dir, "tune --plan " + dir.file("both.json") + " --dry-run"),
+                             {"both.json entry 1: \"template\" copy implements op \"copy\", not \"op\" gemm"});
   write_text(dir.file("wrapped_budget.json"), R"({"problems": [{"template": "copy"}], "budget": 5})");
   require_failure_mentioning(run_ktune(dir, "tune --plan " + dir.file("wrapped_budget.json") + " --dry-run"),
                              {"wrapped_budget.json", "unknown key \"budget\" beside \"problems\""});

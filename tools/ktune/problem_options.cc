@@ -30,28 +30,34 @@ void ProblemOptions::add_to(CLI::App& cmd) {
   cmd.add_option("--kernel", kernel, "The user template's kernel .cu (default: its KernelFile)");
 }
 
+std::string ProblemOptions::named(const char* field) const {
+  return from_plan ? "\"" + std::string(field) + "\"" : "--" + std::string(field);
+}
+
 std::shared_ptr<const KernelTemplate> ProblemOptions::resolve_template() const {
   if (!kernel.empty() && space.empty())
-    throw Error(ErrorCode::invalid_argument,
-                "--kernel " + kernel + " needs --space SPEC.T1.json (its space, geometry and arguments)");
+    throw Error(ErrorCode::invalid_argument, named("kernel") + " " + kernel + " needs " + named("space") +
+                                                 " SPEC.T1.json (its space, geometry and arguments)");
   if (!space.empty()) {
     if (!op.empty())
-      throw Error(ErrorCode::invalid_argument, "give either --space (a user template) or --op, not both");
+      throw Error(ErrorCode::invalid_argument, "give either " + named("space") + " (a user template) or " +
+                                                   named("op") + ", not both");
     auto tmpl = register_user_template({space, kernel});
     if (!template_name.empty() && template_name != tmpl->name())
-      throw Error(ErrorCode::invalid_argument, "--template " + template_name + " does not match the "
+      throw Error(ErrorCode::invalid_argument, named("template") + " " + template_name + " does not match the "
                   "user template \"" + tmpl->name() + "\" of " + space);
     return tmpl;
   }
   if (!template_name.empty()) {
     auto tmpl = find_template(template_name);
     if (!op.empty() && tmpl->op() != op)
-      throw Error(ErrorCode::invalid_argument, "--template " + template_name + " implements op \"" +
-                                                   tmpl->op() + "\", not --op " + op);
+      throw Error(ErrorCode::invalid_argument, named("template") + " " + template_name + " implements op \"" +
+                                                   tmpl->op() + "\", not " + named("op") + " " + op);
     return tmpl;
   }
   if (op.empty())
-    throw Error(ErrorCode::invalid_argument, "name a template with --template or an op with --op");
+    throw Error(ErrorCode::invalid_argument, "name a template with " + named("template") + " or an op with " +
+                                                 named("op"));
   std::set<std::string> ops;  // each op once, sorted
   for (const auto& t : all_templates()) {
     if (t->op() == op) return t;

@@ -24,6 +24,7 @@ struct ProblemOptions {
   std::vector<std::string> attrs;  ///< --attr k=v (repeatable)
   std::string space;               ///< --space: T1 JSON of a user template
   std::string kernel;              ///< --kernel: its .cu (default: the document's KernelFile)
+  bool from_plan = false;          ///< errors name a plan entry's keys ("op") instead of options (--op)
 
   /// Adds the options to a subcommand.
   void add_to(CLI::App& cmd);
@@ -40,6 +41,10 @@ struct ProblemOptions {
   /// GEMM even though the tensor-core GEMM sorts first; when none does, an Error giving every
   /// template's own reason.
   std::pair<std::shared_ptr<const KernelTemplate>, Problem> resolve() const;
+
+ private:
+  /// How errors name a field: `--op`, or `"op"` in a plan entry.
+  std::string named(const char* field) const;
 };
 
 }  // namespace ktune::cli

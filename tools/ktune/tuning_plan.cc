@@ -60,6 +60,7 @@ PlanEntry entry_from_json(const nlohmann::json& item, const std::string& where,
     throw Error(ErrorCode::invalid_argument, where + ": expected an object like "
                                                      "{\"op\": \"gemm\", \"shape\": \"1024x1024x1024\"}");
   ProblemOptions options;
+  options.from_plan = true;
   PlanEntry entry;
   for (const auto& [key, value] : item.items()) {
     const std::string field = where + " field \"" + key + "\"";
