@@ -199,25 +199,29 @@ using IdentityCounts = std::unordered_map<IdentityKey, std::size_t, IdentityKeyH
 
 FilterSql filter_sql(const LogFilter& f) {
   FilterSql out;
-  auto add = [&](const char* column, const std::optional<std::string>& value) {
+  // `column = ?N`, or `(column = ?N OR also)` where another condition matches too.
+  auto add = [&](const char* column, const std::optional<std::string>& value,
+                 const std::string& also = "") {
     if (!value) return;
+    const std::string equal = std::string(column) + " = ?" + std::to_string(out.values.size() + 1);
     out.where += out.where.empty() ? " WHERE " : " AND ";
-    out.where += std::string(column) + " = ?" + std::to_string(out.values.size() + 1);
+    out.where += also.empty() ? equal : "(" + equal + " OR " + also + ")";
     out.values.push_back(*value);
   };
   add("template", f.template_name);
   add("problem_key", f.problem_key);
   add("device_key", f.device_key);
   add("run_id", f.run_id);
-  if (f.status) add("status", std::string(to_string(*f.status)));
-  // A status text this version does not know reads as invalid (read_record), so the filter
-  // for invalid takes it too.
-  if (f.status == Status::invalid) {
-    std::string known;
-    for (Status s : all_statuses()) known += std::string(known.empty() ? "'" : ", '") + to_string(s) + "'";
-    const std::string exact = "status = ?" + std::to_string(out.values.size());
-    out.where.replace(out.where.rfind(exact), exact.size(),
-                      "(" + exact + " OR status NOT IN (" + known + "))");
+  if (f.status) {
+    // A status text this version does not know reads as invalid (read_record), so the filter
+    // for invalid takes it too.
+    std::string unknown_status;
+    if (*f.status == Status::invalid) {
+      std::string known;
+      for (Status s : all_statuses()) known += std::string(known.empty() ? "'" : ", '") + to_string(s) + "'";
+      unknown_status = "status NOT IN (" + known + ")";
+    }
+    add("status", std::string(to_string(*f.status)), unknown_status);
   }
   return out;
 }
