@@ -146,6 +146,7 @@ TEST_CASE("copy: grid-stride configs cover any N, one-pass ones only 2^31-1 bloc
   const SearchSpace s = copy->space(huge, dev);
   const Config one_pass = s.make({{"VEC", 1}, {"THREADS", 64}, {"ITEMS", 1}, {"GRID_STRIDE", 0}});
   CHECK_FALSE(copy->can_implement(huge, one_pass));  // 2^34 blocks
+  CHECK_THROWS_WITH(copy->launch(huge, one_pass, dev), Catch::Contains("more than 2^31-1 blocks"));
   const Config strided = test::with(s, one_pass, {{"GRID_STRIDE", 1}});
   CHECK(copy->can_implement(huge, strided));
   CHECK(copy->launch(huge, strided, dev).steps[0].grid[0] == 132u * 32u);

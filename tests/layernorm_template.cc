@@ -102,6 +102,8 @@ TEST_CASE("layernorm constraints reject what they should", "[layernorm]") {
   std::string why;
   CHECK_FALSE(t->can_implement(odd, with(so, so.default_config(), {{"VEC", 8}}), &why));
   CHECK(why.find("hidden=100") != std::string::npos);
+  CHECK_THROWS_WITH(t->launch(odd, with(so, so.default_config(), {{"VEC", 8}}), dev),
+                    Catch::Contains("VEC=8 does not divide hidden=100"));
   // RMSNorm has no statistics choice.
   CHECK(so.params()[so.find("STATS").value()].values == std::vector<Value>{0});
   // f32 rows of 65536 never fit shared memory (256 KiB) nor one CTA's registers at 1024

@@ -76,6 +76,14 @@ TEST_CASE("reduction constraints reject what they should", "[reduction]") {
   std::string why;
   CHECK_FALSE(t->can_implement(narrow, with(sn, dn, {{"TPR", 8}, {"VEC", 8}}), &why));
   CHECK(why.find("VEC=8") != std::string::npos);
+  // launch() refuses it too, with the same reason, rather than plan misaligned row reads.
+  try {
+    t->launch(narrow, with(sn, dn, {{"TPR", 8}, {"VEC", 8}}), dev);
+    FAIL("launch planned a config can_implement refuses");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::invalid_argument);
+    CHECK_THAT(e.what(), Catch::Contains("VEC=8 does not divide cols=100"));
+  }
   // A single row may use any width: the tail is done element by element.
   const Problem one = red_problem("1x100", "f16", "max");
   const SearchSpace so = t->space(one, dev);

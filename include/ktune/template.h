@@ -170,7 +170,8 @@ class KernelTemplate {
   virtual std::vector<std::string> dim_names() const = 0;
   /// Allowed values per attribute, e.g. {"dtype": {"f32","f16"}}; first value is the default.
   virtual std::map<std::string, std::vector<std::string>> attr_domains() const = 0;
-  /// Throws Error(invalid_argument/unsupported) naming what is wrong with the problem.
+  /// Throws Error naming what is wrong with the problem: unknown_name for an attribute the
+  /// template lacks, invalid_argument or unsupported otherwise.
   virtual void check_problem(const Problem& problem) const;
   /// A typical problem (for `ktune list`, compile tests and examples).
   virtual Problem example_problem() const = 0;
@@ -180,7 +181,8 @@ class KernelTemplate {
   virtual bool can_implement(const Problem& problem, const Config& config,
                              std::string* why = nullptr) const;
   /// Throws Error(invalid_argument) naming the template, the config and can_implement's
-  /// reason when the config cannot compute this problem (what launch() calls first).
+  /// reason when the config cannot compute this problem (every built-in template's launch()
+  /// calls it first).
   void require_implementable(const Problem& problem, const Config& config) const;
   /// Defines derived from the (checked) problem, e.g. "-DKT_DTYPE=1". Values come only from
   /// validated problem fields, never from free text.

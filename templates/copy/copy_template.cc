@@ -127,6 +127,7 @@ class CopyTemplate final : public KernelTemplate {
 
   LaunchPlan launch(const Problem& problem, const Config& config,
                     const Device& device) const override {
+    require_implementable(problem, config);
     const std::int64_t n = problem.dim("N");
     std::int64_t grid = blocks_needed(n, config);
     const std::int64_t threads = config["THREADS"];

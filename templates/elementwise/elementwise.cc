@@ -220,6 +220,7 @@ class ElementwiseTemplate final : public KernelTemplate {
 
   LaunchPlan launch(const Problem& problem, const Config& config,
                     const Device& device) const override {
+    require_implementable(problem, config);
     const std::int64_t rows = problem.dim("rows"), cols = problem.dim("cols");
     const std::int64_t n = rows * cols;
     std::int64_t grid = tiles_needed(n, config);

@@ -542,6 +542,7 @@ class LayernormTemplate final : public KernelTemplate {
 
   LaunchPlan launch(const Problem& problem, const Config& config,
                     const Device&) const override {
+    require_implementable(problem, config);
     const std::int64_t rows = problem.dim("rows"), hidden = problem.dim("hidden");
     const bool rms = problem.attr("norm") == "rmsnorm";
     LaunchStep step;

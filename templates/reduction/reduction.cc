@@ -169,6 +169,7 @@ class ReductionTemplate final : public KernelTemplate {
 
   LaunchPlan launch(const Problem& problem, const Config& config,
                     const Device&) const override {
+    require_implementable(problem, config);
     const std::int64_t rows = problem.dim("rows"), cols = problem.dim("cols");
     const int fn = fn_index(problem);
     const double scale = fn == 2 ? 1.0 / static_cast<double>(cols) : 1.0;
