@@ -299,7 +299,7 @@ ImportSummary import_regular_file(TuningLog& log, const std::string& path,
     if (!options.check) return;
     try {
       options.check(r);
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {  // any refusal by the caller's check is the file's fault
       throw Error(ErrorCode::parse_error, where + ": " + e.what());
     }
   };

@@ -88,6 +88,32 @@ TEST_CASE("JSON lines export and import round-trip losslessly", "[log][formats]"
   CHECK(export_file(source, dir.file("run2.jsonl"), LogFormat::jsonl, one_run) == 2);
 }
 
+TEST_CASE("An import check that throws anything refuses the import as parse_error, adding nothing",
+          "[log][formats]") {
+  test::TempDir dir;
+  TuningLog source(dir.file("a.db"));
+  source.append_batch(sample_records());
+  REQUIRE(export_file(source, dir.file("out.jsonl"), LogFormat::jsonl) == 4);
+  REQUIRE(export_file(source, dir.file("out.t4.json"), LogFormat::t4) == 4);
+  for (const char* file : {"out.jsonl", "out.t4.json"}) {
+    INFO(file);
+    TuningLog copy(dir.file(std::string(file) + ".db"));
+    ImportOptions options;
+    std::size_t calls = 0;
+    options.check = [&](const TrialRecord& r) {
+      if (++calls == 3) throw std::runtime_error("not this one: " + r.template_name);
+    };
+    try {
+      import_file(copy, dir.file(file), options);
+      FAIL("the import went on past the check's refusal");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::parse_error);
+      CHECK_THAT(e.what(), Catch::Contains(file) && Catch::Contains("not this one: "));
+    }
+    CHECK(copy.count() == 0);
+  }
+}
+
 TEST_CASE("JSON lines exports joined with cat import as one, each header is checked",
           "[log][formats]") {
   test::TempDir dir;

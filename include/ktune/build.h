@@ -73,7 +73,7 @@ class Builder {
   /// parameters, a value outside a domain) throws Error(invalid_argument).
   BuildResult build(const KernelTemplate& tmpl, const Problem& problem, const Config& config,
                     const Device& device);
-  /// Queues a compile on the pool; the template must outlive the future.
+  /// Queues a compile on the pool (the task holds the template, so it may be released first).
   std::future<BuildResult> submit(std::shared_ptr<const KernelTemplate> tmpl, Problem problem,
                                   Config config, Device device);
   /// Compiles many configs in parallel; results in input order.
@@ -83,7 +83,9 @@ class Builder {
   /// Cache statistics.
   struct Stats {
     std::uint64_t compiles = 0, memory_hits = 0, disk_hits = 0, failures = 0;
-    std::uint64_t helper_compiles = 0;  ///< compiles a helper process ran (compile_processes > 0)
+    /// Compiles a helper process ran (compile_processes not 0: a count, or one per compile
+    /// thread).
+    std::uint64_t helper_compiles = 0;
   };
   /// Current statistics.
   Stats stats() const;

@@ -61,7 +61,8 @@ Config parse_config_text(const std::string& text);
 /// Checks what the log relies on: check_record_names(); a config text (when given, else
 /// trial.config's text) that parse_config_text accepts and that names the same config as
 /// trial.config (when that is set), so that the log's own exports always import again; a
-/// device name without '|' or control characters (its key must parse back); and for an ok
+/// device name without '|' or control characters (its key must parse back) and with no
+/// negative compute capability or SM count nor a minor capability past 9; and for an ok
 /// trial a median that is a finite time above 0 ms. Throws Error(invalid_argument) naming
 /// `where`, the template, problem and config otherwise. TuningLog's appends and every import
 /// call it, so a negative, zero or infinite time never becomes a best config.
@@ -253,16 +254,21 @@ LogFormat detect_log_format(const std::string& path);
 struct ImportOptions {
   std::optional<LogFormat> format;          ///< unset: detect_log_format()
   std::string template_name;                ///< T4/KT: template name ("" = KT kernel_name)
-  std::string problem_key;                  ///< T4/KT: problem ("" = from the file)
-  /// T4/KT: device (unset = from the file). An empty name keeps the name the file gives (a
-  /// Kernel Tuner cache's device_name; T4 results carry none: then "offline <arch>").
+  /// T4/KT: problem ("" = from the file: a Kernel Tuner cache's problem_size, a T4 result's
+  /// "ktune" object; a T4 result without one needs it given, else Error(invalid_argument)).
+  std::string problem_key;
+  /// T4/KT: device (unset = from the file, as for problem_key; a T4 result without a "ktune"
+  /// object needs it given). An empty name keeps the name the file gives (a Kernel Tuner
+  /// cache's device_name; T4 results carry none: then "offline <arch>").
   std::optional<Device> device;
   /// T4/KT: run id ("" = one derived from the file's content, so that importing the same file
   /// again adds nothing).
   std::string run_id;
-  /// Called for every record read, before anything is written; a throw refuses the whole
-  /// import with Error(parse_error), its message prefixed with the record's place (`ktune
-  /// import --template` checks that the records fit a template this build knows).
+  /// Called for every record read (a JSON-lines file is read twice, checked and then inserted
+  /// inside the transaction, so twice per record there); a throw of any std::exception
+  /// refuses the whole import with Error(parse_error), its message prefixed with the record's
+  /// place, and nothing is added (`ktune import --template` checks that the records fit a
+  /// template this build knows).
   std::function<void(const TrialRecord&)> check;
   /// Called between records as the file is checked and again as they are inserted: an
   /// exception it throws (of any type) abandons the import, and nothing is added (`ktune

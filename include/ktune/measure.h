@@ -34,7 +34,9 @@ class Measurer {
 
 /// How the L2 cache is kept from helping repeated runs.
 enum class L2Policy {
-  automatic,  ///< rotate when the buffers fit in twice the L2 size, else nothing is needed
+  /// rotate when the buffers fit in twice the L2 size (flush instead when that would take
+  /// more than 64 copies), else nothing is needed
+  automatic,
   flush,      ///< write a buffer larger than L2 (cudaMemsetAsync) before every timed run
   rotate,     ///< run on copies of the buffers in turn, together larger than twice the L2
   none,       ///< measure warm caches
@@ -91,12 +93,13 @@ struct RunnerOptions {
   TimingOptions timing;             ///< timing settings sent with every candidate
 };
 
-/// Finds the ktune-worker executable: `explicit_path` when given, else $KTUNE_WORKER, else
-/// next to the running executable (or its parent folder, for build trees), else in the libexec
-/// folder beside the executable's folder (<prefix>/bin -> <prefix>/libexec), else in the
-/// libexec folder of the installed package the program was built against (ktune/package.h),
-/// else in the install libexec folder configured at build time. Throws Error(not_found)
-/// listing the places tried.
+/// Finds the ktune-worker executable: `explicit_path` when given, else $KTUNE_WORKER (either
+/// one, when not an executable file, is Error(not_found) naming it: no other place is
+/// tried), else next to the running executable (or its parent folder, for build trees), else
+/// in the libexec folder beside the executable's folder (<prefix>/bin -> <prefix>/libexec),
+/// else in the libexec folder of the installed package the program was built against
+/// (ktune/package.h), else in the install libexec folder configured at build time. Throws
+/// Error(not_found) listing the places tried.
 std::string find_worker_executable(const std::string& explicit_path = "");
 
 /// Where a GpuMeasurer's wall time went, summed over the candidates it sent to its worker

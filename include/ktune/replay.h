@@ -46,8 +46,10 @@ class ReplayMeasurer : public Measurer {
   static ReplayMeasurer from_kernel_tuner_cache(const std::string& path, const SearchSpace& space,
                                                 ReplayObjective objective = ReplayObjective::recorded);
 
-  /// One trial per config. A config the space rejects is an `invalid` trial; a valid config
-  /// missing from the record throws Error(not_found) naming it.
+  /// One trial per config. A config the space rejects (a value outside a domain, a violated
+  /// constraint) is an `invalid` trial; a config of other parameter names (another space's)
+  /// throws Error(invalid_argument), and a valid config missing from the record throws
+  /// Error(not_found) naming it.
   std::vector<Trial> measure(const std::vector<Config>& batch) override;
 
   /// Evaluations answered since construction or the last reset_evaluations().

@@ -115,8 +115,9 @@ class SearchSpace {
   /// True when every value is in its domain and every constraint holds. A config with other
   /// parameter names (another space's) is misuse: Error(invalid_argument).
   bool valid(const Config& config) const;
-  /// The first constraint the config violates (declaration order), or what is outside its
-  /// domain; nullopt when valid.
+  /// What is outside its domain, else the first constraint the config violates: expression
+  /// constraints first, then C++ predicates, each in declaration order; nullopt when valid.
+  /// A config with other parameter names is Error(invalid_argument), as in valid().
   std::optional<std::string> violated(const Config& config) const;
 
   /// The config of all defaults (may be invalid; see valid()).

@@ -51,7 +51,9 @@ struct TunerOptions {
   std::size_t batch = 8;         ///< configs asked from the searcher at once
   std::uint64_t seed = 0;        ///< searcher seed
   bool measure_default = true;   ///< measure the default config first
-  std::size_t top_k = 5;         ///< finalists re-measured at the end; 0 = no re-measurement
+  /// Finalists re-measured at the end; 0 = no re-measurement. A config outside them whose
+  /// one search trial would rank before the winner is re-measured too (at most top_k more).
+  std::size_t top_k = 5;
   int final_rounds = 3;          ///< interleaved rounds of the re-measurement
   bool record_final = true;      ///< also record the re-measurement trials in the sink
   std::function<void(const TuneProgress&)> progress;  ///< called after every batch
