@@ -85,6 +85,13 @@ __device__ double kt_load(const unsigned char* p, int dtype, unsigned long long 
 
 __device__ bool kt_finite(double x) { return x - x == 0.0; }
 
+// Whether element i (of `size` bytes) still holds the poison byte in every byte.
+__device__ bool kt_poisoned(const unsigned char* p, unsigned long long i, int size, unsigned int poison) {
+  for (int b = 0; b < size; ++b)
+    if (p[i * size + b] != (unsigned char)poison) return false;
+  return true;
+}
+
 extern "C" __global__ void kt_compare(const unsigned char* got, const unsigned char* expected,
                                       unsigned long long n, int dtype, int size, unsigned int poison,
                                       double max_abs, double rel_elem, Slot* slot) {
@@ -94,15 +101,14 @@ extern "C" __global__ void kt_compare(const unsigned char* got, const unsigned c
        i += stride) {
     double g = kt_load(got, dtype, i), e = kt_load(expected, dtype, i);
     if (!kt_finite(g) || !kt_finite(e)) {
+      // The poison is a NaN too: checked first, as on the host, so that an unwritten element
+      // never passes as an expected NaN.
+      if (kt_poisoned(got, i, size, poison)) { note_bad(slot, i); continue; }
       if ((g != g && e != e) || g == e) continue;
       note_bad(slot, i);
       continue;
     }
-    if (g != e && dtype != 6) {
-      bool poisoned = true;
-      for (int b = 0; b < size; ++b) poisoned = poisoned && got[i * size + b] == (unsigned char)poison;
-      if (poisoned) { note_bad(slot, i); continue; }
-    }
+    if (g != e && dtype != 6 && kt_poisoned(got, i, size, poison)) { note_bad(slot, i); continue; }
     double d = g - e;
     if (max_abs >= 0 && fabs(d) > max_abs + rel_elem * fabs(e)) note_bad(slot, i);
     diff2 += d * d;
