@@ -25,6 +25,7 @@
 #include "cli_fixtures.h"
 #include "gpu_guard.h"
 #include "ktune/dispatch.h"
+#include "skip.h"
 
 using ktune::test::CliResult;
 using ktune::test::require_failure_mentioning;
@@ -435,8 +436,7 @@ TEST_CASE("cli: /dev/stdout redirected to a file is written through, never repla
 TEST_CASE("cli: standard output that cannot take what a command prints fails the command",
           "[cli]") {
   if (!std::filesystem::exists("/dev/full")) {
-    WARN("skipped: this system has no /dev/full");
-    return;
+    KTUNE_SKIP("this system has no /dev/full");
   }
   TempDir dir;
   const std::string recorded = source_path("benchmarks/results/2026-11-30-h200/demo-h200.jsonl");

@@ -18,6 +18,7 @@
 #include "log_fixtures.h"
 #include "ktune/version.h"
 #include "ktune/device.h"
+#include "skip.h"
 
 using ktune::test::CliResult;
 using ktune::test::require_failure_mentioning;
@@ -125,8 +126,7 @@ TEST_CASE("cli: tune with missing replay data names the file", "[cli]") {
 
 TEST_CASE("cli: tune without a GPU and without --replay says to use --replay", "[cli]") {
   if (ktune::cuda_unavailable_reason() == std::nullopt) {
-    WARN("a GPU is present: the no-device message cannot be checked here");
-    return;
+    KTUNE_SKIP("a GPU is present: the no-device message cannot be checked here");
   }
   TempDir dir;
   auto r = run_ktune(dir, "tune --op copy --budget 2 --db " + dir.file("o.db"));

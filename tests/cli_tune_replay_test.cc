@@ -7,6 +7,7 @@
 
 #include "cli_fixtures.h"
 #include "ktune/dispatch.h"
+#include "skip.h"
 
 using namespace ktune;
 using ktune::test::run_ktune;
@@ -456,8 +457,7 @@ TEST_CASE("cli: report writes a self-contained page with plots and the best tabl
 
 TEST_CASE("cli: the report renders in headless Chromium (scripts/render_report.sh)", "[cli][report]") {
   if (std::system("command -v chromium >/dev/null 2>&1") != 0) {
-    WARN("SKIPPED: chromium is not installed (apt-get install -y chromium)");
-    return;
+    KTUNE_SKIP("chromium is not installed (apt-get install -y chromium)");
   }
   TempDir dir;
   const std::string recorded = dir.file("recorded.db");

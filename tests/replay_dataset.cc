@@ -8,6 +8,7 @@
 
 #include "ktune/replay.h"
 #include "replay_metrics.h"
+#include "skip.h"
 
 using namespace ktune;
 
@@ -26,8 +27,7 @@ ReplayMeasurer load(const std::string& name) {
 
 TEST_CASE("random expectation at 200 evaluations reproduces the reference points", "[replay][dataset]") {
   if (!std::filesystem::exists(dataset("convolution_milo_A4000"))) {
-    WARN("shared datasets not found under " KTUNE_DATASETS_DIR "; skipped");
-    return;
+    KTUNE_SKIP("shared datasets not found under " KTUNE_DATASETS_DIR);
   }
   const std::vector<std::pair<std::string, double>> references = {
       {"convolution_milo_A4000", 0.885}, {"convolution_milo_A6000", 0.840},
@@ -45,8 +45,7 @@ TEST_CASE("random expectation at 200 evaluations reproduces the reference points
 TEST_CASE("every optimizing searcher beats the random expectation on a shared dataset",
           "[replay][dataset]") {
   if (!std::filesystem::exists(dataset("convolution_milo_A6000"))) {
-    WARN("shared datasets not found under " KTUNE_DATASETS_DIR "; skipped");
-    return;
+    KTUNE_SKIP("shared datasets not found under " KTUNE_DATASETS_DIR);
   }
   ReplayMeasurer m = load("convolution_milo_A6000");
   const replay::RandomSearchExpectation random(m.outcome_times());

@@ -21,6 +21,7 @@
 #include "device_reference.h"
 #include "nvrtc_compile.h"
 #include "worker_process.h"
+#include "skip.h"
 
 using namespace ktune;
 using Json = nlohmann::json;
@@ -239,8 +240,7 @@ TEST_CASE("user template: plain T1 documents of the benchmark hub are read or re
           "[user_template]") {
   const std::string path = std::string(KTUNE_DATASETS_DIR) + "/convolution_milo.T1.json";
   if (!std::filesystem::exists(path)) {
-    WARN("SKIPPED: no dataset at " << path);
-    return;
+    KTUNE_SKIP("no dataset at " << path);
   }
   Json doc = Json::parse(test::read_text(path));
   // Kernel Tuner's max(param) sizes and constant memory are outside what ktune runs.

@@ -29,6 +29,7 @@
 #include "worker_process.h"
 #include "worker_fixtures.h"
 #include "worker_protocol.h"
+#include "skip.h"
 
 using namespace ktune;
 using namespace ktune::worker;
@@ -276,8 +277,7 @@ TEST_CASE("compile helpers: a helper refuses a request for another NVRTC or head
 TEST_CASE("compile helpers: wrong answers and deaths never fail or poison a config",
           "[worker][builder]") {
   if (std::system("command -v python3 > /dev/null 2>&1") != 0) {
-    WARN("SKIPPED: python3 is not installed (the misbehaving helper is a Python script)");
-    return;
+    KTUNE_SKIP("python3 is not installed (the misbehaving helper is a Python script)");
   }
   auto copy = make_copy_template();
   Problem p = make_problem(*copy, "4096");
