@@ -239,7 +239,9 @@ inline const nvml::GpuSensor& device0_sensor() {
 /// What the sensor's power readings are, for the JSON and the printed rows: "instantaneous",
 /// "one-second average" (nvmlDeviceGetPowerUsage on a driver without the instantaneous field:
 /// it lags a timing loop shorter than a second, so it understates a loop's draw) or "none".
-inline const char* power_reading_kind(const nvml::GpuSensor& sensor) {
+/// `Sensor`: an nvml::GpuSensor, or anything with available() and power_is_instant().
+template <class Sensor>
+const char* power_reading_kind(const Sensor& sensor) {
   if (!sensor.available()) return "none";
   return sensor.power_is_instant() ? "instantaneous" : "one-second average";
 }

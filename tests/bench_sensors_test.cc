@@ -69,6 +69,14 @@ TEST_CASE("the benchmarks say which power reading they record", "[bench][nvml]")
   const nvml::GpuSensor missing("");
   CHECK_FALSE(missing.power_is_instant());
   CHECK(std::string(bench::power_reading_kind(missing)) == "none");
+  struct Fake {
+    bool present, instant;
+    bool available() const { return present; }
+    bool power_is_instant() const { return instant; }
+  };
+  CHECK(std::string(bench::power_reading_kind(Fake{true, true})) == "instantaneous");
+  CHECK(std::string(bench::power_reading_kind(Fake{true, false})) == "one-second average");
+  CHECK(std::string(bench::power_reading_kind(Fake{false, true})) == "none");
 }
 
 namespace {

@@ -52,12 +52,14 @@ TEST_CASE("log: best() sends a tie among many configs to the one recorded first"
           "[log]") {
   test::TempDir dir;
   TuningLog log(dir.file("t.db"));
-  std::vector<TrialRecord> batch;
-  for (int b = 1; b <= 64; ++b) batch.push_back(make_record("BLOCK=" + std::to_string(b) + ",VEC=1", 0.8));
+  // BLOCK=37 first, then the others from 64 down: first in neither text nor numeric order.
+  std::vector<TrialRecord> batch{make_record("BLOCK=37,VEC=1", 0.8)};
+  for (int b = 64; b >= 1; --b)
+    if (b != 37) batch.push_back(make_record("BLOCK=" + std::to_string(b) + ",VEC=1", 0.8));
   log.append_batch(batch);
   const auto best = log.best("copy", kProblem, device_key_of(test::test_device()));
   REQUIRE(best);
-  CHECK(best->config_text == "BLOCK=1,VEC=1");
+  CHECK(best->config_text == "BLOCK=37,VEC=1");
 }
 
 TEST_CASE("log: append_absent keeps re-measurements that differ in timestamp or median",

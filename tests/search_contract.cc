@@ -149,21 +149,30 @@ TEST_CASE("every searcher is deterministic for a seed", "[search]") {
 }
 
 TEST_CASE("failed trials count as spent and the optimum is still found", "[search]") {
+  // 15 proposals of the 42 valid configs, two of which fail to compile, over 40 seeds: random
+  // search meets the optimum (1.0) in 15/42 of runs (~14 of 40). Each optimizing searcher must
+  // do clearly better (they reach 29-38 of 40) while taking every failure as one of its 15.
   const SearchSpace space = tiny_space();
   for (const auto& name : names()) {
     INFO(name);
-    auto s = make_searcher(name);
-    auto all = drive(*s, space, 3, 1, 30);
-    CHECK(all.size() == 30);
-    double best = 1e9;
-    std::size_t failed = 0;
-    for (const auto& c : all) {
-      const Trial t = synthetic_trial(c);
-      if (t.ok()) best = std::min(best, t.median_ms);
-      else ++failed;
+    std::size_t found = 0, failed = 0;
+    for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+      auto s = make_searcher(name);
+      auto all = drive(*s, space, seed, 1, 15);
+      REQUIRE(all.size() == 15);
+      std::set<Index> seen;
+      double best = 1e9;
+      for (const auto& c : all) {
+        REQUIRE(seen.insert(space.index_of(c)).second);  // a failed config is not proposed again
+        const Trial t = synthetic_trial(c);
+        if (t.ok()) best = std::min(best, t.median_ms);
+        else ++failed;
+      }
+      if (best == 1.0) ++found;
     }
-    CHECK(best < 2.0);  // within 30 of the 42 valid configs, near the bowl's bottom
-    if (name != "exhaustive") CHECK(failed < 6);
+    if (name == "random" || name == "exhaustive") continue;
+    CHECK(failed > 0);   // the failures were met, and spent
+    CHECK(found >= 24);  // random's expectation is 14.3
   }
 }
 

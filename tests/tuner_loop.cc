@@ -96,9 +96,17 @@ TEST_CASE("tuner: default first, every trial recorded and observed, winner re-me
   CHECK(r.best->ok());
   CHECK(r.finalists.size() == 3);
   CHECK(r.finalists.front().config.str() == "A=5,B=0");
-  // The finalists' re-measurement alternates configs within each round.
-  auto& last = measurer.batches.back();
-  CHECK(last.size() == 3);
+  // The finalists' re-measurement alternates configs within each round: each of the last
+  // final_rounds (2) batches measures every finalist exactly once.
+  std::vector<std::string> finalists;
+  for (const auto& f : r.finalists) finalists.push_back(f.config.str());
+  std::sort(finalists.begin(), finalists.end());
+  REQUIRE(measurer.batches.size() >= 2 + 1);
+  for (std::size_t k = measurer.batches.size() - 2; k < measurer.batches.size(); ++k) {
+    auto round = measurer.batches[k];
+    std::sort(round.begin(), round.end());
+    CHECK(round == finalists);
+  }
   CHECK(r.speedup() == Approx(6.2 / 1.0));
   CHECK_FALSE(r.top_two_within_noise);  // 1.0 vs 1.1 with 1% noise
 

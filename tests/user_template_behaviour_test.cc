@@ -250,7 +250,8 @@ TEST_CASE("user template: the thread-limit constraint follows the device", "[use
   std::mt19937_64 rng(1);
   for (int i = 0; i < 200; ++i) {
     const Config c = space.random(rng);
-    if (space.valid(c)) CHECK(c["block_size_x"] * c["block_size_y"] <= 512);
+    REQUIRE(space.valid(c));  // random() draws valid configs
+    CHECK(c["block_size_x"] * c["block_size_y"] <= 512);
   }
 }
 
