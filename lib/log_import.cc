@@ -19,6 +19,7 @@
 #include "ktune/log.h"
 #include "ktune/problem.h"
 #include "log_json_fields.h"
+#include "sqlite_db.h"
 #include "t4_format.h"
 
 namespace ktune {
@@ -274,6 +275,11 @@ void check_import_options(const ImportOptions& options, LogFormat format, const 
 ImportSummary import_regular_file(TuningLog& log, const std::string& path,
                                   const ImportOptions& options) {
   ImportSummary summary;
+  if (sqlite::is_sqlite_file(path))  // a tuning log itself: it is merged through an export
+    throw Error(ErrorCode::invalid_argument,
+                "'" + path + "' is an SQLite database (a ktune tuning log?), not a file of "
+                "records to import; to add one log's trials to another: ktune export --db '" +
+                    path + "' - | ktune import --db TARGET -");
   summary.format = options.format ? *options.format : detect_log_format(path);
   check_import_options(options, summary.format, path);
   // Each record is checked under the name of its place in the file, not the log's: its line

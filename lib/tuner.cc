@@ -170,7 +170,15 @@ TuneResult Tuner::run() {
     options_.progress(p);
   };
 
-  // 1. Resume: earlier trials are observed, counted, and never measured again.
+  // 1. Resume: earlier trials are observed, counted, and never measured again. An "ok" one
+  // without a usable time (a log row edited outside ktune) counts as failed, as a measured
+  // one does.
+  for (auto& t : previous_)
+    if (t.ok() && !is_possible_time(t.median_ms)) {
+      t.status = Status::invalid;
+      t.message = "resumed as ok with median " + std::to_string(t.median_ms) +
+                  " ms, not a finite time > 0" + (t.message.empty() ? "" : ": " + t.message);
+    }
   for (const auto& t : previous_) {
     st.known[t.config.str()] = t;
     st.first_seen.emplace(t.config.str(), st.first_seen.size());

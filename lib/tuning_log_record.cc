@@ -7,13 +7,14 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <cmath>
 #include <chrono>
-#include <ctime>
-#include <map>
-#include <numeric>
+#include <cmath>
 #include <cstdio>
+#include <ctime>
+#include <limits>
+#include <map>
 #include <mutex>
+#include <numeric>
 #include <random>
 #include <sstream>
 
@@ -88,7 +89,12 @@ std::vector<TrialRecord> config_representatives(const std::vector<TrialRecord>& 
     const auto& g = groups[key];
     // A config that failed any of its trials (a finalist whose output turned wrong when
     // measured again) is not judged at all, as the tuner drops such a finalist.
-    if (std::any_of(g.begin(), g.end(), [](const TrialRecord* r) { return !r->trial.ok(); })) continue;
+    // So is one whose "ok" trial has no usable time (a row edited outside ktune: check_record
+    // keeps such times out of logs ktune writes).
+    if (std::any_of(g.begin(), g.end(), [](const TrialRecord* r) {
+          return !r->trial.ok() || !is_possible_time(r->trial.median_ms);
+        }))
+      continue;
     medians.clear();
     for (const TrialRecord* r : g) medians.push_back(r->trial.median_ms);
     out.push_back(*g[typical_trial_position(medians)]);
@@ -124,13 +130,19 @@ std::vector<TrialRecord> ranked_representatives(const std::vector<TrialRecord>& 
 std::size_t typical_trial_position(const std::vector<double>& medians) {
   if (medians.empty())
     throw Error(ErrorCode::invalid_argument, "typical_trial_position: no trial medians given");
+  // A NaN (no time) sorts after every time, so that the order stays a strict weak ordering.
+  auto key = [&](std::size_t i) {
+    return std::isnan(medians[i]) ? std::numeric_limits<double>::infinity() : medians[i];
+  };
   std::vector<std::size_t> order(medians.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return medians[a] < medians[b]; });
-  // The lower median (a measured trial); of equal medians, the earliest trial.
-  const double lower = medians[order[(order.size() - 1) / 2]];
-  return static_cast<std::size_t>(std::find(medians.begin(), medians.end(), lower) - medians.begin());
+                   [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
+  // The lower median (a measured trial); of equal medians, the earliest trial (the stable
+  // sort keeps equal ones in trial order, so the first of their run).
+  std::size_t at = (order.size() - 1) / 2;
+  while (at > 0 && key(order[at - 1]) == key(order[at])) --at;
+  return order[at];
 }
 
 bool has_control_character(const std::string& text) {

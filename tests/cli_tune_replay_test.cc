@@ -3,6 +3,8 @@
 // `ktune` binary.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <cmath>
+#include <filesystem>
 #include <set>
 
 #include "cli_fixtures.h"
@@ -692,4 +694,70 @@ TEST_CASE("cli: a resume measures again the configs timed only the other launch 
     CHECK(page.find(programmatic ? "<td>programmatic</td>" : "<td>unknown</td>") !=
           std::string::npos);
   }
+}
+
+TEST_CASE("cli: an ok trial without a time (a log edited by another program) crashes nothing "
+          "and is never a best",
+          "[cli][replay]") {
+  TempDir dir;
+  const std::string edited = dir.file("edited.db");
+  test::write_recorded_copy_db(edited, {kSmall});
+  // The fastest config's one trial loses its time, as a hand edit or another tool could do.
+  test::raw_sql(edited, "UPDATE trials SET median_ms = NULL WHERE id = (SELECT id FROM trials "
+                        "WHERE status = 'ok' ORDER BY median_ms LIMIT 1)");
+  std::string nulled;
+  {
+    TuningLog log(edited, LogMode::read_only);
+    for (const auto& r : log.records())
+      if (r.trial.ok() && std::isnan(r.trial.median_ms)) nulled = r.config_text;
+  }
+  REQUIRE_FALSE(nulled.empty());
+  for (const std::string args : {"best --db " + edited, "best --json --db " + edited,
+                                 "report --db " + edited + " --out " + dir.file("r.html")}) {
+    const auto r = run_ktune(dir, args);
+    INFO(args << "\n" << r.output);
+    CHECK(r.status == 0);
+    CHECK(r.output.find(nulled) == std::string::npos);  // never shown as the best
+    CHECK(r.output.find("nan") == std::string::npos);
+  }
+  const std::string tune = "tune --template copy --shape " + std::to_string(kSmall) +
+                           " --dtype f32 --budget 200 --progress 0";
+  // Replayed from the edited log: the config without a time is a failed trial, not a time.
+  const auto replayed = run_ktune(dir, tune + " --replay " + edited + " --db " + dir.file("a.db"));
+  INFO(replayed.output);
+  CHECK(replayed.status == 0);
+  CHECK(replayed.output.find("best nan") == std::string::npos);
+  // Resumed from it: the same.
+  const std::string clean = dir.file("clean.db");
+  test::write_recorded_copy_db(clean, {kSmall});
+  const auto resumed = run_ktune(dir, tune + " --replay " + clean + " --db " + edited);
+  INFO(resumed.output);
+  CHECK(resumed.status == 0);
+  CHECK(resumed.output.find("best nan") == std::string::npos);
+  // A JSON-lines log with such a record is refused by its line, as `ktune import` refuses it.
+  REQUIRE(run_ktune(dir, "export --db " + clean + " " + dir.file("log.jsonl")).status == 0);
+  std::string text = test::read_text(dir.file("log.jsonl"));
+  const auto median = text.find("\"median_ms\":", text.find('\n'));
+  REQUIRE(median != std::string::npos);
+  const auto value_end = text.find_first_of(",}", median + 12);
+  text.replace(median + 12, value_end - (median + 12), "null");
+  test::write_text(dir.file("nulled.jsonl"), text);
+  const auto refused = run_ktune(dir, tune + " --replay " + dir.file("nulled.jsonl") + " --db " +
+                                          dir.file("b.db"));
+  test::require_failure_mentioning(refused, "nulled.jsonl:2: trial copy");
+  CHECK(refused.output.find("has status ok but median nan ms") != std::string::npos);
+}
+
+TEST_CASE("cli: import refuses a tuning log database and says how to merge one", "[cli][import]") {
+  TempDir dir;
+  const std::string source = dir.file("source.db");
+  test::write_recorded_copy_db(source, {kSmall});
+  const auto r = run_ktune(dir, "import --db " + dir.file("target.db") + " " + source);
+  test::require_failure_mentioning(r, "is an SQLite database");
+  CHECK(r.output.find("ktune export --db '" + source + "' - | ktune import --db TARGET -") !=
+        std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.file("target.db")));
+  const auto forced =
+      run_ktune(dir, "import --format jsonl --db " + dir.file("target.db") + " " + source);
+  test::require_failure_mentioning(forced, "is an SQLite database");
 }

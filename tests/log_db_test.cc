@@ -460,6 +460,12 @@ TEST_CASE("best() judges a config measured several times by its typical trial", 
   CHECK(typical_trial_position({1.0}) == 0);
   CHECK(typical_trial_position({2.0, 1.0, 1.0}) == 1);  // of equal medians, the earliest
   CHECK(typical_trial_position({1.0, 2.0, 1.0}) == 0);
+  // A trial without a time (NaN) sorts after every time and is never out of range.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  CHECK(typical_trial_position({nan}) == 0);
+  CHECK(typical_trial_position({nan, 2.0, 1.0}) == 1);
+  CHECK(typical_trial_position({2.0, nan}) == 0);
+  CHECK(typical_trial_position({nan, nan, 3.0}) == 0);
   CHECK_THROWS_AS(typical_trial_position({}), Error);
 }
 

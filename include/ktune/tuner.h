@@ -88,7 +88,8 @@ class Tuner {
   /// Records every trial into `sink` (not owned; nullptr = none).
   void set_sink(TrialSink* sink) { sink_ = sink; }
   /// Trials measured earlier for this task (e.g. from the tuning log): they are fed to the
-  /// searcher first, count towards the budget, and are never measured again.
+  /// searcher first, count towards the budget, and are never measured again. An ok one whose
+  /// median is not a finite time > 0 is taken as an invalid trial.
   void resume_from(std::vector<Trial> previous) { previous_ = std::move(previous); }
   /// Configs measured right after the default and before the searcher's first batch, within
   /// the budget, and observed by the searcher like its own (e.g. nearest_shape_configs(): the

@@ -52,7 +52,12 @@ RecordedTrials read_recorded_trials(const std::string& given) {
   try {
     if (is_jsonl(path)) {
       try {
-        jsonl::for_each_in_file(path, keep);
+        // Checked as `ktune import` checks them: an ok trial without a usable time (a null or
+        // negative median) is refused by its line, not replayed as a time.
+        jsonl::for_each_in_file(path, [&](TrialRecord r) {
+          check_record(r, given + ":" + std::to_string(r.id));
+          keep(std::move(r));
+        });
         return out;
       } catch (const Error&) {
         // A file import reads but replay does not: say so, instead of a JSON parser's message;
@@ -151,9 +156,12 @@ ReplayTask make_replay_task(const RecordedTrials& recorded, const KernelTemplate
     if (!ranked.empty()) {
       chosen_record = ranked.front();
     } else {
+      // Not ranked: a failed trial, or an "ok" one without a usable time (a row edited outside
+      // ktune), which is replayed as invalid.
       auto failed_of = [&](bool of_current) {
         return std::find_if(entry.second.begin(), entry.second.end(), [&](const TrialRecord& r) {
-          return !r.trial.ok() && (!of_current || r.source_hash == current);
+          return !(r.trial.ok() && is_possible_time(r.trial.median_ms)) &&
+                 (!of_current || r.source_hash == current);
         });
       };
       const auto of_current = failed_of(true);
@@ -166,6 +174,11 @@ ReplayTask make_replay_task(const RecordedTrials& recorded, const KernelTemplate
     result.time_ms = r.trial.median_ms;
     result.times_ms = r.trial.times_ms;
     result.message = r.trial.message;
+    if (r.trial.ok() && !is_possible_time(r.trial.median_ms)) {
+      result.status = Status::invalid;
+      result.message = "recorded as ok without a usable time (median " +
+                       std::to_string(r.trial.median_ms) + " ms)";
+    }
     result.launch = r.trial.launch;
     by_config.emplace(text, std::make_pair(entry.first, result));
   }
