@@ -250,10 +250,19 @@ std::string read_text_file(const std::string& path, const std::string& what) {
   require_read_permission(path, what);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorCode::io_error, what + " '" + path + "' cannot be opened");
-  std::ostringstream text;
-  text << in.rdbuf();
+  // In chunks, up to the JSON document limit: a device or a pipe (/dev/zero) that never ends
+  // is refused instead of filling memory.
+  std::string text;
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxJsonDocumentBytes)
+      throw Error(ErrorCode::parse_error, what + " '" + path + "' is larger than " +
+                                              std::to_string(kMaxJsonDocumentBytes >> 20) +
+                                              " MiB; ktune reads such files up to that size");
+  }
   if (in.bad()) throw Error(ErrorCode::io_error, what + " '" + path + "' cannot be read");
-  return text.str();
+  return text;
 }
 
 std::string read_maybe_gzip(const std::string& path, const std::string& what, std::size_t limit) {

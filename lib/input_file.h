@@ -91,7 +91,8 @@ class RereadableInput {
 void require_read_permission(const std::string& path, const std::string& what);
 
 /// The whole content of the plain file `path`; `what` names its role in messages ("plan
-/// file"). Throws Error: not_found (missing, unreachable, a folder), io_error (unreadable).
+/// file"). Throws Error: not_found (missing, unreachable, a folder), io_error (unreadable),
+/// parse_error (more than kMaxJsonDocumentBytes, such as a device that never ends).
 std::string read_text_file(const std::string& path, const std::string& what);
 
 /// The whole decompressed content of `path` (gzip or plain), or its first `limit` bytes;

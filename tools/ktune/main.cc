@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <new>
 #include <string>
 
 #include "commands.h"
@@ -59,8 +60,12 @@ int main(int argc, char** argv) {
   } catch (const std::filesystem::filesystem_error& e) {  // a path that cannot be followed or named
     std::fprintf(stderr, "ktune: error (io_error): %s\n", e.what());
     return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ktune: error: %s\n", e.what());
+  } catch (const std::bad_alloc&) {  // an input too large for this machine's memory
+    std::fprintf(stderr, "ktune: error (io_error): out of memory (an input larger than this "
+                         "machine can hold?)\n");
+    return 2;
+  } catch (const std::exception& e) {  // a bug: ktune's own refusals are ktune::Error
+    std::fprintf(stderr, "ktune: error (internal): %s\n", e.what());
     return 3;
   }
   // What a command printed must have arrived: a full disk or a closed pipe behind `> file`
