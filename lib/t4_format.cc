@@ -66,8 +66,10 @@ std::int64_t parse_timestamp(const std::string& text) {
   std::int64_t offset_s = 0;
   if (pos < text.size() && (text[pos] == '+' || text[pos] == '-')) {
     int oh = 0, om = 0;
-    if (std::sscanf(text.c_str() + pos + 1, "%2d:%2d", &oh, &om) != 2) {
-      throw Error(ErrorCode::parse_error, "timestamp '" + text + "': bad UTC offset");
+    if (std::sscanf(text.c_str() + pos + 1, "%2d:%2d", &oh, &om) != 2 || oh < 0 || oh > 23 ||
+        om < 0 || om > 59) {
+      throw Error(ErrorCode::parse_error,
+                  "timestamp '" + text + "': bad UTC offset (expected +hh:mm, hh 00-23, mm 00-59)");
     }
     offset_s = (text[pos] == '+' ? 1 : -1) * (oh * 3600 + om * 60);
   } else if (pos < text.size() && text[pos] != 'Z') {

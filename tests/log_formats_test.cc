@@ -388,6 +388,9 @@ TEST_CASE("T4 and Kernel Tuner timestamps parse to Unix microseconds", "[log][fo
   CHECK(t4::parse_timestamp("2023-12-22T10:53:48.691683+01:00") == 1703238828691683);
   CHECK(t4::parse_timestamp(t4::iso_timestamp(1764512345678901)) == 1764512345678901);
   CHECK_THROWS_AS(t4::parse_timestamp("yesterday"), Error);
+  for (const char* offset : {"+99:99", "-24:00", "+05:60"})
+    CHECK_THROWS_WITH(t4::parse_timestamp(std::string("2023-12-22T10:53:48") + offset),
+                      Catch::Contains("bad UTC offset"));
 }
 
 TEST_CASE("Kernel Tuner caches from the benchmark hub import completely", "[log][formats]") {
