@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <random>
 
 #include "builtin_templates.h"
 #include "cuda_module.h"
@@ -98,7 +99,10 @@ TEST_CASE("copy runs correctly on the GPU for several configs and odd sizes", "[
     std::vector<HostBuffer> host;
     for (const auto& spec : workload->buffers())
       host.push_back(HostBuffer{spec, std::vector<std::uint8_t>(spec.elements * dtype_size(spec.dtype))});
-    workload->fill(host, 1234);
+    std::random_device fresh;  // fresh inputs every run, printed on a failure
+    const std::uint64_t seed = (std::uint64_t{fresh()} << 32) | fresh();
+    INFO("input seed " << seed);
+    workload->fill(host, seed);
     std::vector<HostBuffer> expected = host;
     workload->reference(expected);
 

@@ -12,7 +12,7 @@ using namespace ktune;
 TEST_CASE("elementwise is correct over its space and odd shapes", "[gpu][elementwise]") {
   KTUNE_REQUIRE_GPU();
   const auto t = find_template("elementwise");
-  const std::vector<std::map<std::string, Value>> cover = {
+  ktune::test::Cover cover = {
       {{"GRID_MODE", 1}}, {{"CACHE_HINT", 1}}, {{"VEC", 1}}, {{"ITEMS", 16}}};
   std::uint64_t seed = 1;
   const auto domains = t->attr_domains();  // a temporary's member would dangle in the loop
@@ -30,4 +30,5 @@ TEST_CASE("elementwise is correct over its space and odd shapes", "[gpu][element
   const Problem rows = make_problem(*t, "1023x771", {{"dtype", "bf16"}, {"fn", "bias_gelu_erf"}});
   ktune::test::expect_all_correct("elementwise", rows,
                                   ktune::test::sample_configs(*t, rows, 6, seed++, cover));
+  cover.require_all_found();
 }

@@ -1,7 +1,8 @@
 // Device copies of a gemm workload's host buffers for the [gpu] gemm tests: the workload's
 // buffers uploaded in order, the launch plan's scratch buffers after them (poisoned with 0xff,
-// a NaN in fp32), a buffer read back into a host buffer of the same spec, and one built config
-// run through its launch plan and compared with the expected outputs.
+// a NaN in fp32), each followed by guard bytes that a write past its end would change, a buffer
+// read back into a host buffer of the same spec, and one built config run through its launch
+// plan and compared with the expected outputs.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -17,11 +18,24 @@
 
 namespace ktune::gemm_test {
 
+/// Guard bytes (verify::kCanaryByte) after every buffer.
+constexpr std::size_t kGuardBytes = 4096;
+
 /// Device buffers in launch-plan order: workload buffers, then plan scratch.
 struct DeviceCopies {
-  std::vector<detail::DeviceMemory> memory;   ///< the allocations (owned)
-  std::vector<detail::DeviceBuffer> buffers;  ///< what run_launch_plan indexes
+  std::vector<detail::DeviceMemory> memory;   ///< the allocations, guards included (owned)
+  std::vector<detail::DeviceBuffer> buffers;  ///< what run_launch_plan indexes (no guards)
+  std::vector<std::string> names;             ///< each buffer's name, for messages
 };
+
+/// Allocates `bytes` plus the guard after them, and writes the guard.
+inline void allocate_guarded(DeviceCopies& d, std::size_t bytes, const std::string& name) {
+  d.memory.emplace_back(bytes + kGuardBytes);
+  d.buffers.push_back({d.memory.back().get(), bytes});
+  d.names.push_back(name);
+  char* guard = static_cast<char*>(d.memory.back().get()) + bytes;
+  detail::check_cuda(cudaMemset(guard, verify::kCanaryByte, kGuardBytes), "guard after " + name);
+}
 
 /// Uploads `host` and allocates (and poisons) `scratch` after it; throws Error on CUDA errors.
 inline DeviceCopies upload(const std::vector<HostBuffer>& host,
@@ -29,19 +43,31 @@ inline DeviceCopies upload(const std::vector<HostBuffer>& host,
   DeviceCopies d;
   d.memory.reserve(host.size() + scratch.size());
   for (const auto& b : host) {
-    d.memory.emplace_back(b.bytes.size());
-    d.buffers.push_back({d.memory.back().get(), b.bytes.size()});
-    detail::check_cuda(cudaMemcpy(d.memory.back().get(), b.bytes.data(), b.bytes.size(),
+    allocate_guarded(d, b.bytes.size(), b.spec.name);
+    detail::check_cuda(cudaMemcpy(d.buffers.back().ptr, b.bytes.data(), b.bytes.size(),
                                   cudaMemcpyHostToDevice),
                        "upload " + b.spec.name);
   }
   for (const auto& s : scratch) {
     const std::size_t bytes = s.elements * dtype_size(s.dtype);
-    d.memory.emplace_back(bytes);
-    d.buffers.push_back({d.memory.back().get(), bytes});
-    detail::check_cuda(cudaMemset(d.memory.back().get(), 0xff, bytes), "poison " + s.name);
+    allocate_guarded(d, bytes, s.name);
+    detail::check_cuda(cudaMemset(d.buffers.back().ptr, 0xff, bytes), "poison " + s.name);
   }
   return d;
+}
+
+/// "" when every buffer's guard is intact, else which buffers were written past their end.
+inline std::string damaged_guards(const DeviceCopies& d) {
+  std::string out;
+  std::vector<std::uint8_t> guard(kGuardBytes);
+  for (std::size_t i = 0; i < d.buffers.size(); ++i) {
+    const char* after = static_cast<const char*>(d.buffers[i].ptr) + d.buffers[i].bytes;
+    detail::check_cuda(cudaMemcpy(guard.data(), after, kGuardBytes, cudaMemcpyDeviceToHost),
+                       "download the guard after " + d.names[i]);
+    if (auto bad = verify::first_bad_canary(guard.data(), guard.size()))
+      out += "wrote past the end of " + d.names[i] + " (guard byte " + std::to_string(*bad) + "); ";
+  }
+  return out;
 }
 
 /// Buffer `index` read back into a host buffer shaped like `like`.
@@ -69,7 +95,7 @@ inline std::string run_and_compare(const KernelTemplate& tmpl, const Problem& pr
   if (!status.ok()) return "launch: " + status.message;
   if (cudaError_t err = cudaDeviceSynchronize(); err != cudaSuccess)
     return detail::cuda_error_message(err, "kernel");
-  std::string failure;
+  std::string failure = damaged_guards(copies);
   for (std::size_t i = 0; i < host.size(); ++i) {
     const HostBuffer got = download(copies, i, host[i]);
     if (host[i].spec.role == Role::input) {

@@ -144,6 +144,14 @@ TEST_CASE("gemm device reference agrees with the fp64 host reference", "[gpu][ge
         detail::run_launch_plan(module, ref.plan, copies.buffers, nullptr);
     REQUIRE(status.ok());
     check_cuda(cudaDeviceSynchronize(), "gemm_reference");
+    CHECK(gemm_test::damaged_guards(copies).empty());
+    {  // the guard check itself: one byte written past C's end is named
+      char* past_c = static_cast<char*>(copies.buffers[2].ptr) + copies.buffers[2].bytes;
+      check_cuda(cudaMemset(past_c + 7, 0, 1), "damage C's guard");
+      CHECK_THAT(gemm_test::damaged_guards(copies),
+                 Catch::Contains(host[2].spec.name + " (guard byte 7)"));
+      check_cuda(cudaMemset(past_c + 7, verify::kCanaryByte, 1), "restore C's guard");
+    }
     const HostBuffer got = gemm_test::download(copies, 2, host[2]);
     // Both accumulate in fp64; they differ only where rounding to the output type flips.
     Tolerance tight;

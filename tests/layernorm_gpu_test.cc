@@ -19,22 +19,23 @@ using namespace ktune;
 TEST_CASE("layernorm is correct over its space and odd shapes", "[gpu][layernorm]") {
   KTUNE_REQUIRE_GPU();
   const auto t = find_template("layernorm");
-  std::vector<std::map<std::string, Value>> cover;
+  std::vector<std::map<std::string, Value>> wanted;
   for (Value mode : {0, 1, 2, 3})
-    for (Value stats : {0, 1}) cover.push_back({{"ROW_MODE", mode}, {"STATS", stats}});
-  cover.push_back({{"TPR", 8}});
-  cover.push_back({{"TPR", 1024}});
-  cover.push_back({{"CACHE_HINT", 1}});
-  for (Value cluster : {2, 4, 8}) cover.push_back({{"CLUSTER", cluster}});
-  cover.push_back({{"RPG", 4}});
-  cover.push_back({{"RPG", 2}, {"STATS", 1}});
-  cover.push_back({{"RPG", 3}, {"PREFETCH", 1}, {"PARAMS", 2}});
-  cover.push_back({{"PREFETCH", 1}, {"PARAMS", 1}, {"STATS", 1}});
-  cover.push_back({{"CLUSTER", 4}, {"RPG", 3}, {"PREFETCH", 1}});
-  cover.push_back({{"CLUSTER", 8}, {"PARAMS", 2}});
-  cover.push_back({{"MIN_WARPS", 24}});
-  cover.push_back({{"ROW_MODE", 3}, {"STAGES", 4}});
-  cover.push_back({{"ROW_MODE", 3}, {"CLUSTER", 4}});
+    for (Value stats : {0, 1}) wanted.push_back({{"ROW_MODE", mode}, {"STATS", stats}});
+  wanted.push_back({{"TPR", 8}});
+  wanted.push_back({{"TPR", 1024}});
+  wanted.push_back({{"CACHE_HINT", 1}});
+  for (Value cluster : {2, 4, 8}) wanted.push_back({{"CLUSTER", cluster}});
+  wanted.push_back({{"RPG", 4}});
+  wanted.push_back({{"RPG", 2}, {"STATS", 1}});
+  wanted.push_back({{"RPG", 3}, {"PREFETCH", 1}, {"PARAMS", 2}});
+  wanted.push_back({{"PREFETCH", 1}, {"PARAMS", 1}, {"STATS", 1}});
+  wanted.push_back({{"CLUSTER", 4}, {"RPG", 3}, {"PREFETCH", 1}});
+  wanted.push_back({{"CLUSTER", 8}, {"PARAMS", 2}});
+  wanted.push_back({{"MIN_WARPS", 24}});
+  wanted.push_back({{"ROW_MODE", 3}, {"STAGES", 4}});
+  wanted.push_back({{"ROW_MODE", 3}, {"CLUSTER", 4}});
+  ktune::test::Cover cover(std::move(wanted));
   struct Case { const char* shape; const char* dtype; const char* norm; };
   const Case cases[] = {
       {"1x64", "f32", "layernorm"},     {"3x65", "f16", "layernorm"},
@@ -59,19 +60,21 @@ TEST_CASE("layernorm is correct over its space and odd shapes", "[gpu][layernorm
       {{"ROW_MODE", 0}, {"RPG", 3}, {"PREFETCH", 1}, {"PARAMS", 2}, {"STATS", 1}, {"CLUSTER", 4}, {"THREADS", 512}, {"TPR", 512}, {"MIN_WARPS", 16}},
       {{"ROW_MODE", 3}, {"RPG", 4}, {"STAGES", 2}, {"PREFETCH", 0}, {"PARAMS", 0}, {"STATS", 1}, {"CLUSTER", 8}, {"THREADS", 256}, {"TPR", 256}, {"MIN_WARPS", 24}},
       // rows streamed through the shared-memory ring: partial last tiles and partial CTAs
-      // (RPG 5, several rows per tile), a deep ring, gamma / beta in shared memory, Welford,
+      // (RPG 6 and 12, several rows per tile), a deep ring, gamma / beta in shared memory, Welford,
       // and the cluster split with its slices
-      {{"ROW_MODE", 3}, {"RPG", 5}, {"STAGES", 3}, {"PREFETCH", 0}, {"PARAMS", 2}, {"CLUSTER", 1}, {"THREADS", 256}, {"TPR", 32}, {"MIN_WARPS", 0}},
-      {{"ROW_MODE", 3}, {"RPG", 7}, {"STAGES", 2}, {"PREFETCH", 0}, {"PARAMS", 1}, {"STATS", 1}, {"CLUSTER", 1}, {"MIN_WARPS", 0}},
+      {{"ROW_MODE", 3}, {"RPG", 6}, {"STAGES", 3}, {"PREFETCH", 0}, {"PARAMS", 2}, {"CLUSTER", 1}, {"THREADS", 256}, {"TPR", 32}, {"MIN_WARPS", 0}},
+      {{"ROW_MODE", 3}, {"RPG", 12}, {"STAGES", 2}, {"PREFETCH", 0}, {"PARAMS", 1}, {"STATS", 1}, {"CLUSTER", 1}, {"MIN_WARPS", 0}},
       {{"ROW_MODE", 3}, {"RPG", 3}, {"STAGES", 4}, {"PREFETCH", 0}, {"PARAMS", 0}, {"CLUSTER", 1}, {"THREADS", 128}, {"TPR", 64}, {"MIN_WARPS", 0}},
       {{"ROW_MODE", 3}, {"RPG", 6}, {"STAGES", 3}, {"PREFETCH", 0}, {"PARAMS", 2}, {"CLUSTER", 4}, {"THREADS", 512}, {"TPR", 512}, {"MIN_WARPS", 16}},
       {{"ROW_MODE", 3}, {"RPG", 4}, {"STAGES", 2}, {"PREFETCH", 0}, {"PARAMS", 0}, {"CLUSTER", 8}, {"THREADS", 256}, {"TPR", 256}, {"MIN_WARPS", 24}}};
+  std::vector<int> variant_used(variants.size(), 0);
   std::uint64_t seed = 200;
   for (const Case& c : cases) {
     const Problem p = make_problem(*t, c.shape, {{"dtype", c.dtype}, {"norm", c.norm}});
     std::vector<Config> configs = ktune::test::sample_configs(*t, p, 4, seed++, cover);
     const SearchSpace space = t->space(p, query_device(0));
-    for (const auto& v : variants) {
+    for (std::size_t vi = 0; vi < variants.size(); ++vi) {
+      const auto& v = variants[vi];
       std::map<std::string, Value> values;
       const Config d = space.default_config();
       for (std::size_t i = 0; i < d.size(); ++i) values[d.names()[i]] = d.values()[i];
@@ -82,11 +85,16 @@ TEST_CASE("layernorm is correct over its space and odd shapes", "[gpu][layernorm
       } catch (const Error&) {
         continue;  // out of this space's domains (STATS 1 of RMSNorm)
       }
-      if (space.valid(config) && t->can_implement(p, config) &&
-          std::find(configs.begin(), configs.end(), config) == configs.end())
-        configs.push_back(config);
+      if (!space.valid(config) || !t->can_implement(p, config)) continue;
+      ++variant_used[vi];
+      if (std::find(configs.begin(), configs.end(), config) == configs.end()) configs.push_back(config);
     }
     ktune::test::expect_all_correct("layernorm", p, configs);
+  }
+  cover.require_all_found();
+  for (std::size_t vi = 0; vi < variants.size(); ++vi) {
+    INFO("variant " << vi << " of the list");
+    CHECK(variant_used[vi] > 0);  // every variant the list promises ran on some shape
   }
 }
 

@@ -79,9 +79,15 @@ inline std::vector<double> values_of(const HostBuffer& buffer) {
 }
 
 /// Measures `configs` of a problem on GPU 0 with short timing; every trial must be ok
-/// (verified against the CPU reference with poisoned outputs and canaries).
+/// (verified against the CPU reference with poisoned outputs and canaries). The inputs come
+/// from `seed`; 0 (the default) draws a fresh one, which a failure prints.
 inline void expect_all_correct(const std::string& template_name, const Problem& problem,
-                               const std::vector<Config>& configs, std::uint64_t seed = 1) {
+                               const std::vector<Config>& configs, std::uint64_t seed = 0) {
+  if (seed == 0) {
+    std::random_device fresh;
+    seed = ((std::uint64_t{fresh()} << 32) | fresh()) | 1;
+  }
+  INFO("input seed " << seed);
   static Builder builder(BuilderOptions{0, "", {}});
   const auto tmpl = find_template(template_name);
   RunnerOptions options;
@@ -101,12 +107,37 @@ inline void expect_all_correct(const std::string& template_name, const Problem& 
   }
 }
 
+/// Partial assignments of parameters a test promises to cover: sample_configs() counts, per
+/// assignment, the problems it found a config for, and the test requires each found at least
+/// once over its problems (a promise that no problem can keep fails instead of being dropped).
+struct Cover {
+  std::vector<std::map<std::string, Value>> wanted;  ///< the assignments
+  std::vector<int> found;                            ///< problems each was found for
+
+  Cover(std::initializer_list<std::map<std::string, Value>> assignments)
+      : wanted(assignments), found(wanted.size(), 0) {}
+  explicit Cover(std::vector<std::map<std::string, Value>> assignments)
+      : wanted(std::move(assignments)), found(wanted.size(), 0) {}
+
+  /// Fails the test for every assignment no problem had a config for.
+  void require_all_found() const {
+    for (std::size_t i = 0; i < wanted.size(); ++i) {
+      std::string text;
+      for (const auto& [name, value] : wanted[i])
+        text += (text.empty() ? "" : ",") + name + "=" + std::to_string(value);
+      INFO("cover " << text);
+      CHECK(found[i] > 0);
+    }
+  }
+};
+
 /// The default config plus `count` distinct random valid configs of the problem's space on
 /// GPU 0, plus for each partial assignment in `cover` one random valid config matching it
-/// (when one is found); every config returned is one the template can implement.
+/// (when one is found; `tally`, when given, counts the finds per assignment); every config
+/// returned is one the template can implement.
 inline std::vector<Config> sample_configs(
     const KernelTemplate& tmpl, const Problem& problem, int count, std::uint64_t seed,
-    const std::vector<std::map<std::string, Value>>& cover = {}) {
+    const std::vector<std::map<std::string, Value>>& cover = {}, std::vector<int>* tally = nullptr) {
   const SearchSpace space = tmpl.space(problem, query_device(0));
   std::vector<Config> configs = {space.default_config()};
   std::mt19937_64 rng(seed);
@@ -117,15 +148,24 @@ inline std::vector<Config> sample_configs(
   };
   for (int tries = 0; tries < 20 * count && static_cast<int>(configs.size()) <= count; ++tries)
     add(space.random(rng));
-  for (const auto& want : cover) {
+  for (std::size_t w = 0; w < cover.size(); ++w) {
     for (int tries = 0; tries < 3000; ++tries) {
       const Config c = space.random(rng);
       bool match = true;
-      for (const auto& [name, value] : want) match = match && c[name] == value;
-      if (match && add(c)) break;
+      for (const auto& [name, value] : cover[w]) match = match && c[name] == value;
+      if (match && add(c)) {
+        if (tally) ++(*tally)[w];
+        break;
+      }
     }
   }
   return configs;
+}
+
+/// sample_configs() with `cover`'s assignments, counted in it.
+inline std::vector<Config> sample_configs(const KernelTemplate& tmpl, const Problem& problem,
+                                          int count, std::uint64_t seed, Cover& cover) {
+  return sample_configs(tmpl, problem, count, seed, cover.wanted, &cover.found);
 }
 
 }  // namespace ktune::test

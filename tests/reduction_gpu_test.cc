@@ -12,7 +12,7 @@ using namespace ktune;
 TEST_CASE("reduction is correct over its space and odd shapes", "[gpu][reduction]") {
   KTUNE_REQUIRE_GPU();
   const auto t = find_template("reduction");
-  const std::vector<std::map<std::string, Value>> cover = {
+  ktune::test::Cover cover = {
       {{"SPLIT", 8}, {"MULTI", 0}}, {{"SPLIT", 16}, {"MULTI", 1}}, {{"TREE", 1}},
       {{"TPR", 8}}, {{"TPR", 32}, {"ITEMS", 8}}, {{"TPR", 1024}, {"TREE", 1}},
       {{"SPLIT", 4}, {"MULTI", 2}}, {{"SPLIT", 64}, {"MULTI", 2}, {"TREE", 1}}};
@@ -27,4 +27,5 @@ TEST_CASE("reduction is correct over its space and odd shapes", "[gpu][reduction
     const Problem p = make_problem(*t, c.shape, {{"dtype", c.dtype}, {"fn", c.fn}});
     ktune::test::expect_all_correct("reduction", p, ktune::test::sample_configs(*t, p, 5, seed++, cover));
   }
+  cover.require_all_found();
 }
