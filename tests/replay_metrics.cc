@@ -112,6 +112,13 @@ TEST_CASE("mean best-time curve: no success yet counts as worst", "[replay]") {
   b.best_ms = {4};
   const auto c = replay::mean_best_time_curve({a, b}, 3, 9.0);
   CHECK(c == std::vector<double>{(9 + 4) / 2.0, (3 + 4) / 2.0, (2 + 4) / 2.0});
+  // Past the longest run the curve stays at each run's last best, however long the budget.
+  const auto long_curve = replay::mean_best_time_curve({a, b}, 1000000, 9.0);
+  REQUIRE(long_curve.size() == 1000000);
+  CHECK(long_curve[2] == 3.0);
+  CHECK(long_curve[999999] == 3.0);
+  const auto empty_run = replay::mean_best_time_curve({ReplayRun{}}, 4, 9.0);
+  CHECK(empty_run == std::vector<double>{9, 9, 9, 9});
 }
 
 TEST_CASE("confidence interval beyond the t table (Cornish-Fisher)", "[replay]") {

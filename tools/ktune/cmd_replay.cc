@@ -159,7 +159,7 @@ nlohmann::json replay_one(const ReplaySettings& s, const std::string& searcher_n
   }
   if (score.available) {
     const std::size_t window = score.last - score.first + 1;
-    std::fprintf(text, "  methodology score %.3f over budgets %zu..%zu%s%s\n", score.score,
+    std::fprintf(text, "  methodology score %.3f over budgets %zu..%zu%s%s\n", score.score + 0.0,
                  score.first, score.last,
                  score.budgets < window
                      ? (" (" + std::to_string(score.budgets) + " of them: at the others random "
@@ -183,9 +183,14 @@ nlohmann::json replay_one(const ReplaySettings& s, const std::string& searcher_n
   j["score"] = {{"value", score.available ? nlohmann::json(score.score) : nlohmann::json()},
                 {"first", score.first}, {"last", score.last}, {"full_last", score.full_last},
                 {"truncated", score.truncated}, {"budgets", score.budgets}};
+  // Past the longest run (the space exhausted) every run keeps its last best: flat.
+  std::size_t longest = 1;
+  for (const auto& run : runs) longest = std::max(longest, run.best_ms.size());
   std::vector<double> mean_fraction;
   for (std::size_t k = 1; k <= s.budget; ++k) {
-    mean_fraction.push_back(replay::mean_confidence_95(replay::fractions_at(runs, k, opt)).mean);
+    mean_fraction.push_back(k <= longest
+                                ? replay::mean_confidence_95(replay::fractions_at(runs, k, opt)).mean
+                                : mean_fraction.back());
   }
   j["mean_fraction_curve"] = mean_fraction;
   std::size_t failures = 0;
