@@ -963,6 +963,9 @@ TEST_CASE("cli: a dry run of an unsatisfiable space fails, naming the task", "[c
   const std::string spec = transpose_with_condition(dir, "block_size_x > 1000");
   require_failure_mentioning(run_ktune(dir, "tune --dry-run --space " + spec),
                              {"no config satisfies", "0 valid"});
+  // compile names the --space file whose constraints admit nothing.
+  require_failure_mentioning(run_ktune(dir, "compile --space " + spec),
+                             {"--space " + spec + " on ", "no configuration satisfies"});
 }
 
 TEST_CASE("cli: a dry run whose default breaks a constraint still finds a problem no config can do",

@@ -87,7 +87,15 @@ void add_compile_command(CLI::App& app) {
     std::size_t sampled = 0;
     for (std::size_t draw = 0; sampled < static_cast<std::size_t>(*samples) && draw < max_draws;
          ++draw) {
-      Config c = space.random(rng);
+      Config c;
+      try {
+        c = space.random(rng);
+      } catch (const Error& e) {  // no valid config at all: say whose space
+        if (e.code() != ErrorCode::unsatisfiable) throw;
+        const std::string whose = problem->space.empty() ? "template " + tmpl->name()
+                                                          : "--space " + problem->space;
+        throw Error(e.code(), whose + " on " + p.key() + ": " + e.what());
+      }
       if (std::find(configs.begin(), configs.end(), c) != configs.end() ||
           !tmpl->can_implement(p, c, nullptr))
         continue;
