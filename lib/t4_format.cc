@@ -231,6 +231,10 @@ TrialRecord from_result(const ordered_json& j, const std::string& where,
     for (const auto& m : ms) {
       std::string name = jf::text(m, "name", where);
       const auto& value = jf::member(m, "value", where);
+      // A time that is there must be a number (null: none); an error norm written as null
+      // (an infinite one, as JSON has no infinity) stays unknown.
+      if (name == "time" && !value.is_number() && !value.is_null())
+        jf::fail(where, "measurements", "the time measurement's value is not a number");
       if (name == "time" && t.times_ms.empty() && value.is_number()) t.median_ms = value.get<double>();
       if (name == "error_norm" && value.is_number()) t.error_norm = value.get<double>();
     }

@@ -317,6 +317,15 @@ TEST_CASE("A foreign T4 file imports with the context given in the options", "[l
     });
   for (auto& t : importers) t.join();
   CHECK(TuningLog(dir.file("d.db"), LogMode::read_only).count() == 2);
+
+  // A time measurement that is not a number is named, not read as a time of 0 ms.
+  write_text(dir.file("texttime.json"), R"({"schema_version": "1.0.0", "results": [
+    {"configuration": {"bx": 32, "by": 4}, "times": {}, "invalidity": "correct",
+     "correctness": 1, "measurements": [{"name": "time", "value": "fast", "unit": "ms"}]}]})");
+  TuningLog text_time(dir.file("e.db"));
+  CHECK_THROWS_WITH(import_file(text_time, dir.file("texttime.json"), options),
+                    Catch::Contains("the time measurement's value is not a number"));
+  CHECK(text_time.count() == 0);
 }
 
 TEST_CASE("JSON lines refuse the import options meant for T4 and Kernel Tuner files",
