@@ -10,3 +10,5 @@ pack='ls -la $OUT/results > $OUT/listing.txt; cd $OUT && tar czf results.tgz res
 eval "$prep"; cat build/gpu/REVISION; name=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$name"; first=""; case "$name" in *H200*) first="membound-norms-pdl membound-norms";; esac; KTUNE_PHASE_TIMEOUT=240 timeout 580 scripts/gpu-suite info $first demo tests-gemm tests-core; eval "$pack"
 # call 2, on the same warm machine
 eval "$prep"; cat build/gpu/REVISION; KTUNE_PHASE_TIMEOUT=300 timeout 400 scripts/gpu-suite tests-conv; eval "$pack"
+# call 3, a fresh machine, bundle 2d4103f (the audit's [gpu] test changes), cut by the device time left
+eval "$prep"; cat build/gpu/REVISION; name=$(nvidia-smi --query-gpu=name --format=csv,noheader); echo "$name"; first=""; case "$name" in *H200*) first="membound-norms-pdl membound-norms";; esac; KTUNE_PHASE_TIMEOUT=240 timeout 430 scripts/gpu-suite info $first tests-layernorm tests-reduction tests-elementwise tests-copy tests-gemm; eval "$pack"
