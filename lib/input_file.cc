@@ -3,11 +3,13 @@
 #include "input_file.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <string_view>
 #include <system_error>
 
 #include <fcntl.h>
@@ -17,6 +19,68 @@
 #include "ktune/error.h"
 
 namespace ktune::detail {
+
+namespace {
+
+// Temporary copies being written or read, removed by SIGTERM or SIGHUP (what `timeout`, `kill`
+// and a closed terminal send) before the signal ends the process as it would have: otherwise
+// only Ctrl-C (which the commands catch) left no copy behind. Fixed slots, since a signal
+// handler may only unlink and read memory; more copies at once than slots go unguarded.
+constexpr int kGuardedCopies = 8;
+constexpr std::size_t kGuardedPathBytes = 4096;
+char g_copy_paths[kGuardedCopies][kGuardedPathBytes];
+std::atomic<bool> g_copy_used[kGuardedCopies];
+
+extern "C" void remove_copies_and_end(int sig) {
+  for (int i = 0; i < kGuardedCopies; ++i)
+    if (g_copy_used[i].load()) ::unlink(g_copy_paths[i]);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+/// Installs the handler once for SIGTERM and SIGHUP, where the program has none of its own.
+void guard_copies_against_signals() {
+  static const bool installed = [] {
+    for (int sig : {SIGTERM, SIGHUP}) {
+      struct sigaction current {};
+      if (::sigaction(sig, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) continue;
+      struct sigaction sa {};
+      sa.sa_handler = remove_copies_and_end;
+      sigemptyset(&sa.sa_mask);
+      ::sigaction(sig, &sa, nullptr);
+    }
+    return true;
+  }();
+  (void)installed;
+}
+
+/// The slot now guarding `path`, or -1 (no free slot, or a path too long).
+int guard_copy(const std::string& path) {
+  guard_copies_against_signals();
+  if (path.size() >= kGuardedPathBytes) return -1;
+  for (int i = 0; i < kGuardedCopies; ++i) {
+    bool expected = false;
+    if (g_copy_used[i].load() || !g_copy_used[i].compare_exchange_strong(expected, true)) continue;
+    // Written while marked used: a signal now would unlink a half-written name at worst.
+    std::memcpy(g_copy_paths[i], path.c_str(), path.size() + 1);
+    return i;
+  }
+  return -1;
+}
+
+void unguard_copy(int slot) {
+  if (slot >= 0) g_copy_used[slot].store(false);
+}
+
+/// Whether the start of an input (`head`, its first bytes) may be binary: gzip data or an
+/// SQLite database. Anything else ktune reads is text, in which a NUL byte never occurs.
+bool binary_start(std::string_view head) {
+  return (head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
+          static_cast<unsigned char>(head[1]) == 0x8b) ||
+         head.substr(0, 16) == std::string_view("SQLite format 3\0", 16);
+}
+
+}  // namespace
 
 GzipInput::GzipInput(const std::string& path, const std::string& what) : path_(path) {
   std::error_code ec;
@@ -172,12 +236,14 @@ RereadableInput::RereadableInput(const std::string& path, const std::string& wha
                                          pattern + "'): " + std::strerror(errno));
   path_ = pattern;
   copied_ = true;
+  guard_slot_ = guard_copy(path_);
   int in = -1;
   // A constructor that throws runs no destructor: every way out below removes the copy.
   auto discard_copy = [&] {
     if (in >= 0 && !standard_input) ::close(in);
     ::close(out);
     std::filesystem::remove(path_, ec);
+    unguard_copy(guard_slot_);
   };
   auto fail = [&](const std::string& why) {
     const int saved = errno;
@@ -202,6 +268,11 @@ RereadableInput::RereadableInput(const std::string& path, const std::string& wha
     } while (in < 0 && errno == EINTR);
   if (in < 0) fail("cannot open " + shown);
   char buffer[1 << 16];
+  // The first bytes say whether the input may be binary; text (JSON) holding a NUL byte in
+  // its first 64 KiB is refused there (a device such as /dev/zero would fill the disk).
+  std::string head;
+  std::size_t copied_bytes = 0;
+  constexpr std::size_t kHeadBytes = 16, kTextCheckBytes = std::size_t{1} << 16;
   for (;;) {
     check_poll();
     const ssize_t got = ::read(in, buffer, sizeof buffer);
@@ -210,6 +281,19 @@ RereadableInput::RereadableInput(const std::string& path, const std::string& wha
       if (errno == EINTR) continue;  // polled again before the next read
       fail("cannot read " + shown);
     }
+    if (copied_bytes < kTextCheckBytes) {
+      if (head.size() < kHeadBytes)
+        head.append(buffer,
+                    std::min<std::size_t>(kHeadBytes - head.size(), static_cast<std::size_t>(got)));
+      if (head.size() >= kHeadBytes && !binary_start(head) &&
+          std::memchr(buffer, 0, static_cast<std::size_t>(got)) != nullptr) {
+        discard_copy();
+        throw Error(ErrorCode::parse_error,
+                    shown + " holds NUL bytes in its first 64 KiB: not a tuning log, a JSON "
+                            "document or gzip data");
+      }
+    }
+    copied_bytes += static_cast<std::size_t>(got);
     for (ssize_t done = 0; done < got;) {
       const ssize_t put = ::write(out, buffer + done, static_cast<std::size_t>(got - done));
       if (put < 0 && errno == EINTR) continue;
@@ -227,6 +311,7 @@ RereadableInput::~RereadableInput() {
   std::filesystem::remove(path_, ec);
   // A copied SQLite log read in place leaves its companions beside the copy.
   for (const char* suffix : {"-wal", "-shm", "-journal"}) std::filesystem::remove(path_ + suffix, ec);
+  unguard_copy(guard_slot_);
 }
 
 void require_read_permission(const std::string& path, const std::string& what) {

@@ -59,8 +59,10 @@ class GzipInput : public std::streambuf {
 /// A path that can be read more than once, as format detection and the two reads of a
 /// streamed import need: a regular file is used in place; anything else ("-" for standard
 /// input, a pipe, a process substitution such as <(zcat log.jsonl.gz)) is first copied to a
-/// temporary file, removed again with this object. Throws Error: not_found (missing path, a
-/// folder), io_error (unreadable input, or no room for the copy).
+/// temporary file, removed again with this object, or by SIGTERM / SIGHUP where the program
+/// has no handler of its own for them. Throws Error: not_found (missing path, a folder),
+/// io_error (unreadable input, or no room for the copy), parse_error (NUL bytes in the first
+/// 64 KiB of an input that is neither gzip data nor an SQLite database, e.g. /dev/zero).
 class RereadableInput {
  public:
   /// `what` names the input's role in messages ("file to import"). `poll`, when given, is
@@ -83,6 +85,7 @@ class RereadableInput {
   std::string given_;
   std::string path_;
   bool copied_ = false;
+  int guard_slot_ = -1;  ///< the copy's slot in the SIGTERM / SIGHUP clean-up, or -1
 };
 
 /// Throws Error(io_error) naming `what` '`path`' and the system's reason ("Permission denied")

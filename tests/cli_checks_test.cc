@@ -1089,6 +1089,43 @@ TEST_CASE("cli: Ctrl-C while an import copies a pipe removes the partial copy", 
   CHECK_FALSE(std::filesystem::exists(db));
 }
 
+TEST_CASE("cli: SIGTERM while an import copies a pipe removes the partial copy; NULs are refused",
+          "[cli]") {
+  TempDir dir;
+  const std::string tmp = dir.file("tmp");
+  std::filesystem::create_directory(tmp);
+  const std::string k = "TMPDIR='" + tmp + "' '" + ktune::test::ktune_program() + "'";
+  // A device that never ends is refused within its first 64 KiB, leaving nothing.
+  require_failure_mentioning(
+      ktune::test::run_shell(dir, k + " import --db '" + dir.file("z.db") + "' /dev/zero"),
+      {"'/dev/zero' holds NUL bytes", "not a tuning log"});
+  CHECK(std::filesystem::is_empty(tmp));
+  CHECK_FALSE(std::filesystem::exists(dir.file("z.db")));
+  // An endless text stream, ended by SIGTERM as `timeout` or `kill` end a command.
+  const std::string db = dir.file("y.db"), out = dir.file("out.txt");
+  FILE* started = popen(("yes '{}' | " + k + " import --db '" + db + "' - > '" + out +
+                         "' 2>&1 & echo $!").c_str(), "r");
+  REQUIRE(started);
+  int pid = 0;
+  REQUIRE(std::fscanf(started, "%d", &pid) == 1);
+  pclose(started);
+  auto copied = [&] {
+    std::error_code ec;
+    std::uintmax_t size = 0;
+    for (const auto& e : std::filesystem::directory_iterator(tmp, ec)) size += e.file_size(ec);
+    return size;
+  };
+  for (int i = 0; i < 2000 && copied() < (1u << 20); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(copied() >= (1u << 20));  // the copy is under way
+  REQUIRE(::kill(pid, SIGTERM) == 0);
+  for (int i = 0; i < 600 && ::kill(pid, 0) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK(::kill(pid, 0) != 0);
+  CHECK(std::filesystem::is_empty(tmp));
+  CHECK_FALSE(std::filesystem::exists(db));
+}
+
 TEST_CASE("cli: replayed trials say so and keep the source they were measured with",
           "[cli][replay]") {
   TempDir dir;
