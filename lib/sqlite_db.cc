@@ -164,7 +164,8 @@ Connection::Connection(const std::string& path, Access access, int busy_timeout_
   // lexically (creating the file elsewhere than the system would look for it later): a log to
   // be created needs a folder that exists and takes new files.
   std::error_code ec;
-  if (access == Access::read_write && !std::filesystem::exists(std::filesystem::symlink_status(path, ec)))
+  if (access == Access::read_write && path != ":memory:" &&  // an in-memory scratch database
+      !std::filesystem::exists(std::filesystem::symlink_status(path, ec)))
     if (const auto problem = detail::folder_problem(path))
       throw Error(ErrorCode::database_error, "tuning log '" + path + "': cannot create it: " + *problem);
   int rc = sqlite3_open_v2(name.c_str(), &db_, flags, nullptr);

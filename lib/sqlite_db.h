@@ -77,7 +77,7 @@ class Connection {
     /// while open (a log in a folder this process cannot write).
     immutable,
   };
-  /// Opens `path` as `access` says. Sets busy_timeout.
+  /// Opens `path` as `access` says (":memory:": an in-memory database). Sets busy_timeout.
   Connection(const std::string& path, Access access, int busy_timeout_ms);
   ~Connection();
   Connection(const Connection&) = delete;

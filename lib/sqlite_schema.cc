@@ -8,6 +8,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "input_file.h"
@@ -95,6 +98,21 @@ void enable_wal(Connection& connection) {
   }
 }
 
+/// The trials table's column names at schema `version`, in order, as its migrations make
+/// them (run on an empty in-memory database once per version).
+const std::string& trials_columns(int version) {
+  static std::mutex mutex;
+  static std::map<int, std::string> columns;
+  std::lock_guard lock(mutex);
+  auto it = columns.find(version);
+  if (it != columns.end()) return it->second;
+  Connection scratch(":memory:", Connection::Access::read_write, 0);
+  for (int v = 0; v < version; ++v) scratch.exec(schema_migrations()[v]);
+  return columns[version] =
+             scratch.query_text("SELECT group_concat(name, ',') FROM pragma_table_info('trials')")
+                 .value_or("");
+}
+
 }  // namespace
 
 const std::vector<std::string>& schema_migrations() {
@@ -142,6 +160,17 @@ int prepare_schema(Connection& connection, bool read_only) {
     check = connection.query_text("PRAGMA quick_check(1)").value_or("");
   } catch (const Error& e) {
     const std::string why = e.what();
+    // A rollback journal left by a writer that stopped mid-transaction (a log another program
+    // switched out of WAL) must be rolled back, which a read-only connection may not do.
+    std::error_code ec;
+    if (read_only && why.find("readonly") != std::string::npos &&
+        std::filesystem::is_regular_file(connection.path() + "-journal", ec) &&
+        folder_is_writable(connection.path()))
+      refuse(connection, "has a rollback journal ('" + connection.path() +
+                             "-journal') left by a writer that stopped mid-transaction, which a "
+                             "read-only command may not roll back; a command that writes the log "
+                             "(ktune import, tune) or `sqlite3 '" + connection.path() +
+                             "' 'PRAGMA quick_check'` rolls it back");
     // SQLite says "readonly" where it may not write the -shm file, and "unable to open" where
     // it may not create one in a folder it cannot write (an immutable connection creates none).
     const bool cannot_write_beside =
@@ -183,6 +212,41 @@ int prepare_schema(Connection& connection, bool read_only) {
       }
       if (format != std::string(kLogFormatName)) {
         refuse(connection, "is an SQLite database but not a ktune tuning log (no meta.format)");
+      }
+      // A table another program dropped or altered would fail later, inside a query or a
+      // migration, with SQL text; it is named here instead, and the file left as it is.
+      const std::string have =
+          connection.query_text("SELECT group_concat(name, ',') FROM pragma_table_info('trials')")
+              .value_or("");
+      const std::string& want = trials_columns(version);
+      if (have != want) {
+        std::string what;
+        if (have.empty()) {
+          what = "it has no trials table";
+        } else {
+          auto names = [](const std::string& list) {
+            std::set<std::string> out;
+            for (std::size_t at = 0; at <= list.size();) {
+              const std::size_t comma = std::min(list.find(',', at), list.size());
+              out.insert(list.substr(at, comma - at));
+              at = comma + 1;
+            }
+            return out;
+          };
+          const auto wanted = names(want), held = names(have);
+          std::string missing, extra;
+          for (const auto& n : wanted)
+            if (!held.count(n)) missing += (missing.empty() ? "" : ", ") + n;
+          for (const auto& n : held)
+            if (!wanted.count(n)) extra += (extra.empty() ? "" : ", ") + n;
+          what = "its trials table" + (missing.empty() ? "" : " lacks " + missing) +
+                 (!missing.empty() && !extra.empty() ? " and" : "") +
+                 (extra.empty() ? "" : " has " + extra + ", which it should not") +
+                 (missing.empty() && extra.empty() ? " has its columns in another order" : "");
+        }
+        refuse(connection, "is damaged: it says schema version " + std::to_string(version) +
+                               " but " + what +
+                               " (changed by another program?); it is left as it is");
       }
     }
   };

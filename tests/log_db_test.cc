@@ -6,6 +6,9 @@
 #include <iterator>
 #include <limits>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include "ktune/error.h"
@@ -365,6 +368,63 @@ TEST_CASE("A log with a negative schema version is refused and left as it is", "
   for (LogMode mode : {LogMode::read_only, LogMode::read_write})
     CHECK_THROWS_WITH(TuningLog(path, mode), Catch::Contains("schema version -1"));
   CHECK(std::filesystem::file_size(path) == size);
+}
+
+TEST_CASE("A log whose trials table another program changed is named damaged and left as it is",
+          "[log]") {
+  test::TempDir dir;
+  struct Damage { const char* sql; const char* said; };
+  const Damage damages[] = {
+      // an older version number over the current table: a migration would fail on its SQL
+      {"PRAGMA user_version = 2",
+       "says schema version 2 but its trials table has launch, which it should not"},
+      {"DROP TABLE trials", "has no trials table"},
+      {"ALTER TABLE trials DROP COLUMN message", "its trials table lacks message"}};
+  for (const Damage& d : damages) {
+    INFO(d.sql);
+    const std::string path = dir.file(std::to_string(&d - damages) + ".db");
+    { TuningLog log(path); log.append(make_record("BLOCK=1,VEC=1", 1.0)); }
+    raw_sql(path, d.sql);
+    const auto size = std::filesystem::file_size(path);
+    for (LogMode mode : {LogMode::read_only, LogMode::read_write})
+      CHECK_THROWS_WITH(TuningLog(path, mode),
+                        Catch::Contains("is damaged") && Catch::Contains(d.said));
+    CHECK(std::filesystem::file_size(path) == size);
+  }
+}
+
+TEST_CASE("A read-only open of a log with a hot rollback journal says what left it and what "
+          "rolls it back",
+          "[log]") {
+  test::TempDir dir;
+  const std::string path = dir.file("hot.db");
+  {
+    TuningLog log(path);
+    for (int b = 1; b <= 200; ++b)
+      log.append(make_record("BLOCK=" + std::to_string(b) + ",VEC=1", 1.0));
+  }
+  // Another program switches the log out of WAL and dies inside a large transaction.
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    sqlite3* db = nullptr;
+    if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) _exit(2);
+    for (const char* sql : {"PRAGMA journal_mode=DELETE", "PRAGMA cache_size=1",
+                            "BEGIN IMMEDIATE", "UPDATE trials SET message = printf('%.*c', 3000, 'Z')"})
+      if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) _exit(3);
+    _exit(0);  // no commit, no rollback: the journal stays hot
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  REQUIRE(std::filesystem::exists(path + "-journal"));
+  CHECK_THROWS_WITH(TuningLog(path, LogMode::read_only),
+                    Catch::Contains("has a rollback journal") &&
+                        Catch::Contains("a command that writes the log"));
+  // A read-write open rolls it back: the records are as they were.
+  TuningLog recovered(path);
+  CHECK(recovered.count() == 200);
 }
 
 TEST_CASE("Exports and reports never replace the log they read nor another database", "[log]") {
