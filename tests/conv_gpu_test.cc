@@ -40,16 +40,20 @@ const std::vector<ConvCase>& sweep() {
   return cases;
 }
 
-/// Measures the default, `random_count` random configs and one per strategy choice.
+/// The strategy choices every conv test covers (each on at least one of its shapes).
+test::Cover strategies() {
+  return {{{"ITER", 0}}, {{"ITER", 1}}, {{"SPLIT_K", 4}}, {{"SMALL_C", 0}}, {{"SMALL_C", 1}}};
+}
+
+/// Measures the default, `random_count` random configs and one per strategy choice (counted
+/// in `cover`).
 void check_conv(const std::string& template_name, const ConvCase& c, const std::string& dtype,
-                int random_count, std::uint64_t seed) {
+                int random_count, std::uint64_t seed, test::Cover& cover) {
   const auto tmpl = find_template(template_name);
   auto attrs = c.attrs;
   attrs["dtype"] = dtype;
   const Problem problem = make_problem(*tmpl, c.shape, attrs);
-  const auto configs = test::sample_configs(
-      *tmpl, problem, random_count, seed,
-      {{{"ITER", 0}}, {{"ITER", 1}}, {{"SPLIT_K", 4}}, {{"SMALL_C", 0}}, {{"SMALL_C", 1}}});
+  const auto configs = test::sample_configs(*tmpl, problem, random_count, seed, cover);
   test::expect_all_correct(template_name, problem, configs);
 }
 
@@ -60,16 +64,21 @@ TEST_CASE("conv2d_mma is correct for f16 and bf16 on odd shapes and sampled conf
   KTUNE_REQUIRE_GPU();
   std::uint64_t seed = 10;
   int i = 0;
+  test::Cover cover = strategies();
   for (const auto& c : sweep()) {
-    check_conv("conv2d_mma", c, i++ % 2 ? "bf16" : "f16", 3, ++seed);
-    if (std::string(c.shape) == "3x13x11x3x16x7x7") check_conv("conv2d_mma", c, "bf16", 2, ++seed);
+    check_conv("conv2d_mma", c, i++ % 2 ? "bf16" : "f16", 3, ++seed, cover);
+    if (std::string(c.shape) == "3x13x11x3x16x7x7")
+      check_conv("conv2d_mma", c, "bf16", 2, ++seed, cover);
   }
+  cover.require_all_found();
 }
 
 TEST_CASE("conv2d_simt is correct for f32 on odd shapes and sampled configs", "[gpu][conv]") {
   KTUNE_REQUIRE_GPU();
   std::uint64_t seed = 50;
-  for (const auto& c : sweep()) check_conv("conv2d_simt", c, "f32", 3, ++seed);
+  test::Cover cover = strategies();
+  for (const auto& c : sweep()) check_conv("conv2d_simt", c, "f32", 3, ++seed, cover);
+  cover.require_all_found();
 }
 
 TEST_CASE("conv GPU reference agrees with the fp64 host reference", "[gpu][conv]") {

@@ -56,37 +56,41 @@ TEST_CASE("conv2d_wgmma is correct for f16 and bf16 on odd shapes and sampled co
   const auto tmpl = find_template("conv2d_wgmma");
   std::uint64_t seed = 300;
   int i = 0;
+  // Every case gets the default and random configs; the structural choices alternate
+  // between the dtypes to keep the run short, and each is run on at least one shape.
+  test::Cover odd_cases = {
+      {{"ITER", 0}},
+      {{"SPLIT_K", 4}},
+      {{"BK", 128}},
+      {{"BN", 256}},
+      {{"EPI", 1}, {"SPLIT_K", 1}},
+      {{"PERSIST", 2}},
+      {{"CLUSTER_K", 2}},
+      {{"PRODUCER", 1}, {"EPI", 1}},
+      {{"BM", 192}, {"WGS", 3}},
+      {{"BM", 192}, {"WGS", 3}, {"EPI", 1}}};
+  test::Cover even_cases = {
+      {{"WGS", 1}},
+      {{"BM", 256}},
+      {{"STAGES", 3}, {"LOOP", 0}},
+      {{"SPLIT_K", 2}, {"ITER", 1}},
+      {{"EPI", 1}, {"SPLIT_K", 1}},
+      {{"PERSIST", 1}, {"EPI", 1}},
+      {{"CLUSTER_K", 4}, {"EPI", 1}},
+      {{"PRODUCER", 2}, {"SPLIT_K", 2}},
+      {{"BM", 192}, {"WGS", 3}},
+      {{"BM", 192}, {"WGS", 3}, {"PRODUCER", 1}},
+      {{"BM", 192}, {"PERSIST", 1}}};
   for (const auto& c : sweep())
     for (const char* dtype : {"f16", "bf16"}) {
       auto attrs = c.attrs;
       attrs["dtype"] = dtype;
       const Problem problem = make_problem(*tmpl, c.shape, attrs);
-      // Every case gets the default and random configs; the structural choices alternate
-      // between the dtypes to keep the run short.
-      const auto configs = test::sample_configs(
-          *tmpl, problem, 2, ++seed,
-          i++ % 2 ? std::vector<std::map<std::string, Value>>{{{"ITER", 0}},
-                                                               {{"SPLIT_K", 4}},
-                                                               {{"BK", 128}},
-                                                               {{"BN", 256}},
-                                                               {{"EPI", 1}, {"SPLIT_K", 1}},
-                                                               {{"PERSIST", 2}},
-                                                               {{"CLUSTER_K", 2}},
-                                                               {{"PRODUCER", 1}, {"EPI", 1}},
-                                                               {{"BM", 192}, {"WGS", 3}},
-                                                               {{"BM", 192}, {"WGS", 3}, {"EPI", 1}}}
-                  : std::vector<std::map<std::string, Value>>{{{"WGS", 1}},
-                                                               {{"BM", 256}},
-                                                               {{"STAGES", 3}, {"LOOP", 0}},
-                                                               {{"SPLIT_K", 2}, {"ITER", 1}},
-                                                               {{"EPI", 1}, {"SPLIT_K", 1}},
-                                                               {{"PERSIST", 1}, {"EPI", 1}},
-                                                               {{"CLUSTER_K", 4}, {"EPI", 1}},
-                                                               {{"PRODUCER", 2}, {"SPLIT_K", 2}},
-                                                               {{"BM", 192}, {"WGS", 3}},
-                                                               {{"BM", 192}, {"WGS", 3}, {"PRODUCER", 1}},
-                                                               {{"BM", 192}, {"PERSIST", 1}}});
+      const auto configs =
+          test::sample_configs(*tmpl, problem, 2, ++seed, i++ % 2 ? odd_cases : even_cases);
       INFO(problem.key());
       test::expect_all_correct("conv2d_wgmma", problem, configs);
     }
+  odd_cases.require_all_found();
+  even_cases.require_all_found();
 }
