@@ -1089,7 +1089,8 @@ TEST_CASE("cli: Ctrl-C while an import copies a pipe removes the partial copy", 
   CHECK_FALSE(std::filesystem::exists(db));
 }
 
-TEST_CASE("cli: SIGTERM while an import copies a pipe removes the partial copy; NULs are refused",
+TEST_CASE("cli: SIGTERM while an import copies a pipe removes the partial copy, and NULs are "
+          "refused",
           "[cli]") {
   TempDir dir;
   const std::string tmp = dir.file("tmp");
