@@ -72,6 +72,16 @@ void unguard_copy(int slot) {
   if (slot >= 0) g_copy_used[slot].store(false);
 }
 
+/// Throws Error(parse_error) when `size` bytes read from `what` '`path`' pass
+/// kMaxJsonDocumentBytes; `counted` says what was counted (" (after decompression)").
+void require_document_size(std::size_t size, const std::string& what, const std::string& path,
+                           const char* counted) {
+  if (size > kMaxJsonDocumentBytes)
+    throw Error(ErrorCode::parse_error, what + " '" + path + "' is larger than " +
+                                            std::to_string(kMaxJsonDocumentBytes >> 20) + " MiB" +
+                                            counted + "; ktune reads such files up to that size");
+}
+
 /// Whether the start of an input (`head`, its first bytes) may be binary: gzip data or an
 /// SQLite database. Anything else ktune reads is text, in which a NUL byte never occurs.
 bool binary_start(std::string_view head) {
@@ -341,10 +351,7 @@ std::string read_text_file(const std::string& path, const std::string& what) {
   char buffer[1 << 16];
   while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
     text.append(buffer, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxJsonDocumentBytes)
-      throw Error(ErrorCode::parse_error, what + " '" + path + "' is larger than " +
-                                              std::to_string(kMaxJsonDocumentBytes >> 20) +
-                                              " MiB; ktune reads such files up to that size");
+    require_document_size(text.size(), what, path, "");
   }
   if (in.bad()) throw Error(ErrorCode::io_error, what + " '" + path + "' cannot be read");
   return text;
@@ -358,12 +365,7 @@ std::string read_maybe_gzip(const std::string& path, const std::string& what, st
     const std::size_t got = in.read(buffer, std::min(sizeof buffer, limit - out.size()));
     if (got == 0) break;
     out.append(buffer, got);
-    if (out.size() > kMaxJsonDocumentBytes) {
-      throw Error(ErrorCode::parse_error,
-                  what + " '" + path + "' is larger than " +
-                      std::to_string(kMaxJsonDocumentBytes >> 20) +
-                      " MiB (after decompression); ktune reads JSON documents up to that size");
-    }
+    require_document_size(out.size(), what, path, " (after decompression)");
   }
   return out;
 }

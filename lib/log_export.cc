@@ -82,7 +82,7 @@ void check_export_format(LogFormat format) {
 /// programmatic launch or without), each way ranked by its own trials, as a Dispatcher set
 /// either way ranks them (trials_ranked_for_launch).
 std::vector<TrialRecord> kept_of_task(std::vector<TrialRecord> trials, const ExportSelection& selection) {
-  std::erase_if(trials, [](const TrialRecord& r) { return r.trial.ok() && !is_possible_time(r.trial.median_ms); });
+  std::erase_if(trials, [](const TrialRecord& r) { return ok_without_time(r.trial); });
   auto group = [](const TrialRecord& r) { return r.config_text + '\x1f' + r.source_hash; };
   auto way = [](const TrialRecord& r) { return programmatic_form(r.trial.launch) ? "\x1fp" : ""; };
   std::set<std::string> chosen;  // group + way

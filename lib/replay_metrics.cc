@@ -130,15 +130,24 @@ MethodologyScore methodology_score(const RandomSearchExpectation& random,
   return out;
 }
 
+namespace {
+
+/// How many evaluations of a curve of `length` differ run by run: past the longest run every
+/// run holds its last best, so the curve is flat there and is filled in once instead of per
+/// run (a budget of 10^6 over a space of 11 configs). At least 1.
+std::size_t varying_length(const std::vector<ReplayRun>& runs, std::size_t length) {
+  std::size_t longest = 1;
+  for (const auto& run : runs) longest = std::max(longest, run.best_ms.size());
+  return std::min(length, longest);
+}
+
+}  // namespace
+
 std::vector<double> mean_best_time_curve(const std::vector<ReplayRun>& runs, std::size_t length,
                                          double worst) {
   std::vector<double> out(length, 0.0);
   if (runs.empty()) return out;
-  // Past the longest run every run holds its last best: the curve is flat there, and is filled
-  // in once instead of per run (a budget of 10^6 over a space of 11 configs).
-  std::size_t longest = 1;
-  for (const auto& run : runs) longest = std::max(longest, run.best_ms.size());
-  const std::size_t computed = std::min(length, longest);
+  const std::size_t computed = varying_length(runs, length);
   for (const auto& run : runs) {
     for (std::size_t k = 0; k < computed; ++k) {
       double b = run.best_ms.empty() ? worst : run.best_ms[std::min(k, run.best_ms.size() - 1)];
@@ -147,6 +156,17 @@ std::vector<double> mean_best_time_curve(const std::vector<ReplayRun>& runs, std
   }
   for (std::size_t k = 0; k < computed; ++k) out[k] /= static_cast<double>(runs.size());
   for (std::size_t k = computed; k < length; ++k) out[k] = out[computed - 1];
+  return out;
+}
+
+std::vector<double> mean_fraction_curve(const std::vector<ReplayRun>& runs, std::size_t length,
+                                        double optimum) {
+  std::vector<double> out;
+  out.reserve(length);
+  const std::size_t computed = varying_length(runs, length);
+  for (std::size_t k = 1; k <= length; ++k)
+    out.push_back(k <= computed ? mean_confidence_95(fractions_at(runs, k, optimum)).mean
+                                : out.back());
   return out;
 }
 

@@ -82,6 +82,11 @@ MethodologyScore methodology_score(const RandomSearchExpectation& random,
 std::vector<double> mean_best_time_curve(const std::vector<ReplayRun>& runs, std::size_t length,
                                          double worst);
 
+/// Mean over runs of the fraction of optimum after 1..`length` evaluations (runs shorter than
+/// `length` padded with their last value).
+std::vector<double> mean_fraction_curve(const std::vector<ReplayRun>& runs, std::size_t length,
+                                        double optimum);
+
 /// Fractions of optimum of every run after `k` evaluations (runs shorter than k use their end).
 std::vector<double> fractions_at(const std::vector<ReplayRun>& runs, std::size_t k, double optimum);
 

@@ -98,8 +98,15 @@ void enable_wal(Connection& connection) {
   }
 }
 
-/// The trials table's column names at schema `version`, in order, as its migrations make
-/// them (run on an empty in-memory database once per version).
+/// The column names of `connection`'s trials table, in order and comma-separated ("" when
+/// there is no such table).
+std::string trials_column_list(const Connection& connection) {
+  return connection.query_text("SELECT group_concat(name, ',') FROM pragma_table_info('trials')")
+      .value_or("");
+}
+
+/// The trials table's column names at schema `version`, as trials_column_list() gives them,
+/// as its migrations make them (run on an empty in-memory database once per version).
 const std::string& trials_columns(int version) {
   static std::mutex mutex;
   static std::map<int, std::string> columns;
@@ -108,9 +115,7 @@ const std::string& trials_columns(int version) {
   if (it != columns.end()) return it->second;
   Connection scratch(":memory:", Connection::Access::read_write, 0);
   for (int v = 0; v < version; ++v) scratch.exec(schema_migrations()[v]);
-  return columns[version] =
-             scratch.query_text("SELECT group_concat(name, ',') FROM pragma_table_info('trials')")
-                 .value_or("");
+  return columns[version] = trials_column_list(scratch);
 }
 
 }  // namespace
@@ -215,9 +220,7 @@ int prepare_schema(Connection& connection, bool read_only) {
       }
       // A table another program dropped or altered would fail later, inside a query or a
       // migration, with SQL text; it is named here instead, and the file left as it is.
-      const std::string have =
-          connection.query_text("SELECT group_concat(name, ',') FROM pragma_table_info('trials')")
-              .value_or("");
+      const std::string have = trials_column_list(connection);
       const std::string& want = trials_columns(version);
       if (have != want) {
         std::string what;

@@ -65,6 +65,8 @@ std::span<const Status> all_statuses() { return kAllStatuses; }
 
 bool is_possible_time(double ms) { return std::isfinite(ms) && ms > 0; }
 
+bool ok_without_time(const Trial& trial) { return trial.ok() && !is_possible_time(trial.median_ms); }
+
 std::int64_t unix_time_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())

@@ -46,6 +46,16 @@ std::vector<Trial> fastest_ok(const std::unordered_map<std::string, Trial>& know
   return ok;
 }
 
+/// An ok trial without a possible time (ok_without_time) becomes a `status` trial whose
+/// message says so, led by `source` ("the measurer reported an ok trial"); others stay as
+/// they are.
+void fail_if_without_time(Trial& t, Status status, const std::string& source) {
+  if (!ok_without_time(t)) return;
+  t.status = status;
+  t.message = source + " with median " + std::to_string(t.median_ms) +
+              " ms, not a finite time > 0" + (t.message.empty() ? "" : ": " + t.message);
+}
+
 /// The measurer's answer to `batch`, held to its contract: one trial per config, same order
 /// (else Error naming what came back: a tuner cannot go on from trials it did not ask for, nor
 /// stop counting trials never returned); an ok trial whose median is not a finite time > 0 (no
@@ -63,11 +73,7 @@ std::vector<Trial> measure_checked(Measurer& measurer, const std::vector<Config>
       throw Error(ErrorCode::invalid_argument,
                   "the measurer's trial " + std::to_string(i) + " is for config " + t.config.str() +
                       ", asked for " + batch[i].str() + " (expected one per config, in order)");
-    if (t.ok() && !is_possible_time(t.median_ms)) {
-      t.status = Status::runtime_error;
-      t.message = "the measurer reported an ok trial with median " + std::to_string(t.median_ms) +
-                  " ms, not a finite time > 0" + (t.message.empty() ? "" : ": " + t.message);
-    }
+    fail_if_without_time(t, Status::runtime_error, "the measurer reported an ok trial");
   }
   return trials;
 }
@@ -173,12 +179,7 @@ TuneResult Tuner::run() {
   // 1. Resume: earlier trials are observed, counted, and never measured again. An "ok" one
   // without a usable time (a log row edited outside ktune) counts as failed, as a measured
   // one does.
-  for (auto& t : previous_)
-    if (t.ok() && !is_possible_time(t.median_ms)) {
-      t.status = Status::invalid;
-      t.message = "resumed as ok with median " + std::to_string(t.median_ms) +
-                  " ms, not a finite time > 0" + (t.message.empty() ? "" : ": " + t.message);
-    }
+  for (auto& t : previous_) fail_if_without_time(t, Status::invalid, "resumed as ok");
   for (const auto& t : previous_) {
     st.known[t.config.str()] = t;
     st.first_seen.emplace(t.config.str(), st.first_seen.size());

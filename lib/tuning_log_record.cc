@@ -92,7 +92,7 @@ std::vector<TrialRecord> config_representatives(const std::vector<TrialRecord>& 
     // So is one whose "ok" trial has no usable time (a row edited outside ktune: check_record
     // keeps such times out of logs ktune writes).
     if (std::any_of(g.begin(), g.end(), [](const TrialRecord* r) {
-          return !r->trial.ok() || !is_possible_time(r->trial.median_ms);
+          return !r->trial.ok() || ok_without_time(r->trial);
         }))
       continue;
     medians.clear();

@@ -121,6 +121,19 @@ TEST_CASE("mean best-time curve: no success yet counts as worst", "[replay]") {
   CHECK(empty_run == std::vector<double>{9, 9, 9, 9});
 }
 
+TEST_CASE("mean fraction curve: each evaluation's mean fraction, flat past the longest run",
+          "[replay]") {
+  ReplayRun a, b;
+  a.best_ms = {4, 2, 1};
+  b.best_ms = {2};
+  const auto c = replay::mean_fraction_curve({a, b}, 1000, 1.0);
+  REQUIRE(c.size() == 1000);
+  for (std::size_t k : {1u, 2u, 3u, 4u, 1000u})
+    CHECK(c[k - 1] == Approx(replay::mean_confidence_95(replay::fractions_at({a, b}, k, 1.0)).mean));
+  CHECK(c[0] < c[1]);
+  CHECK(c[2] == c[999]);
+}
+
 TEST_CASE("confidence interval beyond the t table (Cornish-Fisher)", "[replay]") {
   std::vector<double> v;
   for (int i = 0; i < 41; ++i) v.push_back(i % 2 ? 1.0 : -1.0);  // dof 40

@@ -94,5 +94,8 @@ std::int64_t unix_time_us();
 /// True for a time (ms) a measurement can give: finite and above 0. An ok trial's median must
 /// be one; anything else would become the best config.
 bool is_possible_time(double ms);
+/// True for an ok trial whose median is not a possible time (a log row edited outside ktune,
+/// a misbehaving measurer): it never counts as a result, and is read as a failure.
+bool ok_without_time(const Trial& trial);
 
 }  // namespace ktune

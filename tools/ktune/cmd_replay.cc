@@ -183,16 +183,7 @@ nlohmann::json replay_one(const ReplaySettings& s, const std::string& searcher_n
   j["score"] = {{"value", score.available ? nlohmann::json(score.score) : nlohmann::json()},
                 {"first", score.first}, {"last", score.last}, {"full_last", score.full_last},
                 {"truncated", score.truncated}, {"budgets", score.budgets}};
-  // Past the longest run (the space exhausted) every run keeps its last best: flat.
-  std::size_t longest = 1;
-  for (const auto& run : runs) longest = std::max(longest, run.best_ms.size());
-  std::vector<double> mean_fraction;
-  for (std::size_t k = 1; k <= s.budget; ++k) {
-    mean_fraction.push_back(k <= longest
-                                ? replay::mean_confidence_95(replay::fractions_at(runs, k, opt)).mean
-                                : mean_fraction.back());
-  }
-  j["mean_fraction_curve"] = mean_fraction;
+  j["mean_fraction_curve"] = replay::mean_fraction_curve(runs, s.budget, opt);
   std::size_t failures = 0;
   for (const auto& r : runs) failures += r.failures;
   j["failed_evaluations_per_run"] = static_cast<double>(failures) / static_cast<double>(runs.size());

@@ -1,6 +1,8 @@
 // Hints for options a subcommand did not expect (see option_hints.h).
 #include "option_hints.h"
 
+#include <algorithm>
+
 #include "json_input.h"  // detail::resembles_key: the one near-miss rule of ktune's inputs
 
 namespace ktune::cli {

@@ -160,7 +160,7 @@ ReplayTask make_replay_task(const RecordedTrials& recorded, const KernelTemplate
       // ktune), which is replayed as invalid.
       auto failed_of = [&](bool of_current) {
         return std::find_if(entry.second.begin(), entry.second.end(), [&](const TrialRecord& r) {
-          return !(r.trial.ok() && is_possible_time(r.trial.median_ms)) &&
+          return (!r.trial.ok() || ok_without_time(r.trial)) &&
                  (!of_current || r.source_hash == current);
         });
       };
@@ -174,7 +174,7 @@ ReplayTask make_replay_task(const RecordedTrials& recorded, const KernelTemplate
     result.time_ms = r.trial.median_ms;
     result.times_ms = r.trial.times_ms;
     result.message = r.trial.message;
-    if (r.trial.ok() && !is_possible_time(r.trial.median_ms)) {
+    if (ok_without_time(r.trial)) {
       result.status = Status::invalid;
       result.message = "recorded as ok without a usable time (median " +
                        std::to_string(r.trial.median_ms) + " ms)";
