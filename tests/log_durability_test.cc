@@ -169,7 +169,8 @@ TEST_CASE("An export or a gzip file given as a log is refused with the import th
   require_refused(jsonl, "it looks like JSON");
   require_refused(jsonl, "`ktune import --db NEW.db FILE`");
   auto gz = dir.file("trials.jsonl.gz");
-  write_bytes(gz, std::string("\x1f\x8b\x08\x00 and the rest of a gzip file", 34));
+  const char gzip_start[] = "\x1f\x8b\x08\x00 and the rest of a gzip file";
+  write_bytes(gz, std::string(gzip_start, sizeof gzip_start - 1));  // the NUL at [3] included
   require_refused(gz, "it looks like a gzip file");
 }
 
