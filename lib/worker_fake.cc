@@ -41,7 +41,10 @@ class FakeBackend : public WorkerBackend {
     if (directive == "hang_host") sleep_forever();
     report("kernel", 0);
     if (directive == "hang") sleep_forever();
-    if (directive == "segv") raise(SIGSEGV);
+    if (directive == "segv") {
+      signal(SIGSEGV, SIG_DFL);  // die by the signal even where a sanitizer installed a handler
+      raise(SIGSEGV);
+    }
     if (directive == "abort") std::abort();
     if (directive == "exit") _exit(3);
     if (directive == "garbage") {
