@@ -12,6 +12,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "input_file.h"
 #include "ktune/error.h"
@@ -98,18 +99,20 @@ void enable_wal(Connection& connection) {
   }
 }
 
-/// The column names of `connection`'s trials table, in order and comma-separated ("" when
-/// there is no such table).
-std::string trials_column_list(const Connection& connection) {
-  return connection.query_text("SELECT group_concat(name, ',') FROM pragma_table_info('trials')")
-      .value_or("");
+/// The column names of `connection`'s trials table, in order (none when there is no such
+/// table).
+std::vector<std::string> trials_column_list(const Connection& connection) {
+  std::vector<std::string> names;
+  Statement columns = connection.prepare("SELECT name FROM pragma_table_info('trials')");
+  while (columns.step()) names.push_back(columns.text(0));
+  return names;
 }
 
 /// The trials table's column names at schema `version`, as trials_column_list() gives them,
 /// as its migrations make them (run on an empty in-memory database once per version).
-const std::string& trials_columns(int version) {
+const std::vector<std::string>& trials_columns(int version) {
   static std::mutex mutex;
-  static std::map<int, std::string> columns;
+  static std::map<int, std::vector<std::string>> columns;
   std::lock_guard lock(mutex);
   auto it = columns.find(version);
   if (it != columns.end()) return it->second;
@@ -220,23 +223,15 @@ int prepare_schema(Connection& connection, bool read_only) {
       }
       // A table another program dropped or altered would fail later, inside a query or a
       // migration, with SQL text; it is named here instead, and the file left as it is.
-      const std::string have = trials_column_list(connection);
-      const std::string& want = trials_columns(version);
+      const std::vector<std::string> have = trials_column_list(connection);
+      const std::vector<std::string>& want = trials_columns(version);
       if (have != want) {
         std::string what;
         if (have.empty()) {
           what = "it has no trials table";
         } else {
-          auto names = [](const std::string& list) {
-            std::set<std::string> out;
-            for (std::size_t at = 0; at <= list.size();) {
-              const std::size_t comma = std::min(list.find(',', at), list.size());
-              out.insert(list.substr(at, comma - at));
-              at = comma + 1;
-            }
-            return out;
-          };
-          const auto wanted = names(want), held = names(have);
+          const std::set<std::string> wanted(want.begin(), want.end());
+          const std::set<std::string> held(have.begin(), have.end());
           std::string missing, extra;
           for (const auto& n : wanted)
             if (!held.count(n)) missing += (missing.empty() ? "" : ", ") + n;
